@@ -1,0 +1,56 @@
+const marker = Symbol.for('actorloop.error.ProviderError');
+
+/** What went wrong, coarsely, so hosts can react without parsing messages. */
+export type ProviderErrorCode =
+  | 'rate_limit'
+  | 'overloaded'
+  | 'server'
+  | 'timeout'
+  | 'network'
+  | 'incomplete_stream'
+  | 'authentication'
+  | 'permission'
+  | 'not_found'
+  | 'bad_request'
+  | 'conflict'
+  | 'aborted'
+  | 'unknown';
+
+export type ProviderErrorOptions = {
+  code: ProviderErrorCode;
+  retryable: boolean;
+  status?: number;
+  retryAfterMs?: number;
+  cause?: unknown;
+};
+
+/**
+ * A classified provider failure: every error a provider call raises becomes one of these, so the
+ * machine decides between `retrying` and `error` from `retryable` alone.
+ *
+ * @example
+ * ```ts
+ * throw new ProviderError('upstream overloaded', { code: 'overloaded', retryable: true, status: 529 });
+ * ```
+ */
+export class ProviderError extends Error {
+  override readonly name = 'ProviderError';
+  readonly code: ProviderErrorCode;
+  readonly retryable: boolean;
+  readonly status?: number;
+  readonly retryAfterMs?: number;
+  readonly [marker] = true;
+
+  constructor(message: string, options: ProviderErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code;
+    this.retryable = options.retryable;
+    if (options.status !== undefined) this.status = options.status;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+  }
+
+  /** True for a ProviderError, also one from another copy of this package. */
+  static isInstance(error: unknown): error is ProviderError {
+    return typeof error === 'object' && error !== null && marker in error;
+  }
+}

@@ -1,0 +1,54 @@
+import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
+import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from '../openai-wire/chat-types.js';
+import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
+import { toOpenAIMessages, toOpenAITools } from '../openai-wire/to-openai-messages.js';
+
+/** What a handler receives: the request in OpenAI Chat Completions format. */
+export type HandlerRequest = {
+  /** Chat Completions messages, system prompt first. */
+  messages: OpenAIChatMessage[];
+  /** Chat Completions function tools. */
+  tools: OpenAIChatTool[];
+  /** Fires when the run no longer wants the answer (cancel, timeout): stop work and close connections. */
+  signal: AbortSignal;
+  sessionData?: unknown;
+};
+
+/** A user function that answers one request with a stream of `chat.completion.chunk` objects. */
+export type ChunkHandler = (
+  request: HandlerRequest,
+) => AsyncIterable<OpenAIChatCompletionChunk> | Promise<AsyncIterable<OpenAIChatCompletionChunk>>;
+
+/**
+ * A provider backed by your own function. Whatever logic you need (history truncation, RAG,
+ * another vendor) goes inside it; it returns OpenAI chunks, so the `openai` SDK's stream can be
+ * returned as it is. An error it throws is classified by its `status` (as an HTTP status) or its
+ * boolean `retryable`; any other error is not retried.
+ *
+ * @example
+ * ```ts
+ * const provider = handlerProvider(({ messages, tools, signal }) =>
+ *   openai.chat.completions.create({ model: 'gpt-4o-mini', messages, tools, stream: true }, { signal }),
+ * );
+ * ```
+ */
+export function handlerProvider(handler: ChunkHandler): Provider {
+  if (typeof handler !== 'function') {
+    throw new TypeError(`handlerProvider(handler): handler must be a function returning an async iterable of chunks, got ${typeof handler}`);
+  }
+  return {
+    name: 'handler',
+    async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
+      const chunks = await handler({
+        messages: toOpenAIMessages(request.messages, request.system),
+        tools: toOpenAITools(request.tools),
+        signal: request.signal,
+        ...(request.sessionData === undefined ? {} : { sessionData: request.sessionData }),
+      });
+      if (chunks === null || typeof chunks !== 'object' || !(Symbol.asyncIterator in chunks)) {
+        throw new TypeError('handlerProvider: the handler must return an AsyncIterable of chat.completion.chunk objects');
+      }
+      yield* fromOpenAIChunks(chunks);
+    },
+  };
+}

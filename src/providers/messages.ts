@@ -1,0 +1,147 @@
+/**
+ * The provider-neutral message model. Messages are plain JSON because they live in persisted
+ * snapshots; every provider maps them to and from its own wire format.
+ */
+
+/** A plain text part, used in user and assistant messages. */
+export type TextPart = { type: 'text'; text: string };
+
+/**
+ * Model reasoning. `signature` is Anthropic's thinking signature: it must be sent back
+ * byte-for-byte, so it is stored verbatim and never rewritten.
+ */
+export type ReasoningPart = { type: 'reasoning'; text: string; signature?: string };
+
+/** Anthropic `redacted_thinking`: opaque data that must be sent back unchanged. */
+export type RedactedReasoningPart = { type: 'redacted-reasoning'; data: string };
+
+/**
+ * A tool call the model made. `args` is the parsed JSON arguments; when the model produced
+ * arguments that are not valid JSON, `args` holds the raw text so nothing the model said is lost.
+ */
+export type ToolCallPart = { type: 'tool-call'; toolCallId: string; toolName: string; args: unknown };
+
+/** The result of one tool call, as fed back to the model. */
+export type ToolResultPart = {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  result: unknown;
+  isError?: boolean;
+};
+
+export type AssistantContentPart = TextPart | ReasoningPart | RedactedReasoningPart | ToolCallPart;
+
+export type SystemMessage = { role: 'system'; content: string };
+export type UserMessage = { role: 'user'; content: string | TextPart[] };
+export type AssistantMessage = { role: 'assistant'; content: AssistantContentPart[] };
+export type ToolMessage = { role: 'tool'; content: ToolResultPart[] };
+
+/**
+ * One message of a conversation history.
+ *
+ * @example
+ * ```ts
+ * const history: Message[] = [
+ *   { role: 'user', content: 'What is 2+3?' },
+ *   { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'add', args: { a: 2, b: 3 } }] },
+ *   { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'add', result: '5' }] },
+ *   { role: 'assistant', content: [{ type: 'text', text: '5' }] },
+ * ];
+ * ```
+ */
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** The text of a user or assistant message's text parts, joined. */
+export function textOf(message: Message): string {
+  if (typeof message.content === 'string') return message.content;
+  let text = '';
+  for (const part of message.content) if (part.type === 'text') text += part.text;
+  return text;
+}
+
+/** The tool calls of an assistant message, in the order the model made them. */
+export function toolCallsOf(message: Message): ToolCallPart[] {
+  if (message.role !== 'assistant') return [];
+  return message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
+}
+
+/** Result text sent to a provider: strings as they are, anything else as JSON. */
+export function resultText(result: unknown): string {
+  if (typeof result === 'string') return result;
+  if (result === undefined) return '';
+  try {
+    return JSON.stringify(result) ?? String(result);
+  } catch {
+    return String(result);
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Checks a history handed to a run. Returns a message naming the first problem (index, field and
+ * what was expected), or `undefined` when the history is well formed.
+ */
+export function findMessagesProblem(messages: unknown): string | undefined {
+  if (!Array.isArray(messages)) return `input.messages must be an array of messages, got ${describe(messages)}`;
+  for (let index = 0; index < messages.length; index++) {
+    const problem = findMessageProblem(messages[index]);
+    if (problem) return `input.messages[${index}]: ${problem}`;
+  }
+  return undefined;
+}
+
+function findMessageProblem(message: unknown): string | undefined {
+  if (!isRecord(message)) return `expected a message object, got ${describe(message)}`;
+  const { role, content } = message;
+  switch (role) {
+    case 'system':
+      return typeof content === 'string' ? undefined : `system content must be a string, got ${describe(content)}`;
+    case 'user':
+      if (typeof content === 'string') return undefined;
+      return findPartsProblem(content, ['text'], 'user');
+    case 'assistant':
+      return findPartsProblem(content, ['text', 'reasoning', 'redacted-reasoning', 'tool-call'], 'assistant');
+    case 'tool':
+      return findPartsProblem(content, ['tool-result'], 'tool');
+    default:
+      return `role must be one of system, user, assistant, tool; got ${describe(role)}`;
+  }
+}
+
+function findPartsProblem(content: unknown, allowed: string[], role: string): string | undefined {
+  if (!Array.isArray(content)) return `${role} content must be an array of parts, got ${describe(content)}`;
+  for (let index = 0; index < content.length; index++) {
+    const part: unknown = content[index];
+    const where = `content[${index}]`;
+    if (!isRecord(part) || typeof part.type !== 'string' || !allowed.includes(part.type)) {
+      return `${where} must be a part of type ${allowed.join(' | ')}, got ${describe(part)}`;
+    }
+    switch (part.type) {
+      case 'text':
+      case 'reasoning':
+        if (typeof part.text !== 'string') return `${where}.text must be a string`;
+        if (part.signature !== undefined && typeof part.signature !== 'string') return `${where}.signature must be a string`;
+        break;
+      case 'redacted-reasoning':
+        if (typeof part.data !== 'string') return `${where}.data must be a string`;
+        break;
+      case 'tool-call':
+      case 'tool-result':
+        if (typeof part.toolCallId !== 'string' || part.toolCallId === '') return `${where}.toolCallId must be a non-empty string`;
+        if (typeof part.toolName !== 'string' || part.toolName === '') return `${where}.toolName must be a non-empty string`;
+        break;
+    }
+  }
+  return undefined;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return value.length > 40 ? `"${value.slice(0, 40)}…"` : `"${value}"`;
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}

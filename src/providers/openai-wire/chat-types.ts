@@ -1,0 +1,61 @@
+/**
+ * The parts of the OpenAI Chat Completions wire that actorloop reads and writes. Declared here,
+ * structurally, so `handlerProvider` users need no `openai` install; the SDK's own types are
+ * assignable to these.
+ */
+
+export type OpenAIChatToolCall = {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+};
+
+export type OpenAIChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | Array<{ type: 'text'; text: string }> }
+  | { role: 'assistant'; content: string | null; tool_calls?: OpenAIChatToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export type OpenAIChatTool = {
+  type: 'function';
+  function: { name: string; description?: string; parameters: Record<string, unknown>; strict?: boolean };
+};
+
+export type OpenAIChatUsage = {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null;
+};
+
+export type OpenAIChatChunkToolCallDelta = {
+  index: number;
+  id?: string | null;
+  type?: string | null;
+  function?: { name?: string | null; arguments?: string | null } | null;
+};
+
+/**
+ * One `chat.completion.chunk`, as the `openai` SDK's stream yields it. Fields from
+ * OpenAI-compatible servers (`reasoning_content`, `reasoning`, in-band `error`) are included.
+ */
+export type OpenAIChatCompletionChunk = {
+  id?: string;
+  object?: string;
+  model?: string;
+  choices?: Array<{
+    index?: number;
+    delta?: {
+      role?: string | null;
+      content?: string | null;
+      refusal?: string | null;
+      reasoning_content?: string | null;
+      reasoning?: string | null;
+      tool_calls?: OpenAIChatChunkToolCallDelta[] | null;
+    } | null;
+    finish_reason?: string | null;
+  }>;
+  usage?: OpenAIChatUsage | null;
+  error?: unknown;
+};

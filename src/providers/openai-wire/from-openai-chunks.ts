@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import { ProviderError } from '../errors/provider-error.js';
+import { classifyStatus } from '../errors/classify-error.js';
+import type { FinishReason, ProviderContentPart, ProviderEvent } from '../provider.js';
+import { emptyUsage, type Usage } from '../usage.js';
+import type { OpenAIChatCompletionChunk, OpenAIChatUsage } from './chat-types.js';
+
+/** Maps a Chat Completions `finish_reason` to the neutral one. */
+export function toFinishReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case 'stop':
+      return 'stop';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool-calls';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content-filter';
+    default:
+      return 'other';
+  }
+}
+
+/** Usage from a Chat Completions `usage` object, with cached and reasoning tokens when given. */
+export function toUsage(usage: OpenAIChatUsage): Usage {
+  const inputTokens = usage.prompt_tokens ?? 0;
+  const outputTokens = usage.completion_tokens ?? 0;
+  const result: Usage = { inputTokens, outputTokens, totalTokens: usage.total_tokens ?? inputTokens + outputTokens };
+  const cached = usage.prompt_tokens_details?.cached_tokens;
+  if (typeof cached === 'number') result.cachedInputTokens = cached;
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+  if (typeof reasoning === 'number') result.reasoningTokens = reasoning;
+  return result;
+}
+
+/** An error chunk sent inside a 200 stream (OpenRouter and other compatible servers). */
+function inBandError(error: unknown): ProviderError {
+  const body = typeof error === 'object' && error !== null ? (error as Record<string, unknown>) : {};
+  const message = typeof body.message === 'string' ? body.message : `in-band stream error: ${JSON.stringify(error)}`;
+  const status = typeof body.code === 'number' && body.code >= 100 && body.code < 600 ? body.code : undefined;
+  const type = typeof body.type === 'string' ? body.type : undefined;
+  if (status !== undefined) {
+    const { code, retryable } = classifyStatus(status);
+    return new ProviderError(message, { code, retryable, status, cause: error });
+  }
+  const retryable = type === 'server_error' || type === 'overloaded_error' || type === 'rate_limit_error';
+  return new ProviderError(message, { code: retryable ? 'server' : 'unknown', retryable, cause: error });
+}
+
+type PendingToolCall = { toolCallId: string; toolName: string; argsText: string };
+
+/**
+ * Turns a stream of `chat.completion.chunk`s into provider events: deltas as they come, tool-call
+ * arguments accumulated by index, usage from whichever chunk carries it (the usage-only last chunk
+ * of OpenAI, the finish chunk of DeepSeek and Groq), and one `finish` at the end. A stream that ends
+ * without a `finish_reason` is an incomplete response and fails as a retryable error.
+ */
+export async function* fromOpenAIChunks(chunks: AsyncIterable<OpenAIChatCompletionChunk>): AsyncGenerator<ProviderEvent> {
+  let text = '';
+  let reasoning = '';
+  const toolCalls: PendingToolCall[] = [];
+  const toolCallsByIndex = new Map<number, PendingToolCall>();
+  let rawFinishReason: string | undefined;
+  let usage: Usage | undefined;
+
+  for await (const chunk of chunks) {
+    if (chunk === null || typeof chunk !== 'object') {
+      throw new ProviderError(`expected a chat.completion.chunk object, got ${chunk === null ? 'null' : typeof chunk}`, {
+        code: 'bad_request',
+        retryable: false,
+      });
+    }
+    if (chunk.error !== undefined && chunk.error !== null) throw inBandError(chunk.error);
+    if (chunk.usage) usage = toUsage(chunk.usage);
+    const choice = chunk.choices?.find((candidate) => (candidate.index ?? 0) === 0);
+    if (!choice) continue;
+    const delta = choice.delta;
+    if (delta) {
+      const reasoningDelta = delta.reasoning_content ?? delta.reasoning;
+      if (typeof reasoningDelta === 'string' && reasoningDelta !== '') {
+        reasoning += reasoningDelta;
+        yield { type: 'reasoning.delta', delta: reasoningDelta };
+      }
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        text += delta.content;
+        yield { type: 'text.delta', delta: delta.content };
+      }
+      if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+        text += delta.refusal;
+        yield { type: 'text.delta', delta: delta.refusal };
+      }
+      for (const call of delta.tool_calls ?? []) {
+        let pending = toolCallsByIndex.get(call.index);
+        if (!pending) {
+          pending = { toolCallId: call.id || `call_${randomUUID()}`, toolName: '', argsText: '' };
+          toolCallsByIndex.set(call.index, pending);
+          toolCalls.push(pending);
+        }
+        const name = call.function?.name;
+        if (name) pending.toolName += name;
+        const argsDelta = call.function?.arguments ?? '';
+        pending.argsText += argsDelta;
+        yield {
+          type: 'tool.call.delta',
+          toolCallId: pending.toolCallId,
+          ...(name ? { name } : {}),
+          argsDelta,
+        };
+      }
+    }
+    if (choice.finish_reason) rawFinishReason = choice.finish_reason;
+  }
+
+  if (rawFinishReason === undefined) {
+    throw new ProviderError('the stream ended without a finish_reason: the response is incomplete', {
+      code: 'incomplete_stream',
+      retryable: true,
+    });
+  }
+  const content: ProviderContentPart[] = [];
+  if (reasoning !== '') content.push({ type: 'reasoning', text: reasoning });
+  if (text !== '') content.push({ type: 'text', text });
+  for (const call of toolCalls) content.push({ type: 'tool-call', ...call });
+  const finishReason = toFinishReason(rawFinishReason);
+  yield { type: 'finish', content, finishReason, rawFinishReason, usage: usage ?? emptyUsage() };
+}

@@ -1,0 +1,66 @@
+import { resultText, type Message } from '../messages.js';
+import type { ToolDescription } from '../provider.js';
+import type { OpenAIChatMessage, OpenAIChatTool, OpenAIChatToolCall } from './chat-types.js';
+
+/** Tool-call arguments on the OpenAI wire: the raw text when the model's JSON was invalid. */
+function argumentsText(args: unknown): string {
+  return typeof args === 'string' ? args : JSON.stringify(args ?? {});
+}
+
+/**
+ * Converts the provider-neutral history to Chat Completions messages, system prompt first.
+ * Reasoning parts are dropped: the Chat Completions wire has no way to send them back.
+ */
+export function toOpenAIMessages(messages: Message[], system?: string): OpenAIChatMessage[] {
+  const out: OpenAIChatMessage[] = [];
+  if (system !== undefined && system !== '') out.push({ role: 'system', content: system });
+  for (const message of messages) {
+    switch (message.role) {
+      case 'system':
+        out.push({ role: 'system', content: message.content });
+        break;
+      case 'user':
+        out.push({ role: 'user', content: message.content });
+        break;
+      case 'assistant': {
+        let text = '';
+        const toolCalls: OpenAIChatToolCall[] = [];
+        for (const part of message.content) {
+          if (part.type === 'text') text += part.text;
+          else if (part.type === 'tool-call') {
+            toolCalls.push({
+              id: part.toolCallId,
+              type: 'function',
+              function: { name: part.toolName, arguments: argumentsText(part.args) },
+            });
+          }
+        }
+        out.push(
+          toolCalls.length > 0
+            ? { role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls }
+            : { role: 'assistant', content: text },
+        );
+        break;
+      }
+      case 'tool':
+        for (const part of message.content) {
+          out.push({ role: 'tool', tool_call_id: part.toolCallId, content: resultText(part.result) });
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+/** Function tools from the tools' JSON Schemas. */
+export function toOpenAITools(tools: ToolDescription[], strict?: boolean): OpenAIChatTool[] {
+  return tools.map((tool) => ({
+    type: 'function',
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.inputSchema,
+      ...(strict === undefined ? {} : { strict }),
+    },
+  }));
+}

@@ -1,0 +1,83 @@
+import type { Message, TextPart, ReasoningPart, RedactedReasoningPart } from './messages.js';
+import type { Usage } from './usage.js';
+
+/** A tool as a provider describes it to the model. */
+export type ToolDescription = {
+  name: string;
+  description: string;
+  /** JSON Schema (an object schema) of the tool's arguments. */
+  inputSchema: Record<string, unknown>;
+};
+
+/** What one provider request is asked to do. */
+export type ProviderRequest = {
+  /** The system prompt, kept apart because the wires place it differently. */
+  system?: string;
+  /** The history, provider-neutral; system messages in it come after `system`. */
+  messages: Message[];
+  tools: ToolDescription[];
+  /** Aborted when the machine leaves the request (cancel, timeout, stop): close the connection. */
+  signal: AbortSignal;
+  /** Free data the host attached to the run, handed through untouched. */
+  sessionData?: unknown;
+};
+
+/** Why the model stopped, normalised over the wires; `rawFinishReason` keeps the wire's word. */
+export type FinishReason =
+  | 'stop'
+  | 'tool-calls'
+  | 'length'
+  | 'content-filter'
+  | 'refusal'
+  | 'pause'
+  | 'error'
+  | 'other';
+
+/**
+ * A tool call as the provider assembled it: the argument text exactly as streamed, so the machine
+ * can tell malformed JSON from valid JSON and report it to the model.
+ */
+export type ProviderToolCall = { type: 'tool-call'; toolCallId: string; toolName: string; argsText: string };
+
+/** The assembled content of one response, in the order the model produced it. */
+export type ProviderContentPart = TextPart | ReasoningPart | RedactedReasoningPart | ProviderToolCall;
+
+/**
+ * What a provider yields while it streams one response. Deltas are for live display only; the
+ * `finish` event carries the whole response, and is always the last event of a successful stream.
+ */
+export type ProviderEvent =
+  | { type: 'text.delta'; delta: string }
+  | { type: 'reasoning.delta'; delta: string }
+  | { type: 'tool.call.delta'; toolCallId: string; name?: string; argsDelta: string }
+  | {
+      type: 'finish';
+      content: ProviderContentPart[];
+      finishReason: FinishReason;
+      rawFinishReason?: string;
+      usage: Usage;
+    };
+
+/**
+ * What the conversation machine knows of a model: one streaming request at a time.
+ * A provider throws (or its iterable rejects) on failure; the machine classifies the error with
+ * {@link toProviderError}, so a provider may throw its SDK's errors as they are.
+ *
+ * @example
+ * ```ts
+ * const echo: Provider = {
+ *   name: 'echo',
+ *   async *stream({ messages }) {
+ *     const text = 'you said ' + JSON.stringify(messages.at(-1));
+ *     yield { type: 'text.delta', delta: text };
+ *     yield { type: 'finish', content: [{ type: 'text', text }], finishReason: 'stop', usage: emptyUsage() };
+ *   },
+ * };
+ * ```
+ */
+export interface Provider {
+  /** A short name for logs and errors, e.g. `openai`. */
+  readonly name: string;
+  stream(request: ProviderRequest): AsyncIterable<ProviderEvent>;
+}
+
