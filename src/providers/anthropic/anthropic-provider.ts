@@ -1,0 +1,179 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import { toProviderError } from '../errors/classify-error.js';
+import { ProviderError } from '../errors/provider-error.js';
+import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
+import { fromAnthropicMessage } from './from-anthropic-message.js';
+import { fromAnthropicStream } from './from-anthropic-stream.js';
+import { toAnthropicMessages, toAnthropicTools } from './to-anthropic-messages.js';
+
+/**
+ * Extra Messages API parameters sent with every request (`temperature`, `top_k`,
+ * `stop_sequences`, `tool_choice`, `metadata`, …). The fields the provider builds itself from the
+ * conversation and its own options are left out.
+ */
+export type AnthropicRequestParams = Omit<
+  Anthropic.MessageCreateParamsNonStreaming,
+  'model' | 'messages' | 'system' | 'tools' | 'max_tokens' | 'stream' | 'thinking'
+>;
+
+/** Options of {@link anthropicProvider}. */
+export type AnthropicProviderOptions = {
+  /** The model id, e.g. `claude-sonnet-4-5`. */
+  model: string;
+  /** Used only when the provider builds its own client; defaults to `ANTHROPIC_API_KEY`. */
+  apiKey?: string;
+  /** Used only when the provider builds its own client, e.g. a proxy or a test server. */
+  baseURL?: string;
+  /**
+   * A client you built yourself (`new Anthropic(...)`). Its own retries are switched off per
+   * request: the conversation machine retries, so every attempt is a visible state.
+   */
+  client?: Anthropic;
+  /** `max_tokens` of every request; the Messages API requires it. */
+  maxTokens: number;
+  /** Extended thinking, passed through, e.g. `{ type: 'enabled', budget_tokens: 2048 }`. */
+  thinking?: Anthropic.ThinkingConfigParam;
+  /** Further request parameters, passed through. */
+  params?: AnthropicRequestParams;
+  /** Stream the response (default `true`); `false` uses a single JSON response. */
+  stream?: boolean;
+  /**
+   * The SDK's own per-attempt timeout in milliseconds. The machine's `requestTimeoutMs` is the
+   * limit that matters; this exists because, without any timeout set, the SDK refuses
+   * non-streaming requests whose `max_tokens` could take more than ten minutes. A client the
+   * provider builds gets ten minutes unless this says otherwise.
+   */
+  timeoutMs?: number;
+};
+
+type AnthropicModule = typeof import('@anthropic-ai/sdk');
+
+const defaultSdkTimeoutMs = 10 * 60 * 1000;
+
+function validateOptions(options: AnthropicProviderOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidOptionsError('anthropicProvider(options)', 'an options object with model and maxTokens', options);
+  }
+  if (typeof options.model !== 'string' || options.model.trim() === '') {
+    throw new InvalidOptionsError('model', 'a non-empty model id such as "claude-sonnet-4-5"', options.model);
+  }
+  if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1) {
+    throw new InvalidOptionsError('maxTokens', 'a positive integer (the Messages API requires max_tokens)', options.maxTokens);
+  }
+  if (options.stream !== undefined && typeof options.stream !== 'boolean') {
+    throw new InvalidOptionsError('stream', 'a boolean', options.stream);
+  }
+  if (options.timeoutMs !== undefined && (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0)) {
+    throw new InvalidOptionsError('timeoutMs', 'a positive number of milliseconds', options.timeoutMs);
+  }
+  if (options.apiKey !== undefined && typeof options.apiKey !== 'string') {
+    throw new InvalidOptionsError('apiKey', 'a string');
+  }
+  if (options.client !== undefined) {
+    const messages: unknown = (options.client as { messages?: unknown } | null)?.messages;
+    const create: unknown = typeof messages === 'object' && messages !== null ? (messages as { create?: unknown }).create : undefined;
+    if (typeof create !== 'function') {
+      throw new InvalidOptionsError('client', 'an @anthropic-ai/sdk client (new Anthropic(...))', options.client);
+    }
+  }
+}
+
+/** Replaces every occurrence of the API key, so no error or log line can carry it. */
+function redactKey(error: ProviderError, apiKey: string | undefined): ProviderError {
+  if (apiKey === undefined || apiKey.length < 4 || !error.message.includes(apiKey)) return error;
+  return new ProviderError(error.message.split(apiKey).join('[redacted]'), {
+    code: error.code,
+    retryable: error.retryable,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+  });
+}
+
+/**
+ * A provider for Anthropic's Messages API through the official `@anthropic-ai/sdk` (an optional
+ * peer dependency: it is loaded only when no `client` is given). The history is converted with
+ * thinking blocks and their signatures kept verbatim, tool results grouped into one user message
+ * and roles made to alternate; responses, streamed or not, become provider events whose `finish`
+ * carries the whole content in order. Failures are thrown as classified {@link ProviderError}s:
+ * an `overloaded_error` inside a 200 stream and a stream cut before `message_stop` are retryable.
+ *
+ * @example
+ * ```ts
+ * const machine = createConversationMachine({
+ *   provider: anthropicProvider({
+ *     model: 'claude-sonnet-4-5',
+ *     apiKey: process.env.ANTHROPIC_API_KEY,
+ *     maxTokens: 4096,
+ *     thinking: { type: 'enabled', budget_tokens: 2048 },
+ *   }),
+ *   tools: [add],
+ * });
+ * ```
+ */
+export function anthropicProvider(options: AnthropicProviderOptions): Provider {
+  validateOptions(options);
+  const { model, apiKey, baseURL, maxTokens, thinking, params } = options;
+  const streaming = options.stream ?? true;
+  let clientPromise: Promise<Anthropic> | undefined;
+
+  const getClient = (): Promise<Anthropic> => {
+    if (options.client) return Promise.resolve(options.client);
+    clientPromise ??= (async () => {
+      let sdk: AnthropicModule;
+      try {
+        sdk = await import('@anthropic-ai/sdk');
+      } catch (error) {
+        throw new ProviderError('anthropicProvider needs the @anthropic-ai/sdk package: install it, or pass `client`', {
+          code: 'unknown',
+          retryable: false,
+          cause: error,
+        });
+      }
+      return new sdk.default({
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...(baseURL === undefined ? {} : { baseURL }),
+        maxRetries: 0,
+        timeout: options.timeoutMs ?? defaultSdkTimeoutMs,
+      });
+    })();
+    // A failed load is not cached, so installing the package fixes the next request.
+    clientPromise.catch(() => {
+      clientPromise = undefined;
+    });
+    return clientPromise;
+  };
+
+  return {
+    name: 'anthropic',
+    async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
+      try {
+        const client = await getClient();
+        const { system, messages } = toAnthropicMessages(request.messages, request.system);
+        const body = {
+          ...params,
+          model,
+          max_tokens: maxTokens,
+          messages,
+          ...(system === undefined ? {} : { system }),
+          ...(request.tools.length === 0 ? {} : { tools: toAnthropicTools(request.tools) }),
+          ...(thinking === undefined ? {} : { thinking }),
+        };
+        const requestOptions = {
+          signal: request.signal,
+          maxRetries: 0,
+          ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+        };
+        if (streaming) {
+          const events = await client.messages.create({ ...body, stream: true }, requestOptions);
+          yield* fromAnthropicStream(events, { signal: request.signal });
+        } else {
+          const message = await client.messages.create({ ...body, stream: false }, requestOptions);
+          yield* fromAnthropicMessage(message);
+        }
+      } catch (error) {
+        throw redactKey(toProviderError(error), apiKey);
+      }
+    },
+  };
+}

@@ -1,0 +1,139 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { FinishReason, ProviderContentPart, ProviderEvent } from '../provider.js';
+import type { Usage } from '../usage.js';
+
+/**
+ * Maps an Anthropic `stop_reason` to the neutral one; the raw word travels as `rawFinishReason`.
+ *
+ * @example
+ * ```ts
+ * toAnthropicFinishReason('tool_use'); // 'tool-calls'
+ * toAnthropicFinishReason('max_tokens'); // 'length'
+ * ```
+ */
+export function toAnthropicFinishReason(stopReason: string | null | undefined): FinishReason {
+  switch (stopReason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'stop';
+    case 'tool_use':
+      return 'tool-calls';
+    case 'max_tokens':
+    // The context window filled up before max_tokens: for the caller it is the same cut-off.
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'refusal':
+      return 'refusal';
+    case 'pause_turn':
+      return 'pause';
+    default:
+      return 'other';
+  }
+}
+
+/** The usage counters of `message_start`, `message_delta` and non-stream responses. */
+export type AnthropicUsageCounters = {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+};
+
+/**
+ * Neutral usage from Anthropic's counters. Anthropic's `input_tokens` leaves out the tokens read
+ * from and written to the prompt cache, while OpenAI's `prompt_tokens` includes its cached tokens;
+ * so that `inputTokens` means "every input token" for both wires, it is the sum
+ * `input_tokens + cache_read_input_tokens + cache_creation_input_tokens`, and the two cache counts
+ * are reported apart as `cachedInputTokens` and `cacheCreationInputTokens`.
+ *
+ * @example
+ * ```ts
+ * toAnthropicUsage({ input_tokens: 10, cache_read_input_tokens: 7351, cache_creation_input_tokens: 0, output_tokens: 5 });
+ * // { inputTokens: 7361, outputTokens: 5, totalTokens: 7366, cachedInputTokens: 7351, cacheCreationInputTokens: 0 }
+ * ```
+ */
+export function toAnthropicUsage(counters: AnthropicUsageCounters): Usage {
+  const uncached = counters.input_tokens ?? 0;
+  const cacheRead = counters.cache_read_input_tokens;
+  const cacheCreation = counters.cache_creation_input_tokens;
+  const inputTokens = uncached + (cacheRead ?? 0) + (cacheCreation ?? 0);
+  const outputTokens = counters.output_tokens ?? 0;
+  const usage: Usage = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+  if (typeof cacheRead === 'number') usage.cachedInputTokens = cacheRead;
+  if (typeof cacheCreation === 'number') usage.cacheCreationInputTokens = cacheCreation;
+  return usage;
+}
+
+/**
+ * Merges a later set of counters over an earlier one: `message_delta` repeats the cumulative
+ * counts it knows and sends `null` (or nothing) for the others, which keep their earlier value.
+ */
+export function mergeUsageCounters(
+  earlier: AnthropicUsageCounters,
+  later: AnthropicUsageCounters | null | undefined,
+): AnthropicUsageCounters {
+  if (!later) return earlier;
+  const merged: AnthropicUsageCounters = { ...earlier };
+  for (const key of ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const) {
+    const value = later[key];
+    if (typeof value === 'number') merged[key] = value;
+  }
+  return merged;
+}
+
+/**
+ * The argument text of a tool call whose input arrived whole (a non-stream response, or a stream
+ * that sent no `input_json_delta`): the JSON of the `input` object, `{}` when there is none.
+ */
+export function inputText(input: unknown): string {
+  if (input === undefined || input === null) return '{}';
+  return JSON.stringify(input) ?? '{}';
+}
+
+/**
+ * Turns a non-streaming `messages.create` response into the same events a stream produces: one
+ * delta per content block (so live displays work in both modes), then `finish`.
+ *
+ * @example
+ * ```ts
+ * for (const event of fromAnthropicMessage(await client.messages.create({ ...body, stream: false }))) {
+ *   console.log(event.type);
+ * }
+ * ```
+ */
+export function fromAnthropicMessage(message: Anthropic.Message): ProviderEvent[] {
+  const events: ProviderEvent[] = [];
+  const content: ProviderContentPart[] = [];
+  for (const block of message.content ?? []) {
+    switch (block.type) {
+      case 'text':
+        if (block.text === '') break;
+        events.push({ type: 'text.delta', delta: block.text });
+        content.push({ type: 'text', text: block.text });
+        break;
+      case 'thinking':
+        if (block.thinking !== '') events.push({ type: 'reasoning.delta', delta: block.thinking });
+        content.push({ type: 'reasoning', text: block.thinking, signature: block.signature });
+        break;
+      case 'redacted_thinking':
+        content.push({ type: 'redacted-reasoning', data: block.data });
+        break;
+      case 'tool_use': {
+        const argsText = inputText(block.input);
+        events.push({ type: 'tool.call.delta', toolCallId: block.id, name: block.name, argsDelta: argsText });
+        content.push({ type: 'tool-call', toolCallId: block.id, toolName: block.name, argsText });
+        break;
+      }
+      // Server tools, citations-only blocks and the like have no neutral form; they are skipped.
+    }
+  }
+  const rawFinishReason = message.stop_reason ?? undefined;
+  events.push({
+    type: 'finish',
+    content,
+    finishReason: toAnthropicFinishReason(rawFinishReason),
+    ...(rawFinishReason === undefined ? {} : { rawFinishReason }),
+    usage: toAnthropicUsage(message.usage ?? {}),
+  });
+  return events;
+}

@@ -1,0 +1,161 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { resultText, type Message, type ToolResultPart } from '../messages.js';
+import type { ToolDescription } from '../provider.js';
+
+/**
+ * The Anthropic wire rejects `tool_result` blocks with empty content when `is_error` is set, and
+ * empty text anywhere; a tool that legitimately returns nothing must not poison the history.
+ */
+export const emptyToolResultText = '(no output)';
+
+type UserBlock = Anthropic.TextBlockParam | Anthropic.ToolResultBlockParam;
+type AssistantBlock =
+  | Anthropic.TextBlockParam
+  | Anthropic.ThinkingBlockParam
+  | Anthropic.RedactedThinkingBlockParam
+  | Anthropic.ToolUseBlockParam;
+
+type Turn = { role: 'user'; blocks: UserBlock[] } | { role: 'assistant'; blocks: AssistantBlock[] };
+
+/** What {@link toAnthropicMessages} produces: the `system` and `messages` request fields. */
+export type AnthropicConversation = {
+  /** Absent when there is no system text at all: an empty `system` is an API error. */
+  system?: string;
+  messages: Anthropic.MessageParam[];
+};
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const hasVisibleText = (text: string): boolean => text.trim() !== '';
+
+function toolResultBlock(part: ToolResultPart): Anthropic.ToolResultBlockParam {
+  const text = resultText(part.result);
+  return {
+    type: 'tool_result',
+    tool_use_id: part.toolCallId,
+    content: hasVisibleText(text) ? text : emptyToolResultText,
+    ...(part.isError === true ? { is_error: true } : {}),
+  };
+}
+
+/**
+ * Converts the provider-neutral history to Anthropic Messages.
+ *
+ * - The system prompt and every `system` message of the history are joined (blank line between)
+ *   into the top-level `system` field: the Messages API has no system role that every model and
+ *   API version accepts inside `messages`.
+ * - Roles must alternate, so tool results and user messages that follow each other become one
+ *   user message, `tool_result` blocks first (the API requires them before any text), and
+ *   consecutive assistant messages become one.
+ * - Thinking blocks go back byte-for-byte with their `signature`; reasoning without a signature
+ *   (from another provider) is dropped, because Anthropic rejects unsigned thinking.
+ * - Tool-call arguments that are not a JSON object (the model's JSON was invalid) are sent as
+ *   `{}`: `tool_use.input` must be an object, and the matching error result tells the model why.
+ * - Empty text blocks and assistant messages left empty are dropped; the API rejects them.
+ *
+ * @example
+ * ```ts
+ * const { system, messages } = toAnthropicMessages(
+ *   [{ role: 'user', content: 'What is 2+3?' }],
+ *   'You are terse.',
+ * );
+ * // system === 'You are terse.', messages[0] => { role: 'user', content: 'What is 2+3?' }
+ * ```
+ */
+export function toAnthropicMessages(history: Message[], systemPrompt?: string): AnthropicConversation {
+  const systemTexts: string[] = [];
+  if (systemPrompt !== undefined && hasVisibleText(systemPrompt)) systemTexts.push(systemPrompt);
+  const turns: Turn[] = [];
+
+  const userTurn = (): UserBlock[] => {
+    const last = turns.at(-1);
+    if (last?.role === 'user') return last.blocks;
+    const blocks: UserBlock[] = [];
+    turns.push({ role: 'user', blocks });
+    return blocks;
+  };
+  const assistantTurn = (): AssistantBlock[] => {
+    const last = turns.at(-1);
+    if (last?.role === 'assistant') return last.blocks;
+    const blocks: AssistantBlock[] = [];
+    turns.push({ role: 'assistant', blocks });
+    return blocks;
+  };
+
+  for (const message of history) {
+    switch (message.role) {
+      case 'system':
+        if (hasVisibleText(message.content)) systemTexts.push(message.content);
+        break;
+      case 'user': {
+        const blocks = userTurn();
+        if (typeof message.content === 'string') blocks.push({ type: 'text', text: message.content });
+        else for (const part of message.content) if (hasVisibleText(part.text)) blocks.push({ type: 'text', text: part.text });
+        break;
+      }
+      case 'tool': {
+        const blocks = userTurn();
+        for (const part of message.content) blocks.push(toolResultBlock(part));
+        break;
+      }
+      case 'assistant': {
+        const blocks: AssistantBlock[] = [];
+        for (const part of message.content) {
+          switch (part.type) {
+            case 'text':
+              if (hasVisibleText(part.text)) blocks.push({ type: 'text', text: part.text });
+              break;
+            case 'reasoning':
+              if (part.signature !== undefined && part.signature !== '') {
+                blocks.push({ type: 'thinking', thinking: part.text, signature: part.signature });
+              }
+              break;
+            case 'redacted-reasoning':
+              blocks.push({ type: 'redacted_thinking', data: part.data });
+              break;
+            case 'tool-call':
+              blocks.push({
+                type: 'tool_use',
+                id: part.toolCallId,
+                name: part.toolName,
+                input: isPlainObject(part.args) ? part.args : {},
+              });
+              break;
+          }
+        }
+        if (blocks.length > 0) assistantTurn().push(...blocks);
+        break;
+      }
+    }
+  }
+
+  const messages: Anthropic.MessageParam[] = turns.map((turn) => {
+    if (turn.role === 'assistant') return { role: 'assistant', content: turn.blocks };
+    const first = turn.blocks[0];
+    // A lone text block goes as a plain string, the form most clients send for a user prompt.
+    if (turn.blocks.length === 1 && first?.type === 'text') return { role: 'user', content: first.text };
+    const results = turn.blocks.filter((block) => block.type === 'tool_result');
+    const texts = turn.blocks.filter((block) => block.type !== 'tool_result');
+    return { role: 'user', content: [...results, ...texts] };
+  });
+
+  return systemTexts.length > 0 ? { system: systemTexts.join('\n\n'), messages } : { messages };
+}
+
+/**
+ * Tools in the Messages format.
+ *
+ * @example
+ * ```ts
+ * toAnthropicTools([{ name: 'add', description: 'Add', inputSchema: { type: 'object', properties: {} } }]);
+ * // [{ name: 'add', description: 'Add', input_schema: { type: 'object', properties: {} } }]
+ * ```
+ */
+export function toAnthropicTools(tools: ToolDescription[]): Anthropic.Tool[] {
+  return tools.map((tool) => ({
+    name: tool.name,
+    ...(tool.description === '' ? {} : { description: tool.description }),
+    input_schema: { type: 'object', ...tool.inputSchema },
+  }));
+}
