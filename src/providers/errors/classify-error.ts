@@ -106,6 +106,25 @@ function errorBodyStatus(error: Record<string, unknown>): number | undefined {
   return undefined;
 }
 
+/** The string `code` of an error body (`{error: {code}}`) or of the error itself. */
+function errorBodyCode(error: Record<string, unknown>): string | undefined {
+  const body = error.error;
+  if (isRecord(body) && typeof body.code === 'string') return body.code;
+  return typeof error.code === 'string' ? error.code : undefined;
+}
+
+/** Constructor names along the prototype chain, e.g. `RateLimitError`, `APIError`, `OpenAIError`. */
+function classNames(error: object): Set<string> {
+  const names = new Set<string>();
+  let prototype: unknown = Object.getPrototypeOf(error);
+  for (let depth = 0; depth < 8 && prototype !== null && prototype !== Object.prototype; depth++) {
+    const constructor = (prototype as { constructor?: { name?: unknown } }).constructor;
+    if (typeof constructor?.name === 'string' && constructor.name !== '') names.add(constructor.name);
+    prototype = Object.getPrototypeOf(prototype);
+  }
+  return names;
+}
+
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === 'string') return error;
@@ -132,10 +151,12 @@ export function toProviderError(error: unknown): ProviderError {
   if (!isRecord(error)) return new ProviderError(message, { code: 'unknown', retryable: false, cause: error });
 
   const name = typeof error.name === 'string' ? error.name : '';
-  if (name === 'AbortError' || name === 'APIUserAbortError') {
+  // The SDKs' error classes keep `name === 'Error'`; their class names tell them apart.
+  const classes = classNames(error);
+  if (name === 'AbortError' || classes.has('APIUserAbortError')) {
     return new ProviderError(message, { code: 'aborted', retryable: false, cause: error });
   }
-  if (name === 'APIConnectionTimeoutError') {
+  if (name === 'TimeoutError' || classes.has('APIConnectionTimeoutError')) {
     return new ProviderError(message, { code: 'timeout', retryable: true, cause: error });
   }
 
@@ -158,6 +179,10 @@ export function toProviderError(error: unknown): ProviderError {
     const code = status === undefined ? 'unknown' : classifyStatus(status).code;
     return new ProviderError(message, { ...options(code, error.retryable), retryable: error.retryable });
   }
+  // A spent quota comes as a 429, yet waiting a few seconds will not refill it.
+  if (bodyType === 'insufficient_quota' || errorBodyCode(error) === 'insufficient_quota') {
+    return new ProviderError(message, options('rate_limit', false));
+  }
   if (bodyType !== undefined && bodyType in retryableErrorTypes) {
     return new ProviderError(message, options(retryableErrorTypes[bodyType] ?? 'server', true));
   }
@@ -165,7 +190,12 @@ export function toProviderError(error: unknown): ProviderError {
     const { code, retryable } = classifyStatus(status);
     return new ProviderError(message, options(code, retryable));
   }
-  if (findNetworkCode(error) !== undefined || name === 'APIConnectionError' || (name === 'TypeError' && message === 'fetch failed')) {
+  if (
+    findNetworkCode(error) !== undefined ||
+    classes.has('APIConnectionError') ||
+    name === 'APIConnectionError' ||
+    (name === 'TypeError' && (message === 'fetch failed' || message === 'terminated'))
+  ) {
     return new ProviderError(message, options('network', true));
   }
   return new ProviderError(message, options('unknown', false));

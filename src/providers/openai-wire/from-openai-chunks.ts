@@ -92,13 +92,16 @@ export async function* fromOpenAIChunks(chunks: AsyncIterable<OpenAIChatCompleti
       }
       for (const call of delta.tool_calls ?? []) {
         let pending = toolCallsByIndex.get(call.index);
+        // Some compatible servers (Gemini's) give every parallel call index 0, told apart by id.
+        if (pending && call.id && pending.toolCallId !== call.id && pending.toolName !== '') pending = undefined;
         if (!pending) {
           pending = { toolCallId: call.id || `call_${randomUUID()}`, toolName: '', argsText: '' };
           toolCallsByIndex.set(call.index, pending);
           toolCalls.push(pending);
         }
         const name = call.function?.name;
-        if (name) pending.toolName += name;
+        // A name split over deltas is appended; one repeated on every delta (some vLLM builds) is not.
+        if (name && pending.toolName !== name) pending.toolName += name;
         const argsDelta = call.function?.arguments ?? '';
         pending.argsText += argsDelta;
         yield {

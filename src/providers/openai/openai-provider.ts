@@ -1,0 +1,355 @@
+import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import { toProviderError } from '../errors/classify-error.js';
+import { ProviderError } from '../errors/provider-error.js';
+import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIChatUsage } from '../openai-wire/chat-types.js';
+import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
+import { toOpenAIMessages, toOpenAITools } from '../openai-wire/to-openai-messages.js';
+import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
+
+/**
+ * How hard a reasoning model thinks before it answers (`reasoning_effort` on the wire).
+ *
+ * @example
+ * ```ts
+ * const effort: OpenAIReasoningEffort = 'low';
+ * openaiProvider({ model: 'o4-mini', reasoningEffort: effort });
+ * ```
+ */
+export type OpenAIReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
+/**
+ * Extra Chat Completions request parameters, merged into every request. The common ones are typed;
+ * anything else an OpenAI-compatible server accepts passes through as it is.
+ *
+ * @example
+ * ```ts
+ * const params: OpenAIRequestParams = { temperature: 0, max_completion_tokens: 1024, parallel_tool_calls: false };
+ * ```
+ */
+export type OpenAIRequestParams = {
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  seed?: number;
+  stop?: string | string[];
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  parallel_tool_calls?: boolean;
+  tool_choice?: 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+  user?: string;
+  service_tier?: string;
+  [parameter: string]: unknown;
+};
+
+/**
+ * The Chat Completions request body this provider sends.
+ *
+ * @example
+ * ```ts
+ * const body: OpenAIChatRequestBody = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true };
+ * ```
+ */
+export type OpenAIChatRequestBody = OpenAIRequestParams & {
+  model: string;
+  messages: OpenAIChatMessage[];
+  tools?: OpenAIChatTool[];
+  stream: boolean;
+  stream_options?: { include_usage: boolean };
+  reasoning_effort?: OpenAIReasoningEffort;
+};
+
+/**
+ * The part of an `openai` client this provider uses. `new OpenAI(...)` fits it, and so does any
+ * object with the same `chat.completions.create` method (a wrapper that logs, a test double).
+ *
+ * @example
+ * ```ts
+ * import OpenAI from 'openai';
+ * const client: OpenAIClientLike = new OpenAI({ apiKey: process.env.OPENAI_API_KEY });
+ * ```
+ */
+export interface OpenAIClientLike {
+  chat: {
+    completions: {
+      create(body: OpenAIChatRequestBody, options?: { signal?: AbortSignal; maxRetries?: number }): PromiseLike<unknown>;
+    };
+  };
+}
+
+/**
+ * Options of {@link openaiProvider}.
+ *
+ * @example
+ * ```ts
+ * const options: OpenAIProviderOptions = { model: 'deepseek-reasoner', baseURL: 'https://api.deepseek.com', apiKey };
+ * ```
+ */
+export type OpenAIProviderOptions = {
+  /** The model id, e.g. `gpt-4o-mini`. */
+  model: string;
+  /** Defaults to the `OPENAI_API_KEY` environment variable (read by the SDK). Ignored with `client`. */
+  apiKey?: string;
+  /** An OpenAI-compatible endpoint, e.g. `https://api.groq.com/openai/v1`. Ignored with `client`. */
+  baseURL?: string;
+  /** A ready client; its own retry setting is overridden per request, as the machine retries. */
+  client?: OpenAIClientLike;
+  /** Extra request parameters (temperature, max tokens, vendor-specific fields). */
+  params?: OpenAIRequestParams;
+  /** Stream the response (default `true`); `false` sends one non-streaming request. */
+  stream?: boolean;
+  /** Sets `strict` on every function tool (OpenAI structured outputs); left out when not given. */
+  strict?: boolean;
+  /** `reasoning_effort` for reasoning models. */
+  reasoningEffort?: OpenAIReasoningEffort;
+  /** The provider's name in logs and errors (default `openai`), e.g. `groq`. */
+  name?: string;
+};
+
+type ChatCompletionLike = {
+  choices?: Array<{
+    index?: number;
+    message?: {
+      content?: string | null;
+      refusal?: string | null;
+      reasoning_content?: string | null;
+      reasoning?: string | null;
+      tool_calls?: Array<{ id?: string; type?: string; function?: { name?: string; arguments?: string } }> | null;
+    } | null;
+    finish_reason?: string | null;
+  }>;
+  usage?: OpenAIChatUsage | null;
+};
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/**
+ * A non-streamed `chat.completion` as one chunk, so both modes share the chunk accumulator and
+ * produce the same events.
+ */
+function completionAsChunk(completion: ChatCompletionLike): OpenAIChatCompletionChunk {
+  const choice = completion.choices?.find((candidate) => (candidate.index ?? 0) === 0);
+  const message = choice?.message ?? {};
+  return {
+    choices: [
+      {
+        index: 0,
+        delta: {
+          content: message.content ?? null,
+          refusal: message.refusal ?? null,
+          reasoning_content: message.reasoning_content ?? null,
+          reasoning: message.reasoning ?? null,
+          tool_calls: (message.tool_calls ?? []).map((call, index) => ({
+            index,
+            id: call.id ?? null,
+            type: call.type ?? 'function',
+            function: { name: call.function?.name ?? '', arguments: call.function?.arguments ?? '' },
+          })),
+        },
+        // A body without a choice still ends the response; its reason is unknown.
+        finish_reason: choice?.finish_reason ?? (choice ? null : 'unknown'),
+      },
+    ],
+    usage: completion.usage ?? null,
+  };
+}
+
+async function* single<T>(value: T): AsyncGenerator<T> {
+  yield value;
+}
+
+/** Replaces every occurrence of the API key, so it never leaks through an echoed error body. */
+function redactKey<T>(value: T, apiKey: string | undefined): T {
+  if (!apiKey || apiKey.length < 4) return value;
+  if (typeof value === 'string') return value.split(apiKey).join('[redacted]') as T;
+  return value;
+}
+
+function scrubError(error: ProviderError, apiKey: string | undefined): ProviderError {
+  if (!apiKey || apiKey.length < 4 || !containsKey(error, apiKey)) return error;
+  const cause: unknown = error.cause;
+  if (isRecord(cause)) {
+    if (typeof cause.message === 'string') cause.message = redactKey(cause.message, apiKey);
+    if ('error' in cause && cause.error !== undefined) {
+      try {
+        cause.error = JSON.parse(redactKey(JSON.stringify(cause.error), apiKey)) as unknown;
+      } catch {
+        cause.error = undefined;
+      }
+    }
+  }
+  return new ProviderError(redactKey(error.message, apiKey), {
+    code: error.code,
+    retryable: error.retryable,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    cause,
+  });
+}
+
+function containsKey(error: ProviderError, apiKey: string): boolean {
+  if (error.message.includes(apiKey)) return true;
+  const cause: unknown = error.cause;
+  if (!isRecord(cause)) return false;
+  if (typeof cause.message === 'string' && cause.message.includes(apiKey)) return true;
+  try {
+    return JSON.stringify(cause.error ?? null).includes(apiKey);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Classifies what the SDK threw. A chunk that is not JSON means the stream was garbled on the way
+ * (a proxy cut it mid-line): that is a broken transfer worth retrying, not a bad request.
+ */
+function classify(error: unknown, signal: AbortSignal): ProviderError {
+  if (signal.aborted && !ProviderError.isInstance(error)) {
+    return new ProviderError('the request was aborted', { code: 'aborted', retryable: false, cause: error });
+  }
+  if (error instanceof SyntaxError) {
+    return new ProviderError(`the response stream carried data that is not JSON: ${error.message}`, {
+      code: 'incomplete_stream',
+      retryable: true,
+      cause: error,
+    });
+  }
+  return toProviderError(error);
+}
+
+/**
+ * The SDK ends a stream quietly when its signal aborts; a stream cut short by a cancel must not
+ * look like a complete response (or like a retryable truncated one).
+ */
+async function* failOnAbort(
+  chunks: AsyncIterable<OpenAIChatCompletionChunk>,
+  signal: AbortSignal,
+): AsyncGenerator<OpenAIChatCompletionChunk> {
+  for await (const chunk of chunks) {
+    yield chunk;
+  }
+  if (signal.aborted) throw new ProviderError('the request was aborted', { code: 'aborted', retryable: false });
+}
+
+const reasoningEfforts: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
+
+function validateOptions(options: OpenAIProviderOptions): void {
+  if (!isRecord(options)) throw new InvalidOptionsError('openaiProvider(options)', 'an options object with at least `model`', options);
+  if (typeof options.model !== 'string' || options.model === '') {
+    throw new InvalidOptionsError('openaiProvider.model', 'a non-empty model id string', options.model);
+  }
+  // The key itself is never echoed, even when it has the wrong type.
+  if (options.apiKey !== undefined && typeof options.apiKey !== 'string') {
+    throw new InvalidOptionsError('openaiProvider.apiKey', 'a string');
+  }
+  if (options.baseURL !== undefined && typeof options.baseURL !== 'string') {
+    throw new InvalidOptionsError('openaiProvider.baseURL', 'a URL string', options.baseURL);
+  }
+  if (
+    options.client !== undefined &&
+    !(isRecord(options.client) && isRecord(options.client.chat) && isRecord(options.client.chat.completions) &&
+      typeof options.client.chat.completions.create === 'function')
+  ) {
+    throw new InvalidOptionsError('openaiProvider.client', 'an OpenAI client (with chat.completions.create)', options.client);
+  }
+  if (options.params !== undefined && (!isRecord(options.params) || Array.isArray(options.params))) {
+    throw new InvalidOptionsError('openaiProvider.params', 'an object of request parameters', options.params);
+  }
+  if (options.stream !== undefined && typeof options.stream !== 'boolean') {
+    throw new InvalidOptionsError('openaiProvider.stream', 'a boolean', options.stream);
+  }
+  if (options.strict !== undefined && typeof options.strict !== 'boolean') {
+    throw new InvalidOptionsError('openaiProvider.strict', 'a boolean', options.strict);
+  }
+  if (options.reasoningEffort !== undefined && !reasoningEfforts.has(options.reasoningEffort)) {
+    throw new InvalidOptionsError('openaiProvider.reasoningEffort', [...reasoningEfforts].join(' | '), options.reasoningEffort);
+  }
+}
+
+/**
+ * A provider for the OpenAI Chat Completions API and every server that speaks it (Azure, Groq,
+ * DeepSeek, OpenRouter, xAI, llama.cpp, vLLM…) through `baseURL`. It needs the `openai` package,
+ * loaded on first use unless you pass your own `client`. The SDK's retries are switched off: the
+ * conversation machine retries, so every attempt is a visible state.
+ *
+ * @example
+ * ```ts
+ * const machine = createConversationMachine({
+ *   provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: process.env.OPENAI_API_KEY, params: { temperature: 0 } }),
+ *   tools: [add],
+ * });
+ * ```
+ *
+ * @example
+ * ```ts
+ * // An OpenAI-compatible server, not streamed
+ * const deepseek = openaiProvider({ model: 'deepseek-chat', baseURL: 'https://api.deepseek.com', apiKey, stream: false });
+ * ```
+ */
+export function openaiProvider(options: OpenAIProviderOptions): Provider {
+  validateOptions(options);
+  const { model, apiKey, baseURL, params, strict, reasoningEffort } = options;
+  const streaming = options.stream ?? true;
+  let client: Promise<OpenAIClientLike> | undefined = options.client ? Promise.resolve(options.client) : undefined;
+
+  const getClient = (): Promise<OpenAIClientLike> => {
+    client ??= (async () => {
+      let module: typeof import('openai');
+      try {
+        module = await import('openai');
+      } catch (error) {
+        throw new ProviderError('openaiProvider needs the `openai` package: npm install openai (or pass `client`)', {
+          code: 'unknown',
+          retryable: false,
+          cause: error,
+        });
+      }
+      return new module.OpenAI({
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...(baseURL === undefined ? {} : { baseURL }),
+        maxRetries: 0,
+      }) as unknown as OpenAIClientLike;
+    })();
+    // A failed construction (no key in the environment) is retried on the next request, not cached.
+    client.catch(() => {
+      client = undefined;
+    });
+    return client;
+  };
+
+  return {
+    name: options.name ?? 'openai',
+    async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
+      const { signal } = request;
+      try {
+        const openai = await getClient();
+        const tools = toOpenAITools(request.tools, strict);
+        const body: OpenAIChatRequestBody = {
+          ...params,
+          model,
+          messages: toOpenAIMessages(request.messages, request.system),
+          // OpenAI rejects an empty `tools` array, so a run without tools sends none.
+          ...(tools.length > 0 ? { tools } : {}),
+          ...(reasoningEffort === undefined ? {} : { reasoning_effort: reasoningEffort }),
+          stream: streaming,
+          ...(streaming ? { stream_options: { ...(isRecord(params?.stream_options) ? params.stream_options : {}), include_usage: true } } : {}),
+        };
+        if (!streaming) delete body.stream_options;
+        const response = await openai.chat.completions.create(body, { signal, maxRetries: 0 });
+        if (streaming) {
+          if (!isRecord(response) || !(Symbol.asyncIterator in response)) {
+            throw new ProviderError('the OpenAI client returned no stream for a `stream: true` request', { code: 'unknown', retryable: false });
+          }
+          yield* fromOpenAIChunks(failOnAbort(response as AsyncIterable<OpenAIChatCompletionChunk>, signal));
+        } else {
+          if (!isRecord(response) || !Array.isArray(response.choices)) {
+            throw new ProviderError('the OpenAI client returned no chat.completion object', { code: 'unknown', retryable: false });
+          }
+          yield* fromOpenAIChunks(single(completionAsChunk(response as ChatCompletionLike)));
+        }
+      } catch (error) {
+        throw scrubError(classify(error, signal), apiKey);
+      }
+    },
+  };
+}
