@@ -291,7 +291,7 @@ describe('openaiProvider: clients and options', () => {
   it('rejects wrong options at creation, naming the option and never echoing the key', () => {
     expect(() => openaiProvider({ model: '' })).toThrow(InvalidOptionsError);
     expect(() => openaiProvider({ model: 'm', stream: 'yes' as unknown as boolean })).toThrow(/openaiProvider\.stream/);
-    expect(() => openaiProvider({ model: 'm', reasoningEffort: 'max' as 'low' })).toThrow(/reasoningEffort/);
+    expect(() => openaiProvider({ model: 'm', reasoningEffort: 'huge' as 'low' })).toThrow(/reasoningEffort/);
     expect(() => openaiProvider({ model: 'm', client: {} as OpenAIClientLike })).toThrow(/openaiProvider\.client/);
     const secret = { toString: () => apiKey };
     expect(() => openaiProvider({ model: 'm', apiKey: secret as unknown as string })).toThrow(
@@ -352,7 +352,7 @@ describe('openaiProvider: failures over the wire', () => {
   });
 
   it('a reset before the response is a retryable network error', async () => {
-    const wire = await serve([(_request, control) => control.socket.destroy()]);
+    const wire = await serve([(_request, control) => void control.socket.destroy()]);
     expect(await failure(provider(wire).stream(request()))).toMatchObject({ code: 'network', retryable: true });
   });
 

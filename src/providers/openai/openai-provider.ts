@@ -15,7 +15,7 @@ import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
  * openaiProvider({ model: 'o4-mini', reasoningEffort: effort });
  * ```
  */
-export type OpenAIReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+export type OpenAIReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 
 /**
  * Extra Chat Completions request parameters, merged into every request. The common ones are typed;
@@ -38,7 +38,6 @@ export type OpenAIRequestParams = {
   parallel_tool_calls?: boolean;
   tool_choice?: 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
   user?: string;
-  service_tier?: string;
   [parameter: string]: unknown;
 };
 
@@ -231,7 +230,7 @@ async function* failOnAbort(
   if (signal.aborted) throw new ProviderError('the request was aborted', { code: 'aborted', retryable: false });
 }
 
-const reasoningEfforts: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
+const reasoningEfforts: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
 
 function validateOptions(options: OpenAIProviderOptions): void {
   if (!isRecord(options)) throw new InvalidOptionsError('openaiProvider(options)', 'an options object with at least `model`', options);
