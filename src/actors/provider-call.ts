@@ -1,0 +1,83 @@
+import { fromEventObservable, type Observer, type Subscribable, type Subscription } from 'xstate';
+import { toProviderError } from '../providers/errors/classify-error.js';
+import { ProviderError } from '../providers/errors/provider-error.js';
+import type { Message } from '../providers/messages.js';
+import type { Provider, ProviderEvent, ToolDescription } from '../providers/provider.js';
+
+/** What one provider request needs; plain JSON so a persisted snapshot can restart it. */
+export type ProviderCallInput = {
+  messages: Message[];
+  sessionData?: unknown;
+};
+
+/** A streamed delta, handed to the machine as the provider produced it. */
+export type ProviderDeltaEvent = Exclude<ProviderEvent, { type: 'finish' }>;
+
+/** The events a provider call sends to its parent machine. */
+export type ProviderCallEvent =
+  | { type: 'provider.delta'; delta: ProviderDeltaEvent }
+  | ({ type: 'provider.finish' } & Omit<Extract<ProviderEvent, { type: 'finish' }>, 'type'>);
+
+function toObserver<T>(
+  observerOrNext: Observer<T> | ((value: T) => void),
+  error?: (error: unknown) => void,
+  complete?: () => void,
+): Observer<T> {
+  if (typeof observerOrNext === 'function') {
+    return { next: observerOrNext, ...(error ? { error } : {}), ...(complete ? { complete } : {}) };
+  }
+  return observerOrNext;
+}
+
+/**
+ * The actor logic for one provider request. It is an event observable: each delta and the final
+ * response are sent to the parent machine as they arrive, an error becomes the actor's error, and
+ * stopping the actor (cancel, timeout, leaving `requesting`) aborts the request's signal so the
+ * HTTP connection closes. No rejection escapes: the stream is consumed inside one guarded task.
+ */
+export function createProviderCallLogic(provider: Provider, tools: ToolDescription[], system: string | undefined) {
+  return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input }) => {
+    const subscribable: Subscribable<ProviderCallEvent> = {
+      subscribe(
+        observerOrNext: Observer<ProviderCallEvent> | ((value: ProviderCallEvent) => void),
+        error?: (error: unknown) => void,
+        complete?: () => void,
+      ): Subscription {
+        const observer = toObserver(observerOrNext, error, complete);
+        const controller = new AbortController();
+        let closed = false;
+        void (async () => {
+          try {
+            const stream = provider.stream({
+              ...(system === undefined ? {} : { system }),
+              messages: input.messages,
+              tools,
+              signal: controller.signal,
+              ...(input.sessionData === undefined ? {} : { sessionData: input.sessionData }),
+            });
+            for await (const event of stream) {
+              if (closed) break;
+              if (event.type === 'finish') {
+                const { type: _type, ...finish } = event;
+                observer.next?.({ type: 'provider.finish', ...finish });
+              } else {
+                observer.next?.({ type: 'provider.delta', delta: event });
+              }
+            }
+            if (!closed) observer.complete?.();
+          } catch (thrown) {
+            if (!closed) observer.error?.(toProviderError(thrown));
+          }
+        })();
+        return {
+          unsubscribe() {
+            if (closed) return;
+            closed = true;
+            controller.abort(new ProviderError('the request was stopped by the conversation', { code: 'aborted', retryable: false }));
+          },
+        };
+      },
+    };
+    return subscribable;
+  });
+}

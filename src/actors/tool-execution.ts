@@ -1,0 +1,33 @@
+import { fromPromise } from 'xstate';
+import type { Message } from '../providers/messages.js';
+import type { Tool } from '../tools/define-tool.js';
+import { serializeResult } from '../tools/serialize-result.js';
+
+/** What one tool execution needs; plain JSON so a persisted snapshot can restart it. */
+export type ToolExecutionInput = {
+  toolCallId: string;
+  toolName: string;
+  /** Arguments already validated against the tool's schema. */
+  args: unknown;
+  messages: Message[];
+};
+
+/**
+ * The actor logic that runs one tool's `execute`. Its `signal` is aborted when the tool-call
+ * machine leaves `executing` (timeout, cancel, halt), so a well-behaved tool stops its work; a tool
+ * that ignores it is simply no longer awaited. Resolves with the serialised result; rejects with
+ * whatever the tool threw, for the machine to classify.
+ */
+export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>) {
+  return fromPromise<string, ToolExecutionInput>(async ({ input, signal }) => {
+    const tool = tools.get(input.toolName);
+    // The conversation machine only starts known tools; this guards a snapshot restored with other tools.
+    if (!tool) throw new Error(`tool "${input.toolName}" is not defined on this machine`);
+    const result: unknown = await tool.execute(input.args, {
+      signal,
+      toolCallId: input.toolCallId,
+      messages: input.messages,
+    });
+    return serializeResult(result);
+  });
+}

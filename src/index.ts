@@ -1,0 +1,57 @@
+/**
+ * actorloop — LLM conversations with tools as XState v5 actors.
+ *
+ * @example
+ * ```ts
+ * import { createConversationMachine, defineTool, handlerProvider } from 'actorloop';
+ * import { createActor, toPromise } from 'xstate';
+ * ```
+ * @packageDocumentation
+ */
+
+// The engine
+export { createConversationMachine } from './machines/conversation.js';
+export type { ConversationOptions, RetryOptions, DoomLoopOptions } from './machines/options.js';
+export type {
+  ConversationInput,
+  ConversationEvent,
+  ConversationUserEvent,
+  ConversationEmittedEvent,
+  ConversationContext,
+  RunOutput,
+  RunError,
+  HaltReason,
+  ToolResultEvent,
+} from './machines/types.js';
+export { resultTexts } from './machines/tool-round.js';
+export { createToolCallMachine, type ToolCallInput, type ToolCallOutcome } from './machines/tool-call.js';
+
+// Tools
+export { defineTool, type Tool, type ToolDefinition, type ToolExecuteContext, type InferArgs } from './tools/define-tool.js';
+export type { JSONSchema, ValidationResult } from './tools/validate.js';
+export { HaltError } from './tools/halt-error.js';
+
+// Providers
+export type { Provider, ProviderRequest, ProviderEvent, ProviderContentPart, ProviderToolCall, FinishReason, ToolDescription } from './providers/provider.js';
+export type {
+  Message,
+  SystemMessage,
+  UserMessage,
+  AssistantMessage,
+  ToolMessage,
+  TextPart,
+  ReasoningPart,
+  RedactedReasoningPart,
+  ToolCallPart,
+  ToolResultPart,
+  AssistantContentPart,
+} from './providers/messages.js';
+export { type Usage, emptyUsage, addUsage } from './providers/usage.js';
+export { handlerProvider, type ChunkHandler, type HandlerRequest } from './providers/handler/handler-provider.js';
+export type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from './providers/openai-wire/chat-types.js';
+export { toOpenAIMessages } from './providers/openai-wire/to-openai-messages.js';
+
+// Errors
+export { ProviderError, type ProviderErrorCode } from './providers/errors/provider-error.js';
+export { toProviderError } from './providers/errors/classify-error.js';
+export { InvalidOptionsError } from './errors/invalid-options-error.js';

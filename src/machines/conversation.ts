@@ -1,0 +1,493 @@
+import { and, assign, emit, enqueueActions, setup } from 'xstate';
+import { createProviderCallLogic, type ProviderCallEvent } from '../actors/provider-call.js';
+import { toProviderError } from '../providers/errors/classify-error.js';
+import { ProviderError } from '../providers/errors/provider-error.js';
+import { findMessagesProblem, textOf, type Message } from '../providers/messages.js';
+import { addUsage, emptyUsage } from '../providers/usage.js';
+import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOf } from './doom-loop.js';
+import { resolveOptions, type ConversationOptions } from './options.js';
+import { canRetry, retryDelay } from './retry-policy.js';
+import { createToolCallMachine, type ToolCallInput, type ToolCallOutcome } from './tool-call.js';
+import { errorResult, planResponse, resultTexts, settleRemaining, toolMessage } from './tool-round.js';
+import type {
+  ConversationContext,
+  ConversationEmittedEvent,
+  ConversationEvent,
+  ConversationInput,
+  DoomLoopVerdict,
+  RoundCall,
+  RunError,
+  RunOutput,
+} from './types.js';
+
+type FinishEvent = Extract<ProviderCallEvent, { type: 'provider.finish' }>;
+
+/** Child ids of tool calls: unique per round, and the round's index of the call at the end. */
+const toolCallActorId = (iteration: number, index: number) => `toolCall-${iteration}-${index}`;
+const toolCallIndexOf = (eventType: string) => Number(eventType.slice(eventType.lastIndexOf('-') + 1));
+
+function runErrorOf(error: ProviderError): RunError {
+  const cause = error.cause;
+  const name = cause instanceof Error && cause.name !== 'Error' ? cause.name : error.name;
+  return {
+    name,
+    message: error.message,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    retryable: error.retryable,
+    code: error.code,
+  };
+}
+
+/** The failure behind an event that ends a request attempt without a usable response. */
+function failureOf(event: { type: string; error?: unknown }, requestTimeoutMs: number): ProviderError {
+  if (event.type.startsWith('xstate.error.actor.')) return toProviderError(event.error);
+  if (event.type.startsWith('xstate.after.')) {
+    return new ProviderError(`no response from the provider for ${requestTimeoutMs} ms`, { code: 'timeout', retryable: true });
+  }
+  return new ProviderError('the provider stream ended without a final response', { code: 'incomplete_stream', retryable: true });
+}
+
+function lastAssistantText(messages: Message[], from: number): string {
+  for (let index = messages.length - 1; index >= from; index--) {
+    const message = messages[index];
+    if (message?.role === 'assistant') return textOf(message);
+  }
+  return '';
+}
+
+function isValidUserContent(content: unknown): boolean {
+  if (typeof content === 'string') return content.trim() !== '';
+  return (
+    Array.isArray(content) &&
+    content.length > 0 &&
+    content.every((part: unknown) => typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' && typeof (part as { text?: unknown }).text === 'string') &&
+    content.some((part: { text: string }) => part.text.trim() !== '')
+  );
+}
+
+/**
+ * Creates the conversation machine: one actor is one run, a user turn and the whole tool loop that
+ * follows it, ending in `done`, `halted` or `error`. Options are validated here and throw
+ * `InvalidOptionsError` naming the option; nothing about a run ever throws.
+ *
+ * @example
+ * ```ts
+ * import { createActor, toPromise } from 'xstate';
+ * import { z } from 'zod';
+ *
+ * const machine = createConversationMachine({
+ *   provider: openaiProvider({ model: 'gpt-4o-mini' }),
+ *   tools: [defineTool({
+ *     name: 'add', description: 'Add two numbers',
+ *     parameters: z.object({ a: z.number(), b: z.number() }),
+ *     execute: async ({ a, b }) => a + b,
+ *   })],
+ *   system: 'You are terse.',
+ * });
+ * const actor = createActor(machine, { input: { messages: [] } }).start();
+ * actor.on('text.delta', (event) => process.stdout.write(event.delta));
+ * actor.send({ type: 'user.message', content: 'What is 2+3?' });
+ * const output = await toPromise(actor); // { status: 'done', text: '5', messages, ... }
+ * ```
+ */
+export function createConversationMachine(options: ConversationOptions) {
+  const resolved = resolveOptions(options);
+  const { tools, retry } = resolved;
+
+  return setup({
+    types: {
+      context: {} as ConversationContext,
+      events: {} as ConversationEvent,
+      input: {} as ConversationInput | undefined,
+      output: {} as RunOutput,
+      emitted: {} as ConversationEmittedEvent,
+    },
+    actors: {
+      providerCall: createProviderCallLogic(resolved.provider, resolved.toolDescriptions, resolved.system),
+      toolCall: createToolCallMachine(tools),
+    },
+    delays: {
+      retryDelay: ({ context }) => context.retryDelayMs,
+      requestTimeout: resolved.requestTimeoutMs,
+    },
+    guards: {
+      hasInputProblem: ({ context }) => context.inputProblem !== undefined,
+      isValidUserMessage: ({ event }) => event.type === 'user.message' && isValidUserContent(event.content),
+      canRetryFailure: ({ context, event }) => {
+        const failure = failureOf(event, resolved.requestTimeoutMs);
+        return canRetry(context.attempt, retry, failure, failure.retryAfterMs ?? null);
+      },
+      missingResponse: ({ context }) => context.response === null,
+      noToolCalls: ({ context }) => context.response !== null && context.response.calls.length === 0,
+      iterationCapReached: ({ context }) => context.iterations >= resolved.maxToolIterations,
+      doomLoopPersists: ({ context }) => context.response?.doomLoop.action === 'halt',
+      roundNeedsApproval: ({ context }) => context.response?.calls.some((call) => call.state === 'awaiting-approval') ?? false,
+      approvalsComplete: ({ context }) => !context.round?.some((call) => call.state === 'awaiting-approval'),
+      isAwaitingApproval: ({ context, event }) =>
+        (event.type === 'tool.approve' || event.type === 'tool.deny') &&
+        (context.round?.some((call) => call.toolCallId === event.toolCallId && call.state === 'awaiting-approval') ?? false),
+      roundSettled: ({ context }) => context.round !== null && context.round.every((call) => call.state === 'settled'),
+      outcomeHalts: ({ event }) => 'output' in event && (event.output as ToolCallOutcome | undefined)?.halt !== undefined,
+    },
+    actions: {
+      failOnInput: assign(({ context }) => ({
+        lastError: { name: 'InvalidInputError', message: context.inputProblem ?? 'invalid input', retryable: false, code: 'invalid_input' },
+      })),
+      appendUserMessage: assign(({ context, event }) => {
+        if (event.type !== 'user.message') return {};
+        return { messages: [...context.messages, { role: 'user', content: event.content }] };
+      }),
+      rejectInvalidMessage: emit(({ event }) => ({
+        type: 'event.rejected' as const,
+        eventType: event.type,
+        message:
+          'user.message content must be a non-empty string or a non-empty array of { type: "text", text } parts; ' +
+          `got ${event.type === 'user.message' ? JSON.stringify(event.content) ?? typeof event.content : 'no content'}`,
+      })),
+      rejectOutOfState: emit(({ event, self }) => ({
+        type: 'event.rejected' as const,
+        eventType: event.type,
+        message: `${event.type} is not accepted while the run is ${JSON.stringify(self.getSnapshot().value)}`,
+      })),
+      rejectUnknownCall: emit(({ event }) => ({
+        type: 'event.rejected' as const,
+        eventType: event.type,
+        message: `${event.type}: no tool call ${'toolCallId' in event ? JSON.stringify(event.toolCallId) : ''} is waiting for approval`,
+      })),
+      firstAttempt: assign({ attempt: 1 }),
+      nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
+      beginAttempt: assign({ partial: false, response: null }),
+      emitRequestStarted: emit(({ context }) => ({
+        type: 'request.started' as const,
+        iteration: context.iterations,
+        attempt: context.attempt,
+      })),
+      forwardDelta: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'provider.delta') return;
+        if (!context.partial) enqueue.assign({ partial: true });
+        enqueue.emit(event.delta);
+      }),
+      receiveResponse: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'provider.finish') return;
+        const finish = event as FinishEvent;
+        const { content, calls } = planResponse(finish.content, tools);
+        let doomLoop: DoomLoopVerdict = { action: 'none' };
+        if (resolved.doomLoopThreshold !== false && calls.length > 0) {
+          const threshold = resolved.doomLoopThreshold;
+          const recent = recentCallSignatures(context.messages, threshold * maxDoomLoopPeriod);
+          for (const part of content) if (part.type === 'tool-call') recent.push(signatureOf(part.toolName, part.args));
+          const repetition = findRepetition(recent, threshold);
+          if (repetition) {
+            doomLoop = {
+              action: context.doomLoopNoticed ? 'halt' : 'notice',
+              notice: doomLoopNotice(repetition),
+              pattern: repetition.pattern.map(({ name, args }) => ({ name, args })),
+              repeats: repetition.repeats,
+            };
+          }
+        }
+        const total = addUsage(context.usage, finish.usage);
+        enqueue.assign({
+          response: { content, finishReason: finish.finishReason, calls, doomLoop },
+          usage: total,
+          finishReason: finish.finishReason,
+        });
+        enqueue.emit({ type: 'usage', step: finish.usage, total });
+        for (const part of content) {
+          if (part.type === 'tool-call') enqueue.emit({ type: 'tool.call', toolCallId: part.toolCallId, name: part.toolName, args: part.args });
+        }
+      }),
+      commitResponse: assign(({ context }) => {
+        const response = context.response;
+        if (!response || response.content.length === 0) return {};
+        return { messages: [...context.messages, { role: 'assistant', content: response.content }] };
+      }),
+      startRound: enqueueActions(({ context, enqueue }) => {
+        const response = context.response;
+        if (!response) return;
+        const doomLoop = response.doomLoop;
+        enqueue.assign({
+          round: response.calls,
+          response: null,
+          iterations: context.iterations + 1,
+          pendingNotice: doomLoop.action === 'notice' ? doomLoop.notice : null,
+          doomLoopNoticed: doomLoop.action === 'notice',
+        });
+        if (doomLoop.action === 'notice') {
+          enqueue.emit({ type: 'doom_loop.detected', pattern: doomLoop.pattern, repeats: doomLoop.repeats, action: 'notice' });
+        }
+        for (const call of response.calls) {
+          if (call.state === 'settled' && call.result) enqueue.emit(toolResultEvent(call));
+        }
+      }),
+      requestApprovals: enqueueActions(({ context, enqueue }) => {
+        for (const call of context.round ?? []) {
+          if (call.state === 'awaiting-approval') {
+            enqueue.emit({ type: 'tool.approval.requested', toolCallId: call.toolCallId, name: call.toolName, args: call.args });
+          }
+        }
+      }),
+      approveCall: assign(({ context, event }) => {
+        if (event.type !== 'tool.approve') return {};
+        return { round: updateFirstAwaiting(context.round, event.toolCallId, (call) => ({ ...call, state: 'queued' })) };
+      }),
+      denyCall: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'tool.deny') return;
+        let denied: RoundCall | undefined;
+        const round = updateFirstAwaiting(context.round, event.toolCallId, (call) => {
+          denied = { ...call, state: 'settled', result: errorResult(call, resultTexts.denied(event.reason)) };
+          return denied;
+        });
+        enqueue.assign({ round });
+        if (denied) enqueue.emit(toolResultEvent(denied));
+      }),
+      startQueuedCalls: enqueueActions(({ context, enqueue }) => {
+        const round = context.round;
+        if (!round) return;
+        let running = round.filter((call) => call.state === 'running').length;
+        if (running >= resolved.maxConcurrentTools || !round.some((call) => call.state === 'queued')) return;
+        const next = round.map((call, index) => {
+          if (call.state !== 'queued' || running >= resolved.maxConcurrentTools) return call;
+          running++;
+          const input: ToolCallInput = {
+            index,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            args: call.args,
+            messages: context.messages,
+            timeoutMs: tools.get(call.toolName)?.timeoutMs ?? resolved.toolTimeoutMs,
+          };
+          enqueue.spawnChild('toolCall', { id: toolCallActorId(context.iterations, index), input });
+          return { ...call, state: 'running' as const };
+        });
+        enqueue.assign({ round: next });
+      }),
+      stopRunningCalls: enqueueActions(({ context, enqueue }) => {
+        context.round?.forEach((call, index) => {
+          if (call.state === 'running') enqueue.stopChild(toolCallActorId(context.iterations, index));
+        });
+      }),
+      recordOutcome: enqueueActions(({ context, event, enqueue }) => {
+        if (!('output' in event)) return;
+        const outcome = event.output as ToolCallOutcome;
+        const call = context.round?.[outcome.index];
+        if (!context.round || !call || call.state !== 'running' || call.toolCallId !== outcome.result.toolCallId) return;
+        const settled: RoundCall = { ...call, state: 'settled', result: outcome.result };
+        enqueue.assign({ round: context.round.map((existing, index) => (index === outcome.index ? settled : existing)) });
+        enqueue.emit(toolResultEvent(settled));
+      }),
+      recordCrash: enqueueActions(({ context, event, enqueue }) => {
+        const index = toolCallIndexOf(event.type);
+        const call = context.round?.[index];
+        if (!context.round || !call || call.state !== 'running') return;
+        const error = 'error' in event ? event.error : undefined;
+        const settled: RoundCall = { ...call, state: 'settled', result: errorResult(call, resultTexts.failed(error)) };
+        enqueue.assign({ round: context.round.map((existing, position) => (position === index ? settled : existing)) });
+        enqueue.emit(toolResultEvent(settled));
+      }),
+      completeRound: assign(({ context }) => {
+        const messages: Message[] = [...context.messages, toolMessage(context.round ?? [])];
+        if (context.pendingNotice !== null) messages.push({ role: 'user', content: context.pendingNotice });
+        return { messages, round: null, pendingNotice: null };
+      }),
+      haltAtIterationCap: enqueueActions(({ context, enqueue }) => {
+        enqueue.assign({ status: 'halted', reason: 'max_iterations' });
+        settleAll(context.response?.calls ?? [], resultTexts.iterationLimit, context.messages, enqueue);
+      }),
+      haltOnDoomLoop: enqueueActions(({ context, enqueue }) => {
+        const doomLoop = context.response?.doomLoop;
+        if (doomLoop && doomLoop.action !== 'none') {
+          enqueue.emit({ type: 'doom_loop.detected', pattern: doomLoop.pattern, repeats: doomLoop.repeats, action: 'halt' });
+        }
+        enqueue.assign({ status: 'halted', reason: 'doom_loop' });
+        settleAll(context.response?.calls ?? [], resultTexts.doomLoop, context.messages, enqueue);
+      }),
+      haltByTool: enqueueActions(({ context, event, enqueue }) => {
+        const outcome = 'output' in event ? (event.output as ToolCallOutcome) : undefined;
+        enqueue.assign({ status: 'halted', reason: 'tool_halt', finalText: outcome?.halt ?? '' });
+        settleAll(context.round ?? [], resultTexts.halted, context.messages, enqueue);
+      }),
+      cancelRun: enqueueActions(({ context, event, enqueue }) => {
+        const reason = event.type === 'cancel' ? event.reason : undefined;
+        enqueue.assign({ status: 'halted', reason: 'cancelled' });
+        // A response not yet committed is dropped like any partial output; a round in progress is closed.
+        if (context.round) settleAll(context.round, resultTexts.cancelled(reason), context.messages, enqueue);
+      }),
+      recordFailure: assign(({ event }) => {
+        const failure = failureOf(event, resolved.requestTimeoutMs);
+        return { lastError: runErrorOf(failure), lastRetryAfterMs: failure.retryAfterMs ?? null };
+      }),
+      scheduleRetry: assign(({ context }) => ({
+        retryDelayMs: retryDelay(context.attempt, retry, context.lastRetryAfterMs),
+      })),
+      emitRetry: emit(({ context }) => ({
+        type: 'request.retry' as const,
+        attempt: context.attempt + 1,
+        delayMs: context.retryDelayMs,
+        error: context.lastError ?? { name: 'ProviderError', message: 'unknown failure', retryable: true },
+        discardPartial: context.partial,
+      })),
+      markDone: assign({ status: 'done' }),
+      markHalted: assign(({ context }) => ({ status: 'halted' as const, reason: context.reason ?? 'cancelled' })),
+      markError: assign({ status: 'error' }),
+    },
+  }).createMachine({
+    id: 'conversation',
+    context: ({ input }) => {
+      const messages = input?.messages ?? [];
+      const inputProblem = input === undefined || typeof input === 'object' ? findMessagesProblem(messages) : 'input must be an object { messages?, sessionData? }';
+      return {
+        messages: Array.isArray(messages) ? messages : [],
+        ...(input?.sessionData === undefined ? {} : { sessionData: input.sessionData }),
+        ...(inputProblem === undefined ? {} : { inputProblem }),
+        runStart: Array.isArray(messages) ? messages.length : 0,
+        iterations: 0,
+        attempt: 0,
+        partial: false,
+        usage: emptyUsage(),
+        response: null,
+        round: null,
+        doomLoopNoticed: false,
+        pendingNotice: null,
+        retryDelayMs: 0,
+        lastError: null,
+        lastRetryAfterMs: null,
+        status: null,
+        reason: null,
+        finalText: null,
+        finishReason: null,
+      };
+    },
+    initial: 'idle',
+    on: {
+      cancel: { target: '.halted', actions: 'cancelRun' },
+      'user.message': { actions: 'rejectOutOfState' },
+      'tool.approve': { actions: 'rejectOutOfState' },
+      'tool.deny': { actions: 'rejectOutOfState' },
+    },
+    states: {
+      idle: {
+        always: { guard: 'hasInputProblem', target: 'error', actions: 'failOnInput' },
+        on: {
+          'user.message': [
+            { guard: 'isValidUserMessage', target: 'requesting', actions: ['appendUserMessage', 'firstAttempt'] },
+            { actions: 'rejectInvalidMessage' },
+          ],
+        },
+      },
+      requesting: {
+        entry: ['beginAttempt', 'emitRequestStarted'],
+        invoke: {
+          id: 'providerCall',
+          src: 'providerCall',
+          input: ({ context }) => ({
+            messages: context.messages,
+            ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
+          }),
+          onDone: [
+            { guard: and(['missingResponse', 'canRetryFailure']), target: 'retrying', actions: 'recordFailure' },
+            { guard: 'missingResponse', target: 'error', actions: 'recordFailure' },
+            { guard: 'noToolCalls', target: 'done', actions: 'commitResponse' },
+            { guard: 'iterationCapReached', target: 'halted', actions: ['commitResponse', 'haltAtIterationCap'] },
+            { guard: 'doomLoopPersists', target: 'halted', actions: ['commitResponse', 'haltOnDoomLoop'] },
+            { guard: 'roundNeedsApproval', target: 'awaitingApproval', actions: ['commitResponse', 'startRound'] },
+            { target: 'executingTools', actions: ['commitResponse', 'startRound'] },
+          ],
+          onError: [
+            { guard: 'canRetryFailure', target: 'retrying', actions: 'recordFailure' },
+            { target: 'error', actions: 'recordFailure' },
+          ],
+        },
+        on: {
+          'provider.finish': { actions: 'receiveResponse' },
+        },
+        initial: 'waiting',
+        states: {
+          // Re-entered on every delta, so `requestTimeout` bounds the silence, not the whole stream.
+          waiting: {
+            on: { 'provider.delta': { target: 'waiting', reenter: true, actions: 'forwardDelta' } },
+            after: {
+              requestTimeout: [
+                { guard: 'canRetryFailure', target: '#conversation.retrying', actions: 'recordFailure' },
+                { target: '#conversation.error', actions: 'recordFailure' },
+              ],
+            },
+          },
+        },
+      },
+      retrying: {
+        entry: ['scheduleRetry', 'emitRetry'],
+        after: { retryDelay: { target: 'requesting', actions: 'nextAttempt' } },
+      },
+      awaitingApproval: {
+        entry: 'requestApprovals',
+        always: { guard: 'approvalsComplete', target: 'executingTools' },
+        on: {
+          'tool.approve': [{ guard: 'isAwaitingApproval', actions: 'approveCall' }, { actions: 'rejectUnknownCall' }],
+          'tool.deny': [{ guard: 'isAwaitingApproval', actions: 'denyCall' }, { actions: 'rejectUnknownCall' }],
+        },
+      },
+      executingTools: {
+        entry: 'startQueuedCalls',
+        exit: 'stopRunningCalls',
+        always: { guard: 'roundSettled', target: 'requesting', actions: ['completeRound', 'firstAttempt'] },
+        on: {
+          'xstate.done.actor.*': [
+            { guard: 'outcomeHalts', target: 'halted', actions: ['recordOutcome', 'haltByTool'] },
+            { actions: ['recordOutcome', 'startQueuedCalls'] },
+          ],
+          'xstate.error.actor.*': { actions: ['recordCrash', 'startQueuedCalls'] },
+        },
+      },
+      done: { type: 'final', entry: 'markDone' },
+      halted: { type: 'final', entry: 'markHalted' },
+      error: { type: 'final', entry: 'markError' },
+    },
+    output: ({ context }): RunOutput => ({
+      status: context.status ?? 'error',
+      ...(context.reason === null ? {} : { reason: context.reason }),
+      text: context.finalText ?? lastAssistantText(context.messages, context.runStart),
+      messages: context.messages,
+      iterations: context.iterations,
+      usage: context.usage,
+      ...(context.finishReason === null ? {} : { finishReason: context.finishReason }),
+      ...(context.status === 'error' && context.lastError ? { error: context.lastError } : {}),
+    }),
+  });
+}
+
+function toolResultEvent(call: RoundCall) {
+  const result = call.result ?? errorResult(call, resultTexts.cancelled(undefined));
+  return {
+    type: 'tool.result' as const,
+    toolCallId: call.toolCallId,
+    name: call.toolName,
+    result: typeof result.result === 'string' ? result.result : JSON.stringify(result.result),
+    isError: result.isError === true,
+  };
+}
+
+function updateFirstAwaiting(round: RoundCall[] | null, toolCallId: string, update: (call: RoundCall) => RoundCall): RoundCall[] | null {
+  if (!round) return round;
+  const index = round.findIndex((call) => call.toolCallId === toolCallId && call.state === 'awaiting-approval');
+  if (index < 0) return round;
+  return round.map((call, position) => (position === index ? update(call) : call));
+}
+
+type Enqueue = {
+  assign: (values: Partial<ConversationContext>) => void;
+  emit: (event: ConversationEmittedEvent) => void;
+};
+
+/**
+ * Ends a round early: every call still without a result gets `text`, results are appended to the
+ * history in call order, and a `tool.result` is emitted for each newly settled call.
+ */
+function settleAll(calls: RoundCall[], text: string, messages: Message[], enqueue: Enqueue): void {
+  if (calls.length === 0) return;
+  const settled = settleRemaining(calls, text);
+  enqueue.assign({ round: null, response: null, messages: [...messages, toolMessage(settled)] });
+  settled.forEach((call, index) => {
+    if (calls[index]?.state !== 'settled') enqueue.emit(toolResultEvent(call));
+  });
+}

@@ -1,0 +1,30 @@
+import type { RetryOptions } from './options.js';
+
+/**
+ * Backoff before retry number `attempt` (1 = first retry): exponential from `initialDelayMs`,
+ * capped at `maxDelayMs`, with "equal jitter" (between half and all of it) so clients that failed
+ * together do not retry together. A server's `retry-after` replaces the computed backoff.
+ */
+export function retryDelay(
+  attempt: number,
+  retry: Required<RetryOptions>,
+  retryAfterMs: number | null,
+  random: () => number = Math.random,
+): number {
+  if (retryAfterMs !== null) return retryAfterMs;
+  const exponential = Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** Math.max(0, attempt - 1));
+  if (!retry.jitter) return exponential;
+  return Math.round(exponential / 2 + (random() * exponential) / 2);
+}
+
+/** Whether another attempt is allowed after `attempt` attempts failed with this error. */
+export function canRetry(
+  attempt: number,
+  retry: Required<RetryOptions>,
+  error: { retryable: boolean } | null,
+  retryAfterMs: number | null,
+): boolean {
+  if (!error?.retryable) return false;
+  if (attempt > retry.maxRetries) return false;
+  return retryAfterMs === null || retryAfterMs <= retry.maxRetryAfterMs;
+}

@@ -1,0 +1,94 @@
+import type { AssistantContentPart, ToolMessage, ToolResultPart } from '../providers/messages.js';
+import type { ProviderContentPart } from '../providers/provider.js';
+import type { Tool } from '../tools/define-tool.js';
+import { thrownMessage } from '../tools/serialize-result.js';
+import type { RoundCall } from './types.js';
+
+/** The error texts calls get when they do not run to completion; stable so hosts can match them. */
+export const resultTexts = {
+  iterationLimit: 'not executed: tool iteration limit reached',
+  doomLoop: 'not executed: the same tool calls kept repeating after a notice (doom loop)',
+  halted: 'halted: another tool call of this round ended the run',
+  cancelled: (reason: string | undefined) => `cancelled${reason ? `: ${reason}` : ''}`,
+  denied: (reason: string | undefined) => `denied by user: ${reason ?? 'no reason given'}`,
+  timedOut: (name: string, timeoutMs: number) => `tool "${name}" timed out after ${timeoutMs} ms`,
+  failed: (thrown: unknown) => `Error: ${thrownMessage(thrown)}`,
+};
+
+type ParsedArgs = { ok: true; value: unknown } | { ok: false; error: string };
+
+/** Parses streamed argument text; no text at all means a call without arguments. */
+export function parseArgs(argsText: string): ParsedArgs {
+  if (argsText.trim() === '') return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(argsText) as unknown };
+  } catch (error) {
+    return { ok: false, error: (error as Error).message };
+  }
+}
+
+/**
+ * The assistant message content of a response, and the round it asks for. Each call is checked
+ * before anything runs: malformed JSON, an unknown tool and arguments that fail the schema are
+ * settled at once with an error result the model can act on.
+ */
+export function planResponse(
+  content: ProviderContentPart[],
+  tools: ReadonlyMap<string, Tool>,
+): { content: AssistantContentPart[]; calls: RoundCall[] } {
+  const assistant: AssistantContentPart[] = [];
+  const calls: RoundCall[] = [];
+  for (const part of content) {
+    if (part.type !== 'tool-call') {
+      assistant.push(part);
+      continue;
+    }
+    const parsed = parseArgs(part.argsText);
+    // Unparsable arguments are kept as their raw text so the history shows what the model sent.
+    const args = parsed.ok ? parsed.value : part.argsText;
+    assistant.push({ type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args });
+    calls.push(planCall(part.toolCallId, part.toolName, parsed, tools));
+  }
+  return { content: assistant, calls };
+}
+
+function planCall(toolCallId: string, toolName: string, parsed: ParsedArgs, tools: ReadonlyMap<string, Tool>): RoundCall {
+  const base = { toolCallId, toolName };
+  const tool = tools.get(toolName);
+  if (!tool) {
+    const available = [...tools.keys()];
+    return settled(base, parsed.ok ? parsed.value : {}, `Error: unknown tool "${toolName}". Available tools: ${available.length ? available.join(', ') : 'none'}.`);
+  }
+  if (!parsed.ok) {
+    return settled(base, {}, `Error: invalid arguments for tool "${toolName}": not valid JSON (${parsed.error}). Send the arguments as one JSON object.`);
+  }
+  const validation = tool.validate(parsed.value);
+  if (!validation.success) {
+    return settled(base, parsed.value, `Error: invalid arguments for tool "${toolName}": ${validation.error}`);
+  }
+  let needsApproval: boolean;
+  try {
+    needsApproval = tool.needsApproval(validation.value as never);
+  } catch (error) {
+    return settled(base, validation.value, `Error: needsApproval of tool "${toolName}" threw: ${thrownMessage(error)}`);
+  }
+  return { ...base, args: validation.value, state: needsApproval ? 'awaiting-approval' : 'queued' };
+}
+
+function settled(base: { toolCallId: string; toolName: string }, args: unknown, text: string): RoundCall {
+  return { ...base, args, state: 'settled', result: errorResult(base, text) };
+}
+
+export function errorResult(call: { toolCallId: string; toolName: string }, text: string): ToolResultPart {
+  return { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, result: text, isError: true };
+}
+
+/** Settles every call still without a result with the same error text. */
+export function settleRemaining(calls: RoundCall[], text: string): RoundCall[] {
+  return calls.map((call) => (call.state === 'settled' ? call : { ...call, state: 'settled', result: errorResult(call, text) }));
+}
+
+/** The results of a round in call order, as one tool message. */
+export function toolMessage(calls: RoundCall[]): ToolMessage {
+  return { role: 'tool', content: calls.map((call) => call.result ?? errorResult(call, resultTexts.cancelled(undefined))) };
+}

@@ -1,0 +1,154 @@
+import type { ProviderCallEvent } from '../actors/provider-call.js';
+import type { ToolCallOutcome } from './tool-call.js';
+import type { AssistantContentPart, Message, ToolResultPart } from '../providers/messages.js';
+import type { FinishReason } from '../providers/provider.js';
+import type { Usage } from '../providers/usage.js';
+
+/** Why a run ended in `halted` (or a host-defined reason). */
+export type HaltReason = 'max_iterations' | 'tool_halt' | 'doom_loop' | 'tool_error_limit' | 'cancelled';
+
+/** The error a run ended with, as plain JSON. */
+export type RunError = {
+  name: string;
+  message: string;
+  status?: number;
+  retryable: boolean;
+  /** A coarse classification, e.g. `rate_limit`, `authentication`, `invalid_input`. */
+  code?: string;
+};
+
+/**
+ * What every run resolves with (`toPromise(actor)` never rejects).
+ *
+ * @example
+ * ```ts
+ * const output: RunOutput = await toPromise(actor);
+ * if (output.status === 'done') console.log(output.text);
+ * const next = createActor(machine, { input: { messages: output.messages } });
+ * ```
+ */
+export type RunOutput = {
+  status: 'done' | 'halted' | 'error';
+  reason?: HaltReason | (string & {});
+  /** The final assistant text ('' if none). */
+  text: string;
+  /** The whole history, valid to send to the provider again. */
+  messages: Message[];
+  /** Tool rounds executed. */
+  iterations: number;
+  usage: Usage;
+  /** The last response's finish reason, when there was one. */
+  finishReason?: FinishReason;
+  error?: RunError;
+};
+
+/** What a run starts from. */
+export type ConversationInput = {
+  /** The history so far (e.g. the previous run's `output.messages`). */
+  messages?: Message[];
+  /** Plain JSON handed to the provider untouched (a handler's `sessionData`). */
+  sessionData?: unknown;
+};
+
+/** Events a user sends to a conversation actor. */
+export type ConversationUserEvent =
+  | { type: 'user.message'; content: string | Array<{ type: 'text'; text: string }> }
+  | { type: 'cancel'; reason?: string }
+  | { type: 'tool.approve'; toolCallId: string }
+  | { type: 'tool.deny'; toolCallId: string; reason?: string };
+
+/** What a tool-call child reports when it ends (sent by XState, never by users). */
+export type ToolCallDoneEvent = { type: `xstate.done.actor.toolCall-${string}`; output: ToolCallOutcome };
+/** A tool-call child that failed outright (sent by XState, never by users). */
+export type ToolCallErrorEvent = { type: `xstate.error.actor.toolCall-${string}`; error: unknown };
+
+/** Every event the machine handles: the user's and those its own actors send. */
+export type ConversationEvent = ConversationUserEvent | ProviderCallEvent | ToolCallDoneEvent | ToolCallErrorEvent;
+
+/** A tool call and its result, as the `tool.result` event reports it. */
+export type ToolResultEvent = {
+  type: 'tool.result';
+  toolCallId: string;
+  name: string;
+  /** The serialised result (or the error text when `isError`). */
+  result: string;
+  isError: boolean;
+};
+
+/**
+ * The events a conversation actor emits; subscribe with `actor.on(type, listener)`.
+ *
+ * @example
+ * ```ts
+ * actor.on('text.delta', (event) => process.stdout.write(event.delta));
+ * actor.on('tool.result', (event) => console.log(event.name, event.isError ? 'failed' : 'ok'));
+ * ```
+ */
+export type ConversationEmittedEvent =
+  | { type: 'request.started'; iteration: number; attempt: number }
+  | { type: 'text.delta'; delta: string }
+  | { type: 'reasoning.delta'; delta: string }
+  | { type: 'tool.call.delta'; toolCallId: string; name?: string; argsDelta: string }
+  | { type: 'tool.call'; toolCallId: string; name: string; args: unknown }
+  | ToolResultEvent
+  | { type: 'tool.approval.requested'; toolCallId: string; name: string; args: unknown }
+  | { type: 'request.retry'; attempt: number; delayMs: number; error: RunError; discardPartial: boolean }
+  | { type: 'usage'; step: Usage; total: Usage }
+  | { type: 'doom_loop.detected'; pattern: Array<{ name: string; args: unknown }>; repeats: number; action: 'notice' | 'halt' }
+  | { type: 'event.rejected'; eventType: string; message: string };
+
+/** Where one tool call of a round stands. */
+export type RoundCallState = 'awaiting-approval' | 'queued' | 'running' | 'settled';
+
+/** One tool call of the current round. */
+export type RoundCall = {
+  toolCallId: string;
+  toolName: string;
+  /** Validated arguments (the raw ones when the call is already settled as invalid). */
+  args: unknown;
+  state: RoundCallState;
+  /** Set once the call has its one result. */
+  result?: ToolResultPart;
+};
+
+/** What the machine decided about a response's tool calls before running any of them. */
+export type DoomLoopVerdict = { action: 'none' } | { action: 'notice' | 'halt'; notice: string; pattern: Array<{ name: string; args: unknown }>; repeats: number };
+
+/** The response of the current request, kept until the machine acts on it. */
+export type PendingResponse = {
+  content: AssistantContentPart[];
+  finishReason: FinishReason;
+  calls: RoundCall[];
+  doomLoop: DoomLoopVerdict;
+};
+
+/** The machine's context: plain JSON at every point of a run. */
+export type ConversationContext = {
+  messages: Message[];
+  sessionData?: unknown;
+  /** Set when the input was malformed: the run goes straight to `error`. */
+  inputProblem?: string;
+  /** Index of the first message this run added, to find this run's final text. */
+  runStart: number;
+  iterations: number;
+  /** Attempt of the current request, from 1. */
+  attempt: number;
+  /** Whether the current attempt streamed anything (a retry then discards it). */
+  partial: boolean;
+  usage: Usage;
+  response: PendingResponse | null;
+  /** The calls of the round being approved or executed. */
+  round: RoundCall[] | null;
+  /** Whether the model already got the doom-loop notice for the loop in progress. */
+  doomLoopNoticed: boolean;
+  /** A notice to append after this round's results. */
+  pendingNotice: string | null;
+  retryDelayMs: number;
+  lastError: RunError | null;
+  /** Retry-After of the last error, kept to compute the next delay. */
+  lastRetryAfterMs: number | null;
+  status: RunOutput['status'] | null;
+  reason: string | null;
+  finalText: string | null;
+  finishReason: FinishReason | null;
+};
