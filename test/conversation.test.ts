@@ -1,0 +1,691 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, toPromise, waitFor } from 'xstate';
+import { z } from 'zod';
+import { createConversationMachine, defineTool, HaltError, handlerProvider, resultTexts, type Message } from '../src/index.js';
+import { deferred, eventsOf, expectValidHistory, runConversation } from './support/run-conversation.js';
+import { scriptedModel, turnChunks } from './support/scripted-model.js';
+
+const add = defineTool({
+  name: 'add',
+  description: 'Add two numbers',
+  parameters: z.object({ a: z.number(), b: z.number() }),
+  execute: async ({ a, b }) => a + b,
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a run', () => {
+  it('answers without tools and ends done with text, usage and history', async () => {
+    const { output, events, requests } = await runConversation([{ text: 'Hi there.', usage: { prompt: 7, completion: 3 } }], {
+      system: 'Be terse.',
+    });
+    expect(output).toMatchObject({ status: 'done', text: 'Hi there.', iterations: 0, finishReason: 'stop' });
+    expect(output.usage).toEqual({ inputTokens: 7, outputTokens: 3, totalTokens: 10 });
+    expect(output.messages).toEqual([
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Hi there.' }] },
+    ]);
+    expect(requests[0]?.messages[0]).toEqual({ role: 'system', content: 'Be terse.' });
+    expect(eventsOf(events, 'text.delta').map((event) => event.delta).join('')).toBe('Hi there.');
+    expect(eventsOf(events, 'request.started')).toEqual([{ type: 'request.started', iteration: 0, attempt: 1 }]);
+    expect(eventsOf(events, 'usage')).toHaveLength(1);
+  });
+
+  it('runs a tool round and feeds the results back in call order', async () => {
+    const { output, events, requests } = await runConversation(
+      [{ toolCalls: [{ id: 'c1', name: 'add', args: { a: 2, b: 3 } }, { id: 'c2', name: 'add', args: { b: 1, a: 1 } }] }, { text: '5 and 2' }],
+      { tools: [add] },
+    );
+    expect(output).toMatchObject({ status: 'done', text: '5 and 2', iterations: 1 });
+    expect(output.messages[2]).toEqual({
+      role: 'tool',
+      content: [
+        { type: 'tool-result', toolCallId: 'c1', toolName: 'add', result: '5' },
+        { type: 'tool-result', toolCallId: 'c2', toolName: 'add', result: '2' },
+      ],
+    });
+    expectValidHistory(output.messages);
+    expect(eventsOf(events, 'tool.call').map((event) => event.args)).toEqual([{ a: 2, b: 3 }, { b: 1, a: 1 }]);
+    expect(eventsOf(events, 'tool.call.delta').length).toBeGreaterThan(2);
+    expect(requests[1]?.messages.slice(-2)).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: '5' },
+      { role: 'tool', tool_call_id: 'c2', content: '2' },
+    ]);
+    expect(output.usage.totalTokens).toBe(30);
+  });
+
+  it('continues from a previous run’s history', async () => {
+    const first = await runConversation([{ text: 'one' }]);
+    const second = await runConversation([{ text: 'two' }], { messages: first.output.messages, content: 'again' });
+    expect(second.output.text).toBe('two');
+    expect(second.output.messages).toHaveLength(4);
+    expect(second.requests[0]?.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+  });
+});
+
+describe('tool failures go back to the model (DESIGN §3.3)', () => {
+  it('5 parallel calls where the 3rd throws: the others succeed, results stay in call order', async () => {
+    let running = 0;
+    let peak = 0;
+    const flaky = defineTool({
+      name: 'flaky',
+      parameters: z.object({ n: z.number() }),
+      execute: async ({ n }) => {
+        running++;
+        peak = Math.max(peak, running);
+        await sleep(5 * (5 - n));
+        running--;
+        if (n === 3) throw new Error('disk on fire');
+        return { n };
+      },
+    });
+    const calls = [1, 2, 3, 4, 5].map((n) => ({ id: `c${n}`, name: 'flaky', args: { n } }));
+    const { output, events } = await runConversation([{ toolCalls: calls }, { text: 'done' }], { tools: [flaky] });
+    expect(output.status).toBe('done');
+    expect(peak).toBe(5);
+    const results = output.messages[2];
+    expect(results?.role).toBe('tool');
+    if (results?.role !== 'tool') return;
+    expect(results.content.map((part) => part.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4', 'c5']);
+    expect(results.content[2]).toEqual({ type: 'tool-result', toolCallId: 'c3', toolName: 'flaky', result: 'Error: disk on fire', isError: true });
+    expect(results.content[0]).toMatchObject({ result: '{"n":1}' });
+    expect(eventsOf(events, 'tool.result')).toHaveLength(5);
+  });
+
+  it('a tool that throws a non-Error value gets an error result', async () => {
+    const throwsString = defineTool({ name: 'a', parameters: z.object({}), execute: () => { throw 'plain string'; } });
+    const throwsObject = defineTool({ name: 'b', parameters: z.object({}), execute: async () => Promise.reject({ code: 42 }) });
+    const throwsUndefined = defineTool({ name: 'c', parameters: z.object({}), execute: () => { throw undefined; } });
+    const { output } = await runConversation(
+      [{ toolCalls: [{ id: '1', name: 'a', args: {} }, { id: '2', name: 'b', args: {} }, { id: '3', name: 'c', args: {} }] }, { text: 'ok' }],
+      { tools: [throwsString, throwsObject, throwsUndefined] },
+    );
+    expect(output.status).toBe('done');
+    const results = output.messages[2];
+    if (results?.role !== 'tool') throw new Error('expected tool results');
+    expect(results.content.map((part) => [part.result, part.isError])).toEqual([
+      ['Error: plain string', true],
+      ['Error: {"code":42}', true],
+      ['Error: undefined', true],
+    ]);
+  });
+
+  it('malformed JSON arguments, an unknown tool and schema-invalid arguments never reach execute', async () => {
+    let executed = 0;
+    const counted = defineTool({ name: 'add', parameters: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => { executed++; return a + b; } });
+    const { output, events } = await runConversation(
+      [
+        {
+          toolCalls: [
+            { id: 'bad-json', name: 'add', args: '{"a": 1, "b": ' },
+            { id: 'unknown', name: 'subtract', args: { a: 1 } },
+            { id: 'invalid', name: 'add', args: { a: 'one', b: 2 } },
+            { id: 'fine', name: 'add', args: { a: 1, b: 2 } },
+          ],
+        },
+        { text: 'ok' },
+      ],
+      { tools: [counted] },
+    );
+    expect(executed).toBe(1);
+    expect(output.status).toBe('done');
+    expectValidHistory(output.messages);
+    const results = eventsOf(events, 'tool.result');
+    const byId = Object.fromEntries(results.map((event) => [event.toolCallId, event]));
+    expect(byId['bad-json']).toMatchObject({ isError: true });
+    expect(byId['bad-json']?.result).toMatch(/invalid arguments for tool "add": not valid JSON/);
+    expect(byId.unknown?.result).toBe('Error: unknown tool "subtract". Available tools: add.');
+    expect(byId.invalid?.result).toMatch(/invalid arguments for tool "add": arguments\.a: /);
+    expect(byId.fine).toMatchObject({ result: '3', isError: false });
+    // The raw text of malformed arguments stays in the history.
+    const assistant = output.messages[1];
+    if (assistant?.role !== 'assistant') throw new Error('expected assistant');
+    expect(assistant.content[0]).toMatchObject({ toolCallId: 'bad-json', args: '{"a": 1, "b": ' });
+  });
+
+  it('validates plain JSON Schema tools with ajv', async () => {
+    const lookup = defineTool({
+      name: 'lookup',
+      parameters: { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'], additionalProperties: false },
+      execute: (args) => `item ${String(args.id)}`,
+    });
+    const { output } = await runConversation(
+      [{ toolCalls: [{ id: 'x', name: 'lookup', args: { id: 'seven' } }, { id: 'y', name: 'lookup', args: { id: 7 } }] }, { text: 'ok' }],
+      { tools: [lookup] },
+    );
+    const results = output.messages[2];
+    if (results?.role !== 'tool') throw new Error('expected tool results');
+    expect(results.content[0]).toMatchObject({ isError: true, result: 'Error: invalid arguments for tool "lookup": arguments.id must be integer' });
+    expect(results.content[1]).toMatchObject({ result: 'item 7' });
+  });
+
+  it('serialises results: strings as they are, others as JSON, unserialisable values readably', async () => {
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic.self = cyclic;
+    const values: Record<string, unknown> = { s: 'plain', n: 42, o: { a: [1, 2] }, u: undefined, b: 10n, c: cyclic };
+    const tool = defineTool({ name: 'value', parameters: z.object({ key: z.string() }), execute: ({ key }) => values[key] });
+    const { output } = await runConversation(
+      [{ toolCalls: Object.keys(values).map((key) => ({ id: key, name: 'value', args: { key } })) }, { text: 'ok' }],
+      { tools: [tool] },
+    );
+    const results = output.messages[2];
+    if (results?.role !== 'tool') throw new Error('expected tool results');
+    expect(results.content.map((part) => part.result)).toEqual(['plain', '42', '{"a":[1,2]}', '', '"10"', '{"name":"loop","self":"[Circular]"}']);
+    expect(() => JSON.stringify(output)).not.toThrow();
+  });
+
+  it('passes signal, toolCallId and the history to execute', async () => {
+    const seen: Array<{ id: string; messages: number; aborted: boolean }> = [];
+    const spy = defineTool({
+      name: 'spy',
+      parameters: z.object({}),
+      execute: (_args, context) => {
+        seen.push({ id: context.toolCallId, messages: context.messages.length, aborted: context.signal.aborted });
+        return 'ok';
+      },
+    });
+    await runConversation([{ toolCalls: [{ id: 'call-9', name: 'spy', args: {} }] }, { text: 'ok' }], { tools: [spy] });
+    expect(seen).toEqual([{ id: 'call-9', messages: 2, aborted: false }]);
+  });
+});
+
+describe('tool timeouts are enforced by the machine (DESIGN §3.7)', () => {
+  it('a tool that ignores its signal and never settles does not stall the run', async () => {
+    let signal: AbortSignal | undefined;
+    const hang = defineTool({
+      name: 'hang',
+      parameters: z.object({}),
+      timeoutMs: 30,
+      execute: (_args, context) => {
+        signal = context.signal;
+        return new Promise<never>(() => undefined);
+      },
+    });
+    const { output } = await runConversation([{ toolCalls: [{ id: 'h', name: 'hang', args: {} }, { id: 'a', name: 'add', args: { a: 1, b: 1 } }] }, { text: 'gave up' }], {
+      tools: [hang, add],
+    });
+    expect(output.status).toBe('done');
+    expect(signal?.aborted).toBe(true);
+    const results = output.messages[2];
+    if (results?.role !== 'tool') throw new Error('expected tool results');
+    expect(results.content[0]).toMatchObject({ toolCallId: 'h', isError: true, result: resultTexts.timedOut('hang', 30) });
+    expect(results.content[1]).toMatchObject({ toolCallId: 'a', result: '2' });
+  });
+
+  it('uses toolTimeoutMs for tools without their own timeout, and a late settle is ignored', async () => {
+    const late = defineTool({ name: 'late', parameters: z.object({}), execute: () => sleep(60).then(() => { throw new Error('too late'); }) });
+    const { output } = await runConversation([{ toolCalls: [{ id: 'l', name: 'late', args: {} }] }, { text: 'ok' }], { tools: [late], toolTimeoutMs: 10 });
+    expect(output.messages[2]).toMatchObject({ content: [{ result: resultTexts.timedOut('late', 10), isError: true }] });
+    await sleep(80);
+  });
+});
+
+describe('HaltError (DESIGN §3.3)', () => {
+  it('among parallel calls ends the run halted with its content; unfinished calls get a halted result', async () => {
+    let slowSignal: AbortSignal | undefined;
+    const slow = defineTool({
+      name: 'slow',
+      parameters: z.object({}),
+      execute: (_args, { signal }) => {
+        slowSignal = signal;
+        return new Promise((resolve) => setTimeout(() => resolve('slow result'), 1000));
+      },
+    });
+    const stop = defineTool({ name: 'stop', parameters: z.object({}), execute: () => sleep(5).then(() => { throw new HaltError('Handed over to a human.'); }) });
+    const { output, events, requests } = await runConversation(
+      [{ toolCalls: [{ id: 'fast', name: 'add', args: { a: 1, b: 2 } }, { id: 'halt', name: 'stop', args: {} }, { id: 'slow', name: 'slow', args: {} }] }],
+      { tools: [add, stop, slow] },
+    );
+    expect(output).toMatchObject({ status: 'halted', reason: 'tool_halt', text: 'Handed over to a human.', iterations: 1 });
+    expect(requests).toHaveLength(1);
+    expect(slowSignal?.aborted).toBe(true);
+    expectValidHistory(output.messages);
+    const results = output.messages[2];
+    if (results?.role !== 'tool') throw new Error('expected tool results');
+    expect(results.content).toEqual([
+      { type: 'tool-result', toolCallId: 'fast', toolName: 'add', result: '3' },
+      { type: 'tool-result', toolCallId: 'halt', toolName: 'stop', result: 'Handed over to a human.' },
+      { type: 'tool-result', toolCallId: 'slow', toolName: 'slow', result: resultTexts.halted, isError: true },
+    ]);
+    expect(eventsOf(events, 'tool.result').map((event) => event.toolCallId).sort()).toEqual(['fast', 'halt', 'slow']);
+  });
+});
+
+describe('the iteration cap (DESIGN §3.4)', () => {
+  const loopForever = (count: number) =>
+    Array.from({ length: count }, (_, index) => ({ toolCalls: [{ id: `c${index}`, name: 'add', args: { a: index, b: 1 } }] }));
+
+  for (const cap of [0, 1, 2, 3, 10]) {
+    it(`cap ${cap}: executes ${cap} rounds, then halts without running the next calls`, async () => {
+      let executed = 0;
+      const counted = defineTool({ name: 'add', parameters: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => { executed++; return a + b; } });
+      const { output, requests } = await runConversation(loopForever(cap + 1), { tools: [counted], maxToolIterations: cap });
+      expect(output).toMatchObject({ status: 'halted', reason: 'max_iterations', iterations: cap });
+      expect(executed).toBe(cap);
+      expect(requests).toHaveLength(cap + 1);
+      expectValidHistory(output.messages);
+      expect(output.messages.at(-1)).toEqual({
+        role: 'tool',
+        content: [{ type: 'tool-result', toolCallId: `c${cap}`, toolName: 'add', result: resultTexts.iterationLimit, isError: true }],
+      });
+    });
+  }
+
+  it('defaults to 10', async () => {
+    const { output } = await runConversation(loopForever(11), { tools: [add] });
+    expect(output).toMatchObject({ status: 'halted', reason: 'max_iterations', iterations: 10 });
+  });
+
+  it('200 rounds with the cap raised: no stack growth, every call answered', async () => {
+    const { output } = await runConversation([...loopForever(200), { text: 'finally' }], { tools: [add], maxToolIterations: 200 });
+    expect(output).toMatchObject({ status: 'done', iterations: 200, text: 'finally' });
+    expect(output.messages).toHaveLength(1 + 200 * 2 + 1);
+    expectValidHistory(output.messages);
+  });
+});
+
+describe('doom loops (DESIGN §3.5)', () => {
+  const same = (id: string) => ({ toolCalls: [{ id, name: 'add', args: { a: 1, b: 1 } }] });
+
+  it('A,A,A: one notice after that round’s results, then halt when it repeats once more', async () => {
+    const { output, events, requests } = await runConversation([same('1'), same('2'), same('3'), same('4')], { tools: [add] });
+    expect(output).toMatchObject({ status: 'halted', reason: 'doom_loop', iterations: 3 });
+    expect(requests).toHaveLength(4);
+    expectValidHistory(output.messages);
+    // user, (assistant, tool) × 3, notice, assistant, tool(not executed)
+    const notice = output.messages[7];
+    expect(notice?.role).toBe('user');
+    expect(typeof notice?.content === 'string' && notice.content).toMatch(/add\(\{"a":1,"b":1\}\)/);
+    expect(output.messages[6]?.role).toBe('tool');
+    expect(output.messages.at(-1)).toMatchObject({ role: 'tool', content: [{ toolCallId: '4', isError: true, result: resultTexts.doomLoop }] });
+    expect(eventsOf(events, 'doom_loop.detected').map((event) => event.action)).toEqual(['notice', 'halt']);
+  });
+
+  it('A,B,A,B,A,B is a loop too; canonical arguments ignore key order', async () => {
+    const a = (id: string, args: unknown) => ({ toolCalls: [{ id, name: 'add', args }] });
+    const { output } = await runConversation(
+      [a('1', { a: 1, b: 2 }), a('2', { a: 5, b: 5 }), a('3', { b: 2, a: 1 }), a('4', { a: 5, b: 5 }), a('5', { a: 1, b: 2 }), a('6', { a: 5, b: 5 }), a('7', { a: 1, b: 2 })],
+      { tools: [add] },
+    );
+    expect(output).toMatchObject({ status: 'halted', reason: 'doom_loop', iterations: 6 });
+  });
+
+  it('a model that changes course after the notice goes on normally', async () => {
+    const { output } = await runConversation(
+      [same('1'), same('2'), same('3'), { toolCalls: [{ id: '4', name: 'add', args: { a: 2, b: 2 } }] }, { text: 'ok' }],
+      { tools: [add] },
+    );
+    expect(output).toMatchObject({ status: 'done', iterations: 4 });
+  });
+
+  it('can be switched off', async () => {
+    const { output } = await runConversation([same('1'), same('2'), same('3'), same('4'), { text: 'ok' }], { tools: [add], doomLoop: false });
+    expect(output).toMatchObject({ status: 'done', iterations: 4 });
+  });
+});
+
+describe('retries (DESIGN §3.6)', () => {
+  it('retries 429 and 5xx with backoff, honouring retry-after-ms, then succeeds', async () => {
+    const started = Date.now();
+    const { output, events, requests } = await runConversation(
+      [
+        { error: Object.assign(new Error('slow down'), { status: 429, headers: { 'retry-after-ms': '40' } }) },
+        { error: Object.assign(new Error('bad gateway'), { status: 502 }) },
+        { text: 'finally' },
+      ],
+      { retry: { maxRetries: 3, initialDelayMs: 1, maxDelayMs: 5, jitter: false } },
+    );
+    expect(output).toMatchObject({ status: 'done', text: 'finally' });
+    expect(requests).toHaveLength(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    const retries = eventsOf(events, 'request.retry');
+    expect(retries.map((event) => [event.attempt, event.delayMs, event.error.status, event.discardPartial])).toEqual([
+      [2, 40, 429, false],
+      [3, 2, 502, false],
+    ]);
+    expect(eventsOf(events, 'request.started').map((event) => event.attempt)).toEqual([1, 2, 3]);
+  });
+
+  it('ends in error when retries are exhausted: maxRetries + 1 attempts', async () => {
+    const overloaded = { error: Object.assign(new Error('overloaded'), { status: 529 }) };
+    const { output, requests } = await runConversation([overloaded, overloaded, overloaded], {
+      retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 2, jitter: false },
+    });
+    expect(requests).toHaveLength(3);
+    expect(output).toMatchObject({ status: 'error', error: { status: 529, retryable: true, message: 'overloaded' } });
+  });
+
+  for (const status of [400, 401, 403, 404, 422]) {
+    it(`fails at once on ${status}`, async () => {
+      const { output, requests, events } = await runConversation([{ error: Object.assign(new Error(`http ${status}`), { status }) }]);
+      expect(requests).toHaveLength(1);
+      expect(eventsOf(events, 'request.retry')).toHaveLength(0);
+      expect(output).toMatchObject({ status: 'error', error: { status, retryable: false, message: `http ${status}` } });
+    });
+  }
+
+  it('honours a handler error’s boolean retryable, and does not retry unknown errors', async () => {
+    const retried = await runConversation([{ error: Object.assign(new Error('transient'), { retryable: true }) }, { text: 'ok' }]);
+    expect(retried.output.status).toBe('done');
+    const fatal = await runConversation([{ error: new Error('bug in handler') }]);
+    expect(fatal.requests).toHaveLength(1);
+    expect(fatal.output).toMatchObject({ status: 'error', error: { retryable: false, message: 'bug in handler' } });
+  });
+
+  it('a retry after partial output says discardPartial and the partial text is not kept', async () => {
+    const failMidStream = async function* () {
+      yield { choices: [{ index: 0, delta: { content: 'Half an ans' }, finish_reason: null }] };
+      throw Object.assign(new Error('connection reset'), { code: 'ECONNRESET' });
+    };
+    const { output, events } = await runConversation([() => failMidStream(), { text: 'Whole answer.' }]);
+    expect(output).toMatchObject({ status: 'done', text: 'Whole answer.' });
+    expect(eventsOf(events, 'request.retry')[0]).toMatchObject({ discardPartial: true, error: { code: 'network' } });
+    expect(JSON.stringify(output.messages)).not.toContain('Half an ans');
+  });
+
+  it('a stream that ends without a finish_reason is an incomplete response, retried', async () => {
+    const cut = async function* () {
+      yield { choices: [{ index: 0, delta: { content: 'cut' }, finish_reason: null }] };
+    };
+    const { output, events } = await runConversation([() => cut(), { text: 'whole' }]);
+    expect(output.text).toBe('whole');
+    expect(eventsOf(events, 'request.retry')[0]?.error.code).toBe('incomplete_stream');
+  });
+
+  it('a provider silent for longer than requestTimeoutMs times out and is retried; its signal aborts', async () => {
+    let firstSignal: AbortSignal | undefined;
+    const silent = (request: { signal: AbortSignal }) => {
+      firstSignal = request.signal;
+      return (async function* () {
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+      })();
+    };
+    const { output, events } = await runConversation([silent, { text: 'awake' }], { requestTimeoutMs: 30 });
+    expect(output.text).toBe('awake');
+    expect(firstSignal?.aborted).toBe(true);
+    expect(eventsOf(events, 'request.retry')[0]?.error).toMatchObject({ code: 'timeout', retryable: true });
+  });
+
+  it('the request timeout is an idle timeout: a slow but steady stream is not cut', async () => {
+    const steady = async function* () {
+      for (const piece of ['a', 'b', 'c', 'd', 'e']) {
+        await sleep(15);
+        yield { choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] };
+      }
+      yield { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] };
+    };
+    const { output, events } = await runConversation([() => steady()], { requestTimeoutMs: 40 });
+    expect(output.text).toBe('abcde');
+    expect(eventsOf(events, 'request.retry')).toHaveLength(0);
+  });
+
+  it('a retry-after longer than maxRetryAfterMs ends the run instead of blocking it', async () => {
+    const { output, requests } = await runConversation([{ error: Object.assign(new Error('later'), { status: 429, headers: { 'retry-after': '3600' } }) }]);
+    expect(requests).toHaveLength(1);
+    expect(output).toMatchObject({ status: 'error', error: { status: 429 } });
+  });
+});
+
+describe('cancel (DESIGN §3.8)', () => {
+  it('during requesting aborts the request and halts', async () => {
+    const signalSeen = deferred<AbortSignal>();
+    const { output } = await runConversation(
+      [
+        (request) => {
+          signalSeen.resolve(request.signal);
+          return (async function* () {
+            yield { choices: [{ index: 0, delta: { content: 'thinking' }, finish_reason: null }] };
+            await new Promise((resolve) => setTimeout(resolve, 10_000));
+          })();
+        },
+      ],
+      {
+        onStart: (actor) => {
+          void signalSeen.promise.then(() => setTimeout(() => actor.send({ type: 'cancel', reason: 'user left' }), 5));
+        },
+      },
+    );
+    expect(output).toMatchObject({ status: 'halted', reason: 'cancelled', iterations: 0 });
+    expect((await signalSeen.promise).aborted).toBe(true);
+    expect(output.messages).toEqual([{ role: 'user', content: 'hello' }]);
+  });
+
+  it('during executingTools aborts every running tool; each call gets a result', async () => {
+    const signals: AbortSignal[] = [];
+    const started = deferred();
+    const wait = defineTool({
+      name: 'wait',
+      parameters: z.object({}),
+      execute: (_args, { signal }) => {
+        signals.push(signal);
+        if (signals.length === 2) started.resolve();
+        return new Promise((resolve) => setTimeout(() => resolve('late'), 5_000));
+      },
+    });
+    const { output, events } = await runConversation(
+      [{ toolCalls: [{ id: 'w1', name: 'wait', args: {} }, { id: 'w2', name: 'wait', args: {} }, { id: 'a', name: 'add', args: { a: 1, b: 1 } }] }],
+      { tools: [wait, add], onStart: (actor) => void started.promise.then(() => setTimeout(() => actor.send({ type: 'cancel', reason: 'stop' }), 10)) },
+    );
+    expect(output).toMatchObject({ status: 'halted', reason: 'cancelled' });
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
+    expectValidHistory(output.messages);
+    expect(output.messages.at(-1)).toMatchObject({
+      content: [
+        { toolCallId: 'w1', result: 'cancelled: stop', isError: true },
+        { toolCallId: 'w2', result: 'cancelled: stop', isError: true },
+        { toolCallId: 'a', result: '2' },
+      ],
+    });
+    expect(eventsOf(events, 'tool.result')).toHaveLength(3);
+  });
+
+  it('during the retrying backoff stops the retry', async () => {
+    const { output, requests, states } = await runConversation([{ error: Object.assign(new Error('busy'), { status: 503 }) }, { text: 'never' }], {
+      retry: { maxRetries: 2, initialDelayMs: 5_000, maxDelayMs: 5_000, jitter: false },
+      onStart: (actor) => {
+        actor.subscribe((snapshot) => {
+          if (snapshot.matches('retrying')) actor.send({ type: 'cancel' });
+        });
+      },
+    });
+    expect(states).toContain('"retrying"');
+    expect(output).toMatchObject({ status: 'halted', reason: 'cancelled' });
+    expect(requests).toHaveLength(1);
+  });
+
+  it('from idle halts at once', async () => {
+    const machine = createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler) });
+    const actor = createActor(machine).start();
+    actor.send({ type: 'cancel' });
+    expect(await toPromise(actor)).toMatchObject({ status: 'halted', reason: 'cancelled', text: '', messages: [] });
+  });
+});
+
+describe('approvals', () => {
+  const guarded = defineTool({
+    name: 'transfer',
+    parameters: z.object({ amount: z.number() }),
+    needsApproval: ({ amount }) => amount > 100,
+    execute: ({ amount }) => `sent ${amount}`,
+  });
+
+  it('waits in awaitingApproval until every call that needs approval is approved or denied', async () => {
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: 'small', name: 'transfer', args: { amount: 5 } },
+          { id: 'big', name: 'transfer', args: { amount: 500 } },
+          { id: 'huge', name: 'transfer', args: { amount: 5000 } },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler), tools: [guarded] })).start();
+    const requested: string[] = [];
+    const rejected: string[] = [];
+    actor.on('tool.approval.requested', (event) => requested.push(event.toolCallId));
+    actor.on('event.rejected', (event) => rejected.push(event.message));
+    actor.send({ type: 'user.message', content: 'pay' });
+    await waitFor(actor, (snapshot) => snapshot.matches('awaitingApproval'));
+    expect(requested).toEqual(['big', 'huge']);
+    actor.send({ type: 'tool.approve', toolCallId: 'nope' });
+    expect(rejected[0]).toMatch(/no tool call "nope" is waiting for approval/);
+    actor.send({ type: 'tool.approve', toolCallId: 'big' });
+    expect(actor.getSnapshot().matches('awaitingApproval')).toBe(true);
+    actor.send({ type: 'tool.deny', toolCallId: 'huge', reason: 'too much' });
+    const output = await toPromise(actor);
+    expect(output.status).toBe('done');
+    expect(output.messages[2]).toMatchObject({
+      content: [
+        { toolCallId: 'small', result: 'sent 5' },
+        { toolCallId: 'big', result: 'sent 500' },
+        { toolCallId: 'huge', result: 'denied by user: too much', isError: true },
+      ],
+    });
+  });
+
+  it('a snapshot taken while awaiting approval restores and continues', async () => {
+    const turns = [{ toolCalls: [{ id: 'big', name: 'transfer', args: { amount: 500 } }] }, { text: 'restored fine' }];
+    const first = scriptedModel(turns);
+    const machine = createConversationMachine({ provider: handlerProvider(first.handler), tools: [guarded] });
+    const actor = createActor(machine).start();
+    actor.send({ type: 'user.message', content: 'pay' });
+    await waitFor(actor, (snapshot) => snapshot.matches('awaitingApproval'));
+    const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as unknown;
+    actor.stop();
+
+    const second = scriptedModel(turns.slice(1));
+    const restoredMachine = createConversationMachine({ provider: handlerProvider(second.handler), tools: [guarded] });
+    const restored = createActor(restoredMachine, { snapshot: persisted as never }).start();
+    restored.send({ type: 'tool.approve', toolCallId: 'big' });
+    const output = await toPromise(restored);
+    expect(output).toMatchObject({ status: 'done', text: 'restored fine' });
+    expectValidHistory(output.messages);
+  });
+});
+
+describe('maxConcurrentTools', () => {
+  it('runs at most N calls at once and still appends results in call order', async () => {
+    let running = 0;
+    let peak = 0;
+    const work = defineTool({
+      name: 'work',
+      parameters: z.object({ ms: z.number() }),
+      execute: async ({ ms }) => {
+        running++;
+        peak = Math.max(peak, running);
+        await sleep(ms);
+        running--;
+        return ms;
+      },
+    });
+    const calls = [30, 5, 20, 1, 10].map((ms, index) => ({ id: `w${index}`, name: 'work', args: { ms } }));
+    const { output } = await runConversation([{ toolCalls: calls }, { text: 'ok' }], { tools: [work], maxConcurrentTools: 2 });
+    expect(peak).toBe(2);
+    expect(output.messages[2]).toMatchObject({ content: calls.map((call) => ({ toolCallId: call.id, result: String(call.args.ms) })) });
+  });
+});
+
+describe('snapshots are plain JSON at every point (DESIGN §2)', () => {
+  it('every snapshot of a run with tools, a retry and approval survives JSON round-trip', async () => {
+    const guarded = defineTool({ name: 'guarded', parameters: z.object({}), needsApproval: true, execute: () => 'ok' });
+    const model = scriptedModel([
+      { error: Object.assign(new Error('busy'), { status: 503 }) },
+      { toolCalls: [{ id: 'g', name: 'guarded', args: {} }, { id: 'a', name: 'add', args: { a: 1, b: 2 } }] },
+      { text: 'done' },
+    ]);
+    const machine = createConversationMachine({
+      provider: handlerProvider(model.handler),
+      tools: [guarded, add],
+      retry: { initialDelayMs: 1, maxDelayMs: 1 },
+    });
+    const actor = createActor(machine);
+    const problems: string[] = [];
+    actor.subscribe((snapshot) => {
+      const persisted = actor.getPersistedSnapshot();
+      const text = JSON.stringify(persisted);
+      if (JSON.stringify(JSON.parse(text)) !== text) problems.push(`not stable JSON in ${JSON.stringify(snapshot.value)}`);
+      if (snapshot.matches('awaitingApproval')) queueMicrotask(() => actor.send({ type: 'tool.approve', toolCallId: 'g' }));
+    });
+    actor.start();
+    actor.send({ type: 'user.message', content: 'go' });
+    const output = await toPromise(actor);
+    expect(output.status).toBe('done');
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('bad input is rejected without harm', () => {
+  it('an empty or non-string user.message is rejected with an event; the run stays idle', async () => {
+    const model = scriptedModel([{ text: 'ok' }]);
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler) })).start();
+    const rejected: Array<{ eventType: string; message: string }> = [];
+    actor.on('event.rejected', (event) => rejected.push(event));
+    actor.send({ type: 'user.message', content: '' });
+    actor.send({ type: 'user.message', content: '   ' });
+    actor.send({ type: 'user.message', content: 42 as never });
+    actor.send({ type: 'user.message', content: [] });
+    actor.send({ type: 'user.message' } as never);
+    expect(rejected).toHaveLength(5);
+    expect(rejected[0]?.message).toMatch(/non-empty string/);
+    expect(actor.getSnapshot().value).toBe('idle');
+    actor.send({ type: 'user.message', content: [{ type: 'text', text: 'real question' }] });
+    expect(await toPromise(actor)).toMatchObject({ status: 'done', text: 'ok' });
+  });
+
+  it('a second user.message during a run is rejected, not queued', async () => {
+    const gate = deferred();
+    const model = scriptedModel([
+      () =>
+        (async function* () {
+          await gate.promise;
+          yield* turnChunks({ text: 'answer' });
+        })(),
+    ]);
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler) })).start();
+    const rejected: string[] = [];
+    actor.on('event.rejected', (event) => rejected.push(event.message));
+    actor.send({ type: 'user.message', content: 'first' });
+    actor.send({ type: 'user.message', content: 'second' });
+    actor.send({ type: 'tool.approve', toolCallId: 'x' });
+    gate.resolve();
+    const output = await toPromise(actor);
+    expect(rejected).toHaveLength(2);
+    expect(rejected[0]).toMatch(/user\.message is not accepted while the run is \{"requesting":"waiting"\}/);
+    expect(output.messages.filter((message) => message.role === 'user')).toHaveLength(1);
+  });
+
+  it('malformed input messages end the run in error naming the problem, without throwing', async () => {
+    const model = scriptedModel([]);
+    const machine = createConversationMachine({ provider: handlerProvider(model.handler) });
+    const bad = [{ role: 'user', content: 'ok' }, { role: 'robot', content: 'hi' }] as unknown as Message[];
+    const output = await toPromise(createActor(machine, { input: { messages: bad } }).start());
+    expect(output.status).toBe('error');
+    expect(output.error?.message).toBe('input.messages[1]: role must be one of system, user, assistant, tool; got "robot"');
+    expect(output.messages).toEqual(bad);
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it('events sent to a finished actor do nothing harmful', async () => {
+    const { actor, output } = await runConversation([{ text: 'bye' }]);
+    for (const event of [
+      { type: 'user.message', content: 'more' },
+      { type: 'cancel' },
+      { type: 'tool.approve', toolCallId: 'x' },
+      { type: 'tool.deny', toolCallId: 'x' },
+    ] as const) {
+      actor.send(event);
+    }
+    expect(actor.getSnapshot().status).toBe('done');
+    expect(actor.getSnapshot().output).toEqual(output);
+  });
+
+  it('a handler that returns something that is not a stream ends in error, not a crash', async () => {
+    const machine = createConversationMachine({ provider: handlerProvider((() => 'not a stream') as never) });
+    const actor = createActor(machine).start();
+    actor.send({ type: 'user.message', content: 'hi' });
+    const output = await toPromise(actor);
+    expect(output).toMatchObject({ status: 'error', error: { retryable: false } });
+    expect(output.error?.message).toMatch(/AsyncIterable/);
+  });
+});
