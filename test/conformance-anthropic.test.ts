@@ -8,6 +8,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { createActor, toPromise } from 'xstate';
+import { createConversationMachine } from '../src/machines/conversation.js';
+import type { RunOutput } from '../src/machines/types.js';
+import { defineTool } from '../src/tools/define-tool.js';
+import type { JSONSchema } from '../src/tools/validate.js';
+import { addUsage, emptyUsage } from '../src/providers/usage.js';
 import { anthropicProvider } from '../src/providers/anthropic/index.js';
 import type { AnthropicRequestParams } from '../src/providers/anthropic/index.js';
 import { toAnthropicFinishReason } from '../src/providers/anthropic/index.js';
@@ -25,6 +31,7 @@ import {
 } from './support/wire-server.js';
 import {
   assistantMessageFrom,
+  blockText,
   expectedResponse,
   recordedRequestToNeutral,
   type RecordedRequest,
@@ -227,5 +234,167 @@ describe.skipIf(!present)('conformance: recorded Anthropic traffic through @anth
 
   for (const cassette of cassettes) {
     test(`${cassette.name}: ${cassette.description ?? ''}`, () => replay(cassette));
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Whole conversations: every recorded multi-request Anthropic exchange replayed as actorloop runs.
+
+type Json = Record<string, unknown>;
+type WireMessage = { role: string; content: unknown };
+
+/** A recorded request that starts a run: its last message is the user's, not tool results. */
+function startsRun(body: Json): boolean {
+  const last = (body.messages as WireMessage[]).at(-1);
+  if (!last || last.role !== 'user') return false;
+  return typeof last.content === 'string' || !(last.content as Json[]).some((block) => block.type === 'tool_result');
+}
+
+/**
+ * actorloop reports a thrown tool error to the model as `Error: <message>`, where the recording's
+ * client sent the bare message: the expected request carries the prefix, nothing else changes.
+ */
+function withActorloopErrorText(body: Json): Json {
+  const messages = (body.messages as WireMessage[]).map((message) => {
+    if (!Array.isArray(message.content)) return message;
+    return {
+      ...message,
+      content: (message.content as Json[]).map((block) =>
+        block.type === 'tool_result' && block.is_error === true ? { ...block, content: `Error: ${blockText(block.content)}` } : block,
+      ),
+    };
+  });
+  return { ...body, messages };
+}
+
+const conversationCassettes = (present ? listCassettes('anthropic') : []).filter(
+  (cassette) =>
+    cassette.interactions.length >= 2 &&
+    cassette.interactions.every((interaction) => interaction.request.body !== null && interaction.response.status === 200),
+);
+
+async function replayConversation(cassette: Cassette): Promise<void> {
+  const server = await startWireServer(cassetteSteps(cassette));
+  servers.push(server);
+  const bodies = cassette.interactions.map((interaction) => interaction.request.body as Json);
+  const first = recordedRequestToNeutral(bodies[0]);
+  const streaming = isStreamResponse(cassette.interactions[0]!.response.headers);
+
+  // What each tool call returned in the recording, read from the follow-up requests.
+  const recordedResults = new Map<string, { text: string; isError: boolean }>();
+  for (const body of bodies) {
+    for (const message of body.messages as WireMessage[]) {
+      if (!Array.isArray(message.content)) continue;
+      for (const block of message.content as Json[]) {
+        if (block.type === 'tool_result') recordedResults.set(String(block.tool_use_id), { text: blockText(block.content), isError: block.is_error === true });
+      }
+    }
+  }
+  const tools = first.tools.map((tool) =>
+    defineTool({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.inputSchema as JSONSchema,
+      execute: (_args, { toolCallId }) => {
+        const recorded = recordedResults.get(toolCallId);
+        if (!recorded) throw new Error(`no recorded result for ${toolCallId}`);
+        if (recorded.isError) throw new Error(recorded.text);
+        return recorded.text;
+      },
+    }),
+  );
+  const machine = createConversationMachine({
+    provider: anthropicProvider({
+      model: first.model,
+      apiKey: secretKey,
+      baseURL: server.url,
+      maxTokens: first.maxTokens,
+      stream: streaming,
+      ...(first.thinking ? { thinking: first.thinking } : {}),
+      params: first.params as AnthropicRequestParams,
+    }),
+    tools,
+    ...(first.system === undefined ? {} : { system: first.system }),
+    retry: false,
+  });
+
+  // Split the recorded requests into runs: each starts with a user message.
+  const runs: number[][] = [];
+  bodies.forEach((body, index) => {
+    if (startsRun(body) || runs.length === 0) runs.push([index]);
+    else runs.at(-1)!.push(index);
+  });
+
+  let previous: RunOutput | undefined;
+  for (const run of runs) {
+    const startBody = bodies[run[0]!]!;
+    const wireMessages = startBody.messages as WireMessage[];
+    const prefix = recordedRequestToNeutral({ ...startBody, messages: wireMessages.slice(0, -1) }).messages;
+    // Continue from our own previous output when the recording continues the same conversation.
+    const history = previous && prefix.length > 0 ? previous.messages : prefix;
+    const userText = blockText(wireMessages.at(-1)!.content);
+
+    const actor = createActor(machine, { input: { messages: history } });
+    const toolCalls: Array<{ toolCallId: string; name: string; args: unknown }> = [];
+    actor.on('tool.call', (event) => toolCalls.push({ toolCallId: event.toolCallId, name: event.name, args: event.args }));
+    actor.start();
+    actor.send({ type: 'user.message', content: userText });
+    const output = await toPromise(actor);
+
+    const responses = run.map((index) => expectedResponse(cassette.interactions[index]!.response));
+    const last = responses.at(-1)!;
+    expect(output.error, `${cassette.name}: run ended with ${JSON.stringify(output.error)}`).toBeUndefined();
+    expect(output.status).toBe('done');
+    expect(output.text).toBe(last.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join(''));
+    expect(output.finishReason).toBe(toAnthropicFinishReason(last.stopReason));
+    expect(output.iterations).toBe(responses.filter((response) => response.content.some((part) => part.type === 'tool-call')).length);
+    expect(toolCalls).toEqual(
+      responses.flatMap((response) =>
+        response.content.flatMap((part) =>
+          part.type === 'tool-call' ? [{ toolCallId: part.toolCallId, name: part.toolName, args: JSON.parse(part.argsText) as unknown }] : [],
+        ),
+      ),
+    );
+    expect(output.usage).toEqual(responses.reduce((total, response) => addUsage(total, response.usage), emptyUsage()));
+    previous = output;
+  }
+
+  expect(server.requests).toHaveLength(cassette.interactions.length);
+  for (const [index, body] of bodies.entries()) {
+    const received = server.requests[index]!;
+    assertRequestMatches(withActorloopErrorText(body), received);
+    // Every signed thinking block of the previous response went back byte-for-byte.
+    const previousResponse = index > 0 ? expectedResponse(cassette.interactions[index - 1]!.response) : undefined;
+    if (previousResponse && (body.messages as unknown[]).length > (bodies[index - 1]!.messages as unknown[]).length) {
+      for (const part of previousResponse.content) {
+        if (part.type === 'reasoning') {
+          expect(received.rawBody).toContain(JSON.stringify(part.signature));
+          expect(received.rawBody).toContain(JSON.stringify(part.text));
+        }
+        if (part.type === 'redacted-reasoning') expect(received.rawBody).toContain(JSON.stringify(part.data));
+      }
+    }
+  }
+}
+
+describe.skipIf(!present)('conformance: recorded Anthropic conversations as whole actorloop runs', () => {
+  test('the multi-request cassettes are all here', () => {
+    expect(conversationCassettes.map((cassette) => cassette.name)).toEqual(
+      expect.arrayContaining([
+        'fantasy-sonnet-4-multi-tool-streaming',
+        'fantasy-sonnet-4-multi-tool',
+        'fantasy-sonnet-4-thinking-tool-streaming',
+        'fantasy-sonnet-4-thinking-tool',
+        'mirascope-ts-haiku-4.5-tool-loop',
+        'pydanticai-sonnet-4-tool-with-thinking',
+        'pydanticai-sonnet-4.5-redacted-thinking',
+        'rubyllm-haiku-4.5-parallel-tools',
+        'rubyllm-haiku-4.5-tools-multiturn-streaming',
+      ]),
+    );
+  });
+
+  for (const cassette of conversationCassettes) {
+    test(`${cassette.name} (${cassette.interactions.length} requests)`, () => replayConversation(cassette));
   }
 });
