@@ -11,13 +11,27 @@ import { toAnthropicMessages, toAnthropicTools } from './to-anthropic-messages.j
  * Extra Messages API parameters sent with every request (`temperature`, `top_k`,
  * `stop_sequences`, `tool_choice`, `metadata`, …). The fields the provider builds itself from the
  * conversation and its own options are left out.
+ *
+ * @example
+ * ```ts
+ * const params: AnthropicRequestParams = { temperature: 0, stop_sequences: ['STOP'], tool_choice: { type: 'auto' } };
+ * anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 1024, params });
+ * ```
  */
 export type AnthropicRequestParams = Omit<
   Anthropic.MessageCreateParamsNonStreaming,
   'model' | 'messages' | 'system' | 'tools' | 'max_tokens' | 'stream' | 'thinking'
 >;
 
-/** Options of {@link anthropicProvider}. */
+/**
+ * Options of {@link anthropicProvider}.
+ *
+ * @example
+ * ```ts
+ * const options: AnthropicProviderOptions = { model: 'claude-sonnet-4-5', maxTokens: 4096, stream: false };
+ * const provider = anthropicProvider(options);
+ * ```
+ */
 export type AnthropicProviderOptions = {
   /** The model id, e.g. `claude-sonnet-4-5`. */
   model: string;

@@ -31,7 +31,14 @@ export function toAnthropicFinishReason(stopReason: string | null | undefined): 
   }
 }
 
-/** The usage counters of `message_start`, `message_delta` and non-stream responses. */
+/**
+ * The usage counters of `message_start`, `message_delta` and non-stream responses.
+ *
+ * @example
+ * ```ts
+ * const counters: AnthropicUsageCounters = { input_tokens: 12, output_tokens: 30, cache_read_input_tokens: null };
+ * ```
+ */
 export type AnthropicUsageCounters = {
   input_tokens?: number | null;
   output_tokens?: number | null;

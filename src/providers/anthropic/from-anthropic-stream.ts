@@ -21,7 +21,14 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const stringField = (value: unknown): string => (typeof value === 'string' ? value : '');
 
-/** Options of {@link fromAnthropicStream}. */
+/**
+ * Options of {@link fromAnthropicStream}.
+ *
+ * @example
+ * ```ts
+ * const options: AnthropicStreamOptions = { signal: request.signal };
+ * ```
+ */
 export type AnthropicStreamOptions = {
   /**
    * The request's signal. The SDK ends its stream quietly when the request is aborted, which

@@ -3,8 +3,15 @@ import { resultText, type Message, type ToolResultPart } from '../messages.js';
 import type { ToolDescription } from '../provider.js';
 
 /**
- * The Anthropic wire rejects `tool_result` blocks with empty content when `is_error` is set, and
- * empty text anywhere; a tool that legitimately returns nothing must not poison the history.
+ * What an empty tool result is sent as. The Anthropic wire rejects `tool_result` blocks with empty
+ * content when `is_error` is set, and empty text anywhere; a tool that legitimately returns nothing
+ * must not poison the history.
+ *
+ * @example
+ * ```ts
+ * toAnthropicMessages([{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'save', result: '' }] }]);
+ * // => user message with { type: 'tool_result', tool_use_id: 't1', content: emptyToolResultText }
+ * ```
  */
 export const emptyToolResultText = '(no output)';
 
@@ -17,7 +24,15 @@ type AssistantBlock =
 
 type Turn = { role: 'user'; blocks: UserBlock[] } | { role: 'assistant'; blocks: AssistantBlock[] };
 
-/** What {@link toAnthropicMessages} produces: the `system` and `messages` request fields. */
+/**
+ * What {@link toAnthropicMessages} produces: the `system` and `messages` request fields.
+ *
+ * @example
+ * ```ts
+ * const { system, messages }: AnthropicConversation = toAnthropicMessages(history, 'You are terse.');
+ * await client.messages.create({ model, max_tokens: 1024, messages, ...(system ? { system } : {}) });
+ * ```
+ */
 export type AnthropicConversation = {
   /** Absent when there is no system text at all: an empty `system` is an API error. */
   system?: string;
