@@ -495,7 +495,7 @@ describe('cancel (DESIGN §3.8)', () => {
 
   it('from idle halts at once', async () => {
     const machine = createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler) });
-    const actor = createActor(machine).start();
+    const actor = createActor(machine, { input: {} }).start();
     actor.send({ type: 'cancel' });
     expect(await toPromise(actor)).toMatchObject({ status: 'halted', reason: 'cancelled', text: '', messages: [] });
   });
@@ -520,7 +520,7 @@ describe('approvals', () => {
       },
       { text: 'done' },
     ]);
-    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler), tools: [guarded] })).start();
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler), tools: [guarded] }), { input: {} }).start();
     const requested: string[] = [];
     const rejected: string[] = [];
     actor.on('tool.approval.requested', (event) => requested.push(event.toolCallId));
@@ -548,7 +548,7 @@ describe('approvals', () => {
     const turns = [{ toolCalls: [{ id: 'big', name: 'transfer', args: { amount: 500 } }] }, { text: 'restored fine' }];
     const first = scriptedModel(turns);
     const machine = createConversationMachine({ provider: handlerProvider(first.handler), tools: [guarded] });
-    const actor = createActor(machine).start();
+    const actor = createActor(machine, { input: {} }).start();
     actor.send({ type: 'user.message', content: 'pay' });
     await waitFor(actor, (snapshot) => snapshot.matches('awaitingApproval'));
     const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) as unknown;
@@ -556,7 +556,7 @@ describe('approvals', () => {
 
     const second = scriptedModel(turns.slice(1));
     const restoredMachine = createConversationMachine({ provider: handlerProvider(second.handler), tools: [guarded] });
-    const restored = createActor(restoredMachine, { snapshot: persisted as never }).start();
+    const restored = createActor(restoredMachine, { snapshot: persisted as never, input: {} }).start();
     restored.send({ type: 'tool.approve', toolCallId: 'big' });
     const output = await toPromise(restored);
     expect(output).toMatchObject({ status: 'done', text: 'restored fine' });
@@ -599,7 +599,7 @@ describe('snapshots are plain JSON at every point (DESIGN §2)', () => {
       tools: [guarded, add],
       retry: { initialDelayMs: 1, maxDelayMs: 1 },
     });
-    const actor = createActor(machine);
+    const actor = createActor(machine, { input: {} });
     const problems: string[] = [];
     actor.subscribe((snapshot) => {
       const persisted = actor.getPersistedSnapshot();
@@ -618,7 +618,7 @@ describe('snapshots are plain JSON at every point (DESIGN §2)', () => {
 describe('bad input is rejected without harm', () => {
   it('an empty or non-string user.message is rejected with an event; the run stays idle', async () => {
     const model = scriptedModel([{ text: 'ok' }]);
-    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler) })).start();
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler) }), { input: {} }).start();
     const rejected: Array<{ eventType: string; message: string }> = [];
     actor.on('event.rejected', (event) => rejected.push(event));
     actor.send({ type: 'user.message', content: '' });
@@ -642,7 +642,7 @@ describe('bad input is rejected without harm', () => {
           yield* turnChunks({ text: 'answer' });
         })(),
     ]);
-    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler) })).start();
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler) }), { input: {} }).start();
     const rejected: string[] = [];
     actor.on('event.rejected', (event) => rejected.push(event.message));
     actor.send({ type: 'user.message', content: 'first' });
@@ -682,7 +682,7 @@ describe('bad input is rejected without harm', () => {
 
   it('a handler that returns something that is not a stream ends in error, not a crash', async () => {
     const machine = createConversationMachine({ provider: handlerProvider((() => 'not a stream') as never) });
-    const actor = createActor(machine).start();
+    const actor = createActor(machine, { input: {} }).start();
     actor.send({ type: 'user.message', content: 'hi' });
     const output = await toPromise(actor);
     expect(output).toMatchObject({ status: 'error', error: { retryable: false } });

@@ -98,7 +98,7 @@ export function createConversationMachine(options: ConversationOptions) {
     types: {
       context: {} as ConversationContext,
       events: {} as ConversationEvent,
-      input: {} as ConversationInput | undefined,
+      input: {} as ConversationInput,
       output: {} as RunOutput,
       emitted: {} as ConversationEmittedEvent,
     },
