@@ -7,6 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, test } from 'vitest';
+import { createActor, toPromise } from 'xstate';
+import { createConversationMachine } from '../src/machines/conversation.js';
 import { InvalidOptionsError } from '../src/errors/invalid-options-error.js';
 import {
   anthropicProvider,
@@ -534,5 +536,53 @@ describe('anthropicProvider over the real SDK', () => {
     expect(() => anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 1.5 })).toThrow(/maxTokens/);
     expect(() => anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 10, client: {} as Anthropic })).toThrow(/client/);
     expect(anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 10 }).name).toBe('anthropic');
+  });
+});
+
+describe('anthropicProvider in a conversation machine', () => {
+  test('an in-stream overloaded_error and a cut stream are retried, discarding the partial output', async () => {
+    const server = await serve([sse('stream-overloaded-error.sse'), sse('stream-cut-before-message-stop.sse'), sse('stream-thinking-redacted.sse')]);
+    const machine = createConversationMachine({
+      provider: providerFor(server),
+      retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 5, jitter: false },
+    });
+    const actor = createActor(machine, { input: { messages: [] } });
+    const retries: Array<{ discardPartial: boolean; retryable: boolean }> = [];
+    actor.on('request.retry', (event) => retries.push({ discardPartial: event.discardPartial, retryable: event.error.retryable }));
+    actor.start();
+    actor.send({ type: 'user.message', content: 'Which is bigger?' });
+    const output = await toPromise(actor);
+    expect(output.status).toBe('done');
+    expect(output.text).toBe('Größer: 2.');
+    expect(retries).toEqual([
+      { discardPartial: true, retryable: true },
+      { discardPartial: true, retryable: true },
+    ]);
+    expect(server.requests).toHaveLength(3);
+    // The history keeps the signed thinking and the redacted block, ready for the next turn.
+    expect(output.messages.at(-1)?.content).toEqual([
+      expect.objectContaining({ type: 'reasoning', signature: 'EqQBCkYIBxgCKkCsZ+/fixture/Sig+Zz09AbCdEf==+/AAEC' }),
+      { type: 'redacted-reasoning', data: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qyP+fixture+redacted/Data==' },
+      { type: 'text', text: 'Größer: 2.' },
+    ]);
+  });
+
+  test('cancel closes the HTTP connection of a running stream', async () => {
+    const body = fixture('stream-tools-with-pings.sse');
+    const server = await serve([
+      async (_request, control) => {
+        control.res.writeHead(200, { 'content-type': 'text/event-stream' });
+        control.res.write(body.slice(0, body.indexOf('event: content_block_stop')));
+        await control.clientClosed;
+      },
+    ]);
+    const actor = createActor(createConversationMachine({ provider: providerFor(server) }), { input: { messages: [] } });
+    actor.on('text.delta', () => actor.send({ type: 'cancel', reason: 'user left' }));
+    actor.start();
+    actor.send({ type: 'user.message', content: 'Weather?' });
+    const output = await toPromise(actor);
+    expect(output.status).toBe('halted');
+    expect(output.reason).toBe('cancelled');
+    await server.waitForClosedSockets(1);
   });
 });
