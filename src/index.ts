@@ -48,6 +48,15 @@ export type {
 } from './providers/messages.js';
 export { type Usage, emptyUsage, addUsage } from './providers/usage.js';
 export { handlerProvider, type ChunkHandler, type HandlerRequest } from './providers/handler/handler-provider.js';
+export {
+  openaiProvider,
+  type OpenAIProviderOptions,
+  type OpenAIClientLike,
+  type OpenAIRequestParams,
+  type OpenAIReasoningEffort,
+} from './providers/openai/index.js';
+export { anthropicProvider, type AnthropicProviderOptions, type AnthropicRequestParams } from './providers/anthropic/index.js';
+export { toAnthropicMessages } from './providers/anthropic/index.js';
 export type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from './providers/openai-wire/chat-types.js';
 export { toOpenAIMessages } from './providers/openai-wire/to-openai-messages.js';
 
