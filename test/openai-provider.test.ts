@@ -397,7 +397,7 @@ describe('openaiProvider: failures over the wire', () => {
     const stream = provider(wire).stream(request({ signal: controller.signal }));
     setTimeout(() => controller.abort(), 50);
     expect(await failure(stream)).toMatchObject({ code: 'aborted', retryable: false });
-    await wire.waitForClosedSockets(1);
+    await wire.waitForRequestSocketClosed(0);
   });
 
   it('aborting the signal mid-stream fails as aborted (not as a complete or truncated response) and closes the connection', async () => {
@@ -421,7 +421,7 @@ describe('openaiProvider: failures over the wire', () => {
     }
     expect(events).toEqual([{ type: 'text.delta', delta: 'Hel' }]);
     expect(caught).toMatchObject({ code: 'aborted', retryable: false });
-    await wire.waitForClosedSockets(1);
+    await wire.waitForRequestSocketClosed(0);
   });
 
   it('stopping iteration early (the machine leaving the state) closes the connection', async () => {
@@ -436,6 +436,6 @@ describe('openaiProvider: failures over the wire', () => {
       expect(event).toEqual({ type: 'text.delta', delta: 'Hel' });
       break;
     }
-    await wire.waitForClosedSockets(1);
+    await wire.waitForRequestSocketClosed(0);
   });
 });

@@ -183,3 +183,25 @@ describe.skipIf(!hasRecordedFixtures)('loadCassette', () => {
   });
 });
 if (!hasRecordedFixtures) console.warn(missingRecordedFixturesNote);
+
+describe('waitForRequestSocketClosed', () => {
+  it('waits for the connection of one request, and times out with a clear message', async () => {
+    const local = await startWireServer([
+      async (_request, control) => {
+        control.res.writeHead(200, { 'content-type': 'text/event-stream' });
+        control.res.write('data: {}\n\n');
+        await control.sleep(5_000);
+      },
+    ]);
+    try {
+      const controller = new AbortController();
+      const reply = await fetch(`${local.url}/s`, { method: 'POST', signal: controller.signal });
+      await expect(local.waitForRequestSocketClosed(0, 50)).rejects.toThrow(/request #1 did not close/);
+      controller.abort();
+      await reply.body?.cancel().catch(() => {});
+      await local.waitForRequestSocketClosed(0);
+    } finally {
+      await local.close();
+    }
+  });
+});

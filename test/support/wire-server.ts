@@ -62,6 +62,12 @@ export interface WireServer {
   openSockets(): number;
   /** Resolves once at least `count` sockets have closed; rejects after `timeoutMs`. */
   waitForClosedSockets(count: number, timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves once the connection that carried request `index` (0-based) has closed; rejects after
+   * `timeoutMs`. Stronger than counting sockets: a client may open a fresh idle connection after
+   * destroying one.
+   */
+  waitForRequestSocketClosed(index: number, timeoutMs?: number): Promise<void>;
   /** Steps not yet served. */
   remainingSteps(): number;
   /** Errors thrown by function steps (they also produce a 500 when nothing was written yet). */
@@ -141,6 +147,7 @@ export async function startWireServer(steps: WireStep[], options: { chunkDelayMs
   const sockets = new Set<Socket>();
   let closed = 0;
   const closeWaiters: Array<() => void> = [];
+  const requestSockets: Socket[] = [];
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -170,6 +177,7 @@ export async function startWireServer(steps: WireStep[], options: { chunkDelayMs
     };
     requests.push(request);
     const socket = req.socket;
+    requestSockets.push(socket);
     let socketClosed = socket.destroyed;
     const clientClosed = new Promise<void>((resolve) => {
       if (socketClosed) resolve();
@@ -241,6 +249,18 @@ export async function startWireServer(steps: WireStep[], options: { chunkDelayMs
         const left = deadline - Date.now();
         if (left <= 0) throw new Error(`wire-server: expected ${count} closed socket(s) within ${timeoutMs} ms, saw ${closed}`);
         await Promise.race([new Promise<void>((resolve) => closeWaiters.push(resolve)), sleep(left)]);
+      }
+    },
+    async waitForRequestSocketClosed(index, timeoutMs = 2_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const socket = requestSockets[index];
+        if (socket && socket.destroyed && !sockets.has(socket)) return;
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw new Error(`wire-server: the connection of request #${index + 1} did not close within ${timeoutMs} ms${socket ? '' : ' (no such request)'}`);
+        }
+        await Promise.race([new Promise<void>((resolve) => closeWaiters.push(resolve)), sleep(Math.min(left, 50))]);
       }
     },
     close() {
