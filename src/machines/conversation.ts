@@ -25,6 +25,8 @@ type FinishEvent = Extract<ProviderCallEvent, { type: 'provider.finish' }>;
 /** Child ids of tool calls: unique per round, and the round's index of the call at the end. */
 const toolCallActorId = (iteration: number, index: number) => `toolCall-${iteration}-${index}`;
 const toolCallIndexOf = (eventType: string) => Number(eventType.slice(eventType.lastIndexOf('-') + 1));
+/** The child id in an `xstate.done.actor.<id>` / `xstate.error.actor.<id>` event type. */
+const childIdOf = (eventType: string) => eventType.slice(eventType.indexOf('.actor.') + '.actor.'.length);
 
 function runErrorOf(error: ProviderError): RunError {
   const cause = error.cause;
@@ -64,6 +66,17 @@ function isValidUserContent(content: unknown): boolean {
     content.some((part: { text: string }) => part.text.trim() !== '')
   );
 }
+
+/** `cancel` ends any running state in `halted`, closing the round in progress. */
+const cancelTransition = { target: '#conversation.halted', actions: 'cancelRun' } as const;
+
+/** Events a busy run cannot take: rejected with an event, and `cancel`. */
+const outOfStateTransitions = {
+  'user.message': { actions: 'rejectOutOfState' },
+  'tool.approve': { actions: 'rejectOutOfState' },
+  'tool.deny': { actions: 'rejectOutOfState' },
+  cancel: cancelTransition,
+} as const;
 
 /**
  * Creates the conversation machine: one actor is one run, a user turn and the whole tool loop that
@@ -262,6 +275,11 @@ export function createConversationMachine(options: ConversationOptions) {
         });
         enqueue.assign({ round: next });
       }),
+      // A finished child stays in the snapshot's children until stopped: without this, every round
+      // would leave one behind, growing snapshots and making each spawn copy a longer list.
+      releaseChild: enqueueActions(({ event, enqueue }) => {
+        enqueue.stopChild(childIdOf(event.type));
+      }),
       stopRunningCalls: enqueueActions(({ context, enqueue }) => {
         context.round?.forEach((call, index) => {
           if (call.state === 'running') enqueue.stopChild(toolCallActorId(context.iterations, index));
@@ -359,12 +377,8 @@ export function createConversationMachine(options: ConversationOptions) {
       };
     },
     initial: 'idle',
-    on: {
-      cancel: { target: '.halted', actions: 'cancelRun' },
-      'user.message': { actions: 'rejectOutOfState' },
-      'tool.approve': { actions: 'rejectOutOfState' },
-      'tool.deny': { actions: 'rejectOutOfState' },
-    },
+    // Declared on each non-final state rather than the root, so final states take no event at all.
+    on: {},
     states: {
       idle: {
         always: { guard: 'hasInputProblem', target: 'error', actions: 'failOnInput' },
@@ -373,6 +387,9 @@ export function createConversationMachine(options: ConversationOptions) {
             { guard: 'isValidUserMessage', target: 'requesting', actions: ['appendUserMessage', 'firstAttempt'] },
             { actions: 'rejectInvalidMessage' },
           ],
+          'tool.approve': { actions: 'rejectOutOfState' },
+          'tool.deny': { actions: 'rejectOutOfState' },
+          cancel: cancelTransition,
         },
       },
       requesting: {
@@ -400,6 +417,7 @@ export function createConversationMachine(options: ConversationOptions) {
         },
         on: {
           'provider.finish': { actions: 'receiveResponse' },
+          ...outOfStateTransitions,
         },
         initial: 'waiting',
         states: {
@@ -418,6 +436,7 @@ export function createConversationMachine(options: ConversationOptions) {
       retrying: {
         entry: ['scheduleRetry', 'emitRetry'],
         after: { retryDelay: { target: 'requesting', actions: 'nextAttempt' } },
+        on: outOfStateTransitions,
       },
       awaitingApproval: {
         entry: 'requestApprovals',
@@ -425,6 +444,8 @@ export function createConversationMachine(options: ConversationOptions) {
         on: {
           'tool.approve': [{ guard: 'isAwaitingApproval', actions: 'approveCall' }, { actions: 'rejectUnknownCall' }],
           'tool.deny': [{ guard: 'isAwaitingApproval', actions: 'denyCall' }, { actions: 'rejectUnknownCall' }],
+          'user.message': { actions: 'rejectOutOfState' },
+          cancel: cancelTransition,
         },
       },
       executingTools: {
@@ -433,10 +454,11 @@ export function createConversationMachine(options: ConversationOptions) {
         always: { guard: 'roundSettled', target: 'requesting', actions: ['completeRound', 'firstAttempt'] },
         on: {
           'xstate.done.actor.*': [
-            { guard: 'outcomeHalts', target: 'halted', actions: ['recordOutcome', 'haltByTool'] },
-            { actions: ['recordOutcome', 'startQueuedCalls'] },
+            { guard: 'outcomeHalts', target: 'halted', actions: ['releaseChild', 'recordOutcome', 'haltByTool'] },
+            { actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
           ],
-          'xstate.error.actor.*': { actions: ['recordCrash', 'startQueuedCalls'] },
+          'xstate.error.actor.*': { actions: ['releaseChild', 'recordCrash', 'startQueuedCalls'] },
+          ...outOfStateTransitions,
         },
       },
       done: { type: 'final', entry: 'markDone' },

@@ -8,6 +8,42 @@ function argumentsText(args: unknown): string {
 }
 
 /**
+ * Converted messages by identity. History messages are immutable values (the machine only ever
+ * appends new ones), so each is converted once per process instead of once per request — which
+ * keeps the cost of a request flat as the conversation grows. Treat the returned objects as
+ * read-only.
+ */
+const converted = new WeakMap<Message, OpenAIChatMessage | OpenAIChatMessage[]>();
+
+function convert(message: Message): OpenAIChatMessage | OpenAIChatMessage[] {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      return { role: 'user', content: message.content };
+    case 'assistant': {
+      let text = '';
+      const toolCalls: OpenAIChatToolCall[] = [];
+      for (const part of message.content) {
+        if (part.type === 'text') text += part.text;
+        else if (part.type === 'tool-call') {
+          toolCalls.push({
+            id: part.toolCallId,
+            type: 'function',
+            function: { name: part.toolName, arguments: argumentsText(part.args) },
+          });
+        }
+      }
+      return toolCalls.length > 0
+        ? { role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls }
+        : { role: 'assistant', content: text };
+    }
+    case 'tool':
+      return message.content.map((part) => ({ role: 'tool', tool_call_id: part.toolCallId, content: resultText(part.result) }));
+  }
+}
+
+/**
  * Converts the provider-neutral history to Chat Completions messages, system prompt first.
  * Reasoning parts are dropped: the Chat Completions wire has no way to send them back.
  */
@@ -15,39 +51,13 @@ export function toOpenAIMessages(messages: Message[], system?: string): OpenAICh
   const out: OpenAIChatMessage[] = [];
   if (system !== undefined && system !== '') out.push({ role: 'system', content: system });
   for (const message of messages) {
-    switch (message.role) {
-      case 'system':
-        out.push({ role: 'system', content: message.content });
-        break;
-      case 'user':
-        out.push({ role: 'user', content: message.content });
-        break;
-      case 'assistant': {
-        let text = '';
-        const toolCalls: OpenAIChatToolCall[] = [];
-        for (const part of message.content) {
-          if (part.type === 'text') text += part.text;
-          else if (part.type === 'tool-call') {
-            toolCalls.push({
-              id: part.toolCallId,
-              type: 'function',
-              function: { name: part.toolName, arguments: argumentsText(part.args) },
-            });
-          }
-        }
-        out.push(
-          toolCalls.length > 0
-            ? { role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls }
-            : { role: 'assistant', content: text },
-        );
-        break;
-      }
-      case 'tool':
-        for (const part of message.content) {
-          out.push({ role: 'tool', tool_call_id: part.toolCallId, content: resultText(part.result) });
-        }
-        break;
+    let result = converted.get(message);
+    if (result === undefined) {
+      result = convert(message);
+      converted.set(message, result);
     }
+    if (Array.isArray(result)) out.push(...result);
+    else out.push(result);
   }
   return out;
 }
