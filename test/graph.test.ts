@@ -1,0 +1,869 @@
+/**
+ * Graph tests of the conversation machine (and its tool-call child machine).
+ *
+ * `xstate/graph` is the maintained home of the `@xstate/graph` API: since XState 5 it ships inside
+ * the `xstate` package itself (`import { getShortestPaths } from 'xstate/graph'`), and the separate
+ * `@xstate/graph` package is no longer where it evolves.
+ *
+ * Part 1 traverses the machine as pure logic: `getAdjacencyMap` / `getShortestPaths` /
+ * `getSimplePaths` call `machine.transition` with a mock actor scope, so no actor runs and no delay
+ * fires. We supply, as events, what the actors and the clock would send (`provider.finish`,
+ * `xstate.done.actor.providerCall`, `xstate.error.actor.providerCall`, `xstate.after.*`, the
+ * tool-call children's `xstate.done.actor.toolCall-<iteration>-<index>`), filtered to those the
+ * current snapshot accepts (`snapshot.can(event)`). The snapshot key keeps the graph finite (usage,
+ * streamed text and messages are left out; they do not steer transitions while the doom-loop check
+ * is off, and where it is on, the tail of the tool-call history is part of the key).
+ *
+ * Part 2 drives real actors (`createActor(machine).start()` with a scripted `handlerProvider` and
+ * scripted tools) along representative shortest paths of that graph, and checks that each reaches
+ * the same final state with the same `iterations`, visiting the path's states in order, and that
+ * `toPromise(actor)` resolves.
+ */
+import { describe, expect, it } from 'vitest';
+import { createActor, initialTransition, toPromise, transition, type AnyStateNode, type EventObject, type SnapshotFrom } from 'xstate';
+import { getAdjacencyMap, getShortestPaths, getSimplePaths, getStateNodes, type StatePath } from 'xstate/graph';
+import { createConversationMachine } from '../src/machines/conversation.js';
+import { recentCallSignatures, maxDoomLoopPeriod } from '../src/machines/doom-loop.js';
+import type { ConversationOptions } from '../src/machines/options.js';
+import { createToolCallMachine, type ToolCallInput } from '../src/machines/tool-call.js';
+import { resultTexts } from '../src/machines/tool-round.js';
+import type { ConversationEvent } from '../src/machines/types.js';
+import { ProviderError } from '../src/providers/errors/provider-error.js';
+import { handlerProvider, type HandlerRequest } from '../src/providers/handler/handler-provider.js';
+import type { Message } from '../src/providers/messages.js';
+import type { OpenAIChatCompletionChunk } from '../src/providers/openai-wire/chat-types.js';
+import type { ProviderContentPart, Provider } from '../src/providers/provider.js';
+import { defineTool, type Tool } from '../src/tools/define-tool.js';
+import { HaltError } from '../src/tools/halt-error.js';
+import { turnChunks } from './support/scripted-model.js';
+
+// ---------------------------------------------------------------------------------------------
+// The machine under test
+
+type Machine = ReturnType<typeof createConversationMachine>;
+type Snapshot = SnapshotFrom<Machine>;
+type Path = StatePath<Snapshot, ConversationEvent>;
+
+/** What each tool does in a real run, by tool name, one entry per execution in order. */
+type ToolBehaviour = 'ok' | 'halt' | 'hang';
+type ToolScript = Map<string, ToolBehaviour[]>;
+
+const waitForAbort = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+
+function scriptedTools(script: ToolScript): Array<Tool<never, unknown>> {
+  const make = (name: string, needsApproval: boolean) =>
+    defineTool({
+      name,
+      description: `${name} (scripted)`,
+      parameters: { type: 'object', properties: {} },
+      needsApproval,
+      execute: async (_args, { signal }) => {
+        const behaviour = script.get(name)?.shift() ?? 'ok';
+        if (behaviour === 'halt') throw new HaltError('stopped by tool');
+        if (behaviour === 'hang') {
+          await waitForAbort(signal);
+          return 'aborted';
+        }
+        return 'ok';
+      },
+    }) as unknown as Tool<never, unknown>;
+  return [make('lookup', false), make('guarded', true)];
+}
+
+/** A provider never called during pure traversal. */
+const unusedProvider: Provider = {
+  name: 'unused',
+  // eslint-disable-next-line require-yield
+  async *stream() {
+    throw new Error('pure traversal never runs the provider');
+  },
+};
+
+const retry = { maxRetries: 2, jitter: false, initialDelayMs: 2, maxDelayMs: 8 } as const;
+
+type GraphConfig = {
+  name: string;
+  maxToolIterations: number | undefined;
+  /** Doom-loop detection on (default threshold 3) or off. */
+  doomLoop: boolean;
+  /** The `provider.finish` variants offered as events. */
+  finishes: FinishName[];
+};
+
+function machineOptions(config: GraphConfig, provider: Provider, script: ToolScript, extra: Partial<ConversationOptions> = {}): ConversationOptions {
+  return {
+    provider,
+    tools: scriptedTools(script),
+    ...(config.maxToolIterations === undefined ? {} : { maxToolIterations: config.maxToolIterations }),
+    retry,
+    ...(config.doomLoop ? {} : { doomLoop: false }),
+    toolTimeoutMs: 5_000,
+    ...extra,
+  };
+}
+
+const capOf = (config: GraphConfig) => config.maxToolIterations ?? 10;
+
+// ---------------------------------------------------------------------------------------------
+// Events: what users, providers, tool-call children and the clock send
+
+const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5 };
+const asEvent = (event: EventObject & Record<string, unknown>) => event as unknown as ConversationEvent;
+
+type FinishName = 'text' | 'approval' | 'normal' | 'unknown' | 'two';
+
+const finishContent: Record<FinishName, ProviderContentPart[]> = {
+  text: [{ type: 'text', text: 'the answer' }],
+  approval: [{ type: 'tool-call', toolCallId: 'call_guarded', toolName: 'guarded', argsText: '{}' }],
+  normal: [{ type: 'tool-call', toolCallId: 'call_lookup', toolName: 'lookup', argsText: '{}' }],
+  unknown: [{ type: 'tool-call', toolCallId: 'call_nope', toolName: 'nope', argsText: '{}' }],
+  two: [
+    { type: 'tool-call', toolCallId: 'call_lookup', toolName: 'lookup', argsText: '{}' },
+    { type: 'tool-call', toolCallId: 'call_guarded', toolName: 'guarded', argsText: '{}' },
+  ],
+};
+
+const finishEvent = (name: FinishName) =>
+  asEvent({ type: 'provider.finish', content: finishContent[name], finishReason: name === 'text' ? 'stop' : 'tool-calls', usage, finish: name });
+
+const providerDone = asEvent({ type: 'xstate.done.actor.providerCall', output: undefined });
+/** The ids XState generates for delayed transitions: `xstate.after.<delay>.<state node id>`. */
+const afterRetryDelay = asEvent({ type: 'xstate.after.retryDelay.conversation.retrying' });
+const afterRequestTimeout = asEvent({ type: 'xstate.after.requestTimeout.conversation.requesting.waiting' });
+const userMessage = asEvent({ type: 'user.message', content: 'What is 2+3?' });
+const emptyUserMessage = asEvent({ type: 'user.message', content: '   ' });
+const delta = asEvent({ type: 'provider.delta', delta: { type: 'text.delta', delta: 'partial ' } });
+const approve = asEvent({ type: 'tool.approve', toolCallId: 'call_guarded' });
+const deny = asEvent({ type: 'tool.deny', toolCallId: 'call_guarded', reason: 'not now' });
+const approveUnknown = asEvent({ type: 'tool.approve', toolCallId: 'call_missing' });
+const cancel = asEvent({ type: 'cancel', reason: 'user left' });
+
+type ProviderFailure = { label: string; error: unknown; retryable: boolean; code?: string };
+
+const httpError = (status: number, message: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(message), { status, ...extra });
+
+/**
+ * Every provider error class of DESIGN §3.6, with the verdict the design asks for. `retryable`
+ * here is the test's expectation, written down independently of the classifier.
+ */
+const providerFailures: ProviderFailure[] = [
+  { label: '429 rate limit', error: httpError(429, 'rate limited'), retryable: true, code: 'rate_limit' },
+  { label: '500 server error', error: httpError(500, 'internal error'), retryable: true, code: 'server' },
+  { label: '503 unavailable', error: httpError(503, 'unavailable'), retryable: true, code: 'server' },
+  { label: '529 overloaded', error: httpError(529, 'overloaded'), retryable: true, code: 'overloaded' },
+  { label: '408 request timeout', error: httpError(408, 'request timeout'), retryable: true, code: 'timeout' },
+  { label: '409 conflict', error: httpError(409, 'conflict'), retryable: true, code: 'conflict' },
+  {
+    label: 'Anthropic overloaded_error body',
+    error: Object.assign(new Error('Overloaded'), { error: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }),
+    retryable: true,
+    code: 'overloaded',
+  },
+  { label: 'network ECONNRESET', error: Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } }), retryable: true, code: 'network' },
+  { label: 'timeout (TimeoutError)', error: Object.assign(new Error('The operation timed out'), { name: 'TimeoutError' }), retryable: true, code: 'timeout' },
+  {
+    label: 'incomplete stream',
+    error: new ProviderError('the stream ended without a finish_reason', { code: 'incomplete_stream', retryable: true }),
+    retryable: true,
+    code: 'incomplete_stream',
+  },
+  { label: '400 bad request', error: httpError(400, 'bad request'), retryable: false, code: 'bad_request' },
+  { label: '401 unauthorized', error: httpError(401, 'bad key'), retryable: false, code: 'authentication' },
+  { label: '403 forbidden', error: httpError(403, 'forbidden'), retryable: false, code: 'permission' },
+  { label: '404 not found', error: httpError(404, 'no such model'), retryable: false, code: 'not_found' },
+  { label: '422 unprocessable', error: httpError(422, 'unprocessable'), retryable: false, code: 'bad_request' },
+  {
+    label: '429 asking to wait longer than maxRetryAfterMs',
+    error: httpError(429, 'come back in 2 minutes', { headers: { 'retry-after': '120' } }),
+    retryable: false,
+    code: 'rate_limit',
+  },
+  { label: 'AbortError', error: Object.assign(new Error('aborted'), { name: 'AbortError' }), retryable: false, code: 'aborted' },
+  { label: 'plain Error', error: new Error('something odd'), retryable: false, code: 'unknown' },
+  { label: 'non-Error: string', error: 'a thrown string', retryable: false, code: 'unknown' },
+  { label: 'non-Error: number', error: 42, retryable: false, code: 'unknown' },
+  { label: 'non-Error: null', error: null, retryable: false, code: 'unknown' },
+  { label: 'non-Error: undefined', error: undefined, retryable: false, code: 'unknown' },
+  { label: 'non-Error: plain object', error: { weird: true }, retryable: false, code: 'unknown' },
+];
+
+const providerErrorEvent = (failure: ProviderFailure) => asEvent({ type: 'xstate.error.actor.providerCall', error: failure.error, label: failure.label });
+
+/** The tool-call children's completions and crashes for the calls running in this snapshot. */
+function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
+  const { round, iterations } = snapshot.context;
+  if (!round) return [];
+  return round.flatMap((call, index) => {
+    if (call.state !== 'running') return [];
+    const id = `toolCall-${iterations}-${index}`;
+    const result = { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, result: 'ok' };
+    return [
+      asEvent({ type: `xstate.done.actor.${id}`, output: { index, result } }),
+      asEvent({ type: `xstate.done.actor.${id}`, output: { index, result: { ...result, result: 'stopped by tool' }, halt: 'stopped by tool' } }),
+      asEvent({ type: `xstate.error.actor.${id}`, error: new Error('the tool-call actor crashed') }),
+    ];
+  });
+}
+
+/**
+ * The events offered in a snapshot. An actor's own events (`provider.*`, `xstate.done.actor.*`,
+ * `xstate.error.actor.*`) only while that actor is a live child: a stopped actor sends nothing.
+ */
+function eventsFor(config: GraphConfig) {
+  const fromUsersAndClock: ConversationEvent[] = [userMessage, emptyUserMessage, afterRequestTimeout, afterRetryDelay, approve, deny, approveUnknown, cancel];
+  const fromProviderCall: ConversationEvent[] = [delta, ...config.finishes.map(finishEvent), providerDone, ...providerFailures.map(providerErrorEvent)];
+  return (snapshot: Snapshot): ConversationEvent[] => [
+    ...fromUsersAndClock,
+    ...('providerCall' in snapshot.children ? fromProviderCall : []),
+    ...toolCallEvents(snapshot),
+  ];
+}
+
+/** Events serialised with errors spelled out, so two errors with the same own fields stay apart. */
+function serializeEvent(event: ConversationEvent): string {
+  return JSON.stringify(event, (_key, value: unknown) =>
+    value instanceof Error ? { ...value, errorName: value.name, message: value.message } : value === undefined ? '(undefined)' : value,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot key: what steers the machine's future
+
+function stateKey(config: GraphConfig) {
+  return (snapshot: Snapshot): string => {
+    const { context } = snapshot;
+    const final = snapshot.status === 'done';
+    return JSON.stringify({
+      value: snapshot.value,
+      status: snapshot.status,
+      iterations: context.iterations,
+      attempt: context.attempt,
+      response: context.response && {
+        calls: context.response.calls.map((call) => `${call.toolName}:${call.state}`),
+        doomLoop: context.response.doomLoop.action,
+      },
+      round: context.round?.map((call) => `${call.toolName}:${call.state}`) ?? null,
+      children: Object.keys(snapshot.children).sort(),
+      reason: context.reason,
+      doomLoopNoticed: context.doomLoopNoticed,
+      pendingNotice: context.pendingNotice !== null,
+      // The doom-loop verdict depends on the tail of the tool-call history.
+      ...(config.doomLoop ? { tail: recentCallSignatures(context.messages, 3 * maxDoomLoopPeriod).map((call) => call.name) } : {}),
+      // Final `error` states are not expanded; telling them apart by the error that ended the run
+      // (set by that very transition) lets a path aim at one.
+      ...(final && snapshot.value === 'error' ? { error: context.lastError?.code ?? null } : {}),
+    });
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traversal
+
+type Graph = {
+  config: GraphConfig;
+  machine: Machine;
+  key: (snapshot: Snapshot) => string;
+  /** Every reachable snapshot (one per key). */
+  nodes: Map<string, Snapshot>;
+  edges: Map<string, Array<{ event: ConversationEvent; to: string; next: Snapshot }>>;
+  traversalOptions: Parameters<typeof getShortestPaths<Machine>>[1];
+};
+
+const graphs = new Map<string, Graph>();
+
+function buildGraph(config: GraphConfig): Graph {
+  const cached = graphs.get(config.name);
+  if (cached) return cached;
+  const machine = createConversationMachine(machineOptions(config, unusedProvider, new Map()));
+  const key = stateKey(config);
+  const input = { messages: [] as Message[] };
+  const traversalOptions = {
+    input,
+    events: eventsFor(config),
+    filterEvents: (snapshot: Snapshot, event: ConversationEvent) => snapshot.can(event),
+    serializeState: key,
+    serializeEvent,
+    stopWhen: (snapshot: Snapshot) => snapshot.status !== 'active',
+    limit: 500_000,
+  };
+  // The machine's emitted-event typing trips getAdjacencyMap's ActorLogic parameter; the logic is the machine itself.
+  const adjacency = getAdjacencyMap<Snapshot, ConversationEvent, { messages: Message[] }>(machine as never, traversalOptions);
+  const nodes = new Map<string, Snapshot>();
+  const edges: Graph['edges'] = new Map();
+  for (const [serialized, { state, transitions }] of Object.entries(adjacency)) {
+    nodes.set(serialized, state);
+    edges.set(
+      serialized,
+      (Object.values(transitions) as Array<{ event: ConversationEvent; state: Snapshot }>).map(({ event, state: next }) => ({ event, to: key(next), next })),
+    );
+  }
+  const graph: Graph = { config, machine, key, nodes, edges, traversalOptions };
+  graphs.set(config.name, graph);
+  return graph;
+}
+
+const isFinal = (snapshot: Snapshot) => snapshot.status === 'done';
+const valueOf = (snapshot: Snapshot) => (typeof snapshot.value === 'string' ? snapshot.value : JSON.stringify(snapshot.value));
+const inState = (snapshot: Snapshot, state: string) => snapshot.matches(state as never);
+
+/**
+ * DESIGN §3.2: every assistant message with tool calls is followed by one tool message holding
+ * exactly one result per call, in call order; nothing else sits between them.
+ */
+function historyProblem(messages: Message[]): string | null {
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index];
+    if (message?.role !== 'assistant') continue;
+    const calls = message.content.filter((part) => part.type === 'tool-call').map((part) => part.toolCallId);
+    if (calls.length === 0) continue;
+    const next = messages[index + 1];
+    if (next?.role !== 'tool') return `assistant message ${index} has tool calls ${calls.join(', ')} but message ${index + 1} is ${next?.role ?? 'missing'}`;
+    const results = next.content.map((part) => part.toolCallId);
+    if (JSON.stringify(results) !== JSON.stringify(calls)) return `tool calls ${calls.join(', ')} got results ${results.join(', ')}`;
+  }
+  for (const [index, message] of messages.entries()) {
+    if (message.role === 'tool' && messages[index - 1]?.role !== 'assistant') return `tool message ${index} does not follow an assistant message`;
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configurations
+
+const allFinishes: FinishName[] = ['text', 'approval', 'normal', 'unknown', 'two'];
+const capConfigs: GraphConfig[] = [
+  { name: 'cap 0', maxToolIterations: 0, doomLoop: false, finishes: allFinishes },
+  { name: 'cap 1', maxToolIterations: 1, doomLoop: false, finishes: allFinishes },
+  { name: 'cap 2', maxToolIterations: 2, doomLoop: false, finishes: allFinishes },
+  { name: 'cap 3', maxToolIterations: 3, doomLoop: false, finishes: allFinishes },
+  // The two-call response multiplies the states per round; caps 0-3 cover it, the default cap does without.
+  { name: 'default cap (10)', maxToolIterations: undefined, doomLoop: false, finishes: ['text', 'approval', 'normal', 'unknown'] },
+];
+/** Default options (doom-loop detection on): one repeating call, so the history tail stays finite. */
+const doomLoopConfig: GraphConfig = { name: 'defaults with doom loop', maxToolIterations: undefined, doomLoop: true, finishes: ['text', 'normal'] };
+const allConfigs = [...capConfigs, doomLoopConfig];
+
+// ---------------------------------------------------------------------------------------------
+// Part 1: properties of the whole graph
+
+describe('conversation machine graph (xstate/graph, pure traversal)', () => {
+  it('uses the delayed-event ids XState generates', () => {
+    const { machine } = buildGraph(capConfigs[1]!);
+    const delayed = getStateNodes(machine.root).flatMap((node: AnyStateNode) => [...node.transitions.keys()].filter((type) => type.startsWith('xstate.after.')));
+    expect(delayed.sort()).toEqual([afterRequestTimeout.type, afterRetryDelay.type].sort());
+  });
+
+  for (const config of allConfigs) {
+    describe(config.name, () => {
+      it('is finite and reaches done, halted and error', () => {
+        const graph = buildGraph(config);
+        const finals = [...graph.nodes.values()].filter(isFinal);
+        expect(graph.nodes.size).toBeGreaterThan(10);
+        expect(new Set(finals.map(valueOf))).toEqual(new Set(['done', 'halted', 'error']));
+      });
+
+      it('(a) a final state (done/halted/error) is reachable from every reachable state', () => {
+        const graph = buildGraph(config);
+        const reverse = new Map<string, string[]>();
+        for (const [from, out] of graph.edges) for (const { to } of out) reverse.set(to, [...(reverse.get(to) ?? []), from]);
+        const canFinish = new Set([...graph.nodes].filter(([, snapshot]) => isFinal(snapshot)).map(([key]) => key));
+        const queue = [...canFinish];
+        while (queue.length) {
+          for (const from of reverse.get(queue.pop()!) ?? []) {
+            if (!canFinish.has(from)) {
+              canFinish.add(from);
+              queue.push(from);
+            }
+          }
+        }
+        const stuck = [...graph.nodes.keys()].filter((key) => !canFinish.has(key));
+        expect(stuck).toEqual([]);
+      });
+
+      it('final states are absorbing, resolve an output, and leave a valid history', () => {
+        const graph = buildGraph(config);
+        for (const snapshot of graph.nodes.values()) {
+          if (!isFinal(snapshot)) continue;
+          const output = snapshot.output!;
+          expect(output.status).toBe(valueOf(snapshot));
+          expect(output.iterations).toBe(snapshot.context.iterations);
+          expect(historyProblem(output.messages), graph.key(snapshot)).toBeNull();
+          for (const event of [cancel, providerDone]) {
+            const [next] = transition(graph.machine, snapshot, event);
+            expect(next.value).toEqual(snapshot.value);
+            expect(next.output?.status).toBe(output.status);
+            expect(next.output?.reason).toBe(output.reason);
+            expect(next.context.messages).toBe(snapshot.context.messages);
+          }
+        }
+      });
+
+      it(`(b) never executes more than ${capOf(config)} tool rounds; at the cap, more tool calls halt with max_iterations`, () => {
+        const graph = buildGraph(config);
+        const cap = capOf(config);
+        let maxSeen = 0;
+        let cappedResponses = 0;
+        for (const [key, snapshot] of graph.nodes) {
+          maxSeen = Math.max(maxSeen, snapshot.context.iterations);
+          expect(snapshot.context.iterations, key).toBeLessThanOrEqual(cap);
+          const { response } = snapshot.context;
+          if (!isFinal(snapshot) && inState(snapshot, 'requesting') && snapshot.context.iterations === cap && response && response.calls.length > 0) {
+            cappedResponses++;
+            const [next] = transition(graph.machine, snapshot, providerDone);
+            expect(next.value, key).toBe('halted');
+            expect(next.output?.reason).toBe('max_iterations');
+            expect(next.output?.iterations).toBe(cap);
+            const last = next.context.messages.at(-1);
+            expect(last?.role).toBe('tool');
+            // Calls not yet settled get the limit text; calls settled at planning (unknown tool) keep theirs.
+            const expectedTexts = response.calls.map((call) => (call.state === 'settled' ? call.result?.result : resultTexts.iterationLimit));
+            expect(last?.role === 'tool' ? last.content.map((part) => part.result) : null).toEqual(expectedTexts);
+            expect(last?.role === 'tool' && last.content.every((part) => part.isError)).toBe(true);
+            expect(historyProblem(next.context.messages)).toBeNull();
+          }
+        }
+        if (config.doomLoop) {
+          // With one repeating call the doom loop ends the run before the cap.
+          expect(maxSeen).toBeLessThan(cap);
+        } else {
+          expect(maxSeen).toBe(cap);
+          expect(cappedResponses).toBeGreaterThan(0);
+          expect([...graph.nodes.values()].some((s) => isFinal(s) && s.context.reason === 'max_iterations')).toBe(true);
+        }
+      });
+
+      it('(c) every provider failure leads to retrying (attempts left) or error (exhausted, or fatal)', () => {
+        const graph = buildGraph(config);
+        const requesting = [...graph.nodes.values()].filter((s) => !isFinal(s) && inState(s, 'requesting'));
+        expect(requesting.length).toBeGreaterThan(0);
+        const attempts = new Set<number>();
+        const resumed = new Set<number>();
+        for (const snapshot of requesting) {
+          const attemptsLeft = snapshot.context.attempt <= retry.maxRetries;
+          attempts.add(snapshot.context.attempt);
+          const failures: Array<{ label: string; event: ConversationEvent; retryable: boolean; code?: string }> = [
+            ...providerFailures.map((failure) => ({ ...failure, event: providerErrorEvent(failure) })),
+            { label: 'requestTimeout elapsed', event: afterRequestTimeout, retryable: true, code: 'timeout' },
+          ];
+          if (snapshot.context.response === null) {
+            failures.push({ label: 'stream done without a response', event: providerDone, retryable: true, code: 'incomplete_stream' });
+          }
+          for (const failure of failures) {
+            const [next] = transition(graph.machine, snapshot, failure.event);
+            const expected = failure.retryable && attemptsLeft ? 'retrying' : 'error';
+            expect(next.value, `${failure.label} at attempt ${snapshot.context.attempt}`).toBe(expected);
+            expect(next.context.lastError?.code, failure.label).toBe(failure.code);
+            if (expected === 'error') {
+              expect(next.output?.status).toBe('error');
+              expect(next.output?.error?.code).toBe(failure.code);
+            } else if (!resumed.has(snapshot.context.attempt)) {
+              resumed.add(snapshot.context.attempt);
+              // Retrying resumes requesting with the next attempt once the backoff elapses.
+              const [after] = transition(graph.machine, next, afterRetryDelay);
+              expect(after.matches('requesting')).toBe(true);
+              expect(after.context.attempt).toBe(snapshot.context.attempt + 1);
+            }
+          }
+        }
+        expect([...attempts].sort()).toEqual([1, 2, 3]);
+      });
+
+      it('(c) a crashed tool-call child settles its call with an error result for the model; the run goes on', () => {
+        const graph = buildGraph(config);
+        let crashes = 0;
+        for (const snapshot of graph.nodes.values()) {
+          if (isFinal(snapshot) || !inState(snapshot, 'executingTools')) continue;
+          for (const event of toolCallEvents(snapshot).filter((e) => e.type.startsWith('xstate.error.actor.'))) {
+            crashes++;
+            const index = Number(event.type.slice(event.type.lastIndexOf('-') + 1));
+            const [next] = transition(graph.machine, snapshot, event);
+            expect(next.matches('executingTools') || next.matches('requesting'), valueOf(next)).toBe(true);
+            if (next.matches('executingTools')) {
+              expect(next.context.round?.[index]?.state).toBe('settled');
+              expect(next.context.round?.[index]?.result?.isError).toBe(true);
+            } else {
+              // The round's results (a doom-loop notice may follow them).
+              const results = next.context.messages.findLast((message) => message.role === 'tool');
+              expect(results?.role === 'tool' && results.content[index]?.isError).toBe(true);
+            }
+          }
+        }
+        if (capOf(config) > 0) expect(crashes).toBeGreaterThan(0);
+      });
+
+      it('(d) every live child actor has an xstate.error.actor handler in the state that holds it', () => {
+        const graph = buildGraph(config);
+        const spawningStates = new Set<string>();
+        for (const snapshot of graph.nodes.values()) {
+          if (isFinal(snapshot)) continue;
+          const invoked = new Set(snapshot._nodes.flatMap((node) => node.invoke.map((definition) => definition.id)));
+          for (const id of Object.keys(snapshot.children)) {
+            if (!invoked.has(id)) spawningStates.add(valueOf(snapshot));
+            const crash = asEvent({ type: `xstate.error.actor.${id}`, error: new Error('crash') });
+            expect(snapshot.can(crash), `${id} in ${valueOf(snapshot)}`).toBe(true);
+          }
+        }
+        expect([...spawningStates]).toEqual(capOf(config) > 0 ? ['executingTools'] : []);
+      });
+
+      it('(e) cancel from every non-final state ends halted/cancelled with a valid history', () => {
+        const graph = buildGraph(config);
+        let checked = 0;
+        for (const [key, snapshot] of graph.nodes) {
+          if (isFinal(snapshot)) continue;
+          checked++;
+          const [next] = transition(graph.machine, snapshot, cancel);
+          expect(next.value, key).toBe('halted');
+          expect(next.output).toMatchObject({ status: 'halted', reason: 'cancelled', iterations: snapshot.context.iterations });
+          expect(historyProblem(next.context.messages), key).toBeNull();
+          expect(Object.keys(next.children), `children left running after cancel from ${key}`).toEqual([]);
+          // The same edge is in the traversed graph.
+          expect(graph.edges.get(key)?.some((edge) => edge.event === cancel && edge.next.value === 'halted')).toBe(true);
+        }
+        expect(checked).toBe([...graph.nodes.values()].filter((s) => !isFinal(s)).length);
+      });
+    });
+  }
+
+  it('the doom-loop graph ends halted/doom_loop after one notice', () => {
+    const graph = buildGraph(doomLoopConfig);
+    const halted = [...graph.nodes.values()].filter((s) => isFinal(s) && s.context.reason === 'doom_loop');
+    expect(halted.length).toBeGreaterThan(0);
+    for (const snapshot of halted) {
+      expect(snapshot.context.iterations).toBe(3);
+      expect(snapshot.context.doomLoopNoticed).toBe(true);
+      expect(historyProblem(snapshot.context.messages)).toBeNull();
+      expect(snapshot.context.messages.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('Notice:'))).toBe(true);
+    }
+  });
+
+  it('a malformed input ends in error at once (eventless transition from idle)', () => {
+    const { machine } = buildGraph(capConfigs[1]!);
+    const actor = createActor(machine, { input: { messages: [{ role: 'robot', content: 'x' }] as unknown as Message[] } });
+    actor.start();
+    expect(actor.getSnapshot().value).toBe('error');
+    expect(actor.getSnapshot().output?.error?.code).toBe('invalid_input');
+  });
+
+  it('(d) static: every invoke of both machines has an onError transition, every spawning state an xstate.error.actor.* handler', () => {
+    const conversation = buildGraph(capConfigs[1]!).machine;
+    const toolCall = createToolCallMachine(new Map());
+    const problems: string[] = [];
+    let invokes = 0;
+    for (const machine of [conversation, toolCall]) {
+      for (const node of getStateNodes(machine.root) as AnyStateNode[]) {
+        for (const definition of node.invoke) {
+          invokes++;
+          if (!node.transitions.has(`xstate.error.actor.${definition.id}`)) problems.push(`${node.id} invokes ${definition.id} without onError`);
+        }
+      }
+    }
+    expect(invokes).toBe(2);
+    const executingTools = conversation.getStateNodeById('conversation.executingTools');
+    expect(executingTools.transitions.has('xstate.error.actor.*')).toBe(true);
+    expect(problems).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The tool-call child machine
+
+describe('tool-call machine graph', () => {
+  const machine = createToolCallMachine(new Map());
+  const input: ToolCallInput = { index: 1, toolCallId: 'call_1', toolName: 'lookup', args: {}, messages: [], timeoutMs: 5 };
+  const invokeId = '0.toolCall.executing';
+  type ToolCallEvent = Parameters<(typeof machine)['transition']>[1];
+  const events = [
+    { type: `xstate.done.actor.${invokeId}`, output: '"ok"' },
+    { type: `xstate.error.actor.${invokeId}`, error: new HaltError('stop here') },
+    { type: `xstate.error.actor.${invokeId}`, error: new Error('tool threw') },
+    { type: `xstate.error.actor.${invokeId}`, error: 'a thrown string' },
+    { type: 'xstate.after.toolTimeout.toolCall.executing' },
+  ] as unknown as ToolCallEvent[];
+  const options = {
+    input,
+    events,
+    filterEvents: (snapshot: SnapshotFrom<typeof machine>, event: ToolCallEvent) => snapshot.can(event),
+    serializeEvent: (event: ToolCallEvent) => JSON.stringify(event, (_k, v: unknown) => (v instanceof Error ? { name: v.name, message: v.message } : v)),
+  };
+
+  it('every simple path ends in a final state with exactly one result for the call', () => {
+    const paths = getSimplePaths(machine, options);
+    const finals = paths.filter((path) => path.state.status === 'done');
+    expect(new Set(finals.map((path) => path.state.value))).toEqual(new Set(['succeeded', 'failed', 'timedOut', 'halted']));
+    for (const path of paths) {
+      if (path.state.status !== 'done') {
+        expect(path.state.value).toBe('executing');
+        continue;
+      }
+      const outcome = path.state.output!;
+      expect(outcome.index).toBe(1);
+      expect(outcome.result.toolCallId).toBe('call_1');
+      expect(outcome.result.isError === true).toBe(path.state.value === 'failed' || path.state.value === 'timedOut');
+      expect(outcome.halt !== undefined).toBe(path.state.value === 'halted');
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Part 2: real actors along graph paths
+
+/** One provider request of a path: what was streamed, and how the attempt ended. */
+type Attempt = { finish: FinishName | null; end: { kind: 'done' } | { kind: 'error'; error: unknown } | { kind: 'hang' } };
+
+/**
+ * Re-executes a path's events with `transition()` from the initial snapshot, so consecutive
+ * snapshots are really one run (a graph keeps one representative snapshot per key), and checks
+ * each lands on the key the graph recorded.
+ */
+function replay(graph: Graph, path: Path): Snapshot[] {
+  const [initial] = initialTransition(graph.machine, { messages: [] });
+  const snapshots = [initial];
+  expect(graph.key(initial)).toBe(graph.key(path.steps[0]!.state));
+  for (const step of path.steps.slice(1)) {
+    const [next] = transition(graph.machine, snapshots.at(-1)!, step.event);
+    expect(graph.key(next), `replaying ${step.event.type}`).toBe(graph.key(step.state));
+    snapshots.push(next);
+  }
+  return snapshots;
+}
+
+/** Reads a graph path as a script for real actors: provider turns, tool behaviours, user events. */
+function scriptOf(graph: Graph, path: Path) {
+  const snapshots = replay(graph, path);
+  const attempts: Attempt[] = [];
+  const tools: ToolScript = new Map();
+  const userEvents: Array<{ before: string; event: ConversationEvent }> = [];
+  let current: Attempt | null = null;
+  const running = new Map<string, string>(); // child id → tool name, for calls in progress
+
+  path.steps.slice(1).forEach(({ event }, index) => {
+    const before = snapshots[index]!;
+    const after = snapshots[index + 1]!;
+    const type: string = event.type;
+    if (type === 'user.message' || type === 'tool.approve' || type === 'tool.deny' || type === 'cancel') {
+      userEvents.push({ before: graph.key(before), event });
+    } else if (type === 'provider.finish') {
+      if (current) current.finish = (event as unknown as { finish: FinishName }).finish;
+    } else if (type === 'xstate.done.actor.providerCall') {
+      if (current) current.end = { kind: 'done' };
+      current = null;
+    } else if (type === 'xstate.error.actor.providerCall') {
+      if (current) current.end = { kind: 'error', error: (event as unknown as { error: unknown }).error };
+      current = null;
+    } else if (type === afterRequestTimeout.type) {
+      current = null; // that attempt hangs until the machine's request timeout stops it
+    } else if (type.startsWith('xstate.done.actor.toolCall-')) {
+      const id = type.slice('xstate.done.actor.'.length);
+      const name = running.get(id)!;
+      const halts = (event as unknown as { output: { halt?: string } }).output.halt !== undefined;
+      tools.set(name, [...(tools.get(name) ?? []), halts ? 'halt' : 'ok']);
+      running.delete(id);
+    } else if (type.startsWith('xstate.error.actor.toolCall-')) {
+      throw new Error('a crashed tool-call actor cannot be scripted with real tools');
+    }
+    // A new provider request starts whenever a new providerCall actor appears (entering `requesting`).
+    if (after.children.providerCall && after.children.providerCall !== before.children.providerCall) {
+      current = { finish: null, end: { kind: 'hang' } };
+      attempts.push(current);
+    }
+    for (const id of Object.keys(after.children)) {
+      if (id.startsWith('toolCall-') && !(id in before.children)) {
+        running.set(id, after.context.round![Number(id.slice(id.lastIndexOf('-') + 1))]!.toolName);
+      }
+    }
+  });
+  // Tools still running when the path ends (cancel) hang until their signal fires.
+  for (const name of running.values()) tools.set(name, [...(tools.get(name) ?? []), 'hang']);
+  return { attempts, tools, userEvents };
+}
+
+function scriptedTurn(attempt: Attempt) {
+  return async function* turn(request: HandlerRequest): AsyncGenerator<OpenAIChatCompletionChunk> {
+    if (attempt.finish !== null) {
+      const content = finishContent[attempt.finish];
+      const calls = content.filter((part) => part.type === 'tool-call');
+      yield* turnChunks(
+        calls.length > 0
+          ? { toolCalls: calls.map((call) => ({ id: call.toolCallId, name: call.toolName, args: call.argsText })) }
+          : { text: content.map((part) => (part.type === 'text' ? part.text : '')).join('') },
+      );
+    }
+    if (attempt.end.kind === 'error') throw attempt.end.error;
+    if (attempt.end.kind === 'hang') await waitForAbort(request.signal);
+  };
+}
+
+/** Real runs: short enough that a scripted silence times out fast, long enough for any scripted turn. */
+const realRunOptions: Partial<ConversationOptions> = { requestTimeoutMs: 150 };
+
+async function runAlong(graph: Graph, path: Path) {
+  const { attempts, tools, userEvents } = scriptOf(graph, path);
+  let requests = 0;
+  const provider = handlerProvider((request) => {
+    const attempt = attempts[requests++];
+    if (!attempt) throw Object.assign(new Error(`no attempt scripted for request ${requests}`), { retryable: false });
+    return scriptedTurn(attempt)(request);
+  });
+  const machine = createConversationMachine(machineOptions(graph.config, provider, tools, realRunOptions));
+  const actor = createActor(machine, { input: { messages: [] } });
+  const seen: string[] = [];
+  const pending = [...userEvents];
+  actor.subscribe({
+    next: (snapshot) => {
+      const key = graph.key(snapshot);
+      if (seen.at(-1) !== key) seen.push(key);
+      const next = pending[0];
+      if (next && next.before === key) {
+        pending.shift();
+        queueMicrotask(() => actor.send(next.event));
+      }
+    },
+    error: () => {},
+  });
+  actor.start();
+  const output = await toPromise(actor);
+  return { output, seen, requests, pending, attempts };
+}
+
+/** True when `expected` appears in `actual` in order (other keys may come in between). */
+function isSubsequence(expected: string[], actual: string[]): boolean {
+  let position = 0;
+  for (const key of actual) if (key === expected[position]) position++;
+  return position === expected.length;
+}
+
+/** `getShortestPaths` from the initial state to every reachable state, computed once per graph. */
+const shortestPathsCache = new Map<string, Path[]>();
+function shortestPaths(graph: Graph): Path[] {
+  let paths = shortestPathsCache.get(graph.config.name);
+  if (!paths) {
+    paths = getShortestPaths(graph.machine, graph.traversalOptions);
+    shortestPathsCache.set(graph.config.name, paths);
+  }
+  return paths;
+}
+
+function shortestPath(graph: Graph, to: (snapshot: Snapshot) => boolean): Path {
+  const best = shortestPaths(graph)
+    .filter((path) => to(path.state))
+    .sort((a, b) => a.weight - b.weight)[0];
+  if (!best) throw new Error('no path to the target');
+  return best;
+}
+
+/** Breadth-first over the traversed graph: the shortest continuation from `from` to a state matching `to`. */
+function continuation(graph: Graph, from: Snapshot, to: (snapshot: Snapshot) => boolean): Path['steps'] {
+  const start = graph.key(from);
+  const previous = new Map<string, { key: string; event: ConversationEvent; next: Snapshot } | null>([[start, null]]);
+  const queue = [start];
+  while (queue.length) {
+    const key = queue.shift()!;
+    const node = key === start ? from : graph.nodes.get(key)!;
+    if (to(node)) {
+      const steps: Path['steps'] = [];
+      for (let at = key; previous.get(at); at = previous.get(at)!.key) steps.unshift({ state: previous.get(at)!.next, event: previous.get(at)!.event });
+      return steps;
+    }
+    for (const edge of graph.edges.get(key) ?? []) {
+      if (!previous.has(edge.to)) {
+        previous.set(edge.to, { key, event: edge.event, next: edge.next });
+        queue.push(edge.to);
+      }
+    }
+  }
+  throw new Error('no continuation to the target');
+}
+
+/** The shortest path to a state matching `via`, then `event`, then the shortest way on to `to`. */
+function pathThrough(graph: Graph, via: (snapshot: Snapshot) => boolean, event: ConversationEvent, to: (snapshot: Snapshot) => boolean): Path {
+  const head = shortestPath(graph, via);
+  const [next] = transition(graph.machine, head.state, event);
+  const tail = to(next) ? [] : continuation(graph, next, to);
+  const steps = [...head.steps, { state: next, event }, ...tail];
+  return { state: steps.at(-1)!.state, steps, weight: steps.length - 1 };
+}
+
+const ended = (status: string, extra: (s: Snapshot) => boolean = () => true) => (s: Snapshot) => isFinal(s) && s.value === status && extra(s);
+
+describe('real actors follow the graph', () => {
+  const config = capConfigs[2]!; // cap 2
+  const graph = () => buildGraph(config);
+
+  const scenarios: Array<{ name: string; path: () => Path; status: string; reason?: string; code?: string }> = [
+    { name: 'done without tools', path: () => shortestPath(graph(), ended('done')), status: 'done' },
+    { name: 'done after two tool rounds', path: () => shortestPath(graph(), ended('done', (s) => s.context.iterations === 2)), status: 'done' },
+    { name: 'halted by the iteration cap', path: () => shortestPath(graph(), ended('halted', (s) => s.context.reason === 'max_iterations')), status: 'halted', reason: 'max_iterations' },
+    {
+      name: 'halted by cancel while a tool runs',
+      path: () => pathThrough(graph(), (s) => s.matches('executingTools') && s.context.iterations === 1, cancel, ended('halted')),
+      status: 'halted',
+      reason: 'cancelled',
+    },
+    {
+      name: 'halted by cancel while the provider streams',
+      path: () => pathThrough(graph(), (s) => s.matches('requesting') && s.context.iterations === 1, cancel, ended('halted')),
+      status: 'halted',
+      reason: 'cancelled',
+    },
+    { name: 'halted by a tool (HaltError)', path: () => shortestPath(graph(), ended('halted', (s) => s.context.reason === 'tool_halt')), status: 'halted', reason: 'tool_halt' },
+    {
+      name: 'error: fatal 401',
+      path: () => shortestPath(graph(), ended('error', (s) => s.context.lastError?.code === 'authentication')),
+      status: 'error',
+      code: 'authentication',
+    },
+    {
+      name: 'error after retries are exhausted (503)',
+      path: () =>
+        pathThrough(
+          graph(),
+          (s) => s.matches('requesting') && s.context.attempt === 3 && s.context.iterations === 0 && s.context.response === null,
+          providerErrorEvent(providerFailures.find((f) => f.label === '503 unavailable')!),
+          ended('error'),
+        ),
+      status: 'error',
+      code: 'server',
+    },
+    {
+      name: 'approval denied, then done',
+      path: () => pathThrough(graph(), (s) => s.matches('awaitingApproval') && s.context.iterations === 1, deny, ended('done')),
+      status: 'done',
+    },
+    {
+      name: 'approval granted, then done',
+      path: () => pathThrough(graph(), (s) => s.matches('awaitingApproval') && s.context.iterations === 1, approve, ended('done')),
+      status: 'done',
+    },
+    {
+      name: 'request timeout, retried, then done',
+      path: () => pathThrough(graph(), (s) => s.matches('requesting') && s.context.attempt === 1 && s.context.iterations === 0 && s.context.response === null, afterRequestTimeout, ended('done')),
+      status: 'done',
+    },
+  ];
+
+  for (const scenario of scenarios) {
+    it(scenario.name, async () => {
+      const path = scenario.path();
+      const expected = path.state;
+      const run = runAlong(graph(), path);
+      await expect(run).resolves.toBeDefined();
+      const { output, seen, pending, requests, attempts } = await run;
+      expect(pending, 'user events the real actor never got to').toEqual([]);
+      expect(requests).toBe(attempts.length);
+      expect(output.status).toBe(scenario.status);
+      expect(output.status).toBe(expected.value);
+      expect(output.iterations).toBe(expected.context.iterations);
+      expect(output.reason).toBe(expected.output?.reason);
+      if (scenario.reason) expect(output.reason).toBe(scenario.reason);
+      if (scenario.code) expect(output.error?.code).toBe(scenario.code);
+      expect(historyProblem(output.messages)).toBeNull();
+      const pathKeys = [path.steps[0]!.state, ...path.steps.slice(1).map((step) => step.state)].map(graph().key).filter((key, index, all) => all[index - 1] !== key);
+      expect(isSubsequence(pathKeys, seen), `real run:\n${seen.join('\n')}\n\ngraph path:\n${pathKeys.join('\n')}`).toBe(true);
+    });
+  }
+});
