@@ -20,7 +20,7 @@
  * `toPromise(actor)` resolves.
  */
 import { describe, expect, it } from 'vitest';
-import { createActor, initialTransition, toPromise, transition, type AnyStateNode, type EventObject, type SnapshotFrom } from 'xstate';
+import { createActor, getMicrosteps, initialTransition, toPromise, transition, waitFor, type AnyStateNode, type EventObject, type SnapshotFrom } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, getSimplePaths, getStateNodes, type StatePath } from 'xstate/graph';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import { recentCallSignatures, maxDoomLoopPeriod } from '../src/machines/doom-loop.js';
@@ -140,6 +140,7 @@ const delta = asEvent({ type: 'provider.delta', delta: { type: 'text.delta', del
 const approve = asEvent({ type: 'tool.approve', toolCallId: 'call_guarded' });
 const deny = asEvent({ type: 'tool.deny', toolCallId: 'call_guarded', reason: 'not now' });
 const approveUnknown = asEvent({ type: 'tool.approve', toolCallId: 'call_missing' });
+const denyUnknown = asEvent({ type: 'tool.deny', toolCallId: 'call_missing' });
 const cancel = asEvent({ type: 'cancel', reason: 'user left' });
 
 type ProviderFailure = { label: string; error: unknown; retryable: boolean; code?: string };
@@ -214,7 +215,7 @@ function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
  * `xstate.error.actor.*`) only while that actor is a live child: a stopped actor sends nothing.
  */
 function eventsFor(config: GraphConfig) {
-  const fromUsersAndClock: ConversationEvent[] = [userMessage, emptyUserMessage, afterRequestTimeout, afterRetryDelay, approve, deny, approveUnknown, cancel];
+  const fromUsersAndClock: ConversationEvent[] = [userMessage, emptyUserMessage, afterRequestTimeout, afterRetryDelay, approve, deny, approveUnknown, denyUnknown, cancel];
   const fromProviderCall: ConversationEvent[] = [delta, ...config.finishes.map(finishEvent), providerDone, ...providerFailures.map(providerErrorEvent)];
   return (snapshot: Snapshot): ConversationEvent[] => [
     ...fromUsersAndClock,
@@ -528,6 +529,49 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
       });
     });
   }
+
+  it('together, the graphs take every transition of the machine definition', () => {
+    /** A transition named by its source state, event and position among that event's transitions. */
+    const nameOf = (transition: { source: AnyStateNode; eventType: string }, index: number) =>
+      `${transition.source.id} ${transition.eventType || 'always'} #${index}`;
+    const all = new Set<string>();
+    const eventless: Array<{ name: string; source: AnyStateNode; targets: AnyStateNode[] }> = [];
+    for (const node of getStateNodes(buildGraph(capConfigs[1]!).machine.root) as AnyStateNode[]) {
+      for (const transitions of node.transitions.values()) transitions.forEach((t, index) => all.add(nameOf(t, index)));
+      (node.always ?? []).forEach((t, index) => {
+        all.add(nameOf(t, index));
+        eventless.push({ name: nameOf(t, index), source: node, targets: t.target ?? [] });
+      });
+    }
+    const covered = new Set<string>();
+    // The small graphs suffice (the larger caps repeat the same transitions per round).
+    for (const config of [capConfigs[1]!, capConfigs[2]!, doomLoopConfig]) {
+      const graph = buildGraph(config);
+      for (const [key, edges] of graph.edges) {
+        const snapshot = graph.nodes.get(key)!;
+        for (const { event } of edges) {
+          for (const taken of graph.machine.getTransitionData(snapshot, event)) {
+            const siblings = taken.source.transitions.get(taken.eventType) ?? [];
+            covered.add(nameOf(taken, siblings.indexOf(taken)));
+          }
+          // Eventless transitions fire inside the macrostep: look at consecutive microsteps.
+          const microsteps = getMicrosteps(graph.machine, snapshot, event).map(([micro]) => micro);
+          for (let index = 1; index < microsteps.length; index++) {
+            const before = microsteps[index - 1]!;
+            const after = microsteps[index]!;
+            for (const candidate of eventless) {
+              if (before._nodes.some((node) => node.id === candidate.source.id) && candidate.targets.every((target) => after._nodes.some((node) => node.id === target.id))) {
+                covered.add(candidate.name);
+              }
+            }
+          }
+        }
+      }
+    }
+    // Malformed input never reaches the graph (it starts from valid input); the test below runs it.
+    const uncovered = [...all].filter((name) => !covered.has(name) && name !== 'conversation.idle always #0');
+    expect(uncovered).toEqual([]);
+  });
 
   it('the doom-loop graph ends halted/doom_loop after one notice', () => {
     const graph = buildGraph(doomLoopConfig);
@@ -866,4 +910,50 @@ describe('real actors follow the graph', () => {
       expect(isSubsequence(pathKeys, seen), `real run:\n${seen.join('\n')}\n\ngraph path:\n${pathKeys.join('\n')}`).toBe(true);
     });
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Found while building the graph: `executingTools` handles `xstate.done.actor.*` by wildcard and
+// trusts the event's `output`. A caller can send such an event (`actor.send` takes any type), and
+// DESIGN §3.1 says no run may throw or reject "whatever the caller do".
+
+describe('caller-sent actor events while tools run (machine bugs, marked it.fails until fixed)', () => {
+  const config = capConfigs[2]!;
+  const executing = () => {
+    const graph = buildGraph(config);
+    const snapshot = [...graph.nodes.values()].find((s) => s.matches('executingTools') && s.context.round?.length === 1 && s.context.round[0]?.state === 'running');
+    if (!snapshot) throw new Error('no executingTools snapshot with one running call');
+    return { graph, snapshot };
+  };
+
+  // BUG: `recordOutcome` reads `event.output.index` unguarded, so an `xstate.done.actor.<any id>`
+  // event whose `output` is undefined or null throws a TypeError inside the action; the actor ends
+  // in status 'error' and `toPromise(actor)` rejects.
+  it.fails('an xstate.done.actor.* event without a tool outcome does not crash the run', async () => {
+    const tools: ToolScript = new Map([['lookup', ['hang']]]);
+    let requests = 0;
+    const provider = handlerProvider((request) => scriptedTurn({ finish: requests++ === 0 ? 'normal' : 'text', end: { kind: 'done' } })(request));
+    const machine = createConversationMachine(machineOptions(config, provider, tools, realRunOptions));
+    const actor = createActor(machine, { input: { messages: [] } });
+    actor.subscribe({ error: () => {} });
+    actor.start();
+    actor.send(userMessage);
+    await waitFor(actor, (s) => s.matches('executingTools'));
+    actor.send(asEvent({ type: 'xstate.done.actor.toolCall-1-0', output: undefined }));
+    if (actor.getSnapshot().status === 'active') actor.send(cancel);
+    await expect(toPromise(actor)).resolves.toMatchObject({ status: 'halted', reason: 'cancelled' });
+  });
+
+  // BUG (hardening): `outcomeHalts` only looks at `output.halt`, not at whether the event comes from
+  // a call of this round that is running; a done event of any id with a `halt` ends the run as
+  // `tool_halt` with that text, and the running call is closed as "halted".
+  it.fails('a done event of a child that is not a running call of the round does not halt the run', () => {
+    const { graph, snapshot } = executing();
+    const forged = asEvent({
+      type: 'xstate.done.actor.toolCall-99-0',
+      output: { index: 0, result: { type: 'tool-result', toolCallId: 'call_other', toolName: 'lookup', result: 'x' }, halt: 'forged halt' },
+    });
+    const [next] = transition(graph.machine, snapshot, forged);
+    expect(next.matches('executingTools')).toBe(true);
+  });
 });
