@@ -114,7 +114,16 @@ describe.skipIf(!hasRecordedFixtures)('conformance: recorded Chat Completions to
           }),
         );
 
+        // The recorded client sent reasoning back (llama.cpp gpt-oss): so do we, and compare it below.
+        const recordedReasoning = interactions.map((interaction) =>
+          (interaction.request.body as { messages: Array<{ role: string; reasoning_content?: unknown }> }).messages
+            .filter((message) => message.role === 'assistant')
+            .map((message) => message.reasoning_content ?? null),
+        );
+        const sendsReasoning = recordedReasoning.some((list) => list.some((reasoning) => reasoning !== null));
+
         const provider = openaiProvider({
+          sendReasoning: sendsReasoning,
           model: first.model,
           apiKey: 'sk-replay',
           baseURL: server.url + interactions[0]!.request.path.replace(/\/chat\/completions$/, ''),
@@ -180,7 +189,14 @@ describe.skipIf(!hasRecordedFixtures)('conformance: recorded Chat Completions to
         interactions.forEach((interaction, index) => {
           expect(server.requests[index]!.path).toBe(interaction.request.path);
           assertRequestMatches(interaction.request, server.requests[index]);
+          if (sendsReasoning) {
+            const sentReasoning = (server.requests[index]!.body as { messages: Array<{ role: string; reasoning_content?: unknown }> }).messages
+              .filter((message) => message.role === 'assistant')
+              .map((message) => message.reasoning_content ?? null);
+            expect(sentReasoning, `reasoning_content sent back in request ${index}`).toEqual(recordedReasoning[index]);
+          }
         });
+        if (name.includes('llama-cpp')) expect(sendsReasoning).toBe(true);
       } finally {
         await server.close();
       }

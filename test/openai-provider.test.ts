@@ -134,6 +134,43 @@ describe('openaiProvider: streaming', () => {
     });
   });
 
+  it('sends reasoning back as reasoning_content only when asked to (DeepSeek, llama.cpp)', async () => {
+    const wire = await serve([...fixture('text-stream'), ...fixture('text-stream')]);
+    const history: Message[] = [
+      { role: 'user', content: 'Weather?' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'Need the ' },
+          { type: 'reasoning', text: 'tool.' },
+          { type: 'tool-call', toolCallId: 'call_1', toolName: 'weather', args: { city: 'Oslo' } },
+        ],
+      },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'weather', result: 'cold' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Cold.' }] },
+      { role: 'user', content: 'Thanks' },
+    ];
+    await collect(provider(wire, { sendReasoning: true }).stream(request({ system: 'S', messages: history })));
+    await collect(provider(wire).stream(request({ system: 'S', messages: history })));
+    const withReasoning = (wire.requests[0]!.body as { messages: unknown[] }).messages;
+    const without = (wire.requests[1]!.body as { messages: unknown[] }).messages;
+    expect(withReasoning).toEqual([
+      { role: 'system', content: 'S' },
+      { role: 'user', content: 'Weather?' },
+      {
+        role: 'assistant',
+        content: null,
+        reasoning_content: 'Need the tool.',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'cold' },
+      { role: 'assistant', content: 'Cold.' },
+      { role: 'user', content: 'Thanks' },
+    ]);
+    expect(JSON.stringify(without)).not.toContain('reasoning_content');
+    expect(without).toHaveLength(withReasoning.length);
+  });
+
   it('leaves `tools` out when the run has none', async () => {
     const wire = await serve(fixture('text-stream'));
     await collect(provider(wire).stream(request()));
@@ -293,6 +330,7 @@ describe('openaiProvider: clients and options', () => {
     expect(() => openaiProvider({ model: 'm', stream: 'yes' as unknown as boolean })).toThrow(/openaiProvider\.stream/);
     expect(() => openaiProvider({ model: 'm', reasoningEffort: 'huge' as 'low' })).toThrow(/reasoningEffort/);
     expect(() => openaiProvider({ model: 'm', client: {} as OpenAIClientLike })).toThrow(/openaiProvider\.client/);
+    expect(() => openaiProvider({ model: 'm', sendReasoning: 1 as unknown as boolean })).toThrow(/openaiProvider\.sendReasoning/);
     const secret = { toString: () => apiKey };
     expect(() => openaiProvider({ model: 'm', apiKey: secret as unknown as string })).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining(apiKey) as unknown }),

@@ -130,8 +130,8 @@ export function parseRecordedResponse(response: WireInteraction['response']): Pa
     parsed.text = typeof message.content === 'string' ? message.content : '';
     parsed.reasoning = String(message.reasoning_content ?? message.reasoning ?? '');
     for (const call of (message.tool_calls as Json[] | undefined) ?? []) {
-      const fn = call.function as Json;
-      parsed.toolCalls.push({ id: String(call.id), name: String(fn.name), argsText: String(fn.arguments) });
+      const functionCall = call.function as Json;
+      parsed.toolCalls.push({ id: String(call.id), name: String(functionCall.name), argsText: String(functionCall.arguments) });
     }
     parsed.finishReason = choice.finish_reason as string;
     return parsed;
@@ -161,9 +161,9 @@ export function parseRecordedResponse(response: WireInteraction['response']): Pa
             byIndex.set(index, entry);
             parsed.toolCalls.push(entry);
           }
-          const fn = (call.function ?? {}) as Json;
-          if (typeof fn.name === 'string') entry.name += fn.name;
-          if (typeof fn.arguments === 'string') entry.argsText += fn.arguments;
+          const functionCall = (call.function ?? {}) as Json;
+          if (typeof functionCall.name === 'string') entry.name += functionCall.name;
+          if (typeof functionCall.arguments === 'string') entry.argsText += functionCall.arguments;
         }
         if (typeof choice.finish_reason === 'string') parsed.finishReason = choice.finish_reason;
       }

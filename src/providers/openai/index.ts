@@ -4,5 +4,6 @@ export {
   type OpenAIClientLike,
   type OpenAIRequestParams,
   type OpenAIChatRequestBody,
+  type OpenAIAssistantMessageWithReasoning,
   type OpenAIReasoningEffort,
 } from './openai-provider.js';

@@ -42,6 +42,17 @@ export type OpenAIRequestParams = {
 };
 
 /**
+ * An assistant message carrying its reasoning back as `reasoning_content`, as DeepSeek's thinking
+ * mode and llama.cpp's gpt-oss expect within a tool loop (see `sendReasoning`).
+ *
+ * @example
+ * ```ts
+ * const message: OpenAIAssistantMessageWithReasoning = { role: 'assistant', content: null, reasoning_content: 'Need the weather.', tool_calls: [] };
+ * ```
+ */
+export type OpenAIAssistantMessageWithReasoning = Extract<OpenAIChatMessage, { role: 'assistant' }> & { reasoning_content: string };
+
+/**
  * The Chat Completions request body this provider sends.
  *
  * @example
@@ -51,7 +62,7 @@ export type OpenAIRequestParams = {
  */
 export type OpenAIChatRequestBody = OpenAIRequestParams & {
   model: string;
-  messages: OpenAIChatMessage[];
+  messages: Array<OpenAIChatMessage | OpenAIAssistantMessageWithReasoning>;
   tools?: OpenAIChatTool[];
   stream: boolean;
   stream_options?: { include_usage: boolean };
@@ -93,7 +104,10 @@ export type OpenAIProviderOptions = {
   baseURL?: string;
   /** A ready client; its own retry setting is overridden per request, as the machine retries. */
   client?: OpenAIClientLike;
-  /** Extra request parameters (temperature, max tokens, vendor-specific fields). */
+  /**
+   * Extra request parameters (temperature, max tokens, vendor-specific fields). They cannot replace
+   * what the provider itself sets: `model`, `messages`, `tools`, `stream`.
+   */
   params?: OpenAIRequestParams;
   /** Stream the response (default `true`); `false` sends one non-streaming request. */
   stream?: boolean;
@@ -101,6 +115,12 @@ export type OpenAIProviderOptions = {
   strict?: boolean;
   /** `reasoning_effort` for reasoning models. */
   reasoningEffort?: OpenAIReasoningEffort;
+  /**
+   * Send the reasoning of earlier assistant messages back as `reasoning_content` (default `false`).
+   * DeepSeek's thinking mode with tools and llama.cpp's gpt-oss continue their reasoning from it
+   * inside a tool loop; OpenAI ignores it, and older DeepSeek reasoner models refuse it, hence opt-in.
+   */
+  sendReasoning?: boolean;
   /** The provider's name in logs and errors (default `openai`), e.g. `groq`. */
   name?: string;
 };
@@ -230,6 +250,25 @@ async function* failOnAbort(
   if (signal.aborted) throw new ProviderError('the request was aborted', { code: 'aborted', retryable: false });
 }
 
+/** Chat Completions messages, with each assistant message's reasoning added when asked to. */
+function requestMessages(request: ProviderRequest, sendReasoning: boolean): OpenAIChatRequestBody['messages'] {
+  if (!sendReasoning) return toOpenAIMessages(request.messages, request.system);
+  const out: OpenAIChatRequestBody['messages'] = toOpenAIMessages([], request.system);
+  for (const message of request.messages) {
+    const converted = toOpenAIMessages([message]);
+    const reasoning =
+      message.role === 'assistant' ? message.content.map((part) => (part.type === 'reasoning' ? part.text : '')).join('') : '';
+    const first = converted[0];
+    if (reasoning !== '' && first?.role === 'assistant') {
+      // A copy: converted messages may be shared between requests.
+      out.push({ ...first, reasoning_content: reasoning }, ...converted.slice(1));
+    } else {
+      out.push(...converted);
+    }
+  }
+  return out;
+}
+
 const reasoningEfforts: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
 
 function validateOptions(options: OpenAIProviderOptions): void {
@@ -256,6 +295,9 @@ function validateOptions(options: OpenAIProviderOptions): void {
   }
   if (options.stream !== undefined && typeof options.stream !== 'boolean') {
     throw new InvalidOptionsError('openaiProvider.stream', 'a boolean', options.stream);
+  }
+  if (options.sendReasoning !== undefined && typeof options.sendReasoning !== 'boolean') {
+    throw new InvalidOptionsError('openaiProvider.sendReasoning', 'a boolean', options.sendReasoning);
   }
   if (options.strict !== undefined && typeof options.strict !== 'boolean') {
     throw new InvalidOptionsError('openaiProvider.strict', 'a boolean', options.strict);
@@ -289,6 +331,7 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
   validateOptions(options);
   const { model, apiKey, baseURL, params, strict, reasoningEffort } = options;
   const streaming = options.stream ?? true;
+  const sendReasoning = options.sendReasoning ?? false;
   let client: Promise<OpenAIClientLike> | undefined = options.client ? Promise.resolve(options.client) : undefined;
 
   const getClient = (): Promise<OpenAIClientLike> => {
@@ -326,7 +369,7 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
         const body: OpenAIChatRequestBody = {
           ...params,
           model,
-          messages: toOpenAIMessages(request.messages, request.system),
+          messages: requestMessages(request, sendReasoning),
           // OpenAI rejects an empty `tools` array, so a run without tools sends none.
           ...(tools.length > 0 ? { tools } : {}),
           ...(reasoningEffort === undefined ? {} : { reasoning_effort: reasoningEffort }),
