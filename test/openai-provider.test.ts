@@ -364,6 +364,31 @@ describe('openaiProvider: clients and options', () => {
   });
 });
 
+describe('openaiProvider: keys from a client or the environment stay secret too', () => {
+  const echo = (key: string) => jsonResponse(401, { error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error' } });
+
+  it('redacts the key of a client passed in', async () => {
+    const wire = await serve([echo('sk-client-key-123456')]);
+    const client = new OpenAI({ apiKey: 'sk-client-key-123456', baseURL: `${wire.url}/v1` });
+    const error = await failure(openaiProvider({ model: 'm', client }).stream(request()));
+    expect(error.message).not.toContain('sk-client-key-123456');
+  });
+
+  it('redacts a key read from OPENAI_API_KEY', async () => {
+    const wire = await serve([echo('sk-environment-key-987654')]);
+    const saved = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = 'sk-environment-key-987654';
+    try {
+      const error = await failure(openaiProvider({ model: 'm', baseURL: `${wire.url}/v1` }).stream(request()));
+      expect(error).toMatchObject({ status: 401, code: 'authentication' });
+      expect(error.message).not.toContain('sk-environment-key-987654');
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
+    }
+  });
+});
+
 describe('openaiProvider: failures over the wire', () => {
   it('classifies HTTP errors from the SDK', async () => {
     const wire = await serve([

@@ -363,8 +363,12 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
     name: options.name ?? 'openai',
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
+      // The key in use may come from the client or the environment, not only from the options.
+      let secret = apiKey;
       try {
         const openai = await getClient();
+        const clientKey = (openai as { apiKey?: unknown }).apiKey;
+        if (typeof clientKey === 'string') secret = clientKey;
         const tools = toOpenAITools(request.tools, strict);
         const body: OpenAIChatRequestBody = {
           ...params,
@@ -390,7 +394,7 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
           yield* fromOpenAIChunks(single(completionAsChunk(response as ChatCompletionLike)));
         }
       } catch (error) {
-        throw scrubError(classify(error, signal), apiKey);
+        throw scrubError(classify(error, signal), secret ?? (options.client ? undefined : process.env.OPENAI_API_KEY));
       }
     },
   };
