@@ -454,6 +454,23 @@ describe('openaiProvider: failures over the wire', () => {
     expect(await failure(provider(wire).stream(request()))).toMatchObject({ code: 'incomplete_stream', retryable: true });
   });
 
+  it('a non-streamed body cut short is retryable', async () => {
+    const wire = await serve([
+      async (_request, control) => {
+        control.res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
+        control.res.write('{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"content":"Hel');
+        await control.sleep(20);
+        control.socket.destroy();
+      },
+      { status: 200, headers: { 'content-type': 'application/json' }, body: '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":' },
+    ]);
+    const cut = await failure(provider(wire, { stream: false }).stream(request()));
+    expect(cut.retryable).toBe(true);
+    expect(['network', 'incomplete_stream']).toContain(cut.code);
+    const truncated = await failure(provider(wire, { stream: false }).stream(request()));
+    expect(truncated).toMatchObject({ code: 'incomplete_stream', retryable: true });
+  });
+
   it('aborting the signal before the first byte fails as aborted and closes the connection', async () => {
     const wire = await serve([async (_request, control) => control.sleep(5_000)]);
     const controller = new AbortController();

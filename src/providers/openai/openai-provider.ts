@@ -219,15 +219,16 @@ function containsKey(error: ProviderError, apiKey: string): boolean {
 }
 
 /**
- * Classifies what the SDK threw. A chunk that is not JSON means the stream was garbled on the way
- * (a proxy cut it mid-line): that is a broken transfer worth retrying, not a bad request.
+ * Classifies what the SDK threw. A body or chunk that is not JSON means the response was garbled
+ * or cut on the way (a proxy, a dropped connection): a broken transfer worth retrying, not a bad
+ * request.
  */
 function classify(error: unknown, signal: AbortSignal): ProviderError {
   if (signal.aborted && !ProviderError.isInstance(error)) {
     return new ProviderError('the request was aborted', { code: 'aborted', retryable: false, cause: error });
   }
   if (error instanceof SyntaxError) {
-    return new ProviderError(`the response stream carried data that is not JSON: ${error.message}`, {
+    return new ProviderError(`the response carried data that is not JSON: ${error.message}`, {
       code: 'incomplete_stream',
       retryable: true,
       cause: error,
