@@ -28,6 +28,22 @@ const toolCallIndexOf = (eventType: string) => Number(eventType.slice(eventType.
 /** The child id in an `xstate.done.actor.<id>` / `xstate.error.actor.<id>` event type. */
 const childIdOf = (eventType: string) => eventType.slice(eventType.indexOf('.actor.') + '.actor.'.length);
 
+/**
+ * The outcome a done event reports, when it really is the end of a running call of this round:
+ * the id must be this round's child for that call and the result must name the call. Anything else
+ * (a stale child, or a caller sending `xstate.done.actor.*` by hand) is ignored rather than trusted.
+ */
+function liveOutcome(context: ConversationContext, event: { type: string }): ToolCallOutcome | null {
+  const output: unknown = 'output' in event ? event.output : undefined;
+  if (typeof output !== 'object' || output === null) return null;
+  const { index, result, halt } = output as Partial<ToolCallOutcome>;
+  if (typeof index !== 'number' || childIdOf(event.type) !== toolCallActorId(context.iterations, index)) return null;
+  const call = context.round?.[index];
+  if (!call || call.state !== 'running' || typeof result !== 'object' || result === null || result.toolCallId !== call.toolCallId) return null;
+  if (halt !== undefined && typeof halt !== 'string') return null;
+  return output as ToolCallOutcome;
+}
+
 function runErrorOf(error: ProviderError): RunError {
   const cause = error.cause;
   const name = cause instanceof Error && cause.name !== 'Error' ? cause.name : error.name;
@@ -140,7 +156,7 @@ export function createConversationMachine(options: ConversationOptions) {
         (event.type === 'tool.approve' || event.type === 'tool.deny') &&
         (context.round?.some((call) => call.toolCallId === event.toolCallId && call.state === 'awaiting-approval') ?? false),
       roundSettled: ({ context }) => context.round !== null && context.round.every((call) => call.state === 'settled'),
-      outcomeHalts: ({ event }) => 'output' in event && (event.output as ToolCallOutcome | undefined)?.halt !== undefined,
+      outcomeHalts: ({ context, event }) => liveOutcome(context, event)?.halt !== undefined,
     },
     actions: {
       failOnInput: assign(({ context }) => ({
@@ -286,10 +302,9 @@ export function createConversationMachine(options: ConversationOptions) {
         });
       }),
       recordOutcome: enqueueActions(({ context, event, enqueue }) => {
-        if (!('output' in event)) return;
-        const outcome = event.output as ToolCallOutcome;
-        const call = context.round?.[outcome.index];
-        if (!context.round || !call || call.state !== 'running' || call.toolCallId !== outcome.result.toolCallId) return;
+        const outcome = liveOutcome(context, event);
+        const call = outcome && context.round?.[outcome.index];
+        if (!outcome || !context.round || !call) return;
         const settled: RoundCall = { ...call, state: 'settled', result: outcome.result };
         enqueue.assign({ round: context.round.map((existing, index) => (index === outcome.index ? settled : existing)) });
         enqueue.emit(toolResultEvent(settled));
@@ -297,7 +312,7 @@ export function createConversationMachine(options: ConversationOptions) {
       recordCrash: enqueueActions(({ context, event, enqueue }) => {
         const index = toolCallIndexOf(event.type);
         const call = context.round?.[index];
-        if (!context.round || !call || call.state !== 'running') return;
+        if (!context.round || !call || call.state !== 'running' || childIdOf(event.type) !== toolCallActorId(context.iterations, index)) return;
         const error = 'error' in event ? event.error : undefined;
         const settled: RoundCall = { ...call, state: 'settled', result: errorResult(call, resultTexts.failed(error)) };
         enqueue.assign({ round: context.round.map((existing, position) => (position === index ? settled : existing)) });
@@ -320,9 +335,13 @@ export function createConversationMachine(options: ConversationOptions) {
         enqueue.assign({ status: 'halted', reason: 'doom_loop' });
         settleAll(context.response?.calls ?? [], resultTexts.doomLoop, context.messages, enqueue);
       }),
-      haltByTool: enqueueActions(({ context, event, enqueue }) => {
-        const outcome = 'output' in event ? (event.output as ToolCallOutcome) : undefined;
-        enqueue.assign({ status: 'halted', reason: 'tool_halt', finalText: outcome?.halt ?? '' });
+      // Read before `recordOutcome` settles the call, while the outcome is still a running call's.
+      markToolHalt: assign(({ context, event }) => ({
+        status: 'halted' as const,
+        reason: 'tool_halt',
+        finalText: liveOutcome(context, event)?.halt ?? '',
+      })),
+      closeHaltedRound: enqueueActions(({ context, enqueue }) => {
         settleAll(context.round ?? [], resultTexts.halted, context.messages, enqueue);
       }),
       cancelRun: enqueueActions(({ context, event, enqueue }) => {
@@ -454,7 +473,7 @@ export function createConversationMachine(options: ConversationOptions) {
         always: { guard: 'roundSettled', target: 'requesting', actions: ['completeRound', 'firstAttempt'] },
         on: {
           'xstate.done.actor.*': [
-            { guard: 'outcomeHalts', target: 'halted', actions: ['releaseChild', 'recordOutcome', 'haltByTool'] },
+            { guard: 'outcomeHalts', target: 'halted', actions: ['releaseChild', 'markToolHalt', 'recordOutcome', 'closeHaltedRound'] },
             { actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
           ],
           'xstate.error.actor.*': { actions: ['releaseChild', 'recordCrash', 'startQueuedCalls'] },
