@@ -689,3 +689,33 @@ describe('bad input is rejected without harm', () => {
     expect(output.error?.message).toMatch(/AsyncIterable/);
   });
 });
+
+describe('resource bounds', () => {
+  it('caps tool output fed back to the model, with a visible marker, on a character boundary', async () => {
+    const big = defineTool({ name: 'big', parameters: z.object({}), execute: () => 'é'.repeat(10_000) });
+    const fails = defineTool({ name: 'fails', parameters: z.object({}), execute: () => { throw new Error('x'.repeat(5_000)); } });
+    const { output } = await runConversation([{ toolCalls: [{ id: 'b', name: 'big', args: {} }, { id: 'f', name: 'fails', args: {} }] }, { text: 'ok' }], {
+      tools: [big, fails],
+      maxToolResultBytes: 1_000,
+    });
+    const results = output.messages[2];
+    if (results?.role !== 'tool') throw new Error('expected tool results');
+    const [bigResult, failResult] = results.content.map((part) => String(part.result));
+    expect(bigResult?.startsWith('é'.repeat(500))).toBe(true);
+    expect(bigResult).toContain('…[truncated: 19000 of 20000 bytes not shown]');
+    expect(bigResult).not.toContain('\uFFFD');
+    expect(failResult).toMatch(/^Error: x+\n…\[truncated: \d+ of 5007 bytes not shown\]$/);
+  });
+
+  it('refuses tool arguments over maxToolArgsBytes without running the tool', async () => {
+    let executed = false;
+    const echo = defineTool({ name: 'echo', parameters: z.object({ text: z.string() }), execute: ({ text }) => { executed = true; return text; } });
+    const { output } = await runConversation([{ toolCalls: [{ id: 'e', name: 'echo', args: { text: 'y'.repeat(5_000) } }] }, { text: 'ok' }], {
+      tools: [echo],
+      maxToolArgsBytes: 1_000,
+    });
+    expect(executed).toBe(false);
+    expect(output.messages[2]).toMatchObject({ content: [{ isError: true, result: expect.stringMatching(/too large: 5011 bytes \(limit 1000\)/) }] });
+    expect(JSON.stringify(output.messages)).not.toContain('yyyyyyyyyy');
+  });
+});

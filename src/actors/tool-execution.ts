@@ -1,7 +1,7 @@
 import { fromPromise } from 'xstate';
 import type { Message } from '../providers/messages.js';
 import type { Tool } from '../tools/define-tool.js';
-import { serializeResult } from '../tools/serialize-result.js';
+import { capText, serializeResult } from '../tools/serialize-result.js';
 
 /** What one tool execution needs; plain JSON so a persisted snapshot can restart it. */
 export type ToolExecutionInput = {
@@ -15,10 +15,11 @@ export type ToolExecutionInput = {
 /**
  * The actor logic that runs one tool's `execute`. Its `signal` is aborted when the tool-call
  * machine leaves `executing` (timeout, cancel, halt), so a well-behaved tool stops its work; a tool
- * that ignores it is simply no longer awaited. Resolves with the serialised result; rejects with
+ * that ignores it is simply no longer awaited. Resolves with the serialised result (capped at
+ * `maxResultBytes`); rejects with
  * whatever the tool threw, for the machine to classify.
  */
-export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>) {
+export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, maxResultBytes: number) {
   return fromPromise<string, ToolExecutionInput>(async ({ input, signal }) => {
     const tool = tools.get(input.toolName);
     // The conversation machine only starts known tools; this guards a snapshot restored with other tools.
@@ -28,6 +29,6 @@ export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>) {
       toolCallId: input.toolCallId,
       messages: input.messages,
     });
-    return serializeResult(result);
+    return capText(serializeResult(result), maxResultBytes);
   });
 }

@@ -133,7 +133,7 @@ export function createConversationMachine(options: ConversationOptions) {
     },
     actors: {
       providerCall: createProviderCallLogic(resolved.provider, resolved.toolDescriptions, resolved.system),
-      toolCall: createToolCallMachine(tools),
+      toolCall: createToolCallMachine(tools, resolved.maxToolResultBytes),
     },
     delays: {
       retryDelay: ({ context }) => context.retryDelayMs,
@@ -199,7 +199,7 @@ export function createConversationMachine(options: ConversationOptions) {
       receiveResponse: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'provider.finish') return;
         const finish = event as FinishEvent;
-        const { content, calls } = planResponse(finish.content, tools);
+        const { content, calls } = planResponse(finish.content, tools, resolved.maxToolArgsBytes);
         let doomLoop: DoomLoopVerdict = { action: 'none' };
         if (resolved.doomLoopThreshold !== false && calls.length > 0) {
           const threshold = resolved.doomLoopThreshold;

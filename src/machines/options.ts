@@ -48,6 +48,10 @@ export type ConversationOptions = {
   toolTimeoutMs?: number;
   /** Longest wait for the provider's first byte, and between two stream events. Default 120 s. */
   requestTimeoutMs?: number;
+  /** Tool output fed back to the model is cut at this many UTF-8 bytes, with a visible marker. Default 100 kB. */
+  maxToolResultBytes?: number;
+  /** Tool-call arguments longer than this many bytes are refused with an error result. Default 1 MB. */
+  maxToolArgsBytes?: number;
 };
 
 /** Options with defaults applied and every value checked. */
@@ -62,6 +66,8 @@ export type ResolvedOptions = {
   doomLoopThreshold: number | false;
   toolTimeoutMs: number;
   requestTimeoutMs: number;
+  maxToolResultBytes: number;
+  maxToolArgsBytes: number;
 };
 
 const knownOptions = new Set([
@@ -74,6 +80,8 @@ const knownOptions = new Set([
   'doomLoop',
   'toolTimeoutMs',
   'requestTimeoutMs',
+  'maxToolResultBytes',
+  'maxToolArgsBytes',
 ]);
 
 function integer(value: unknown, option: string, fallback: number, minimum: number): number {
@@ -160,5 +168,7 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
     doomLoopThreshold,
     toolTimeoutMs: duration(options.toolTimeoutMs, 'toolTimeoutMs', 60_000),
     requestTimeoutMs: duration(options.requestTimeoutMs, 'requestTimeoutMs', 120_000),
+    maxToolResultBytes: integer(options.maxToolResultBytes, 'maxToolResultBytes', 100_000, 256),
+    maxToolArgsBytes: integer(options.maxToolArgsBytes, 'maxToolArgsBytes', 1_000_000, 2),
   };
 }

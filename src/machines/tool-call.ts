@@ -3,6 +3,7 @@ import { createToolExecutionLogic, type ToolExecutionInput } from '../actors/too
 import type { ToolResultPart } from '../providers/messages.js';
 import type { Tool } from '../tools/define-tool.js';
 import { HaltError } from '../tools/halt-error.js';
+import { capText } from '../tools/serialize-result.js';
 import { resultTexts } from './tool-round.js';
 
 /** What a tool-call machine starts from. */
@@ -22,14 +23,14 @@ type ToolCallContext = ToolCallInput & { outcome: ToolCallOutcome | null };
  * delayed transition. Leaving `executing` stops the execution actor and aborts its signal, so a
  * timeout holds whether or not the tool listens; every way out is a final state with one result.
  */
-export function createToolCallMachine(tools: ReadonlyMap<string, Tool>) {
+export function createToolCallMachine(tools: ReadonlyMap<string, Tool>, maxResultBytes: number = 100_000) {
   return setup({
     types: {
       input: {} as ToolCallInput,
       context: {} as ToolCallContext,
       output: {} as ToolCallOutcome,
     },
-    actors: { executeTool: createToolExecutionLogic(tools) },
+    actors: { executeTool: createToolExecutionLogic(tools, maxResultBytes) },
     delays: { toolTimeout: ({ context }) => context.timeoutMs },
   }).createMachine({
     id: 'toolCall',
@@ -60,7 +61,7 @@ export function createToolCallMachine(tools: ReadonlyMap<string, Tool>) {
               target: 'halted',
               actions: assign({
                 outcome: ({ context, event }) => {
-                  const content = (event.error as HaltError).content;
+                  const content = capText((event.error as HaltError).content, maxResultBytes);
                   return {
                     index: context.index,
                     result: { type: 'tool-result', toolCallId: context.toolCallId, toolName: context.toolName, result: content },
@@ -78,7 +79,7 @@ export function createToolCallMachine(tools: ReadonlyMap<string, Tool>) {
                     type: 'tool-result',
                     toolCallId: context.toolCallId,
                     toolName: context.toolName,
-                    result: resultTexts.failed(event.error),
+                    result: capText(resultTexts.failed(event.error), maxResultBytes),
                     isError: true,
                   },
                 }),

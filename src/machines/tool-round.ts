@@ -35,12 +35,21 @@ export function parseArgs(argsText: string): ParsedArgs {
 export function planResponse(
   content: ProviderContentPart[],
   tools: ReadonlyMap<string, Tool>,
+  maxArgsBytes: number = Number.POSITIVE_INFINITY,
 ): { content: AssistantContentPart[]; calls: RoundCall[] } {
   const assistant: AssistantContentPart[] = [];
   const calls: RoundCall[] = [];
   for (const part of content) {
     if (part.type !== 'tool-call') {
       assistant.push(part);
+      continue;
+    }
+    const size = part.argsText.length > maxArgsBytes / 3 ? Buffer.byteLength(part.argsText, 'utf8') : 0;
+    if (size > maxArgsBytes) {
+      // Neither parsed nor kept: a huge argument text would ride along in every later request.
+      const base = { toolCallId: part.toolCallId, toolName: part.toolName };
+      assistant.push({ type: 'tool-call', ...base, args: {} });
+      calls.push(settled(base, {}, `Error: arguments for tool "${part.toolName}" are too large: ${size} bytes (limit ${maxArgsBytes}). Send smaller arguments.`));
       continue;
     }
     const parsed = parseArgs(part.argsText);
