@@ -215,7 +215,9 @@ export function renderMermaid(definition: JsonObject): string {
     for (const child of children) {
       const childId = id(child.id);
       if (Object.keys(child.states).length > 0) {
-        lines.push(`${indent}state "${child.key}" as ${childId} {`);
+        // Composite states open by id; a label, when the id differs from the name, is declared first.
+        if (childId !== child.key) lines.push(`${indent}state "${child.key}" as ${childId}`);
+        lines.push(`${indent}state ${childId} {`);
         renderState(child, `${indent}  `);
         lines.push(`${indent}}`);
       } else if (childId !== child.key) {

@@ -765,7 +765,7 @@ function scriptedTurn(attempt: Attempt) {
 }
 
 /** Real runs: short enough that a scripted silence times out fast, long enough for any scripted turn. */
-const realRunOptions: Partial<ConversationOptions> = { requestTimeoutMs: 150 };
+const realRunOptions: Partial<ConversationOptions> = { requestTimeoutMs: 250 };
 
 async function runAlong(graph: Graph, path: Path) {
   const { attempts, tools, userEvents } = scriptOf(graph, path);

@@ -58,7 +58,7 @@ describe('visualizations/ is generated from src/machines', () => {
     expect(mermaid.startsWith('stateDiagram-v2\n')).toBe(true);
     for (const line of [
       '[*] --> idle',
-      'state "requesting" as requesting {',
+      'state requesting {',
       '[*] --> requesting_waiting',
       'done --> [*]',
       'halted --> [*]',
