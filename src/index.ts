@@ -53,6 +53,8 @@ export {
   type OpenAIProviderOptions,
   type OpenAIClientLike,
   type OpenAIRequestParams,
+  type OpenAIChatRequestBody,
+  type OpenAIAssistantMessageWithReasoning,
   type OpenAIReasoningEffort,
 } from './providers/openai/index.js';
 export { anthropicProvider, type AnthropicProviderOptions, type AnthropicRequestParams } from './providers/anthropic/index.js';
