@@ -935,11 +935,14 @@ describe('real actors follow the graph', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// Found while building the graph: `executingTools` handles `xstate.done.actor.*` by wildcard and
-// trusts the event's `output`. A caller can send such an event (`actor.send` takes any type), and
-// DESIGN §3.1 says no run may throw or reject "whatever the caller do".
+// Found while building the graph (fixed in 5aa7f57, kept as regression tests): `executingTools`
+// handles `xstate.done.actor.*` by wildcard and trusted the event's `output`. A caller can send
+// such an event (`actor.send` takes any type), and DESIGN §3.1 says no run may throw or reject
+// "whatever the caller do". Before the fix, an output of undefined/null threw a TypeError in
+// `recordOutcome` (actor status 'error', `toPromise` rejected), and any done event carrying a
+// `halt` ended the run as `tool_halt`.
 
-describe('caller-sent actor events while tools run (machine bugs, marked it.fails until fixed)', () => {
+describe('caller-sent actor events while tools run (regressions)', () => {
   const config = capConfigs[2]!;
   const executing = () => {
     const graph = buildGraph(config);
@@ -948,9 +951,6 @@ describe('caller-sent actor events while tools run (machine bugs, marked it.fail
     return { graph, snapshot };
   };
 
-  // BUG: `recordOutcome` reads `event.output.index` unguarded, so an `xstate.done.actor.<any id>`
-  // event whose `output` is undefined or null throws a TypeError inside the action; the actor ends
-  // in status 'error' and `toPromise(actor)` rejects.
   it('an xstate.done.actor.* event without a tool outcome does not crash the run', async () => {
     const tools: ToolScript = new Map([['lookup', ['hang']]]);
     let requests = 0;
@@ -962,20 +962,30 @@ describe('caller-sent actor events while tools run (machine bugs, marked it.fail
     actor.send(userMessage);
     await waitFor(actor, (s) => s.matches('executingTools'));
     actor.send(asEvent({ type: 'xstate.done.actor.toolCall-1-0', output: undefined }));
-    if (actor.getSnapshot().status === 'active') actor.send(cancel);
+    actor.send(asEvent({ type: 'xstate.done.actor.toolCall-1-0', output: null }));
+    expect(actor.getSnapshot().status).toBe('active');
+    actor.send(cancel);
     await expect(toPromise(actor)).resolves.toMatchObject({ status: 'halted', reason: 'cancelled' });
   });
 
-  // BUG (hardening): `outcomeHalts` only looks at `output.halt`, not at whether the event comes from
-  // a call of this round that is running; a done event of any id with a `halt` ends the run as
-  // `tool_halt` with that text, and the running call is closed as "halted".
-  it('a done event of a child that is not a running call of the round does not halt the run', () => {
+  it('done/error events that are not a running call of the round change nothing', () => {
     const { graph, snapshot } = executing();
-    const forged = asEvent({
-      type: 'xstate.done.actor.toolCall-99-0',
-      output: { index: 0, result: { type: 'tool-result', toolCallId: 'call_other', toolName: 'lookup', result: 'x' }, halt: 'forged halt' },
-    });
-    const [next] = step(graph.machine, snapshot, forged);
-    expect(next.matches('executingTools')).toBe(true);
+    const call = snapshot.context.round![0]!;
+    const result = { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, result: 'x' };
+    const forged = [
+      // another round's child id
+      asEvent({ type: 'xstate.done.actor.toolCall-99-0', output: { index: 0, result, halt: 'forged halt' } }),
+      // this round's child id, but a result for another call
+      asEvent({ type: `xstate.done.actor.toolCall-${snapshot.context.iterations}-0`, output: { index: 0, result: { ...result, toolCallId: 'call_other' }, halt: 'forged' } }),
+      // an index that names no call
+      asEvent({ type: `xstate.done.actor.toolCall-${snapshot.context.iterations}-5`, output: { index: 5, result } }),
+      asEvent({ type: 'xstate.error.actor.toolCall-99-0', error: new Error('stale crash') }),
+      asEvent({ type: 'xstate.done.actor.providerCall', output: undefined }),
+    ];
+    for (const event of forged) {
+      const [next] = step(graph.machine, snapshot, event);
+      expect(next.matches('executingTools'), event.type).toBe(true);
+      expect(next.context.round, event.type).toEqual(snapshot.context.round);
+    }
   });
 });
