@@ -1,0 +1,109 @@
+/**
+ * The floor: a hand-written tool loop over the same `openai` SDK, written the way a competent
+ * user would write it, doing the same work per round as actorloop's openaiProvider + machine:
+ *
+ * - the same client options (`maxRetries: 0` on the client and per request) and the same request
+ *   body shape (`model`, `messages`, `tools`, `stream`, and `stream_options.include_usage` when
+ *   streaming), no `AbortSignal` (the SDK would add one abort listener per request to a
+ *   signal shared by a conversation and not remove it (MaxListenersExceededWarning after 11
+ *   requests), so the floor leaves it out; actorloop makes one AbortController per request);
+ * - streaming: iterates the SDK's stream, accumulates text and tool-call deltas by index, the
+ *   finish reason and usage; non-streaming: reads the `chat.completion` message;
+ * - runs every call of the round at once: `JSON.parse` of the arguments, validation with the same
+ *   zod schema, the tool, result serialised (string as is, else JSON);
+ * - appends the assistant message and one `tool` message per call, in OpenAI's format, to one
+ *   history array that is sent as `messages` on the next request; sums usage.
+ *
+ * What it does not do (and actorloop does): provider-neutral messages, events, timeouts on
+ * requests and tools, retries, doom-loop detection, iteration cap, snapshots.
+ */
+import type OpenAI from 'openai';
+import type { ChatCompletionMessageParam, ChatCompletionMessageToolCall, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { addDescription, addExecutor, addJsonSchema, addName, addSchema, type Gate } from './tool.js';
+
+export type LoopOptions = { model: string; stream: boolean; maxRounds: number; gate?: Gate };
+export type LoopResult = { ok: boolean; rounds: number; text: string; messages: number; totalTokens: number; error?: string };
+
+type Accumulated = { id: string; name: string; args: string };
+
+export function createRawLoop(client: OpenAI, options: LoopOptions) {
+  const tools: ChatCompletionTool[] = [
+    { type: 'function', function: { name: addName, description: addDescription, parameters: addJsonSchema() } },
+  ];
+  const execute = addExecutor(options.gate);
+
+  async function runTool(call: Accumulated): Promise<ChatCompletionMessageParam> {
+    let content: string;
+    try {
+      const parsed = addSchema.safeParse(JSON.parse(call.args === '' ? '{}' : call.args));
+      if (call.name !== addName) content = `Error: unknown tool ${call.name}`;
+      else if (!parsed.success) content = `Error: invalid arguments: ${parsed.error.message}`;
+      else {
+        const result = await execute(parsed.data);
+        content = typeof result === 'string' ? result : JSON.stringify(result);
+      }
+    } catch (error) {
+      content = `Error: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return { role: 'tool', tool_call_id: call.id, content };
+  }
+
+  return async function run(userText: string): Promise<LoopResult> {
+    const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: userText }];
+    let totalTokens = 0;
+    let rounds = 0;
+    try {
+      for (;;) {
+        let text = '';
+        let calls: Accumulated[] = [];
+        if (options.stream) {
+          const stream = await client.chat.completions.create(
+            { model: options.model, messages, tools, stream: true, stream_options: { include_usage: true } },
+            { maxRetries: 0 },
+          );
+          for await (const chunk of stream) {
+            if (chunk.usage) totalTokens += chunk.usage.total_tokens;
+            const delta = chunk.choices[0]?.delta;
+            if (!delta) continue;
+            if (delta.content) text += delta.content;
+            if (delta.tool_calls) {
+              for (const part of delta.tool_calls) {
+                const call = (calls[part.index] ??= { id: '', name: '', args: '' });
+                if (part.id) call.id = part.id;
+                if (part.function?.name) call.name += part.function.name;
+                if (part.function?.arguments) call.args += part.function.arguments;
+              }
+            }
+          }
+        } else {
+          const completion = await client.chat.completions.create(
+            { model: options.model, messages, tools, stream: false },
+            { maxRetries: 0 },
+          );
+          if (completion.usage) totalTokens += completion.usage.total_tokens;
+          const message = completion.choices[0]?.message;
+          text = message?.content ?? '';
+          calls = (message?.tool_calls ?? []).flatMap((call) =>
+            call.type === 'function' ? [{ id: call.id, name: call.function.name, args: call.function.arguments }] : [],
+          );
+        }
+        calls = calls.filter((call) => call !== undefined);
+        if (calls.length === 0) {
+          messages.push({ role: 'assistant', content: text });
+          return { ok: true, rounds, text, messages: messages.length, totalTokens };
+        }
+        if (rounds >= options.maxRounds) throw new Error('iteration limit reached');
+        const toolCalls: ChatCompletionMessageToolCall[] = calls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.args },
+        }));
+        messages.push({ role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls });
+        messages.push(...(await Promise.all(calls.map(runTool))));
+        rounds++;
+      }
+    } catch (error) {
+      return { ok: false, rounds, text: '', messages: messages.length, totalTokens, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    }
+  };
+}

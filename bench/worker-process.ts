@@ -1,0 +1,33 @@
+/**
+ * Runs one measuring job in a fresh process, so peak RSS, heap baselines and JIT state belong to
+ * that job alone. Started by {@link runInWorker}; the job arrives as JSON in argv[2] and its result
+ * goes back over IPC.
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export type Job =
+  | { kind: 's1'; baseURL: string; rounds: number; reps: number; warmup: number; modes: Array<'stream' | 'json'> }
+  | { kind: 's2'; baseURL: string; side: Side; n: number; rounds: number; connections: number }
+  | { kind: 's3'; baseURL: string; side: Side; n: number; blockAt: number; connections: number; snapshotDir?: string }
+  | { kind: 's4'; sizes: number[]; reps: number }
+  | { kind: 'profile'; baseURL: string; side: Side; rounds: number; conversations: number; stream: boolean };
+export type Side = 'actorloop' | 'raw';
+
+export async function runInWorker<T>(job: Job, extraExecArgv: string[] = []): Promise<T> {
+  const script = fileURLToPath(new URL('./worker.ts', import.meta.url));
+  const child = fork(script, [JSON.stringify(job)], {
+    execArgv: [...process.execArgv, ...extraExecArgv],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise<T>((resolve, reject) => {
+    let result: { ok: true; value: T } | { ok: false; error: string } | undefined;
+    child.on('message', (message: { ok: true; value: T } | { ok: false; error: string }) => {
+      result = message;
+    });
+    child.on('exit', (code, signal) => {
+      if (result?.ok) resolve(result.value);
+      else reject(new Error(`${job.kind} worker failed (exit ${code ?? signal}): ${result && !result.ok ? result.error : 'no result'}`));
+    });
+  });
+}

@@ -1,0 +1,26 @@
+/** Entry of a worker process: runs the job in argv[2] and sends `{ ok, value | error }` to the parent. */
+import type { Job } from './worker-process.js';
+
+async function run(job: Job): Promise<unknown> {
+  switch (job.kind) {
+    case 's1':
+      return (await import('./s1-overhead.js')).runS1Job(job);
+    case 's2':
+      return (await import('./s2-concurrency.js')).runS2Job(job);
+    case 's3':
+      return (await import('./s3-memory.js')).runS3Job(job);
+    case 's4':
+      return (await import('./s4-persistence.js')).runS4Job(job);
+    case 'profile':
+      return (await import('./profile.js')).runProfileJob(job);
+  }
+}
+
+const job = JSON.parse(process.argv[2] ?? '{}') as Job;
+try {
+  const value = await run(job);
+  process.send?.({ ok: true, value }, () => process.exit(0));
+} catch (error) {
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.send?.({ ok: false, error: message }, () => process.exit(1));
+}
