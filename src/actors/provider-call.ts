@@ -15,7 +15,7 @@ export type ProviderDeltaEvent = Exclude<ProviderEvent, { type: 'finish' }>;
 
 /** The events a provider call sends to its parent machine. */
 export type ProviderCallEvent =
-  | { type: 'provider.delta'; delta: ProviderDeltaEvent }
+  | { type: 'provider.delta'; deltas: ProviderDeltaEvent[] }
   | ({ type: 'provider.finish' } & Omit<Extract<ProviderEvent, { type: 'finish' }>, 'type'>);
 
 function toObserver<T>(
@@ -46,6 +46,18 @@ export function createProviderCallLogic(provider: Provider, tools: ToolDescripti
         const observer = toObserver(observerOrNext, error, complete);
         const controller = new AbortController();
         let closed = false;
+        // Deltas parsed from one network read reach the machine as one event: a transition per
+        // batch instead of per token keeps streaming cost close to the SDK's own parsing.
+        let pending: ProviderDeltaEvent[] = [];
+        let flushScheduled: ReturnType<typeof setImmediate> | undefined;
+        const flush = () => {
+          if (flushScheduled !== undefined) clearImmediate(flushScheduled);
+          flushScheduled = undefined;
+          if (closed || pending.length === 0) return;
+          const deltas = pending;
+          pending = [];
+          observer.next?.({ type: 'provider.delta', deltas });
+        };
         void (async () => {
           try {
             const stream = provider.stream({
@@ -58,14 +70,18 @@ export function createProviderCallLogic(provider: Provider, tools: ToolDescripti
             for await (const event of stream) {
               if (closed) break;
               if (event.type === 'finish') {
+                flush();
                 const { type: _type, ...finish } = event;
                 observer.next?.({ type: 'provider.finish', ...finish });
               } else {
-                observer.next?.({ type: 'provider.delta', delta: event });
+                pending.push(event);
+                flushScheduled ??= setImmediate(flush);
               }
             }
+            flush();
             if (!closed) observer.complete?.();
           } catch (thrown) {
+            flush();
             if (!closed) observer.error?.(toProviderError(thrown));
           }
         })();
@@ -73,6 +89,7 @@ export function createProviderCallLogic(provider: Provider, tools: ToolDescripti
           unsubscribe() {
             if (closed) return;
             closed = true;
+            if (flushScheduled !== undefined) clearImmediate(flushScheduled);
             controller.abort(new ProviderError('the request was stopped by the conversation', { code: 'aborted', retryable: false }));
           },
         };

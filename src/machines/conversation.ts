@@ -147,6 +147,7 @@ export function createConversationMachine(options: ConversationOptions) {
         return canRetry(context.attempt, retry, failure, failure.retryAfterMs ?? null);
       },
       missingResponse: ({ context }) => context.response === null,
+      streamProgressed: ({ context }) => context.progressed,
       noToolCalls: ({ context }) => context.response !== null && context.response.calls.length === 0,
       iterationCapReached: ({ context }) => context.iterations >= resolved.maxToolIterations,
       doomLoopPersists: ({ context }) => context.response?.doomLoop.action === 'halt',
@@ -185,17 +186,19 @@ export function createConversationMachine(options: ConversationOptions) {
       })),
       firstAttempt: assign({ attempt: 1 }),
       nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
-      beginAttempt: assign({ partial: false, response: null }),
+      beginAttempt: assign({ partial: false, progressed: false, response: null }),
       emitRequestStarted: emit(({ context }) => ({
         type: 'request.started' as const,
         iteration: context.iterations,
         attempt: context.attempt,
       })),
-      forwardDelta: enqueueActions(({ context, event, enqueue }) => {
+      forwardDeltas: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'provider.delta') return;
-        if (!context.partial) enqueue.assign({ partial: true });
-        enqueue.emit(event.delta);
+        // Assigned once per timeout window, not per delta: most deltas only emit.
+        if (!context.partial || !context.progressed) enqueue.assign({ partial: true, progressed: true });
+        for (const delta of event.deltas) enqueue.emit(delta);
       }),
+      resetProgress: assign({ progressed: false }),
       receiveResponse: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'provider.finish') return;
         const finish = event as FinishEvent;
@@ -381,6 +384,7 @@ export function createConversationMachine(options: ConversationOptions) {
         iterations: 0,
         attempt: 0,
         partial: false,
+        progressed: false,
         usage: emptyUsage(),
         response: null,
         round: null,
@@ -440,11 +444,13 @@ export function createConversationMachine(options: ConversationOptions) {
         },
         initial: 'waiting',
         states: {
-          // Re-entered on every delta, so `requestTimeout` bounds the silence, not the whole stream.
+          // `requestTimeout` bounds the silence, not the whole stream: when the window ends after
+          // some progress, a new window starts; a whole window without any event is a timeout.
           waiting: {
-            on: { 'provider.delta': { target: 'waiting', reenter: true, actions: 'forwardDelta' } },
+            on: { 'provider.delta': { actions: 'forwardDeltas' } },
             after: {
               requestTimeout: [
+                { guard: 'streamProgressed', target: 'waiting', reenter: true, actions: 'resetProgress' },
                 { guard: 'canRetryFailure', target: '#conversation.retrying', actions: 'recordFailure' },
                 { target: '#conversation.error', actions: 'recordFailure' },
               ],

@@ -135,6 +135,8 @@ export type ConversationContext = {
   attempt: number;
   /** Whether the current attempt streamed anything (a retry then discards it). */
   partial: boolean;
+  /** Whether the provider sent anything in the current request-timeout window. */
+  progressed: boolean;
   usage: Usage;
   response: PendingResponse | null;
   /** The calls of the round being approved or executed. */
