@@ -136,7 +136,8 @@ const afterRetryDelay = asEvent({ type: 'xstate.after.retryDelay.conversation.re
 const afterRequestTimeout = asEvent({ type: 'xstate.after.requestTimeout.conversation.requesting.waiting' });
 const userMessage = asEvent({ type: 'user.message', content: 'What is 2+3?' });
 const emptyUserMessage = asEvent({ type: 'user.message', content: '   ' });
-const delta = asEvent({ type: 'provider.delta', delta: { type: 'text.delta', delta: 'partial ' } });
+// Carries both the single-delta (`delta`) and the batched (`deltas`) shape of `provider.delta`.
+const delta = asEvent({ type: 'provider.delta', delta: { type: 'text.delta', delta: 'partial ' }, deltas: [{ type: 'text.delta', delta: 'partial ' }] });
 const approve = asEvent({ type: 'tool.approve', toolCallId: 'call_guarded' });
 const deny = asEvent({ type: 'tool.deny', toolCallId: 'call_guarded', reason: 'not now' });
 const approveUnknown = asEvent({ type: 'tool.approve', toolCallId: 'call_missing' });
@@ -234,7 +235,7 @@ function serializeEvent(event: ConversationEvent): string {
 // ---------------------------------------------------------------------------------------------
 // Snapshot key: what steers the machine's future
 
-function stateKey(config: GraphConfig) {
+function stateKey(config: GraphConfig, { coarse = false } = {}) {
   return (snapshot: Snapshot): string => {
     const { context } = snapshot;
     const final = snapshot.status === 'done';
@@ -248,11 +249,19 @@ function stateKey(config: GraphConfig) {
         ...(snapshot.value === 'error' ? { error: context.lastError?.code ?? null } : {}),
       });
     }
+    const requestingOrRetrying = snapshot.matches('requesting') || snapshot.matches('retrying');
     return JSON.stringify({
       value: snapshot.value,
       status: snapshot.status,
       iterations: context.iterations,
-      attempt: context.attempt,
+      // A field goes into the key only in the states that read it before overwriting it, which
+      // keeps the graph small without merging states that behave differently: `attempt` steers
+      // `requesting`/`retrying` and is reset to 1 when a round completes; `progressed` (whether
+      // the stream made progress in the current request-timeout window, where the machine tracks
+      // it) steers only that timeout and is reset on entering `requesting`. It is also left out of
+      // the coarse key real runs are compared on: a real stream always makes progress.
+      attempt: requestingOrRetrying ? context.attempt : undefined,
+      progressed: coarse || !snapshot.matches('requesting') ? undefined : ((context as { progressed?: boolean }).progressed ?? null),
       response: context.response && {
         calls: context.response.calls.map((call) => `${call.toolName}:${call.state}`),
         doomLoop: context.response.doomLoop.action,
@@ -275,6 +284,8 @@ type Graph = {
   config: GraphConfig;
   machine: Machine;
   key: (snapshot: Snapshot) => string;
+  /** The key without what real streaming changes on its own (progress within a timeout window). */
+  coarseKey: (snapshot: Snapshot) => string;
   /** Every reachable snapshot (one per key). */
   nodes: Map<string, Snapshot>;
   edges: Map<string, Array<{ event: ConversationEvent; to: string; next: Snapshot }>>;
@@ -309,7 +320,7 @@ function buildGraph(config: GraphConfig): Graph {
       (Object.values(transitions) as Array<{ event: ConversationEvent; state: Snapshot }>).map(({ event, state: next }) => ({ event, to: key(next), next })),
     );
   }
-  const graph: Graph = { config, machine, key, nodes, edges, traversalOptions };
+  const graph: Graph = { config, machine, key, coarseKey: stateKey(config, { coarse: true }), nodes, edges, traversalOptions };
   graphs.set(config.name, graph);
   return graph;
 }
@@ -468,8 +479,15 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           attempts.add(snapshot.context.attempt);
           const failures: Array<{ label: string; event: ConversationEvent; retryable: boolean; code?: string }> = [
             ...providerFailures.map((failure) => ({ ...failure, event: providerErrorEvent(failure) })),
-            { label: 'requestTimeout elapsed', event: afterRequestTimeout, retryable: true, code: 'timeout' },
           ];
+          if ((snapshot.context as { progressed?: boolean }).progressed === true) {
+            // The stream made progress in this window: the timeout only opens a new window.
+            const [next] = step(graph.machine, snapshot, afterRequestTimeout);
+            expect(next.matches('requesting'), 'requestTimeout after progress').toBe(true);
+            expect(next.context.attempt).toBe(snapshot.context.attempt);
+          } else {
+            failures.push({ label: 'requestTimeout elapsed', event: afterRequestTimeout, retryable: true, code: 'timeout' });
+          }
           if (snapshot.context.response === null) {
             failures.push({ label: 'stream done without a response', event: providerDone, retryable: true, code: 'incomplete_stream' });
           }
@@ -529,6 +547,27 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           }
         }
         expect([...spawningStates]).toEqual(capOf(config) > 0 ? ['executingTools'] : []);
+      });
+
+      // `xstate.error.actor.*` events are left out here: see the it.fails test at the end of the file.
+      it('stale or caller-forged actor done/stream events change nothing in any state that does not hold that actor', () => {
+        const graph = buildGraph(config);
+        const stale = [
+          providerDone,
+          delta,
+          finishEvent('normal'),
+          asEvent({ type: 'xstate.done.actor.toolCall-99-0', output: { index: 0, result: { type: 'tool-result', toolCallId: 'call_lookup', toolName: 'lookup', result: 'x' }, halt: 'stale' } }),
+        ];
+        for (const [key, snapshot] of graph.nodes) {
+          if (isFinal(snapshot)) continue;
+          for (const event of stale) {
+            if (event.type.startsWith('provider') || event.type.endsWith('providerCall')) {
+              if ('providerCall' in snapshot.children) continue; // a live provider call: real events
+            }
+            const [next] = step(graph.machine, snapshot, event);
+            expect(graph.key(next), `${event.type} in ${key}`).toBe(key);
+          }
+        }
       });
 
       it('(e) cancel from every non-final state ends halted/cancelled with a valid history', () => {
@@ -712,7 +751,7 @@ function scriptOf(graph: Graph, path: Path) {
     const after = snapshots[index + 1]!;
     const type: string = event.type;
     if (type === 'user.message' || type === 'tool.approve' || type === 'tool.deny' || type === 'cancel') {
-      userEvents.push({ before: graph.key(before), event });
+      userEvents.push({ before: graph.coarseKey(before), event });
     } else if (type === 'provider.finish') {
       if (current) current.finish = (event as unknown as { finish: FinishName }).finish;
     } else if (type === 'xstate.done.actor.providerCall') {
@@ -781,7 +820,7 @@ async function runAlong(graph: Graph, path: Path) {
   const pending = [...userEvents];
   actor.subscribe({
     next: (snapshot) => {
-      const key = graph.key(snapshot);
+      const key = graph.coarseKey(snapshot);
       if (seen.at(-1) !== key) seen.push(key);
       const next = pending[0];
       if (next && next.before === key) {
@@ -928,7 +967,7 @@ describe('real actors follow the graph', () => {
       if (scenario.reason) expect(output.reason).toBe(scenario.reason);
       if (scenario.code) expect(output.error?.code).toBe(scenario.code);
       expect(historyProblem(output.messages)).toBeNull();
-      const pathKeys = [path.steps[0]!.state, ...path.steps.slice(1).map((step) => step.state)].map(graph().key).filter((key, index, all) => all[index - 1] !== key);
+      const pathKeys = [path.steps[0]!.state, ...path.steps.slice(1).map((step) => step.state)].map(graph().coarseKey).filter((key, index, all) => all[index - 1] !== key);
       expect(isSubsequence(pathKeys, seen), `real run:\n${seen.join('\n')}\n\ngraph path:\n${pathKeys.join('\n')}`).toBe(true);
     });
   }
@@ -987,5 +1026,39 @@ describe('caller-sent actor events while tools run (regressions)', () => {
       expect(next.matches('executingTools'), event.type).toBe(true);
       expect(next.context.round, event.type).toEqual(snapshot.context.round);
     }
+  });
+});
+
+// BUG: in XState v5 an `xstate.error.actor.*` event that no active state handles escalates: the
+// actor itself fails. `idle`, `retrying` and `awaitingApproval` have no `xstate.error.actor.*`
+// handler (`requesting` only handles `providerCall`'s), so a caller that sends e.g.
+// `actor.send({ type: 'xstate.error.actor.providerCall', error })` while the run is idle, retrying
+// or waiting for approval ends the actor in status 'error' and `toPromise(actor)` rejects, against
+// DESIGN §3.1 ("whatever ... the caller do"). A stopped child cannot send it, so only callers can.
+// A fix: a root-level `'xstate.error.actor.*': { actions: 'rejectOutOfState' }` (a state's own
+// onError / wildcard still takes precedence, being deeper).
+describe('caller-sent xstate.error.actor.* events (machine bug, it.fails until fixed)', () => {
+  it.fails('no reachable state fails on an error event of an actor it does not hold', () => {
+    const graph = buildGraph(capConfigs[1]!);
+    const failing = new Set<string>();
+    for (const snapshot of graph.nodes.values()) {
+      if (isFinal(snapshot)) continue;
+      for (const id of ['providerCall', 'toolCall-99-0', 'nobody']) {
+        if (id in snapshot.children) continue;
+        const [next] = step(graph.machine, snapshot, asEvent({ type: `xstate.error.actor.${id}`, error: new Error('forged') }));
+        if (next.status !== 'active') failing.add(`${valueOf(snapshot)} on xstate.error.actor.${id}`);
+      }
+    }
+    expect([...failing].sort()).toEqual([]);
+  });
+
+  it.fails('toPromise resolves when a caller sends xstate.error.actor.providerCall to an idle run', async () => {
+    const machine = createConversationMachine(machineOptions(capConfigs[1]!, unusedProvider, new Map()));
+    const actor = createActor(machine, { input: { messages: [] } });
+    actor.subscribe({ error: () => {} });
+    actor.start();
+    actor.send(asEvent({ type: 'xstate.error.actor.providerCall', error: new Error('forged') }));
+    if (actor.getSnapshot().status === 'active') actor.send(cancel);
+    await expect(toPromise(actor)).resolves.toMatchObject({ status: 'halted' });
   });
 });
