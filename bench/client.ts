@@ -7,7 +7,7 @@
  * after one fetch; when that fails the SDK's default (the global, unbounded pool) is used and
  * `poolKind` says so.
  */
-import OpenAI from 'openai';
+import OpenAI, { type ClientOptions } from 'openai';
 
 export type PoolOptions = { connections: number; keepAliveTimeoutMs?: number };
 export type BenchClient = { client: OpenAI; poolKind: 'undici-agent' | 'global-default'; close(): Promise<void> };
@@ -50,7 +50,7 @@ export async function createBenchClient(baseURL: string, pool: PoolOptions): Pro
     baseURL,
     maxRetries: 0,
     timeout: 600_000,
-    ...(dispatcher ? { fetchOptions: { dispatcher } } : {}),
+    ...(dispatcher ? { fetchOptions: { dispatcher } as NonNullable<ClientOptions['fetchOptions']> } : {}),
   });
   return {
     client,

@@ -1,0 +1,248 @@
+/**
+ * `npm run bench [-- flags]`: actorloop against a hand-written loop over the same `openai` SDK,
+ * in the same run, against a local OpenAI-wire server in its own process.
+ *
+ *   --quick            whole run under about a minute: fewer reps, N = 200,500
+ *   --n 1000,5000      S2 concurrency levels (default 1000,5000,10000)
+ *   --rounds K         S1 tool rounds per conversation (default 20); S2 uses 5 unless given
+ *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4; PROFILE for the CPU profile alone)
+ *   --s3-n N           S3 live conversations (default 2000; quick 500)
+ *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
+ *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
+ *
+ * Prints a markdown table and writes everything to bench/results/<timestamp>.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execSync } from 'node:child_process';
+import { profileS1, type ProfileResult } from './profile.js';
+import { s1, type S1Result } from './s1-overhead.js';
+import { s2, type S2RunResult } from './s2-concurrency.js';
+import { s3, type S3RunResult } from './s3-memory.js';
+import type { S4Result } from './s4-persistence.js';
+import { fmt, mb } from './stats.js';
+import { startWireServerProcess } from './wire.js';
+import { runInWorker, type Side } from './worker-process.js';
+
+type Flags = {
+  quick: boolean;
+  ns: number[];
+  s1Rounds: number;
+  s2Rounds: number;
+  reps: number;
+  only: Set<string>;
+  s3N: number;
+  profile: boolean;
+  cpuProfSide: Side | null;
+};
+
+function parseFlags(argv: string[]): Flags {
+  const value = (name: string) => {
+    const index = argv.indexOf(name);
+    return index === -1 ? undefined : argv[index + 1];
+  };
+  const quick = argv.includes('--quick');
+  const list = (text: string | undefined) => text?.split(',').map((part) => part.trim()).filter(Boolean);
+  const ns = list(value('--n'))?.map(Number) ?? (quick ? [200, 500] : [1000, 5000, 10000]);
+  const rounds = value('--rounds');
+  const only = new Set((list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4']).map((name) => name.toUpperCase()));
+  const cpuProfIndex = argv.indexOf('--cpu-prof');
+  const cpuProfArg = cpuProfIndex === -1 ? undefined : argv[cpuProfIndex + 1];
+  const cpuProfSide: Side | null =
+    cpuProfIndex === -1 ? null : cpuProfArg === 'raw' || cpuProfArg === 'actorloop' ? cpuProfArg : 'actorloop';
+  const profile = argv.includes('--profile');
+  if (profile || cpuProfSide) only.add('PROFILE');
+  const flags: Flags = {
+    quick,
+    ns,
+    s1Rounds: rounds ? Number(rounds) : 20,
+    s2Rounds: rounds ? Number(rounds) : 5,
+    reps: Number(value('--reps') ?? (quick ? 12 : 50)),
+    only,
+    s3N: Number(value('--s3-n') ?? (quick ? 500 : 2000)),
+    profile,
+    cpuProfSide: cpuProfSide ?? (profile ? 'actorloop' : null),
+  };
+  for (const [name, number] of [['--rounds', flags.s1Rounds], ['--reps', flags.reps], ['--s3-n', flags.s3N], ...flags.ns.map((n) => ['--n', n] as const)] as const) {
+    if (!Number.isInteger(number) || number < 1) throw new Error(`${name}: expected a positive integer, got ${number}`);
+  }
+  return flags;
+}
+
+function environment() {
+  let ulimitN = 'unknown';
+  let somaxconn = 'unknown';
+  try {
+    ulimitN = execSync('ulimit -n', { shell: '/bin/sh' }).toString().trim();
+  } catch {}
+  try {
+    somaxconn = execSync('cat /proc/sys/net/core/somaxconn').toString().trim();
+  } catch {}
+  let commit = 'unknown';
+  try {
+    commit = execSync('git rev-parse --short HEAD').toString().trim();
+  } catch {}
+  return {
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    memoryBytes: os.totalmem(),
+    loadAverageAtStart: os.loadavg(),
+    ulimitN,
+    somaxconn,
+    commit,
+  };
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const resultsDir = path.join(here, 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const env = environment();
+  const startedAt = new Date();
+  log(`actorloop bench — node ${env.node}, ${env.cpus} CPUs, load ${env.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}, ulimit -n ${env.ulimitN}, somaxconn ${env.somaxconn}`);
+  const maxN = Math.max(...flags.ns);
+  if (flags.only.has('S2') && Number(env.ulimitN) < maxN + 1000) {
+    log(`  warning: ulimit -n ${env.ulimitN} is below N=${maxN} + headroom; each side's process needs one descriptor per connection`);
+  }
+
+  const server = await startWireServerProcess();
+  log(`wire server pid ${server.pid} at ${server.url} (listen backlog asked ${server.backlog}, kernel caps it at somaxconn ${env.somaxconn})`);
+  const results: {
+    s1?: S1Result;
+    s2?: S2RunResult[];
+    s3?: S3RunResult[];
+    s4?: S4Result;
+    profile?: ProfileResult;
+    serverPeakRssBytes?: number;
+  } = {};
+  try {
+    if (flags.only.has('S1')) {
+      log(`S1 overhead: ${flags.s1Rounds} rounds, ${flags.reps} reps per side and mode…`);
+      results.s1 = await s1(server, { rounds: flags.s1Rounds, reps: flags.reps, warmup: flags.quick ? 5 : 15 });
+    }
+    if (flags.only.has('S2')) {
+      log(`S2 concurrency: N = ${flags.ns.join(', ')}, ${flags.s2Rounds} rounds, latency 25 ms…`);
+      results.s2 = await s2(server, { ns: flags.ns, rounds: flags.s2Rounds, latencyMs: 25, log });
+    }
+    if (flags.only.has('S3')) {
+      log(`S3 memory: ${flags.s3N} conversations blocked in a tool call…`);
+      results.s3 = await s3(server, { n: flags.s3N, blockAt: 3, profile: flags.profile, snapshotDir: resultsDir, log });
+    }
+    if (flags.only.has('S4')) {
+      log('S4 persistence…');
+      results.s4 = await runInWorker<S4Result>({ kind: 's4', sizes: [20, 200], reps: flags.quick ? 20 : 100 });
+    }
+    if (flags.only.has('PROFILE') && flags.cpuProfSide) {
+      const conversations = flags.quick ? 40 : 200;
+      log(`CPU profile of S1's ${flags.cpuProfSide} side: ${conversations} conversations × ${flags.s1Rounds} rounds, streaming…`);
+      results.profile = await profileS1(server, {
+        side: flags.cpuProfSide,
+        rounds: flags.s1Rounds,
+        conversations,
+        stream: true,
+        dir: path.join(resultsDir, 'profiles'),
+      });
+    }
+    results.serverPeakRssBytes = (await server.stats()).peakRssBytes;
+  } finally {
+    await server.close();
+  }
+
+  const markdown = render(results, flags, env);
+  process.stdout.write(`${markdown}\n`);
+  const file = path.join(resultsDir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({ startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), flags: { ...flags, only: [...flags.only] }, environment: { ...env, loadAverageAtEnd: os.loadavg() }, results }, null, 2),
+  );
+  log(`wrote ${path.relative(process.cwd(), file)}`);
+}
+
+function render(results: { s1?: S1Result; s2?: S2RunResult[]; s3?: S3RunResult[]; s4?: S4Result; profile?: ProfileResult }, flags: Flags, env: ReturnType<typeof environment>): string {
+  const lines: string[] = [];
+  lines.push(`## actorloop bench${flags.quick ? ' (--quick)' : ''}`, '');
+  lines.push(`node ${env.node}, ${env.cpus}× ${env.cpuModel}, load average at start ${env.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}, commit ${env.commit}`, '');
+  if (results.s1) {
+    const r = results.s1;
+    lines.push(`### S1 overhead — 1 conversation × ${r.rounds} tool rounds, latency 0, ${r.reps} reps after ${r.warmup} warm-up, interleaved`, '');
+    lines.push('| mode | actorloop CPU µs/round (median) | raw loop CPU µs/round (median) | ratio actorloop/raw | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |');
+    lines.push('|---|---:|---:|---:|---|---|---|');
+    for (const m of r.modes) {
+      lines.push(
+        `| ${m.mode === 'stream' ? 'streaming' : 'non-streaming'} | ${fmt(m.actorloop.cpuUsPerRound.median, 0)} | ${fmt(m.raw.cpuUsPerRound.median, 0)} | **${fmt(m.ratio, 2)}×** | ` +
+          `${fmt(m.actorloop.cpuUsPerRound.p10, 0)}–${fmt(m.actorloop.cpuUsPerRound.p90, 0)} | ${fmt(m.raw.cpuUsPerRound.p10, 0)}–${fmt(m.raw.cpuUsPerRound.p90, 0)} | ` +
+          `${fmt(m.actorloop.wallMsPerConversation.median, 1)} / ${fmt(m.raw.wallMsPerConversation.median, 1)} |`,
+      );
+    }
+    lines.push('', `server requests ${r.serverRequests} (expected ${r.expectedRequests}); pool ${r.modes[0]?.poolKind ?? '?'}`, '');
+  }
+  if (results.s2) {
+    lines.push(`### S2 concurrency — N conversations at once × ${flags.s2Rounds} rounds, streaming, latency 25 ms, one client per side`, '');
+    lines.push('| N | side | wall s | rounds/s | requests/s | client CPU s | peak RSS MB | conversation p50 / p99 ms | errors | retries | server requests (expected) | server peak sockets |');
+    lines.push('|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|');
+    for (const r of results.s2) {
+      lines.push(
+        `| ${r.n} | ${r.side} | ${fmt(r.wallMs / 1000, 2)} | ${fmt(r.roundsPerSecond, 0)} | ${fmt(r.requestsPerSecond, 0)} | ${fmt(r.cpuMs / 1000, 2)} | ${mb(r.peakRssBytes)} | ` +
+          `${fmt(r.conversationMs.p50, 0)} / ${fmt(r.conversationMs.p99, 0)} | ${r.errors} | ${r.retries} | ${r.serverRequests ?? '?'} (${r.expectedRequests ?? '?'}) | ${r.serverPeakSockets ?? '?'} |`,
+      );
+    }
+    const errors = results.s2.filter((r) => r.errors > 0);
+    for (const r of errors) lines.push('', `errors ${r.side} N=${r.n}: ${r.errorSamples.join(' | ')}`);
+    lines.push('');
+  }
+  if (results.s3) {
+    const first = results.s3[0];
+    lines.push(`### S3 memory — ${first?.n ?? '?'} conversations blocked inside a tool call (round ${first?.blockAt ?? '?'}), after forced GC`, '');
+    lines.push('| side | heap KiB per conversation | external KiB per conversation | RSS KiB per conversation | baseline heap MB | loaded heap MB | errors after release |');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|');
+    for (const r of results.s3) {
+      lines.push(
+        `| ${r.side} | ${fmt(r.heapBytesPerConversation / 1024, 1)} | ${fmt(r.externalBytesPerConversation / 1024, 2)} | ${fmt(r.rssBytesPerConversation / 1024, 1)} | ${mb(r.baseline.heapUsed)} | ${mb(r.loaded.heapUsed)} | ${r.errors} |`,
+      );
+    }
+    const [a, b] = results.s3;
+    if (a && b) lines.push('', `ratio actorloop/raw heap per conversation: **${fmt(a.heapBytesPerConversation / b.heapBytesPerConversation, 2)}×**`);
+    for (const r of results.s3) {
+      if (!r.heapDiffTop) continue;
+      lines.push('', `heap growth by constructor, ${r.side} (snapshot diff, self size; per conversation = ÷ ${r.n}):`, '');
+      lines.push('| constructor / kind | objects + | per conversation | KiB + | bytes per conversation |');
+      lines.push('|---|---:|---:|---:|---:|');
+      for (const row of r.heapDiffTop) {
+        lines.push(`| ${row.name.replace(/\|/g, '\\|')} | ${row.countDelta} | ${fmt(row.countDelta / r.n, 1)} | ${fmt(row.bytesDelta / 1024, 0)} | ${fmt(row.bytesDelta / r.n, 0)} |`);
+      }
+    }
+    lines.push('');
+  }
+  if (results.s4) {
+    lines.push('### S4 persistence', '', results.s4.skipped, '', `Stand-in: ${results.s4.standIn}`, '');
+    lines.push('| messages | snapshot KiB | getPersistedSnapshot µs | JSON.stringify µs | JSON.parse µs | createActor+start µs | round trip µs |');
+    lines.push('|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of results.s4.rows) {
+      lines.push(`| ${r.messages} | ${fmt(r.snapshotBytes / 1024, 1)} | ${fmt(r.getPersistedSnapshotUs, 0)} | ${fmt(r.stringifyUs, 0)} | ${fmt(r.parseUs, 0)} | ${fmt(r.restoreUs, 0)} | ${fmt(r.roundTripUs, 0)} |`);
+    }
+    lines.push('');
+  }
+  if (results.profile) {
+    const p = results.profile;
+    lines.push(`### CPU profile — S1 ${p.side} side, streaming (node --cpu-prof), ${fmt(p.totalMs, 0)} ms sampled, ${fmt(p.idleMs, 0)} ms idle`, '');
+    lines.push('| # | function | location | self ms | % of samples | % of non-idle |');
+    lines.push('|---:|---|---|---:|---:|---:|');
+    p.rows.forEach((row, index) => {
+      lines.push(`| ${index + 1} | ${row.fn} | ${row.where} | ${fmt(row.selfMs, 0)} | ${fmt(row.pct, 1)} | ${fmt(row.pctNonIdle, 1)} |`);
+    });
+    lines.push('', 'self time by file (non-idle):', '', '| file | self ms | % of non-idle |', '|---|---:|---:|');
+    for (const row of p.byFile) lines.push(`| ${row.where} | ${fmt(row.selfMs, 0)} | ${fmt(row.pctNonIdle, 1)} |`);
+    lines.push('', `profile: ${p.file}`);
+  }
+  return lines.join('\n');
+}
+
+await main();

@@ -1,0 +1,101 @@
+/**
+ * CPU profile of S1's actorloop side (or the raw side): a worker started with `--cpu-prof` runs
+ * the S1 conversation (server latency 0) many times, one after another; the `.cpuprofile` is then
+ * summarised as the top functions by self time, with their share of all samples and of the
+ * non-idle samples.
+ */
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { createActorloopLoop } from './actorloop-loop.js';
+import { createBenchClient } from './client.js';
+import { createRawLoop } from './raw-loop.js';
+import type { WireServerHandle } from './wire.js';
+import { runInWorker, type Job, type Side } from './worker-process.js';
+
+export type ProfileRow = { fn: string; where: string; selfMs: number; pct: number; pctNonIdle: number };
+export type ProfileResult = { side: Side; file: string; totalMs: number; idleMs: number; rows: ProfileRow[]; byFile: Array<{ where: string; selfMs: number; pctNonIdle: number }> };
+
+export async function runProfileJob(job: Extract<Job, { kind: 'profile' }>): Promise<{ conversations: number }> {
+  const client = await createBenchClient(job.baseURL, { connections: 4 });
+  const options = { model: 'bench-model', stream: job.stream, maxRounds: job.rounds };
+  const run = job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(client.client, options);
+  for (let i = 0; i < job.conversations; i++) {
+    const result = await run('Add the numbers, round after round.');
+    if (!result.ok) throw new Error(`profile run failed: ${result.error}`);
+  }
+  await client.close();
+  return { conversations: job.conversations };
+}
+
+type CpuProfile = {
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>;
+  samples: number[];
+  timeDeltas: number[];
+};
+
+function shortUrl(url: string): string {
+  const clean = url.replace(/^file:\/\//, '');
+  const nm = clean.lastIndexOf('node_modules/');
+  if (nm !== -1) return clean.slice(nm + 'node_modules/'.length);
+  const src = clean.indexOf('/src/');
+  if (src !== -1) return clean.slice(src + 1);
+  const bench = clean.indexOf('/bench/');
+  if (bench !== -1) return clean.slice(bench + 1);
+  return clean;
+}
+
+export function summarizeCpuProfile(file: string, top = 15): Omit<ProfileResult, 'side' | 'file'> {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const self = new Map<string, { fn: string; where: string; us: number }>();
+  const byFile = new Map<string, number>();
+  let totalUs = 0;
+  let idleUs = 0;
+  profile.samples.forEach((id, index) => {
+    const delta = profile.timeDeltas[index] ?? 0;
+    const node = byId.get(id);
+    if (!node) return;
+    totalUs += delta;
+    const { functionName, url, lineNumber } = node.callFrame;
+    if (functionName === '(idle)') idleUs += delta;
+    const where = url ? `${shortUrl(url)}:${lineNumber + 1}` : '';
+    const key = `${functionName}|${where}`;
+    const entry = self.get(key) ?? { fn: functionName || '(anonymous)', where, us: 0 };
+    entry.us += delta;
+    self.set(key, entry);
+    const fileKey = url ? shortUrl(url) : functionName;
+    byFile.set(fileKey, (byFile.get(fileKey) ?? 0) + delta);
+  });
+  const nonIdle = Math.max(1, totalUs - idleUs);
+  const rows = [...self.values()]
+    .sort((a, b) => b.us - a.us)
+    .slice(0, top)
+    .map((entry) => ({ fn: entry.fn, where: entry.where, selfMs: entry.us / 1000, pct: (100 * entry.us) / totalUs, pctNonIdle: entry.fn === '(idle)' ? 0 : (100 * entry.us) / nonIdle }));
+  const files = [...byFile.entries()]
+    .filter(([where]) => where !== '(idle)')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([where, us]) => ({ where, selfMs: us / 1000, pctNonIdle: (100 * us) / nonIdle }));
+  return { totalMs: totalUs / 1000, idleMs: idleUs / 1000, rows, byFile: files };
+}
+
+export async function profileS1(
+  server: WireServerHandle,
+  options: { side: Side; rounds: number; conversations: number; stream: boolean; dir: string },
+): Promise<ProfileResult> {
+  await server.configure({ latencyMs: 0, rounds: options.rounds });
+  mkdirSync(options.dir, { recursive: true });
+  const before = new Set(readdirSync(options.dir));
+  await runInWorker(
+    { kind: 'profile', baseURL: server.baseURL, side: options.side, rounds: options.rounds, conversations: options.conversations, stream: options.stream },
+    ['--cpu-prof', `--cpu-prof-dir=${options.dir}`, '--cpu-prof-interval=100'],
+  );
+  // One profile per thread (the module-hooks thread writes one too): the main thread's is the largest.
+  const created = readdirSync(options.dir)
+    .filter((name) => name.endsWith('.cpuprofile') && !before.has(name))
+    .sort((a, b) => statSync(path.join(options.dir, b)).size - statSync(path.join(options.dir, a)).size);
+  const file = created[0];
+  if (!file) throw new Error('no .cpuprofile was written');
+  const full = path.join(options.dir, file);
+  return { side: options.side, file: full, ...summarizeCpuProfile(full) };
+}

@@ -1,0 +1,125 @@
+/**
+ * S2 concurrency: N conversations started at once, `rounds` tool rounds each, streaming, server
+ * latency 25 ms. Each (side, N) runs in a fresh worker process with one shared `openai` client
+ * whose keep-alive pool allows one connection per conversation (so no conversation queues behind
+ * another's socket): wall time, tool rounds per second, peak RSS, errors, retries (actorloop).
+ */
+import { performance } from 'node:perf_hooks';
+import { createActorloopLoop } from './actorloop-loop.js';
+import { createBenchClient } from './client.js';
+import { createRawLoop, type LoopResult } from './raw-loop.js';
+import { cpuNowUs, median, percentile } from './stats.js';
+import type { WireServerHandle } from './wire.js';
+import { runInWorker, type Job, type Side } from './worker-process.js';
+
+export type S2RunResult = {
+  side: Side;
+  n: number;
+  rounds: number;
+  connections: number;
+  poolKind: string;
+  wallMs: number;
+  roundsPerSecond: number;
+  requestsPerSecond: number;
+  cpuMs: number;
+  peakRssBytes: number;
+  baselineRssBytes: number;
+  errors: number;
+  errorSamples: string[];
+  retries: number;
+  conversationMs: { p50: number; p99: number; max: number };
+  serverRequests?: number;
+  expectedRequests?: number;
+  serverPeakSockets?: number;
+};
+
+export async function runS2Job(job: Extract<Job, { kind: 's2' }>): Promise<S2RunResult> {
+  const client = await createBenchClient(job.baseURL, { connections: job.connections });
+  const options = { model: 'bench-model', stream: true, maxRounds: job.rounds };
+  const run: (text: string) => Promise<LoopResult & { retries?: number }> =
+    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(client.client, options);
+  // Warm-up: a few conversations, so the JIT and lazy imports are not counted.
+  for (let i = 0; i < 5; i++) await run('warm-up');
+  let peakRss = process.memoryUsage.rss();
+  const baselineRssBytes = peakRss;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+  }, 20);
+  const cpu0 = cpuNowUs();
+  const started = performance.now();
+  const durations: number[] = [];
+  const results = await Promise.all(
+    Array.from({ length: job.n }, async (_, index) => {
+      const t0 = performance.now();
+      try {
+        return await run(`conversation ${index}`);
+      } catch (error) {
+        return { ok: false, rounds: 0, text: '', messages: 0, totalTokens: 0, error: `thrown: ${String(error)}` } satisfies LoopResult;
+      } finally {
+        durations.push(performance.now() - t0);
+      }
+    }),
+  );
+  const wallMs = performance.now() - started;
+  const cpuMs = (cpuNowUs() - cpu0) / 1000;
+  clearInterval(sampler);
+  peakRss = Math.max(peakRss, process.memoryUsage.rss(), process.resourceUsage().maxRSS * 1024);
+  const failed = results.filter((result) => !result.ok || result.rounds !== job.rounds);
+  const errorSamples = [...new Set(failed.map((result) => result.error ?? `ended after ${result.rounds} rounds`))].slice(0, 5);
+  await client.close();
+  return {
+    side: job.side,
+    n: job.n,
+    rounds: job.rounds,
+    connections: job.connections,
+    poolKind: client.poolKind,
+    wallMs,
+    roundsPerSecond: (job.n * job.rounds) / (wallMs / 1000),
+    requestsPerSecond: (job.n * (job.rounds + 1)) / (wallMs / 1000),
+    cpuMs,
+    peakRssBytes: peakRss,
+    baselineRssBytes,
+    errors: failed.length,
+    errorSamples,
+    retries: results.reduce((sum, result) => sum + ((result as { retries?: number }).retries ?? 0), 0),
+    conversationMs: { p50: median(durations), p99: percentile(durations, 99), max: Math.max(...durations) },
+  };
+}
+
+export async function s2(
+  server: WireServerHandle,
+  options: { ns: number[]; rounds: number; latencyMs: number; log: (line: string) => void },
+): Promise<S2RunResult[]> {
+  await server.configure({ latencyMs: options.latencyMs, rounds: options.rounds });
+  const out: S2RunResult[] = [];
+  for (const n of options.ns) {
+    // Alternate which side goes first per N, so a warmer machine does not always favour one.
+    const sides: Side[] = out.length % 4 === 0 ? ['actorloop', 'raw'] : ['raw', 'actorloop'];
+    for (const side of sides) {
+      await server.reset();
+      let result: S2RunResult;
+      try {
+        result = await runInWorker<S2RunResult>(
+          { kind: 's2', baseURL: server.baseURL, side, n, rounds: options.rounds, connections: n },
+          ['--max-old-space-size=8192'],
+        );
+      } catch (error) {
+        result = {
+          side, n, rounds: options.rounds, connections: n, poolKind: '?', wallMs: Number.NaN, roundsPerSecond: Number.NaN,
+          requestsPerSecond: Number.NaN, cpuMs: Number.NaN, peakRssBytes: Number.NaN, baselineRssBytes: Number.NaN,
+          errors: n, errorSamples: [String(error).slice(0, 500)], retries: 0, conversationMs: { p50: Number.NaN, p99: Number.NaN, max: Number.NaN },
+        };
+      }
+      const stats = await server.stats();
+      result.serverRequests = stats.requests;
+      result.expectedRequests = (n + 5) * (options.rounds + 1);
+      result.serverPeakSockets = stats.peakOpenSockets;
+      out.push(result);
+      options.log(
+        `  S2 ${side} N=${n}: ${result.wallMs.toFixed(0)} ms, ${result.roundsPerSecond.toFixed(0)} rounds/s, ` +
+          `errors ${result.errors}, server requests ${stats.requests}/${result.expectedRequests}, peak sockets ${stats.peakOpenSockets}`,
+      );
+    }
+  }
+  return out;
+}

@@ -1,0 +1,125 @@
+/**
+ * S3 memory: N conversations, each blocked inside a tool call (round `blockAt`, so the history
+ * holds the user message and `blockAt - 1` finished rounds plus the blocked call's assistant
+ * message) until a gate is released at the end. Heap bytes per live conversation over a baseline
+ * taken after warm-up, both after forced GC, in a fresh worker started with `--expose-gc`, for
+ * each side. With `--profile`, heap snapshots at baseline and under load are compared by
+ * constructor (top self-size growth).
+ */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import v8 from 'node:v8';
+import { createActorloopLoop } from './actorloop-loop.js';
+import { createBenchClient } from './client.js';
+import { diffHeapSummaries, summarizeHeapSnapshot, type HeapDiffRow } from './heap-summary.js';
+import { createRawLoop, type LoopResult } from './raw-loop.js';
+import { createGate } from './tool.js';
+import type { WireServerHandle } from './wire.js';
+import { runInWorker, type Job, type Side } from './worker-process.js';
+
+type Memory = { heapUsed: number; external: number; arrayBuffers: number; rss: number };
+export type S3RunResult = {
+  side: Side;
+  n: number;
+  blockAt: number;
+  baseline: Memory;
+  loaded: Memory;
+  heapBytesPerConversation: number;
+  externalBytesPerConversation: number;
+  rssBytesPerConversation: number;
+  completed: number;
+  errors: number;
+  errorSamples: string[];
+  heapDiffTop?: HeapDiffRow[];
+};
+
+async function collect(): Promise<Memory> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('S3 needs --expose-gc');
+  for (let i = 0; i < 4; i++) {
+    gc();
+    await sleep(10);
+  }
+  const { heapUsed, external, arrayBuffers, rss } = process.memoryUsage();
+  return { heapUsed, external, arrayBuffers, rss };
+}
+
+export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3RunResult> {
+  const client = await createBenchClient(job.baseURL, { connections: job.connections });
+  const gate = createGate(job.blockAt);
+  const options = { model: 'bench-model', stream: true, maxRounds: job.blockAt + 1, gate };
+  const run: (text: string) => Promise<LoopResult> =
+    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(client.client, options);
+  gate.armed = false;
+  for (let i = 0; i < 20; i++) {
+    const result = await run('warm-up');
+    if (!result.ok) throw new Error(`S3 warm-up failed: ${result.error}`);
+  }
+  gate.armed = true;
+  const snapshots: string[] = [];
+  const snap = (label: string) => {
+    if (!job.snapshotDir) return;
+    snapshots.push(v8.writeHeapSnapshot(path.join(job.snapshotDir, `s3-${job.side}-${label}-${process.pid}.heapsnapshot`)));
+  };
+  const baseline = await collect();
+  snap('baseline');
+  const runs = Array.from({ length: job.n }, (_, index) => run(`conversation ${index}`));
+  const deadline = Date.now() + 120_000;
+  while (gate.blocked < job.n && Date.now() < deadline) await sleep(10);
+  if (gate.blocked < job.n) throw new Error(`S3: only ${gate.blocked} of ${job.n} conversations reached the blocking tool in 120 s`);
+  // Let the last responses finish and their sockets go idle before measuring.
+  await sleep(200);
+  const loaded = await collect();
+  snap('loaded');
+  gate.release();
+  const results = await Promise.all(runs);
+  const failed = results.filter((result) => !result.ok || result.rounds !== job.blockAt);
+  await client.close();
+  let heapDiffTop: HeapDiffRow[] | undefined;
+  if (snapshots.length === 2) {
+    heapDiffTop = diffHeapSummaries(summarizeHeapSnapshot(snapshots[0] as string), summarizeHeapSnapshot(snapshots[1] as string), 15);
+    for (const file of snapshots) rmSync(file, { force: true });
+  }
+  return {
+    side: job.side,
+    n: job.n,
+    blockAt: job.blockAt,
+    baseline,
+    loaded,
+    heapBytesPerConversation: (loaded.heapUsed - baseline.heapUsed) / job.n,
+    externalBytesPerConversation: (loaded.external - baseline.external) / job.n,
+    rssBytesPerConversation: (loaded.rss - baseline.rss) / job.n,
+    completed: results.length - failed.length,
+    errors: failed.length,
+    errorSamples: [...new Set(failed.map((result) => result.error ?? `ended after ${result.rounds} rounds`))].slice(0, 5),
+    ...(heapDiffTop ? { heapDiffTop } : {}),
+  };
+}
+
+export async function s3(
+  server: WireServerHandle,
+  options: { n: number; blockAt: number; profile: boolean; snapshotDir: string; log: (line: string) => void },
+): Promise<S3RunResult[]> {
+  // The server answers `blockAt` tool rounds then a final text; latency 0.
+  await server.configure({ latencyMs: 0, rounds: options.blockAt });
+  const out: S3RunResult[] = [];
+  for (const side of ['actorloop', 'raw'] as const) {
+    await server.reset();
+    const result = await runInWorker<S3RunResult>(
+      {
+        kind: 's3',
+        baseURL: server.baseURL,
+        side,
+        n: options.n,
+        blockAt: options.blockAt,
+        connections: 64,
+        ...(options.profile ? { snapshotDir: options.snapshotDir } : {}),
+      },
+      ['--expose-gc', '--max-old-space-size=8192'],
+    );
+    out.push(result);
+    options.log(`  S3 ${side} N=${options.n}: ${(result.heapBytesPerConversation / 1024).toFixed(1)} KiB heap per live conversation, errors ${result.errors}`);
+  }
+  return out;
+}
