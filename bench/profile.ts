@@ -15,20 +15,24 @@ import { runInWorker, type Job, type Side } from './worker-process.js';
 export type ProfileRow = { fn: string; where: string; selfMs: number; pct: number; pctNonIdle: number };
 export type ProfileResult = { side: Side; file: string; totalMs: number; idleMs: number; rows: ProfileRow[]; byFile: Array<{ where: string; selfMs: number; pctNonIdle: number }> };
 
-export async function runProfileJob(job: Extract<Job, { kind: 'profile' }>): Promise<{ conversations: number }> {
+export async function runProfileJob(job: Extract<Job, { kind: 'profile' }>): Promise<{ conversations: number; steadyFromUs: number }> {
   const client = await createBenchClient(job.baseURL, { connections: 4 });
   const options = { model: 'bench-model', stream: job.stream, maxRounds: job.rounds };
   const run = job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(client.client, options);
+  // Warm-up (module loading, JIT) is left out of the summary: samples before this instant are skipped.
+  for (let i = 0; i < 10; i++) await run('warm-up');
+  const steadyFromUs = Number(process.hrtime.bigint() / 1000n);
   for (let i = 0; i < job.conversations; i++) {
     const result = await run('Add the numbers, round after round.');
     if (!result.ok) throw new Error(`profile run failed: ${result.error}`);
   }
   await client.close();
-  return { conversations: job.conversations };
+  return { conversations: job.conversations, steadyFromUs };
 }
 
 type CpuProfile = {
-  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>;
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number } }>;
+  startTime: number;
   samples: number[];
   timeDeltas: number[];
 };
@@ -44,21 +48,25 @@ function shortUrl(url: string): string {
   return clean;
 }
 
-export function summarizeCpuProfile(file: string, top = 15): Omit<ProfileResult, 'side' | 'file'> {
+/** Self time per function; samples taken before `fromUs` (V8's monotonic clock, as `process.hrtime`) are skipped. */
+export function summarizeCpuProfile(file: string, top = 15, fromUs = 0): Omit<ProfileResult, 'side' | 'file'> {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const self = new Map<string, { fn: string; where: string; us: number }>();
   const byFile = new Map<string, number>();
   let totalUs = 0;
   let idleUs = 0;
+  let at = profile.startTime;
   profile.samples.forEach((id, index) => {
     const delta = profile.timeDeltas[index] ?? 0;
+    at += delta;
+    if (at < fromUs) return;
     const node = byId.get(id);
     if (!node) return;
     totalUs += delta;
-    const { functionName, url, lineNumber } = node.callFrame;
+    const { functionName, url, lineNumber, columnNumber } = node.callFrame;
     if (functionName === '(idle)') idleUs += delta;
-    const where = url ? `${shortUrl(url)}:${lineNumber + 1}` : '';
+    const where = url ? `${shortUrl(url)}:${lineNumber + 1}:${columnNumber + 1}` : '';
     const key = `${functionName}|${where}`;
     const entry = self.get(key) ?? { fn: functionName || '(anonymous)', where, us: 0 };
     entry.us += delta;
@@ -86,7 +94,7 @@ export async function profileS1(
   await server.configure({ latencyMs: 0, rounds: options.rounds });
   mkdirSync(options.dir, { recursive: true });
   const before = new Set(readdirSync(options.dir));
-  await runInWorker(
+  const { steadyFromUs } = await runInWorker<{ steadyFromUs: number }>(
     { kind: 'profile', baseURL: server.baseURL, side: options.side, rounds: options.rounds, conversations: options.conversations, stream: options.stream },
     ['--cpu-prof', `--cpu-prof-dir=${options.dir}`, '--cpu-prof-interval=100'],
   );
@@ -97,5 +105,5 @@ export async function profileS1(
   const file = created[0];
   if (!file) throw new Error('no .cpuprofile was written');
   const full = path.join(options.dir, file);
-  return { side: options.side, file: full, ...summarizeCpuProfile(full) };
+  return { side: options.side, file: full, ...summarizeCpuProfile(full, 15, steadyFromUs) };
 }
