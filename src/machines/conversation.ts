@@ -400,8 +400,13 @@ export function createConversationMachine(options: ConversationOptions) {
       };
     },
     initial: 'idle',
-    // Declared on each non-final state rather than the root, so final states take no event at all.
-    on: {},
+    // `cancel` is declared on each non-final state rather than here, so final states take no event.
+    // An error event of an actor the current state does not hold can only come from a caller; XState
+    // would let it fail the whole actor, so it is turned away here (states that hold the actor
+    // handle it first, being deeper).
+    on: {
+      'xstate.error.actor.*': { actions: 'rejectOutOfState' },
+    },
     states: {
       idle: {
         always: { guard: 'hasInputProblem', target: 'error', actions: 'failOnInput' },

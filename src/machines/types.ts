@@ -61,9 +61,11 @@ export type ConversationUserEvent =
 export type ToolCallDoneEvent = { type: `xstate.done.actor.toolCall-${string}`; output: ToolCallOutcome };
 /** A tool-call child that failed outright (sent by XState, never by users). */
 export type ToolCallErrorEvent = { type: `xstate.error.actor.toolCall-${string}`; error: unknown };
+/** A provider call that failed (sent by XState, never by users). */
+export type ProviderCallErrorEvent = { type: 'xstate.error.actor.providerCall'; error: unknown };
 
 /** Every event the machine handles: the user's and those its own actors send. */
-export type ConversationEvent = ConversationUserEvent | ProviderCallEvent | ToolCallDoneEvent | ToolCallErrorEvent;
+export type ConversationEvent = ConversationUserEvent | ProviderCallEvent | ProviderCallErrorEvent | ToolCallDoneEvent | ToolCallErrorEvent;
 
 /** A tool call and its result, as the `tool.result` event reports it. */
 export type ToolResultEvent = {
