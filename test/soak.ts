@@ -1,0 +1,103 @@
+/**
+ * The big property run: `npm run test:soak -- --runs 10000 [--seed S] [--concurrency C] [--verbose]`.
+ * Cases come from the same arbitrary as `test/properties.test.ts` (fast-check, seeded), run several
+ * at a time in one process against their own fault servers; after each chunk the process must
+ * drain back to the handles it had before. Prints runs, final states by status and reason, faults
+ * injected by kind, violations and wall time; exits 1 on any violation, printing the failing cases
+ * as JSON so each can be replayed with `runCase`.
+ */
+import fc from 'fast-check';
+import { activeResources, runCase, runCaseArb, takeEscapes, waitForDrain, type RunCase, type RunReport } from './support/property-run.js';
+
+function argument(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  if (index >= 0) return process.argv[index + 1];
+  const inline = process.argv.find((value) => value.startsWith(`--${name}=`));
+  return inline?.slice(name.length + 3);
+}
+
+const runs = Number(argument('runs') ?? 1_000);
+const seed = Number(argument('seed') ?? Date.now() % 2 ** 31);
+const concurrency = Number(argument('concurrency') ?? 8);
+const chunkSize = Number(argument('chunk') ?? 200);
+const verbose = process.argv.includes('--verbose');
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !Number.isInteger(concurrency) || concurrency < 1) {
+  console.error('usage: npm run test:soak -- --runs N [--seed S] [--concurrency C] [--chunk K] [--verbose]');
+  process.exit(2);
+}
+
+console.log(`soak: ${runs} runs, seed ${seed}, concurrency ${concurrency} (replay: npm run test:soak -- --runs ${runs} --seed ${seed})`);
+const started = Date.now();
+const cases = fc.sample(runCaseArb, { seed, numRuns: runs });
+
+const byStatus = new Map<string, number>();
+const byFault = new Map<string, number>();
+const byWire = new Map<string, number>();
+const errorCauses = new Map<string, number>();
+const knownBugs = new Map<string, number>();
+const failures: Array<{ index: number; testCase: RunCase; report: RunReport }> = [];
+const globalViolations: string[] = [];
+let requests = 0;
+let executions = 0;
+const bump = (map: Map<string, number>, key: string, by = 1) => map.set(key, (map.get(key) ?? 0) + by);
+
+const baseline = activeResources();
+let done = 0;
+for (let chunkStart = 0; chunkStart < cases.length; chunkStart += chunkSize) {
+  const chunk = cases.slice(chunkStart, chunkStart + chunkSize);
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const position = next++;
+      const testCase = chunk[position];
+      if (testCase === undefined) return;
+      const index = chunkStart + position;
+      const report = await runCase(testCase, { checkResources: false });
+      done++;
+      const status = report.output ? `${report.output.status}${report.output.reason ? `/${report.output.reason}` : ''}${report.output.error ? ` (${report.output.error.code ?? report.output.error.name})` : ''}` : 'no output';
+      bump(byStatus, status);
+      bump(byWire, `${testCase.wire}${testCase.stream ? '' : ' (not streamed)'}`);
+      for (const kind of report.injected) bump(byFault, kind);
+      for (const bug of report.knownBugs) bump(knownBugs, bug);
+      if (report.output?.status === 'error') {
+        bump(errorCauses, `${testCase.wire}${testCase.stream ? '' : ' (not streamed)'}: ${report.output.error?.code ?? '?'} (retryable ${String(report.output.error?.retryable)}) after [${report.lastInjected.join(', ') || 'no request'}]`);
+      }
+      requests += report.requests;
+      executions += report.executions;
+      if (report.violations.length > 0) {
+        failures.push({ index, testCase, report });
+        console.log(`\nVIOLATION in run #${index}: ${report.violations.join(' | ')}\n  case: ${JSON.stringify(testCase)}`);
+      } else if (verbose) console.log(`#${index} ${status} ${report.durationMs.toFixed(0)} ms`);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  // The whole process must drain between chunks: no timer, socket or server of any run left.
+  const growth = await waitForDrain(baseline, 3_000);
+  if (growth.length > 0) {
+    globalViolations.push(`after runs ${chunkStart}–${chunkStart + chunk.length - 1}: resources left behind: ${growth.join(', ')}`);
+    console.log(`\nVIOLATION: ${globalViolations.at(-1)}`);
+  }
+  const escaped = takeEscapes();
+  if (escaped.length > 0) {
+    globalViolations.push(`between chunks: escaped: ${escaped.map(String).join('; ')}`);
+    console.log(`\nVIOLATION: ${globalViolations.at(-1)}`);
+  }
+  process.stdout.write(`\r${done}/${runs} runs, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+const sorted = (map: Map<string, number>) => [...map.entries()].sort((a, b) => b[1] - a[1]);
+const violations = failures.reduce((sum, failure) => sum + failure.report.violations.length, 0) + globalViolations.length;
+console.log(`\n\nruns: ${runs}  (seed ${seed}, concurrency ${concurrency})`);
+console.log(`wires: ${sorted(byWire).map(([key, value]) => `${key} ${value}`).join(', ')}`);
+console.log(`HTTP requests: ${requests}; tool executions: ${executions}`);
+console.log('final states:');
+for (const [key, value] of sorted(byStatus)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log('faults and responses injected:');
+for (const [key, value] of sorted(byFault)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log('runs ending in error, by wire, error code and the last answer the server gave:');
+for (const [key, value] of sorted(errorCauses)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log(`known engine bugs (it.fails in test/property-regressions.test.ts), runs hitting each:${knownBugs.size === 0 ? ' none' : ''}`);
+for (const [key, value] of sorted(knownBugs)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log(`violations: ${violations} (in ${failures.length} runs${globalViolations.length ? `, plus ${globalViolations.length} process-level` : ''})`);
+console.log(`wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+process.exit(violations > 0 ? 1 : 0);
