@@ -328,7 +328,7 @@ export function createConversationMachine(options: ConversationOptions) {
       }),
       haltAtIterationCap: enqueueActions(({ context, enqueue }) => {
         enqueue.assign({ status: 'halted', reason: 'max_iterations' });
-        settleAll(context.response?.calls ?? [], resultTexts.iterationLimit, context.messages, enqueue);
+        settleAll(unanswered(context.response?.calls ?? []), resultTexts.iterationLimit, context.messages, enqueue);
       }),
       haltOnDoomLoop: enqueueActions(({ context, enqueue }) => {
         const doomLoop = context.response?.doomLoop;
@@ -336,7 +336,7 @@ export function createConversationMachine(options: ConversationOptions) {
           enqueue.emit({ type: 'doom_loop.detected', pattern: doomLoop.pattern, repeats: doomLoop.repeats, action: 'halt' });
         }
         enqueue.assign({ status: 'halted', reason: 'doom_loop' });
-        settleAll(context.response?.calls ?? [], resultTexts.doomLoop, context.messages, enqueue);
+        settleAll(unanswered(context.response?.calls ?? []), resultTexts.doomLoop, context.messages, enqueue);
       }),
       // Read before `recordOutcome` settles the call, while the outcome is still a running call's.
       markToolHalt: assign(({ context, event }) => ({
@@ -524,6 +524,14 @@ function updateFirstAwaiting(round: RoundCall[] | null, toolCallId: string, upda
   const index = round.findIndex((call) => call.toolCallId === toolCallId && call.state === 'awaiting-approval');
   if (index < 0) return round;
   return round.map((call, position) => (position === index ? update(call) : call));
+}
+
+/**
+ * The calls of a response that will not run, as not yet answered: an unknown tool or invalid
+ * arguments found while planning give way to the reason nothing ran, and each call gets its event.
+ */
+function unanswered(calls: RoundCall[]): RoundCall[] {
+  return calls.map(({ result: _result, ...call }) => ({ ...call, state: 'queued' as const }));
 }
 
 type Enqueue = {
