@@ -25,6 +25,8 @@ import { anthropicProvider } from '../../src/providers/anthropic/index.js';
 import { toAnthropicMessages } from '../../src/providers/anthropic/to-anthropic-messages.js';
 import { openaiProvider } from '../../src/providers/openai/index.js';
 import { toOpenAIMessages } from '../../src/providers/openai-wire/to-openai-messages.js';
+import type { OpenAIChatMessage } from '../../src/providers/openai-wire/chat-types.js';
+import type Anthropic from '@anthropic-ai/sdk';
 import { defineTool, type Tool } from '../../src/tools/define-tool.js';
 import { HaltError } from '../../src/tools/halt-error.js';
 import { startFaultServer, type CallSpec, type FaultServer, type FaultStep, type Wire } from './fault-server.js';
@@ -82,6 +84,8 @@ export type RunCase = {
   approvals: Decision[];
   /** Send approvals and cancels from a timer instead of inside the event listener. */
   asyncDecisions: boolean;
+  /** Send a second `user.message` while the run is busy, after this many emitted events (it must be turned away). */
+  strayMessageAfterEvents: number | null;
 };
 
 export type RunReport = {
@@ -102,10 +106,10 @@ export type RunReport = {
  * test/property-regressions.test.ts. Runs hitting exactly these are counted apart (and do not fail
  * the sample) until the engine is fixed; set `PROPERTY_STRICT=1` to count them as violations.
  */
-export const knownBugNames = {
-  presettledNoEvent:
-    'KB1: a call settled while planning (unknown tool / invalid or oversized arguments) gets no tool.result event when its response ends the run at the iteration cap or as a doom loop',
-} as const;
+export const knownBugNames: Record<string, string> = {
+  // KB1 (fixed in 84ec67b, now a plain regression test): a call settled while planning got no
+  // tool.result event when its response ended the run at the iteration cap or as a doom loop.
+};
 const strict = process.env.PROPERTY_STRICT === '1';
 
 /** How long a hanging tool keeps its (bounded) timer, ignoring its signal. */
@@ -198,6 +202,7 @@ export const runCaseArb: fc.Arbitrary<RunCase> = fc.record({
   ),
   approvals: fc.array(fc.constantFrom<Decision>('approve', 'approve', 'deny', 'cancel', 'bogus-then-approve'), { maxLength: 4 }),
   asyncDecisions: fc.boolean(),
+  strayMessageAfterEvents: fc.option(fc.integer({ min: 1, max: 30 }), { nil: null, freq: 3 }),
 });
 
 /** A case for one wire only. */
@@ -211,6 +216,8 @@ type ToolState = {
   /** Round (index of the assistant message) of each executed call id is resolved later from the history. */
   hangs: Set<Promise<unknown>>;
   threw: Set<string>;
+  active: number;
+  maxActive: number;
 };
 
 const parameters: Record<string, unknown> = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };
@@ -233,7 +240,25 @@ function makeTool(kind: ToolKind, index: number, state: ToolState): Tool {
         : { needsApproval: typeof extra.needsApproval === 'boolean' ? extra.needsApproval : (args: Record<string, unknown>) => (extra.needsApproval as (args: { n: number }) => boolean)(args as { n: number }) }),
       execute: (args: Record<string, unknown>, context) => {
         count(context.toolCallId);
-        return execute(args as { n: number }, context);
+        // Running = started, neither settled nor aborted (a tool that ignores its abort is no longer the machine's).
+        state.active++;
+        state.maxActive = Math.max(state.maxActive, state.active);
+        let released = false;
+        const release = () => {
+          if (released) return;
+          released = true;
+          state.active--;
+        };
+        context.signal.addEventListener('abort', release, { once: true });
+        try {
+          const value = execute(args as { n: number }, context);
+          if (value instanceof Promise) value.then(release, release);
+          else release();
+          return value;
+        } catch (error) {
+          release();
+          throw error;
+        }
       },
     }) as unknown as Tool;
 
@@ -367,8 +392,15 @@ export function historyProblems(messages: Message[]): string[] {
 
 /** The history converted by the real OpenAI converter, checked as the API checks it. */
 export function openaiRequestProblems(messages: Message[], system: string | undefined): string[] {
-  const problems: string[] = [];
   const out = toOpenAIMessages(messages, system);
+  const problems = openaiBodyProblems(out);
+  if (messages.length > 0 && out.filter((message) => message.role !== 'system').length === 0) problems.push('openai request: no messages');
+  return problems;
+}
+
+/** Chat Completions `messages` as the API checks them: every call answered by tool messages right after it, in order. */
+export function openaiBodyProblems(out: OpenAIChatMessage[]): string[] {
+  const problems: string[] = [];
   let pending: string[] = [];
   out.forEach((message, index) => {
     const where = `openai message ${index} (${message.role})`;
@@ -396,7 +428,7 @@ export function openaiRequestProblems(messages: Message[], system: string | unde
       if (text.trim() === '') problems.push(`${where}: empty user content`);
     }
   });
-  if (messages.length > 0 && out.filter((message) => message.role !== 'system').length === 0) problems.push('openai request: no messages');
+  if (pending.length > 0) problems.push(`openai: calls ${pending.join(', ')} never answered`);
   try {
     JSON.stringify(out);
   } catch (error) {
@@ -407,10 +439,32 @@ export function openaiRequestProblems(messages: Message[], system: string | unde
 
 /** The history converted by the real Anthropic converter, checked as the API checks it. */
 export function anthropicRequestProblems(messages: Message[], system: string | undefined, sentThinking: Set<string>): string[] {
-  const problems: string[] = [];
   const { messages: out, system: systemText } = toAnthropicMessages(messages, system);
+  const problems: string[] = [];
   if (systemText !== undefined && systemText.trim() === '') problems.push('anthropic: empty system');
   if (messages.length > 0 && out.length === 0) problems.push('anthropic request: no messages');
+  const { problems: bodyProblems, thinking: thinkingOut } = anthropicBodyProblems(out, sentThinking);
+  problems.push(...bodyProblems);
+  // Signed reasoning in the history goes out one to one, in order.
+  const signed = messages.flatMap((message) =>
+    message.role === 'assistant'
+      ? message.content.flatMap((part) =>
+          part.type === 'reasoning' && part.signature ? [`${part.text}\u0000${part.signature}`] : part.type === 'redacted-reasoning' ? [`redacted\u0000${part.data}`] : [],
+        )
+      : [],
+  );
+  if (JSON.stringify(signed) !== JSON.stringify(thinkingOut)) problems.push('anthropic: thinking blocks of the history not sent back one to one in order');
+  return problems;
+}
+
+/**
+ * Messages API `messages` as the API checks them: user first, roles alternating, tool_result
+ * blocks first in the user message right after their tool_use blocks, ids matching in order, no
+ * empty content, thinking blocks byte-identical to ones the server sent. Also returns the thinking
+ * blocks found, in order.
+ */
+export function anthropicBodyProblems(out: Anthropic.MessageParam[], sentThinking: Set<string>): { problems: string[]; thinking: string[] } {
+  const problems: string[] = [];
   if (out[0] && out[0].role !== 'user') problems.push('anthropic: first message is not a user message');
   const seenToolUse = new Set<string>();
   const thinkingOut: string[] = [];
@@ -463,16 +517,9 @@ export function anthropicRequestProblems(messages: Message[], system: string | u
       problems.push(`${where}: tool_result ids ${JSON.stringify(resultIds)} do not answer the tool_use ids ${JSON.stringify(calls)} before it`);
     }
   });
-  // Signed reasoning in the history goes out one to one, in order.
-  const signed = messages.flatMap((message) =>
-    message.role === 'assistant'
-      ? message.content.flatMap((part) =>
-          part.type === 'reasoning' && part.signature ? [`${part.text}\u0000${part.signature}`] : part.type === 'redacted-reasoning' ? [`redacted\u0000${part.data}`] : [],
-        )
-      : [],
-  );
-  if (JSON.stringify(signed) !== JSON.stringify(thinkingOut)) problems.push('anthropic: thinking blocks of the history not sent back one to one in order');
-  return problems;
+  const last = out.at(-1);
+  if (last?.role === 'assistant' && Array.isArray(last.content) && last.content.some((block) => block.type === 'tool_use')) problems.push('anthropic: tool_use blocks never answered');
+  return { problems, thinking: thinkingOut };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -544,7 +591,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
   const baseline = runOptions.checkResources ? activeResources() : {};
   takeEscapes();
 
-  const toolState: ToolState = { executions: new Map(), hangs: new Set(), threw: new Set() };
+  const toolState: ToolState = { executions: new Map(), hangs: new Set(), threw: new Set(), active: 0, maxActive: 0 };
   const tools = testCase.tools.map((kind, index) => makeTool(kind, index, toolState));
   const toolNames = tools.map((tool) => tool.name);
   let server: FaultServer | undefined;
@@ -621,6 +668,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
           }
         });
       }
+      if (testCase.strayMessageAfterEvents === eventCount) decide(() => actor.send({ type: 'user.message', content: 'A stray message while busy.' }));
       if (testCase.cancel && 'afterEvents' in testCase.cancel && eventCount === testCase.cancel.afterEvents + 1) {
         decide(() => sendCancel('cancelled after events'));
       }
@@ -682,15 +730,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       const results = new Map(output.messages.flatMap((message) => (message.role === 'tool' ? message.content.map((part) => [part.toolCallId, part] as const) : [])));
       for (const call of calls) {
         const resultEvents = events.filter((event) => event.type === 'tool.result' && event.toolCallId === call.toolCallId);
-        if (resultEvents.length !== 1) {
-          const text = String(results.get(call.toolCallId)?.result ?? '');
-          const lastAssistant = output.messages.findLast((message) => message.role === 'assistant');
-          const inLastResponse = lastAssistant?.role === 'assistant' && lastAssistant.content.some((part) => part.type === 'tool-call' && part.toolCallId === call.toolCallId);
-          const presettled = text.startsWith('Error: ') && !toolState.executions.has(call.toolCallId);
-          if (resultEvents.length === 0 && inLastResponse && presettled && (output.reason === 'max_iterations' || output.reason === 'doom_loop')) {
-            knownBugs.push(knownBugNames.presettledNoEvent);
-          } else violations.push(`call ${call.toolCallId} (${call.toolName}) got ${resultEvents.length} tool.result events`);
-        }
+        if (resultEvents.length !== 1) violations.push(`call ${call.toolCallId} (${call.toolName}) got ${resultEvents.length} tool.result events`);
         const result = results.get(call.toolCallId);
         const event = resultEvents[0];
         if (result && event?.type === 'tool.result') {
@@ -709,6 +749,26 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         const marker = text.lastIndexOf('\n…[truncated:');
         const kept = marker >= 0 ? text.slice(0, marker) : text;
         if (Buffer.byteLength(kept, 'utf8') > byteCap) violations.push(`result of ${id} is ${Buffer.byteLength(kept, 'utf8')} bytes over the cap ${byteCap}`);
+      }
+
+      // Only the run's own user message and doom-loop notices are user messages; a message sent while busy is turned away.
+      for (const message of output.messages) {
+        if (message.role !== 'user') continue;
+        const text = typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
+        if (text !== 'Please use the tools.' && !text.startsWith('Notice: you have repeated')) violations.push(`unexpected user message in the history: ${JSON.stringify(text).slice(0, 80)}`);
+      }
+      // Tool calls of a round run at most maxConcurrentTools at once.
+      if (o.maxConcurrentTools !== undefined && toolState.maxActive > o.maxConcurrentTools) violations.push(`${toolState.maxActive} tools ran at once, maxConcurrentTools ${o.maxConcurrentTools}`);
+      // §3.7: a tool that outlives its timeout gets the timeout result (or the run's cancel/halt result).
+      for (const call of calls) {
+        const kind = call.toolName.slice(0, call.toolName.lastIndexOf('_'));
+        if (!['hang', 'hangHonours', 'abortRejects'].includes(kind) || !toolState.executions.has(call.toolCallId)) continue;
+        const text = String(results.get(call.toolCallId)?.result ?? '');
+        if (!/timed out after \d+ ms$/.test(text) && !text.startsWith('cancelled') && !text.startsWith('halted:')) violations.push(`${kind} call ${call.toolCallId} (timeout ${o.toolTimeoutMs} ms) got ${JSON.stringify(text).slice(0, 80)}`);
+      }
+      // §3.3: a HaltError's content as a result means the run ended tool_halt.
+      if ([...results.values()].some((part) => part.isError !== true && /^halted by tool \d$/.test(String(part.result))) && !(output.status === 'halted' && output.reason === 'tool_halt')) {
+        violations.push(`a HaltError result is in the history but the run ended ${output.status}/${output.reason ?? ''}`);
       }
 
       // §3.4: rounds and executions within the cap; every execution is a call of the history, once.
@@ -759,6 +819,9 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         }
         if (startedBefore.type === 'request.started' && event.attempt !== startedBefore.attempt + 1) violations.push(`request.retry attempt ${event.attempt} after attempt ${startedBefore.attempt}`);
         if (event.attempt > maxAttempts) violations.push(`request.retry announces attempt ${event.attempt} > ${maxAttempts}`);
+        const since = events.slice(events.lastIndexOf(startedBefore) + 1, position);
+        const partial = since.some((earlier) => earlier.type === 'text.delta' || earlier.type === 'reasoning.delta' || earlier.type === 'tool.call.delta');
+        if (event.discardPartial !== partial) violations.push(`request.retry discardPartial ${event.discardPartial} after ${partial ? 'partial output' : 'no output'}`);
         const request = log[startedBefore.requestsSoFar];
         if (event.error.status === 429 && request?.retryAfterMs !== undefined && request.index < event.requestsSoFar) {
           if (event.delayMs < request.retryAfterMs) violations.push(`retry after a 429 waited ${event.delayMs} ms < retry-after ${request.retryAfterMs} ms`);
@@ -778,6 +841,19 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
           violations.push(`a fault DESIGN §3.6 retries (${injected.join(', ')}) ended the run as non-retryable: ${output.error.code} ${output.error.message.slice(0, 120)}`);
         }
       }
+    }
+
+    // Every request the provider really sent is valid for its wire (thinking blocks as the server sent them).
+    const sentThinkingAll = new Set(
+      log.flatMap((entry) => entry.thinking.map((block) => ('thinking' in block ? `${block.thinking}\u0000${block.signature}` : `redacted\u0000${block.redacted}`))),
+    );
+    server.wire.requests.forEach((request, index) => {
+      violations.push(...bodyProblems(testCase.wire, request.body, sentThinkingAll, testCase.stream).map((problem) => `request #${index}: ${problem}`));
+    });
+
+    // The history starts the next turn on the other wire, through the real SDK.
+    if (output && output.messages.length > 0 && violations.length === 0) {
+      violations.push(...(await nextTurnOnOtherWire(testCase, output.messages, tools, apiKey, system)));
     }
 
     // Nothing left behind: connections, hanging tools' timers, our own timers.
@@ -808,6 +884,50 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
     durationMs: performance.now() - started,
     executions: toolState.executions.size,
   };
+}
+
+/** Problems of a request body as received by the server. */
+function bodyProblems(wire: Wire, body: unknown, sentThinking: Set<string>, stream: boolean): string[] {
+  if (!isRecord(body) || !Array.isArray(body.messages)) return ['request body without messages'];
+  const problems: string[] = [];
+  if ((body.stream === true) !== stream) problems.push(`stream ${String(body.stream)} sent, provider set to ${stream}`);
+  if (wire === 'openai') problems.push(...openaiBodyProblems(body.messages as OpenAIChatMessage[]));
+  else {
+    problems.push(...anthropicBodyProblems(body.messages as Anthropic.MessageParam[], sentThinking).problems);
+    if (typeof body.system === 'string' && body.system.trim() === '') problems.push('empty system');
+  }
+  return problems;
+}
+
+async function nextTurnOnOtherWire(testCase: RunCase, messages: Message[], tools: Tool[], apiKey: string, system: string | undefined): Promise<string[]> {
+  const wire: Wire = testCase.wire === 'openai' ? 'anthropic' : 'openai';
+  const problems: string[] = [];
+  const server = await startFaultServer({ wire, plan: [], toolNames: tools.map((tool) => tool.name), apiKey });
+  try {
+    const provider =
+      wire === 'openai'
+        ? openaiProvider({ model: 'gpt-4o-mini', apiKey, baseURL: server.baseURL, stream: testCase.stream })
+        : anthropicProvider({ model: 'claude-haiku-4-5', apiKey, baseURL: server.baseURL, maxTokens: 1024, stream: testCase.stream });
+    const machine = createConversationMachine({
+      provider,
+      tools: tools as unknown as ConversationOptions['tools'],
+      retry: false,
+      requestTimeoutMs: 5_000,
+      ...(system === undefined ? {} : { system }),
+    });
+    const actor = createActor(machine, { input: { messages } }).start();
+    actor.send({ type: 'user.message', content: 'Next turn.' });
+    const next = await toPromise(actor);
+    if (next.status !== 'done') problems.push(`next turn on ${wire} ended ${next.status}: ${next.error?.message ?? next.reason ?? ''}`);
+    const body = server.wire.requests[0]?.body;
+    if (body === undefined) problems.push(`next turn on ${wire}: no request sent`);
+    else problems.push(...bodyProblems(wire, body, new Set(), testCase.stream).filter((problem) => !problem.includes('thinking')).map((problem) => `next turn on ${wire}: ${problem}`));
+    problems.push(...historyProblems(next.messages).map((problem) => `next turn on ${wire}: ${problem}`));
+    if (safeJson(next).includes(apiKey)) problems.push(`next turn on ${wire}: output holds the API key`);
+  } finally {
+    await server.close();
+  }
+  return problems;
 }
 
 /** A short description of a case, for logs. */
