@@ -7,6 +7,7 @@ import { createActor, toPromise } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import type { ConversationOptions } from '../src/machines/options.js';
+import { anthropicProvider } from '../src/providers/anthropic/index.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { startFaultServer, type FaultServer, type FaultStep } from './support/fault-server.js';
@@ -74,5 +75,66 @@ describe('property counterexamples', () => {
     expect(callIds).toHaveLength(6);
     // Event order within a round is not part of the contract; one event per call is.
     expect([...results].sort()).toEqual([...callIds].sort());
+  });
+});
+
+describe('broken transfers are retried on the Anthropic wire as on the OpenAI wire', () => {
+  // KB2, found by the soak (seed 3: 13 of 1000 runs end `error` / `unknown`, retryable false, after
+  // these faults; seed 4: 29). The OpenAI provider classifies a body or SSE data line that is not
+  // JSON as a retryable broken transfer (`classify` in openai-provider.ts: SyntaxError →
+  // `incomplete_stream`, retryable; commit 374149b). The Anthropic provider passes the SDK's
+  // SyntaxError to `toProviderError`, which makes it `unknown`, not retryable, so one garbled or
+  // truncated answer ends the whole run in `error` although retries are left:
+  //   - streamed: an SSE `data:` line that is not JSON (the SDK's JSON.parse throws);
+  //   - not streamed: a 200 body cut short (the connection ends cleanly mid-JSON) or empty.
+  // A cut that drops the connection is `network` and is retried; only a clean early end is not.
+  async function runAnthropic(plan: FaultStep[], stream: boolean) {
+    server = await startFaultServer({ wire: 'anthropic', plan, toolNames: ['lookup'], apiKey: 'sk-ant-regression' });
+    const machine = createConversationMachine({
+      provider: anthropicProvider({ model: 'claude-haiku-4-5', apiKey: 'sk-ant-regression', baseURL: server.baseURL, maxTokens: 1024, stream }),
+      tools: [lookup],
+      retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 2, jitter: false },
+    });
+    const actor = createActor(machine, { input: { messages: [] } }).start();
+    actor.send({ type: 'user.message', content: 'Hi' });
+    return toPromise(actor);
+  }
+
+  it.fails('streamed: a malformed SSE data line is retried', async () => {
+    const output = await runAnthropic([{ kind: 'malformed' }, { kind: 'text', thinking: false }], true);
+    expect(output.error).toBeUndefined();
+    expect(output).toMatchObject({ status: 'done', text: 'Answer 1.' });
+  });
+
+  it.fails('not streamed: a body that ends mid-JSON is retried', async () => {
+    const output = await runAnthropic([{ kind: 'cut', how: 'end' }, { kind: 'text', thinking: false }], false);
+    expect(output.error).toBeUndefined();
+    expect(output).toMatchObject({ status: 'done', text: 'Answer 1.' });
+  });
+
+  it.fails('not streamed: an empty 200 body is retried', async () => {
+    const output = await runAnthropic([{ kind: 'empty', body: false }, { kind: 'text', thinking: false }], false);
+    expect(output.error).toBeUndefined();
+    expect(output).toMatchObject({ status: 'done', text: 'Answer 1.' });
+  });
+
+  it('the same faults are retried on the OpenAI wire (the behaviour asked for)', async () => {
+    for (const [plan, stream] of [
+      [[{ kind: 'malformed' }, { kind: 'text', thinking: false }], true],
+      [[{ kind: 'cut', how: 'end' }, { kind: 'text', thinking: false }], false],
+      [[{ kind: 'empty', body: false }, { kind: 'text', thinking: false }], false],
+    ] as Array<[FaultStep[], boolean]>) {
+      server = await startFaultServer({ wire: 'openai', plan, toolNames: ['lookup'], apiKey: 'sk-regression' });
+      const machine = createConversationMachine({
+        provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-regression', baseURL: server.baseURL, stream }),
+        tools: [lookup],
+        retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 2, jitter: false },
+      });
+      const actor = createActor(machine, { input: { messages: [] } }).start();
+      actor.send({ type: 'user.message', content: 'Hi' });
+      expect(await toPromise(actor)).toMatchObject({ status: 'done', text: 'Answer 1.' });
+      await server.close();
+      server = undefined;
+    }
   });
 });
