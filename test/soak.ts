@@ -1,5 +1,6 @@
 /**
- * The big property run: `npm run test:soak -- --runs 10000 [--seed S] [--concurrency C] [--verbose]`.
+ * The big property run: `npm run test:soak -- --runs 10000 [--seed S] [--concurrency C] [--verbose]`;
+ * `--seed S --only N` replays run #N of that sample alone.
  * Cases come from the same arbitrary as `test/properties.test.ts` (fast-check, seeded), run several
  * at a time in one process against their own fault servers; after each chunk the process must
  * drain back to the handles it had before. Prints runs, final states by status and reason, faults
@@ -21,6 +22,8 @@ const seed = Number(argument('seed') ?? Date.now() % 2 ** 31);
 const concurrency = Number(argument('concurrency') ?? 8);
 const chunkSize = Number(argument('chunk') ?? 200);
 const verbose = process.argv.includes('--verbose');
+/** Replays one run of the sample (its index as printed with a violation). */
+const only = argument('only') === undefined ? undefined : Number(argument('only'));
 if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !Number.isInteger(concurrency) || concurrency < 1) {
   console.error('usage: npm run test:soak -- --runs N [--seed S] [--concurrency C] [--chunk K] [--verbose]');
   process.exit(2);
@@ -28,7 +31,9 @@ if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !Number.is
 
 console.log(`soak: ${runs} runs, seed ${seed}, concurrency ${concurrency} (replay: npm run test:soak -- --runs ${runs} --seed ${seed})`);
 const started = Date.now();
-const cases = fc.sample(runCaseArb, { seed, numRuns: runs });
+const sample = fc.sample(runCaseArb, { seed, numRuns: only === undefined ? runs : only + 1 });
+const cases = only === undefined ? sample : sample.slice(only);
+if (only !== undefined) console.log(`replaying run #${only}: ${JSON.stringify(cases[0])}`);
 
 const byStatus = new Map<string, number>();
 const byFault = new Map<string, number>();
@@ -82,12 +87,12 @@ for (let chunkStart = 0; chunkStart < cases.length; chunkStart += chunkSize) {
     globalViolations.push(`between chunks: escaped: ${escaped.map(String).join('; ')}`);
     console.log(`\nVIOLATION: ${globalViolations.at(-1)}`);
   }
-  process.stdout.write(`\r${done}/${runs} runs, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  process.stdout.write(`\r${done}/${cases.length} runs, ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
 const sorted = (map: Map<string, number>) => [...map.entries()].sort((a, b) => b[1] - a[1]);
 const violations = failures.reduce((sum, failure) => sum + failure.report.violations.length, 0) + globalViolations.length;
-console.log(`\n\nruns: ${runs}  (seed ${seed}, concurrency ${concurrency})`);
+console.log(`\n\nruns: ${cases.length}  (seed ${seed}, concurrency ${concurrency})`);
 console.log(`wires: ${sorted(byWire).map(([key, value]) => `${key} ${value}`).join(', ')}`);
 console.log(`HTTP requests: ${requests}; tool executions: ${executions}`);
 console.log('final states:');
