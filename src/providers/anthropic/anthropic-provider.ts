@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
-import { toProviderError } from '../errors/classify-error.js';
+import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
 import { fromAnthropicMessage } from './from-anthropic-message.js';
@@ -93,17 +93,6 @@ function validateOptions(options: AnthropicProviderOptions): void {
   }
 }
 
-/** Replaces every occurrence of the API key, so no error or log line can carry it. */
-function redactKey(error: ProviderError, apiKey: string | undefined): ProviderError {
-  if (apiKey === undefined || apiKey.length < 4 || !error.message.includes(apiKey)) return error;
-  return new ProviderError(error.message.split(apiKey).join('[redacted]'), {
-    code: error.code,
-    retryable: error.retryable,
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-  });
-}
-
 /**
  * A provider for Anthropic's Messages API through the official `@anthropic-ai/sdk` (an optional
  * peer dependency: it is loaded only when no `client` is given). The history is converted with
@@ -186,7 +175,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
           yield* fromAnthropicMessage(message);
         }
       } catch (error) {
-        throw redactKey(toProviderError(error), apiKey);
+        throw redactSecret(classifySdkError(error, request.signal), apiKey);
       }
     },
   };

@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
-import { toProviderError } from '../errors/classify-error.js';
+import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIChatUsage } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
@@ -177,66 +177,6 @@ async function* single<T>(value: T): AsyncGenerator<T> {
   yield value;
 }
 
-/** Replaces every occurrence of the API key, so it never leaks through an echoed error body. */
-function redactKey<T>(value: T, apiKey: string | undefined): T {
-  if (!apiKey || apiKey.length < 4) return value;
-  if (typeof value === 'string') return value.split(apiKey).join('[redacted]') as T;
-  return value;
-}
-
-function scrubError(error: ProviderError, apiKey: string | undefined): ProviderError {
-  if (!apiKey || apiKey.length < 4 || !containsKey(error, apiKey)) return error;
-  const cause: unknown = error.cause;
-  if (isRecord(cause)) {
-    if (typeof cause.message === 'string') cause.message = redactKey(cause.message, apiKey);
-    if ('error' in cause && cause.error !== undefined) {
-      try {
-        cause.error = JSON.parse(redactKey(JSON.stringify(cause.error), apiKey)) as unknown;
-      } catch {
-        cause.error = undefined;
-      }
-    }
-  }
-  return new ProviderError(redactKey(error.message, apiKey), {
-    code: error.code,
-    retryable: error.retryable,
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-    cause,
-  });
-}
-
-function containsKey(error: ProviderError, apiKey: string): boolean {
-  if (error.message.includes(apiKey)) return true;
-  const cause: unknown = error.cause;
-  if (!isRecord(cause)) return false;
-  if (typeof cause.message === 'string' && cause.message.includes(apiKey)) return true;
-  try {
-    return JSON.stringify(cause.error ?? null).includes(apiKey);
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Classifies what the SDK threw. A body or chunk that is not JSON means the response was garbled
- * or cut on the way (a proxy, a dropped connection): a broken transfer worth retrying, not a bad
- * request.
- */
-function classify(error: unknown, signal: AbortSignal): ProviderError {
-  if (signal.aborted && !ProviderError.isInstance(error)) {
-    return new ProviderError('the request was aborted', { code: 'aborted', retryable: false, cause: error });
-  }
-  if (error instanceof SyntaxError) {
-    return new ProviderError(`the response carried data that is not JSON: ${error.message}`, {
-      code: 'incomplete_stream',
-      retryable: true,
-      cause: error,
-    });
-  }
-  return toProviderError(error);
-}
-
 /**
  * The SDK ends a stream quietly when its signal aborts; a stream cut short by a cancel must not
  * look like a complete response (or like a retryable truncated one).
@@ -395,7 +335,7 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
           yield* fromOpenAIChunks(single(completionAsChunk(response as ChatCompletionLike)));
         }
       } catch (error) {
-        throw scrubError(classify(error, signal), secret ?? (options.client ? undefined : process.env.OPENAI_API_KEY));
+        throw redactSecret(classifySdkError(error, signal), secret ?? (options.client ? undefined : process.env.OPENAI_API_KEY));
       }
     },
   };
