@@ -238,6 +238,8 @@ function render(results: { s1?: S1Result; s2?: S2RunResult[]; s3?: S3RunResult[]
     p.rows.forEach((row, index) => {
       lines.push(`| ${index + 1} | ${row.fn} | ${row.where} | ${fmt(row.selfMs, 0)} | ${fmt(row.pct, 1)} | ${fmt(row.pctNonIdle, 1)} |`);
     });
+    lines.push('', 'self time by owner (non-idle):', '', '| owner | self ms | % of non-idle |', '|---|---:|---:|');
+    for (const row of p.byCategory) lines.push(`| ${row.where} | ${fmt(row.selfMs, 0)} | ${fmt(row.pctNonIdle, 1)} |`);
     lines.push('', 'self time by file (non-idle):', '', '| file | self ms | % of non-idle |', '|---|---:|---:|');
     for (const row of p.byFile) lines.push(`| ${row.where} | ${fmt(row.selfMs, 0)} | ${fmt(row.pctNonIdle, 1)} |`);
     lines.push('', `profile: ${p.file}`);

@@ -13,7 +13,35 @@ import type { WireServerHandle } from './wire.js';
 import { runInWorker, type Job, type Side } from './worker-process.js';
 
 export type ProfileRow = { fn: string; where: string; selfMs: number; pct: number; pctNonIdle: number };
-export type ProfileResult = { side: Side; file: string; totalMs: number; idleMs: number; rows: ProfileRow[]; byFile: Array<{ where: string; selfMs: number; pctNonIdle: number }> };
+export type ProfileResult = {
+  side: Side;
+  file: string;
+  totalMs: number;
+  idleMs: number;
+  rows: ProfileRow[];
+  byFile: Array<{ where: string; selfMs: number; pctNonIdle: number }>;
+  byCategory: Array<{ where: string; selfMs: number; pctNonIdle: number }>;
+};
+
+/** Who owns a sample: the engine (src, xstate, zod), the SDK, the HTTP stack, the runtime. */
+function categoryOf(url: string, functionName: string): string {
+  if (!url) {
+    if (functionName === 'writev' || functionName === 'writeUtf8String' || functionName === 'writeBuffer') return 'socket writes (syscall)';
+    if (functionName === '(garbage collector)') return 'GC';
+    if (functionName === '(idle)') return 'idle';
+    if (functionName === 'runMicrotasks') return 'microtask queue (native)';
+    if (functionName === '(program)') return '(program)';
+    return 'native (other)';
+  }
+  if (url.includes('/src/')) return 'actorloop src';
+  if (url.includes('node_modules/xstate/')) return 'xstate';
+  if (url.includes('node_modules/zod/') || url.includes('node_modules/ajv/')) return 'zod / ajv';
+  if (url.includes('node_modules/openai/')) return 'openai SDK';
+  if (url.includes('deps/undici')) return 'undici (fetch)';
+  if (url.includes('/bench/')) return 'bench harness';
+  if (url.startsWith('node:')) return 'node internals (streams, events, abort, timers)';
+  return 'other';
+}
 
 export async function runProfileJob(job: Extract<Job, { kind: 'profile' }>): Promise<{ conversations: number; steadyFromUs: number }> {
   const client = await createBenchClient(job.baseURL, { connections: 4 });
@@ -54,6 +82,7 @@ export function summarizeCpuProfile(file: string, top = 15, fromUs = 0): Omit<Pr
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const self = new Map<string, { fn: string; where: string; us: number }>();
   const byFile = new Map<string, number>();
+  const byCategory = new Map<string, number>();
   let totalUs = 0;
   let idleUs = 0;
   let at = profile.startTime;
@@ -73,6 +102,8 @@ export function summarizeCpuProfile(file: string, top = 15, fromUs = 0): Omit<Pr
     self.set(key, entry);
     const fileKey = url ? shortUrl(url) : functionName;
     byFile.set(fileKey, (byFile.get(fileKey) ?? 0) + delta);
+    const category = categoryOf(url, functionName);
+    byCategory.set(category, (byCategory.get(category) ?? 0) + delta);
   });
   const nonIdle = Math.max(1, totalUs - idleUs);
   const rows = [...self.values()]
@@ -84,7 +115,11 @@ export function summarizeCpuProfile(file: string, top = 15, fromUs = 0): Omit<Pr
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([where, us]) => ({ where, selfMs: us / 1000, pctNonIdle: (100 * us) / nonIdle }));
-  return { totalMs: totalUs / 1000, idleMs: idleUs / 1000, rows, byFile: files };
+  const categories = [...byCategory.entries()]
+    .filter(([where]) => where !== 'idle')
+    .sort((a, b) => b[1] - a[1])
+    .map(([where, us]) => ({ where, selfMs: us / 1000, pctNonIdle: (100 * us) / nonIdle }));
+  return { totalMs: totalUs / 1000, idleMs: idleUs / 1000, rows, byFile: files, byCategory: categories };
 }
 
 export async function profileS1(
