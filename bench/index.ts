@@ -172,12 +172,13 @@ function render(results: { s1?: S1Result; s2?: S2RunResult[]; s3?: S3RunResult[]
   lines.push(`node ${env.node}, ${env.cpus}× ${env.cpuModel}, load average at start ${env.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}, commit ${env.commit}`, '');
   if (results.s1) {
     const r = results.s1;
-    lines.push(`### S1 overhead — 1 conversation × ${r.rounds} tool rounds, latency 0, ${r.reps} reps after ${r.warmup} warm-up, interleaved`, '');
-    lines.push('| mode | actorloop CPU µs/round (median) | raw loop CPU µs/round (median) | ratio actorloop/raw | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |');
-    lines.push('|---|---:|---:|---:|---|---|---|');
+    lines.push(`### S1 overhead — 1 conversation × ${r.rounds} tool rounds, latency 0, ${r.reps} reps after ${r.warmup} warm-up, interleaved; medians`, '');
+    lines.push('| mode | actorloop CPU µs/round | raw loop CPU µs/round | **actorloop / raw** | raw+signal CPU µs/round | actorloop / raw+signal | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |');
+    lines.push('|---|---:|---:|---:|---:|---:|---|---|---|');
     for (const m of r.modes) {
       lines.push(
         `| ${m.mode === 'stream' ? 'streaming' : 'non-streaming'} | ${fmt(m.actorloop.cpuUsPerRound.median, 0)} | ${fmt(m.raw.cpuUsPerRound.median, 0)} | **${fmt(m.ratio, 2)}×** | ` +
+          `${fmt(m.rawSignal.cpuUsPerRound.median, 0)} | ${fmt(m.ratioSignal, 2)}× | ` +
           `${fmt(m.actorloop.cpuUsPerRound.p10, 0)}–${fmt(m.actorloop.cpuUsPerRound.p90, 0)} | ${fmt(m.raw.cpuUsPerRound.p10, 0)}–${fmt(m.raw.cpuUsPerRound.p90, 0)} | ` +
           `${fmt(m.actorloop.wallMsPerConversation.median, 1)} / ${fmt(m.raw.wallMsPerConversation.median, 1)} |`,
       );

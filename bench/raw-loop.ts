@@ -6,7 +6,8 @@
  *   body shape (`model`, `messages`, `tools`, `stream`, and `stream_options.include_usage` when
  *   streaming), no `AbortSignal` (the SDK would add one abort listener per request to a
  *   signal shared by a conversation and not remove it (MaxListenersExceededWarning after 11
- *   requests), so the floor leaves it out; actorloop makes one AbortController per request);
+ *   requests), so the floor leaves it out; actorloop makes one AbortController per request;
+ *   `signalPerRequest` gives the floor one too — S1 reports that variant as "raw+signal");
  * - streaming: iterates the SDK's stream, accumulates text and tool-call deltas by index, the
  *   finish reason and usage; non-streaming: reads the `chat.completion` message;
  * - runs every call of the round at once: `JSON.parse` of the arguments, validation with the same
@@ -21,7 +22,14 @@ import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionMessageToolCall, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { addDescription, addExecutor, addJsonSchema, addName, addSchema, type Gate } from './tool.js';
 
-export type LoopOptions = { model: string; stream: boolean; maxRounds: number; gate?: Gate };
+export type LoopOptions = {
+  model: string;
+  stream: boolean;
+  maxRounds: number;
+  gate?: Gate;
+  /** Raw loop only: a fresh AbortController per request (cancellable, as actorloop is). */
+  signalPerRequest?: boolean;
+};
 export type LoopResult = { ok: boolean; rounds: number; text: string; messages: number; totalTokens: number; error?: string };
 
 type Accumulated = { id: string; name: string; args: string };
@@ -48,6 +56,8 @@ export function createRawLoop(client: OpenAI, options: LoopOptions) {
     return { role: 'tool', tool_call_id: call.id, content };
   }
 
+  const requestOptions = () => (options.signalPerRequest ? { signal: new AbortController().signal, maxRetries: 0 } : { maxRetries: 0 });
+
   return async function run(userText: string): Promise<LoopResult> {
     const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: userText }];
     let totalTokens = 0;
@@ -59,7 +69,7 @@ export function createRawLoop(client: OpenAI, options: LoopOptions) {
         if (options.stream) {
           const stream = await client.chat.completions.create(
             { model: options.model, messages, tools, stream: true, stream_options: { include_usage: true } },
-            { maxRetries: 0 },
+            requestOptions(),
           );
           for await (const chunk of stream) {
             if (chunk.usage) totalTokens += chunk.usage.total_tokens;
@@ -78,7 +88,7 @@ export function createRawLoop(client: OpenAI, options: LoopOptions) {
         } else {
           const completion = await client.chat.completions.create(
             { model: options.model, messages, tools, stream: false },
-            { maxRetries: 0 },
+            requestOptions(),
           );
           if (completion.usage) totalTokens += completion.usage.total_tokens;
           const message = completion.choices[0]?.message;

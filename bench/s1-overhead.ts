@@ -2,8 +2,10 @@
  * S1 overhead: one conversation at a time, `rounds` tool rounds, server latency 0. CPU µs per
  * round of the client process (`process.cpuUsage`, user + system, over the whole conversation
  * including its final text response, divided by the rounds) for actorloop and the raw loop,
- * streaming and not. Both sides run in one fresh worker process, interleaved A,B,B,A,… after a
- * warm-up of both, each side with its own client and pool of identical options.
+ * streaming and not. A third side, "raw+signal", is the floor with one AbortController per
+ * request (actorloop makes one per request too). All sides run in one fresh worker process,
+ * interleaved in rotating order after a warm-up of each, each with its own client and pool of
+ * identical options.
  */
 import { performance } from 'node:perf_hooks';
 import { createActorloopLoop } from './actorloop-loop.js';
@@ -18,7 +20,19 @@ export type S1SideResult = {
   wallMsPerConversation: { median: number };
   samples: number[];
 };
-export type S1ModeResult = { mode: 'stream' | 'json'; actorloop: S1SideResult; raw: S1SideResult; ratio: number; poolKind: string };
+export type S1ModeResult = {
+  mode: 'stream' | 'json';
+  actorloop: S1SideResult;
+  raw: S1SideResult;
+  /** The floor with one AbortController per request, as actorloop has. */
+  rawSignal: S1SideResult;
+  /** actorloop / raw, medians. */
+  ratio: number;
+  /** actorloop / raw+signal, medians. */
+  ratioSignal: number;
+  poolKind: string;
+};
+type S1Side = 'actorloop' | 'raw' | 'rawSignal';
 export type S1Result = { rounds: number; reps: number; warmup: number; modes: S1ModeResult[]; serverRequests: number; expectedRequests: number };
 
 function summarize(cpu: number[], wall: number[]): S1SideResult {
@@ -39,12 +53,14 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
     const stream = mode === 'stream';
     const options = { model: 'bench-model', stream, maxRounds: job.rounds };
     const rawClient = await createBenchClient(job.baseURL, { connections: 4 });
+    const rawSignalClient = await createBenchClient(job.baseURL, { connections: 4 });
     const actorClient = await createBenchClient(job.baseURL, { connections: 4 });
-    const sides = {
+    const sides: Record<S1Side, (text: string) => Promise<LoopResult>> = {
       raw: createRawLoop(rawClient.client, options),
+      rawSignal: createRawLoop(rawSignalClient.client, { ...options, signalPerRequest: true }),
       actorloop: createActorloopLoop(actorClient.client, options),
     };
-    const measure = async (side: 'raw' | 'actorloop') => {
+    const measure = async (side: S1Side) => {
       const cpu0 = cpuNowUs();
       const wall0 = performance.now();
       const result = await sides[side]('Add the numbers, round after round.');
@@ -55,12 +71,22 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
     };
     for (let i = 0; i < job.warmup; i++) {
       await measure('raw');
+      await measure('rawSignal');
       await measure('actorloop');
     }
-    const samples = { raw: { cpu: [] as number[], wall: [] as number[] }, actorloop: { cpu: [] as number[], wall: [] as number[] } };
+    const samples: Record<S1Side, { cpu: number[]; wall: number[] }> = {
+      raw: { cpu: [], wall: [] },
+      rawSignal: { cpu: [], wall: [] },
+      actorloop: { cpu: [], wall: [] },
+    };
+    const rotations: S1Side[][] = [
+      ['actorloop', 'raw', 'rawSignal'],
+      ['raw', 'rawSignal', 'actorloop'],
+      ['rawSignal', 'actorloop', 'raw'],
+    ];
     for (let i = 0; i < job.reps; i++) {
-      // A,B,B,A,A,B,…: each side runs first half of the time, so drift and order effects cancel.
-      const order: Array<'raw' | 'actorloop'> = i % 2 === 0 ? ['actorloop', 'raw'] : ['raw', 'actorloop'];
+      // Interleaved, each side first a third of the time, so drift and order effects cancel.
+      const order = rotations[i % rotations.length] as S1Side[];
       for (const side of order) {
         const { cpu, wall } = await measure(side);
         samples[side].cpu.push(cpu);
@@ -68,10 +94,20 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
       }
     }
     await rawClient.close();
+    await rawSignalClient.close();
     await actorClient.close();
     const actorloop = summarize(samples.actorloop.cpu, samples.actorloop.wall);
     const raw = summarize(samples.raw.cpu, samples.raw.wall);
-    out.push({ mode, actorloop, raw, ratio: actorloop.cpuUsPerRound.median / raw.cpuUsPerRound.median, poolKind: rawClient.poolKind });
+    const rawSignal = summarize(samples.rawSignal.cpu, samples.rawSignal.wall);
+    out.push({
+      mode,
+      actorloop,
+      raw,
+      rawSignal,
+      ratio: actorloop.cpuUsPerRound.median / raw.cpuUsPerRound.median,
+      ratioSignal: actorloop.cpuUsPerRound.median / rawSignal.cpuUsPerRound.median,
+      poolKind: rawClient.poolKind,
+    });
   }
   return out;
 }
@@ -94,6 +130,6 @@ export async function s1(server: WireServerHandle, options: { rounds: number; re
     warmup: options.warmup,
     modes,
     serverRequests: stats.requests,
-    expectedRequests: 2 * 2 * (options.reps + options.warmup) * (options.rounds + 1),
+    expectedRequests: 2 * 3 * (options.reps + options.warmup) * (options.rounds + 1),
   };
 }
