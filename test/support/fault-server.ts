@@ -275,6 +275,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
   const log: RequestLog[] = [];
   const count = options.maxRequests ?? plan.length + 64;
   let nonce = 0;
+  const guardedSockets = new WeakSet<Socket>();
 
   const keyNote = (echo: boolean) => (echo ? ` (request made with key ${apiKey})` : '');
 
@@ -297,7 +298,12 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
     log.push(entry);
     // Writing to a connection the client already dropped must not crash the server.
     control.res.on('error', () => undefined);
-    control.socket.on('error', () => undefined);
+    if (!guardedSockets.has(control.socket)) {
+      guardedSockets.add(control.socket);
+      control.socket.on('error', () => undefined);
+      // The wire server adds a close listener per request; a keep-alive connection serves many.
+      control.socket.setMaxListeners(0);
+    }
     control.res.on('finish', () => {
       entry.finished = true;
       entry.respondedAt ??= performance.now();
@@ -357,7 +363,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
           entry.callIds.push(id);
           return { id, name, argsText: argsTextOf({ ...spec, args }, 2_000 + spec.n * 1_000) };
         });
-        entry.injected.push(step.kind === 'repeat' ? 'tool calls' : 'tool calls');
+        entry.injected.push('tool calls');
         entry.thinking = thinking;
         return { text: step.kind === 'tools' && step.text ? `Calling tools for ${index}.` : '', thinking, calls };
       }
