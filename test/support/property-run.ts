@@ -109,8 +109,9 @@ export type RunReport = {
 export const knownBugNames: Record<string, string> = {
   // KB1 (fixed in 84ec67b, now a plain regression test): a call settled while planning got no
   // tool.result event when its response ended the run at the iteration cap or as a doom loop.
-  anthropicBrokenTransfer:
-    'KB2: on the Anthropic wire a broken transfer (SSE data line not JSON; non-streamed body cut short or empty) ends the run in error unknown/non-retryable with retries left; the OpenAI provider retries it',
+  // KB2 (fixed in 9952b67, now a plain regression test): on the Anthropic wire a broken transfer
+  // (SSE data line not JSON; non-streamed body cut short or empty) ended the run in error
+  // unknown/non-retryable with retries left, where the OpenAI provider retried it.
 };
 const strict = process.env.PROPERTY_STRICT === '1';
 
@@ -842,8 +843,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         if (output.error?.retryable === true && lastAttempt < maxAttempts) violations.push(`ended in error (${output.error.code}) with retries left: attempt ${lastAttempt} of ${maxAttempts}`);
         // A garbled or truncated answer is a broken transfer: retried like a dropped connection (the OpenAI provider does).
         if (output.error?.retryable === false && brokenTransfer(injected) && !contractFatal(injected) && lastAttempt < maxAttempts) {
-          if (testCase.wire === 'anthropic' && output.error.code === 'unknown') knownBugs.push(knownBugNames.anthropicBrokenTransfer ?? 'KB2');
-          else violations.push(`a broken transfer (${injected.join(', ')}) ended the run as non-retryable with retries left: ${output.error.code} ${output.error.message.slice(0, 120)}`);
+          violations.push(`a broken transfer (${injected.join(', ')}) ended the run as non-retryable with retries left: ${output.error.code} ${output.error.message.slice(0, 120)}`);
         }
         if (output.error?.retryable === false && contractRetryable(injected) && !contractFatal(injected)) {
           violations.push(`a fault DESIGN §3.6 retries (${injected.join(', ')}) ended the run as non-retryable: ${output.error.code} ${output.error.message.slice(0, 120)}`);
