@@ -26,7 +26,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { knownBugNames, runCase, runCaseArbFor, type RunCase } from './support/property-run.js';
+import { runCase, runCaseArbFor, type RunCase } from './support/property-run.js';
 import type { Wire } from './support/fault-server.js';
 
 const seed = Number(process.env.PROPERTY_SEED ?? 20_261_202);
@@ -49,7 +49,6 @@ describe('DESIGN §3 holds under random faults, tools, options, cancels and appr
       if (known.size > 0) {
         console.log(`known engine bugs hit (it.fails in test/property-regressions.test.ts):\n${[...known].map(([bug, count]) => `  ${count} × ${bug}`).join('\n')}`);
       }
-      expect(Object.values(knownBugNames).length).toBeGreaterThanOrEqual(0);
     });
   }
 });
