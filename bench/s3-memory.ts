@@ -79,7 +79,7 @@ export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3Run
   let heapDiffTop: HeapDiffRow[] | undefined;
   if (snapshots.length === 2) {
     heapDiffTop = diffHeapSummaries(summarizeHeapSnapshot(snapshots[0] as string), summarizeHeapSnapshot(snapshots[1] as string), 15);
-    for (const file of snapshots) rmSync(file, { force: true });
+    if (process.env.BENCH_KEEP_SNAPSHOTS !== '1') for (const file of snapshots) rmSync(file, { force: true });
   }
   return {
     side: job.side,
