@@ -457,8 +457,8 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
             expect(next.output?.iterations).toBe(cap);
             const last = next.context.messages.at(-1);
             expect(last?.role).toBe('tool');
-            // Calls not yet settled get the limit text; calls settled at planning (unknown tool) keep theirs.
-            const expectedTexts = response.calls.map((call) => (call.state === 'settled' ? call.result?.result : resultTexts.iterationLimit));
+            // Every call of that response gets the limit text, also one planning already rejected (unknown tool).
+            const expectedTexts = response.calls.map(() => resultTexts.iterationLimit);
             expect(last?.role === 'tool' ? last.content.map((part) => part.result) : null).toEqual(expectedTexts);
             expect(last?.role === 'tool' && last.content.every((part) => part.isError)).toBe(true);
             expect(historyProblem(next.context.messages)).toBeNull();
