@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
+import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
 import { fromAnthropicMessage } from './from-anthropic-message.js';
@@ -118,34 +119,20 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
   validateOptions(options);
   const { model, apiKey, baseURL, maxTokens, thinking, params } = options;
   const streaming = options.stream ?? true;
-  let clientPromise: Promise<Anthropic> | undefined;
-
-  const getClient = (): Promise<Anthropic> => {
-    if (options.client) return Promise.resolve(options.client);
-    clientPromise ??= (async () => {
-      let sdk: AnthropicModule;
-      try {
-        sdk = await import('@anthropic-ai/sdk');
-      } catch (error) {
-        throw new ProviderError('anthropicProvider needs the @anthropic-ai/sdk package: install it, or pass `client`', {
-          code: 'unknown',
-          retryable: false,
-          cause: error,
-        });
-      }
-      return new sdk.default({
-        ...(apiKey === undefined ? {} : { apiKey }),
-        ...(baseURL === undefined ? {} : { baseURL }),
-        maxRetries: 0,
-        timeout: options.timeoutMs ?? defaultSdkTimeoutMs,
-      });
-    })();
-    // A failed load is not cached, so installing the package fixes the next request.
-    clientPromise.catch(() => {
-      clientPromise = undefined;
-    });
-    return clientPromise;
-  };
+  const userClient = options.client;
+  const getClient: () => Promise<Anthropic> = userClient
+    ? () => Promise.resolve(userClient)
+    : lazySdkClient(
+        () => import('@anthropic-ai/sdk'),
+        (sdk: AnthropicModule) =>
+          new sdk.default({
+            ...(apiKey === undefined ? {} : { apiKey }),
+            ...(baseURL === undefined ? {} : { baseURL }),
+            maxRetries: 0,
+            timeout: options.timeoutMs ?? defaultSdkTimeoutMs,
+          }),
+        'anthropicProvider needs the @anthropic-ai/sdk package: install it, or pass `client`',
+      );
 
   return {
     name: 'anthropic',

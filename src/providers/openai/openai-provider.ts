@@ -1,5 +1,6 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
+import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIChatUsage } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
@@ -273,32 +274,19 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
   const { model, apiKey, baseURL, params, strict, reasoningEffort } = options;
   const streaming = options.stream ?? true;
   const sendReasoning = options.sendReasoning ?? false;
-  let client: Promise<OpenAIClientLike> | undefined = options.client ? Promise.resolve(options.client) : undefined;
-
-  const getClient = (): Promise<OpenAIClientLike> => {
-    client ??= (async () => {
-      let module: typeof import('openai');
-      try {
-        module = await import('openai');
-      } catch (error) {
-        throw new ProviderError('openaiProvider needs the `openai` package: npm install openai (or pass `client`)', {
-          code: 'unknown',
-          retryable: false,
-          cause: error,
-        });
-      }
-      return new module.OpenAI({
-        ...(apiKey === undefined ? {} : { apiKey }),
-        ...(baseURL === undefined ? {} : { baseURL }),
-        maxRetries: 0,
-      }) as unknown as OpenAIClientLike;
-    })();
-    // A failed construction (no key in the environment) is retried on the next request, not cached.
-    client.catch(() => {
-      client = undefined;
-    });
-    return client;
-  };
+  const userClient = options.client;
+  const getClient: () => Promise<OpenAIClientLike> = userClient
+    ? () => Promise.resolve(userClient)
+    : lazySdkClient(
+        () => import('openai'),
+        (module) =>
+          new module.OpenAI({
+            ...(apiKey === undefined ? {} : { apiKey }),
+            ...(baseURL === undefined ? {} : { baseURL }),
+            maxRetries: 0,
+          }) as unknown as OpenAIClientLike,
+        'openaiProvider needs the `openai` package: npm install openai (or pass `client`)',
+      );
 
   return {
     name: options.name ?? 'openai',

@@ -1,0 +1,31 @@
+import { ProviderError } from './errors/provider-error.js';
+
+/**
+ * A client made on first use from an optional peer SDK (`openai`, `@anthropic-ai/sdk`), so the
+ * package loads without it. A failure — the SDK not installed, no API key in the environment — is
+ * not cached: installing the package or setting the key fixes the next request.
+ */
+export function lazySdkClient<TModule, TClient>(
+  load: () => Promise<TModule>,
+  create: (module: TModule) => TClient,
+  missingMessage: string,
+): () => Promise<TClient> {
+  let client: Promise<TClient> | undefined;
+  return () => {
+    if (client) return client;
+    const pending = (async () => {
+      let module: TModule;
+      try {
+        module = await load();
+      } catch (error) {
+        throw new ProviderError(missingMessage, { code: 'unknown', retryable: false, cause: error });
+      }
+      return create(module);
+    })();
+    client = pending;
+    pending.catch(() => {
+      if (client === pending) client = undefined;
+    });
+    return pending;
+  };
+}
