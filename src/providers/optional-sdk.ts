@@ -2,8 +2,10 @@ import { ProviderError } from './errors/provider-error.js';
 
 /**
  * A client made on first use from an optional peer SDK (`openai`, `@anthropic-ai/sdk`), so the
- * package loads without it. A failure — the SDK not installed, no API key in the environment — is
- * not cached: installing the package or setting the key fixes the next request.
+ * package loads without it. Loading the SDK starts at once, in the background: importing it takes
+ * long enough to eat a short `requestTimeoutMs` if the first request had to wait for it. A failure
+ * — the SDK not installed, no API key in the environment — is not cached: installing the package
+ * or setting the key fixes the next request.
  */
 export function lazySdkClient<TModule, TClient>(
   load: () => Promise<TModule>,
@@ -11,12 +13,16 @@ export function lazySdkClient<TModule, TClient>(
   missingMessage: string,
 ): () => Promise<TClient> {
   let client: Promise<TClient> | undefined;
+  let preloaded: Promise<TModule> | undefined = load();
+  preloaded.catch(() => undefined);
   return () => {
     if (client) return client;
     const pending = (async () => {
       let module: TModule;
       try {
-        module = await load();
+        const early = preloaded;
+        preloaded = undefined;
+        module = await (early ?? load());
       } catch (error) {
         throw new ProviderError(missingMessage, { code: 'unknown', retryable: false, cause: error });
       }
