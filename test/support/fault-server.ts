@@ -301,8 +301,6 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
     if (!guardedSockets.has(control.socket)) {
       guardedSockets.add(control.socket);
       control.socket.on('error', () => undefined);
-      // The wire server adds a close listener per request; a keep-alive connection serves many.
-      control.socket.setMaxListeners(0);
     }
     control.res.on('finish', () => {
       entry.finished = true;

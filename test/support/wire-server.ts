@@ -158,6 +158,8 @@ export async function startWireServer(steps: WireStep[], options: { chunkDelayMs
   });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
+    // Each request on a keep-alive connection adds one close listener (its `clientClosed`).
+    socket.setMaxListeners(0);
     socket.on('close', () => {
       sockets.delete(socket);
       closed++;
