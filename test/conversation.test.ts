@@ -719,3 +719,22 @@ describe('resource bounds', () => {
     expect(JSON.stringify(output.messages)).not.toContain('yyyyyyyyyy');
   });
 });
+
+describe('the run’s final text', () => {
+  it('is the last response’s text, also when that response is empty', async () => {
+    const { output } = await runConversation(
+      [{ toolCalls: [{ id: 'c', name: 'add', args: { a: 1, b: 1 } }], text: 'Let me add. ' }, { text: '', finishReason: 'length' }],
+      { tools: [add] },
+    );
+    expect(output).toMatchObject({ status: 'done', text: '', finishReason: 'length' });
+    expect(output.messages).toHaveLength(3);
+  });
+
+  it('at the cap is the text that came with the calls that were not run', async () => {
+    const { output } = await runConversation([{ toolCalls: [{ id: 'c', name: 'add', args: { a: 1, b: 1 } }], text: 'One more try.' }], {
+      tools: [add],
+      maxToolIterations: 0,
+    });
+    expect(output).toMatchObject({ status: 'halted', reason: 'max_iterations', text: 'One more try.' });
+  });
+});

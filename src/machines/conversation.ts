@@ -229,6 +229,13 @@ export function createConversationMachine(options: ConversationOptions) {
           if (part.type === 'tool-call') enqueue.emit({ type: 'tool.call', toolCallId: part.toolCallId, name: part.toolName, args: part.args });
         }
       }),
+      // The run's text is the last response's, even when that response is empty: an earlier
+      // round's text would read as an answer the model never gave.
+      recordFinalText: assign(({ context }) => {
+        let finalText = '';
+        for (const part of context.response?.content ?? []) if (part.type === 'text') finalText += part.text;
+        return { finalText };
+      }),
       commitResponse: assign(({ context }) => {
         const response = context.response;
         if (!response || response.content.length === 0) return {};
@@ -432,9 +439,9 @@ export function createConversationMachine(options: ConversationOptions) {
           onDone: [
             { guard: and(['missingResponse', 'canRetryFailure']), target: 'retrying', actions: 'recordFailure' },
             { guard: 'missingResponse', target: 'error', actions: 'recordFailure' },
-            { guard: 'noToolCalls', target: 'done', actions: 'commitResponse' },
-            { guard: 'iterationCapReached', target: 'halted', actions: ['commitResponse', 'haltAtIterationCap'] },
-            { guard: 'doomLoopPersists', target: 'halted', actions: ['commitResponse', 'haltOnDoomLoop'] },
+            { guard: 'noToolCalls', target: 'done', actions: ['recordFinalText', 'commitResponse'] },
+            { guard: 'iterationCapReached', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltAtIterationCap'] },
+            { guard: 'doomLoopPersists', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltOnDoomLoop'] },
             { guard: 'roundNeedsApproval', target: 'awaitingApproval', actions: ['commitResponse', 'startRound'] },
             { target: 'executingTools', actions: ['commitResponse', 'startRound'] },
           ],
