@@ -3,7 +3,8 @@ import { findMessagesProblem, type Message } from '../../src/providers/messages.
 
 /**
  * Checks a run's history is valid to send again: well formed, and every tool call answered by
- * exactly one result in the tool message right after it (both wires require that).
+ * exactly one result, in call order, in the tool message right after it (DESIGN §3.2; both wires
+ * require the pairing).
  */
 export function expectValidHistory(messages: Message[]): void {
   expect(findMessagesProblem(messages)).toBeUndefined();
@@ -14,7 +15,7 @@ export function expectValidHistory(messages: Message[]): void {
       const next = messages[index + 1];
       expect(next?.role, `message ${index + 1} must hold the results of message ${index}'s tool calls`).toBe('tool');
       const resultIds = next?.role === 'tool' ? next.content.map((part) => part.toolCallId) : [];
-      expect([...resultIds].sort()).toEqual([...callIds].sort());
+      expect(resultIds).toEqual(callIds);
     }
     if (message.role === 'tool') {
       const previous = messages[index - 1];

@@ -1,5 +1,4 @@
 import { createActor, toPromise } from 'xstate';
-import { expect } from 'vitest';
 import {
   createConversationMachine,
   handlerProvider,
@@ -9,6 +8,8 @@ import {
   type RunOutput,
 } from '../../src/index.js';
 import { scriptedModel, type ScriptedTurn } from './scripted-model.js';
+
+export { expectValidHistory } from './history.js';
 
 export type RunOptions = Omit<ConversationOptions, 'provider'> & {
   messages?: Message[];
@@ -41,26 +42,6 @@ export async function runConversation(turns: ScriptedTurn[], options: RunOptions
 /** Emitted events of one type. */
 export function eventsOf<T extends ConversationEmittedEvent['type']>(events: ConversationEmittedEvent[], type: T) {
   return events.filter((event): event is Extract<ConversationEmittedEvent, { type: T }> => event.type === type);
-}
-
-/**
- * DESIGN §3.2: every tool call has exactly one result, in the tool message right after it, in
- * call order — which is what both OpenAI and Anthropic require of a history.
- */
-export function expectValidHistory(messages: Message[]): void {
-  messages.forEach((message, index) => {
-    if (message.role === 'tool') {
-      const previous = messages[index - 1];
-      expect(previous?.role, `tool message ${index} must follow an assistant message`).toBe('assistant');
-    }
-    if (message.role !== 'assistant') return;
-    const calls = message.content.filter((part) => part.type === 'tool-call');
-    if (calls.length === 0) return;
-    const next = messages[index + 1];
-    expect(next?.role, `assistant message ${index} with tool calls must be followed by their results`).toBe('tool');
-    if (next?.role !== 'tool') return;
-    expect(next.content.map((part) => part.toolCallId)).toEqual(calls.map((call) => call.toolCallId));
-  });
 }
 
 /** A promise and its resolver, for tests that hold a tool or a stream at a chosen point. */
