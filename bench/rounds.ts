@@ -63,8 +63,18 @@ export async function measureRounds(rounds = 200): Promise<RoundsResult> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  // Warm up the JIT, then measure.
-  await measureRounds(50);
-  const result = await measureRounds(200);
-  console.log(result);
+  // Warm up the JIT, then take the median over several runs: one run's windows are too noisy.
+  for (let warmUp = 0; warmUp < 3; warmUp++) await measureRounds(200);
+  const runs: RoundsResult[] = [];
+  for (let run = 0; run < 9; run++) runs.push(await measureRounds(200));
+  const firstMedianUs = median(runs.map((run) => run.firstMedianUs));
+  const lastMedianUs = median(runs.map((run) => run.lastMedianUs));
+  console.log({
+    runs: runs.length,
+    rounds: 200,
+    firstMedianUs,
+    lastMedianUs,
+    ratio: Number((lastMedianUs / Math.max(1, firstMedianUs)).toFixed(2)),
+    maxStackDepth: Math.max(...runs.map((run) => run.maxStackDepth)),
+  });
 }
