@@ -1,17 +1,21 @@
 /**
  * `npm run visualize`: writes the machine definitions and Mermaid diagrams of `visualizations/`,
- * generated from `src/machines`. Commit the result; `test/visualizations.test.ts` fails when the
+ * generated from `src/machines`, and the conversation diagram into README.md. Commit the result; `test/visualizations.test.ts` fails when the
  * committed files are stale.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderVisualizations, visualizationsDir } from './visualize-lib.js';
+import { readmeWithDiagram, renderVisualizations, visualizationsDir } from './visualize-lib.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, visualizationsDir);
 mkdirSync(outDir, { recursive: true });
-for (const [name, content] of Object.entries(renderVisualizations())) {
+const files = renderVisualizations();
+for (const [name, content] of Object.entries(files)) {
   writeFileSync(join(outDir, name), content);
   console.log(`wrote ${visualizationsDir}/${name}`);
 }
+const readmePath = join(root, 'README.md');
+writeFileSync(readmePath, readmeWithDiagram(readFileSync(readmePath, 'utf8'), files['conversation.mmd'] ?? ''));
+console.log('wrote the machine diagram into README.md');

@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { renderVisualizations, visualizationsDir } from '../scripts/visualize-lib.js';
+import { readmeWithDiagram, renderVisualizations, visualizationsDir } from '../scripts/visualize-lib.js';
 
 const dir = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), visualizationsDir);
 
@@ -24,6 +24,13 @@ describe('visualizations/ is generated from src/machines', () => {
       'tool-call.machine.json',
       'tool-call.mmd',
     ]);
+  });
+
+  it('README.md shows the generated conversation diagram', () => {
+    const readme = readFileSync(join(dir, '..', 'README.md'), 'utf8');
+    if (readmeWithDiagram(readme, generated['conversation.mmd'] ?? '') !== readme) {
+      expect.fail('the diagram in README.md is stale: run `npm run visualize` and commit the result');
+    }
   });
 
   it('is deterministic', () => {
