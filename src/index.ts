@@ -24,7 +24,6 @@ export type {
   ToolResultEvent,
 } from './machines/types.js';
 export { resultTexts } from './machines/tool-round.js';
-export { createToolCallMachine, type ToolCallInput, type ToolCallOutcome } from './machines/tool-call.js';
 
 // Tools
 export { defineTool, type Tool, type ToolDefinition, type ToolExecuteContext, type InferArgs } from './tools/define-tool.js';
