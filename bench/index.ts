@@ -6,7 +6,7 @@
  *   --n 1000,5000      S2 concurrency levels (default 1000,5000,10000)
  *   --rounds K         S1 tool rounds per conversation (default 20); S2 uses 5 unless given
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 500)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
@@ -19,6 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execSync } from 'node:child_process';
 import { profileS1, type ProfileResult } from './profile.js';
+import { measureFlatness, type FlatnessResult } from './rounds.js';
 import { s1, type S1Result } from './s1-overhead.js';
 import { s2, type S2RunResult } from './s2-concurrency.js';
 import { s3, type S3RunResult } from './s3-memory.js';
@@ -48,7 +49,7 @@ function parseFlags(argv: string[]): Flags {
   const list = (text: string | undefined) => text?.split(',').map((part) => part.trim()).filter(Boolean);
   const ns = list(value('--n'))?.map(Number) ?? (quick ? [200, 500] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
-  const only = new Set((list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4']).map((name) => name.toUpperCase()));
+  const only = new Set((list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS']).map((name) => name.toUpperCase()));
   const cpuProfIndex = argv.indexOf('--cpu-prof');
   const cpuProfArg = cpuProfIndex === -1 ? undefined : argv[cpuProfIndex + 1];
   const cpuProfSide: Side | null =
@@ -120,6 +121,7 @@ async function main(): Promise<void> {
     s2?: S2RunResult[];
     s3?: S3RunResult[];
     s4?: S4Result;
+    rounds?: FlatnessResult;
     profile?: ProfileResult;
     serverPeakRssBytes?: number;
   } = {};
@@ -139,6 +141,10 @@ async function main(): Promise<void> {
     if (flags.only.has('S4')) {
       log('S4 persistence…');
       results.s4 = await runInWorker<S4Result>({ kind: 's4', sizes: [20, 200], reps: flags.quick ? 20 : 100 });
+    }
+    if (flags.only.has('ROUNDS')) {
+      log('ROUNDS: 200-round loops, CPU per round early vs late…');
+      results.rounds = await measureFlatness(flags.quick ? 3 : 9);
     }
     if (flags.only.has('PROFILE') && flags.cpuProfSide) {
       const conversations = flags.quick ? 40 : 200;
@@ -166,7 +172,11 @@ async function main(): Promise<void> {
   log(`wrote ${path.relative(process.cwd(), file)}`);
 }
 
-function render(results: { s1?: S1Result; s2?: S2RunResult[]; s3?: S3RunResult[]; s4?: S4Result; profile?: ProfileResult }, flags: Flags, env: ReturnType<typeof environment>): string {
+function render(
+  results: { s1?: S1Result; s2?: S2RunResult[]; s3?: S3RunResult[]; s4?: S4Result; rounds?: FlatnessResult; profile?: ProfileResult },
+  flags: Flags,
+  env: ReturnType<typeof environment>,
+): string {
   const lines: string[] = [];
   lines.push(`## actorloop bench${flags.quick ? ' (--quick)' : ''}`, '');
   lines.push(`node ${env.node}, ${env.cpus}× ${env.cpuModel}, load average at start ${env.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}, commit ${env.commit}`, '');
@@ -230,6 +240,12 @@ function render(results: { s1?: S1Result; s2?: S2RunResult[]; s3?: S3RunResult[]
       lines.push(`| ${r.messages} | ${fmt(r.snapshotBytes / 1024, 1)} | ${fmt(r.getPersistedSnapshotUs, 0)} | ${fmt(r.stringifyUs, 0)} | ${fmt(r.parseUs, 0)} | ${fmt(r.restoreUs, 0)} | ${fmt(r.roundTripUs, 0)} |`);
     }
     lines.push('');
+  }
+  if (results.rounds) {
+    const r = results.rounds;
+    lines.push(`### ROUNDS — one conversation × ${r.rounds} tool rounds (cap raised), zero-latency scripted model, medians over ${r.runs} runs`, '');
+    lines.push('| CPU µs/round, first 50 | CPU µs/round, last 50 | last / first | max stack depth in a tool |', '|---:|---:|---:|---:|');
+    lines.push(`| ${fmt(r.firstMedianUs, 0)} | ${fmt(r.lastMedianUs, 0)} | ${fmt(r.ratio, 2)} | ${r.maxStackDepth} |`, '');
   }
   if (results.profile) {
     const p = results.profile;

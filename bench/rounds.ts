@@ -62,19 +62,25 @@ export async function measureRounds(rounds = 200): Promise<RoundsResult> {
   return { rounds, firstMedianUs, lastMedianUs, ratio: lastMedianUs / Math.max(1, firstMedianUs), maxStackDepth };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  // Warm up the JIT, then take the median over several runs: one run's windows are too noisy.
-  for (let warmUp = 0; warmUp < 3; warmUp++) await measureRounds(200);
+export type FlatnessResult = { runs: number; rounds: number; firstMedianUs: number; lastMedianUs: number; ratio: number; maxStackDepth: number };
+
+/** Warms up the JIT, then takes medians over several runs: one run's windows are too noisy. */
+export async function measureFlatness(runCount = 9, rounds = 200): Promise<FlatnessResult> {
+  for (let warmUp = 0; warmUp < 3; warmUp++) await measureRounds(rounds);
   const runs: RoundsResult[] = [];
-  for (let run = 0; run < 9; run++) runs.push(await measureRounds(200));
+  for (let run = 0; run < runCount; run++) runs.push(await measureRounds(rounds));
   const firstMedianUs = median(runs.map((run) => run.firstMedianUs));
   const lastMedianUs = median(runs.map((run) => run.lastMedianUs));
-  console.log({
+  return {
     runs: runs.length,
-    rounds: 200,
+    rounds,
     firstMedianUs,
     lastMedianUs,
     ratio: Number((lastMedianUs / Math.max(1, firstMedianUs)).toFixed(2)),
     maxStackDepth: Math.max(...runs.map((run) => run.maxStackDepth)),
-  });
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log(await measureFlatness());
 }
