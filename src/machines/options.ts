@@ -2,7 +2,15 @@ import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { Provider, ToolDescription } from '../providers/provider.js';
 import { createTool, isTool, type Tool } from '../tools/define-tool.js';
 
-/** Retry policy for provider requests. */
+/**
+ * Retry policy for provider requests. The machine retries, not the SDK, so every attempt is a
+ * visible `retrying` state with a `request.retry` event; `retry: false` makes the first failure final.
+ *
+ * @example
+ * ```ts
+ * createConversationMachine({ provider, retry: { maxRetries: 5, initialDelayMs: 1_000, maxRetryAfterMs: 10_000 } });
+ * ```
+ */
 export type RetryOptions = {
   /** Retries after the first attempt (so `maxRetries + 1` attempts at most). Default 2. */
   maxRetries?: number;
@@ -19,7 +27,15 @@ export type RetryOptions = {
   maxRetryAfterMs?: number;
 };
 
-/** Doom-loop detection: the same tool calls (name + arguments) repeating. */
+/**
+ * Doom-loop detection: the same tool calls (name + arguments) repeating. The model first gets a
+ * notice to change course; if it keeps looping the run ends `halted` / `doom_loop`.
+ *
+ * @example
+ * ```ts
+ * createConversationMachine({ provider, tools, doomLoop: { threshold: 4 } }); // or doomLoop: false
+ * ```
+ */
 export type DoomLoopOptions = {
   /** Repeats of a pattern that count as a loop. Default 3. */
   threshold?: number;

@@ -4,7 +4,16 @@ import type { Tool } from '../tools/define-tool.js';
 import { thrownMessage } from '../tools/serialize-result.js';
 import type { RoundCall } from './types.js';
 
-/** The error texts calls get when they do not run to completion; stable so hosts can match them. */
+/**
+ * The error texts calls get when they do not run to completion; stable so hosts can match them.
+ *
+ * @example
+ * ```ts
+ * actor.on('tool.result', (event) => {
+ *   if (event.result === resultTexts.iterationLimit) console.warn(`${event.name} was not run: iteration limit`);
+ * });
+ * ```
+ */
 export const resultTexts = {
   iterationLimit: 'not executed: tool iteration limit reached',
   doomLoop: 'not executed: the same tool calls kept repeating after a notice (doom loop)',

@@ -4,10 +4,26 @@ import type { AssistantContentPart, Message, ToolResultPart } from '../providers
 import type { FinishReason } from '../providers/provider.js';
 import type { Usage } from '../providers/usage.js';
 
-/** Why a run ended in `halted` (or a host-defined reason). */
+/**
+ * Why a run ended in `halted` (or a host-defined reason).
+ *
+ * @example
+ * ```ts
+ * const output = await toPromise(actor);
+ * if (output.status === 'halted' && output.reason === 'max_iterations') console.warn('raise maxToolIterations?');
+ * ```
+ */
 export type HaltReason = 'max_iterations' | 'tool_halt' | 'doom_loop' | 'tool_error_limit' | 'cancelled';
 
-/** The error a run ended with, as plain JSON. */
+/**
+ * The error a run ended with, as plain JSON so it survives a persisted snapshot.
+ *
+ * @example
+ * ```ts
+ * const { status, error } = await toPromise(actor);
+ * if (status === 'error' && error?.code === 'authentication') console.error('check the API key:', error.message);
+ * ```
+ */
 export type RunError = {
   name: string;
   message: string;
@@ -42,7 +58,15 @@ export type RunOutput = {
   error?: RunError;
 };
 
-/** What a run starts from. */
+/**
+ * What a run starts from. A run ends after one answer, so the next turn starts a new actor from
+ * the previous output's history.
+ *
+ * @example
+ * ```ts
+ * const next = createActor(machine, { input: { messages: previous.messages, sessionData: { userId: 'u1' } } }).start();
+ * ```
+ */
 export type ConversationInput = {
   /** The history so far (e.g. the previous run's `output.messages`). */
   messages?: Message[];
@@ -50,7 +74,17 @@ export type ConversationInput = {
   sessionData?: unknown;
 };
 
-/** Events a user sends to a conversation actor. */
+/**
+ * Events a user sends to a conversation actor. One the run cannot take now is answered with an
+ * `event.rejected` emit instead of being dropped silently.
+ *
+ * @example
+ * ```ts
+ * actor.send({ type: 'user.message', content: 'What is 2+3?' });
+ * actor.on('tool.approval.requested', ({ toolCallId }) => actor.send({ type: 'tool.approve', toolCallId }));
+ * actor.send({ type: 'cancel', reason: 'user left' });
+ * ```
+ */
 export type ConversationUserEvent =
   | { type: 'user.message'; content: string | Array<{ type: 'text'; text: string }> }
   | { type: 'cancel'; reason?: string }
@@ -64,10 +98,26 @@ export type ToolCallErrorEvent = { type: `xstate.error.actor.toolCall-${string}`
 /** A provider call that failed (sent by XState, never by users). */
 export type ProviderCallErrorEvent = { type: 'xstate.error.actor.providerCall'; error: unknown };
 
-/** Every event the machine handles: the user's and those its own actors send. */
+/**
+ * Every event the machine handles: the user's and those its own actors send. Hosts only ever send
+ * the {@link ConversationUserEvent} members.
+ *
+ * @example
+ * ```ts
+ * const stop: ConversationEvent = { type: 'cancel', reason: 'user closed the tab' };
+ * actor.send(stop);
+ * ```
+ */
 export type ConversationEvent = ConversationUserEvent | ProviderCallEvent | ProviderCallErrorEvent | ToolCallDoneEvent | ToolCallErrorEvent;
 
-/** A tool call and its result, as the `tool.result` event reports it. */
+/**
+ * A tool call and its result, as the `tool.result` event reports it.
+ *
+ * @example
+ * ```ts
+ * actor.on('tool.result', (event: ToolResultEvent) => console.log(event.name, event.isError ? 'failed:' : '->', event.result));
+ * ```
+ */
 export type ToolResultEvent = {
   type: 'tool.result';
   toolCallId: string;
@@ -124,7 +174,15 @@ export type PendingResponse = {
   doomLoop: DoomLoopVerdict;
 };
 
-/** The machine's context: plain JSON at every point of a run. */
+/**
+ * The machine's context: plain JSON at every point of a run, so a persisted snapshot restores
+ * exactly.
+ *
+ * @example
+ * ```ts
+ * const { messages, iterations, usage }: ConversationContext = actor.getSnapshot().context;
+ * ```
+ */
 export type ConversationContext = {
   messages: Message[];
   sessionData?: unknown;

@@ -3,25 +3,57 @@
  * snapshots; every provider maps them to and from its own wire format.
  */
 
-/** A plain text part, used in user and assistant messages. */
+/**
+ * A plain text part, used in user and assistant messages.
+ *
+ * @example
+ * ```ts
+ * const part: TextPart = { type: 'text', text: 'What is 2+3?' };
+ * ```
+ */
 export type TextPart = { type: 'text'; text: string };
 
 /**
  * Model reasoning. `signature` is Anthropic's thinking signature: it must be sent back
  * byte-for-byte, so it is stored verbatim and never rewritten.
+ *
+ * @example
+ * ```ts
+ * const thinking: ReasoningPart = { type: 'reasoning', text: 'The user wants a sum.', signature: 'EqQBCkgIARAB…' };
+ * ```
  */
 export type ReasoningPart = { type: 'reasoning'; text: string; signature?: string };
 
-/** Anthropic `redacted_thinking`: opaque data that must be sent back unchanged. */
+/**
+ * Anthropic `redacted_thinking`: opaque data that must be sent back unchanged.
+ *
+ * @example
+ * ```ts
+ * const redacted: RedactedReasoningPart = { type: 'redacted-reasoning', data: 'EmwKAhgBEgy3va…' };
+ * ```
+ */
 export type RedactedReasoningPart = { type: 'redacted-reasoning'; data: string };
 
 /**
  * A tool call the model made. `args` is the parsed JSON arguments; when the model produced
  * arguments that are not valid JSON, `args` holds the raw text so nothing the model said is lost.
+ *
+ * @example
+ * ```ts
+ * const call: ToolCallPart = { type: 'tool-call', toolCallId: 'c1', toolName: 'add', args: { a: 2, b: 3 } };
+ * ```
  */
 export type ToolCallPart = { type: 'tool-call'; toolCallId: string; toolName: string; args: unknown };
 
-/** The result of one tool call, as fed back to the model. */
+/**
+ * The result of one tool call, as fed back to the model. `result` may be any JSON value; the
+ * providers send a string as it is and anything else as JSON.
+ *
+ * @example
+ * ```ts
+ * const failed: ToolResultPart = { type: 'tool-result', toolCallId: 'c1', toolName: 'add', result: 'Error: overflow', isError: true };
+ * ```
+ */
 export type ToolResultPart = {
   type: 'tool-result';
   toolCallId: string;
@@ -30,11 +62,54 @@ export type ToolResultPart = {
   isError?: boolean;
 };
 
+/**
+ * One part of an assistant message, kept in the order the model produced it: Anthropic requires
+ * thinking blocks back in place.
+ *
+ * @example
+ * ```ts
+ * const parts: AssistantContentPart[] = [{ type: 'reasoning', text: 'Need a sum.' }, { type: 'text', text: '5' }];
+ * ```
+ */
 export type AssistantContentPart = TextPart | ReasoningPart | RedactedReasoningPart | ToolCallPart;
 
+/**
+ * A system message inside the history, e.g. an instruction added mid-conversation; it comes after
+ * the machine's `system` option.
+ *
+ * @example
+ * ```ts
+ * const rule: SystemMessage = { role: 'system', content: 'Answer in French from now on.' };
+ * ```
+ */
 export type SystemMessage = { role: 'system'; content: string };
+/**
+ * A user message: plain text, or text parts.
+ *
+ * @example
+ * ```ts
+ * const question: UserMessage = { role: 'user', content: 'What is 2+3?' };
+ * ```
+ */
 export type UserMessage = { role: 'user'; content: string | TextPart[] };
+/**
+ * One model response: text, reasoning and tool calls in the order they came.
+ *
+ * @example
+ * ```ts
+ * const answer: AssistantMessage = { role: 'assistant', content: [{ type: 'text', text: '5' }] };
+ * ```
+ */
 export type AssistantMessage = { role: 'assistant'; content: AssistantContentPart[] };
+/**
+ * The results of one tool round, in call order: every tool call of the preceding assistant
+ * message gets exactly one result, which the provider wires require.
+ *
+ * @example
+ * ```ts
+ * const results: ToolMessage = { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'add', result: '5' }] };
+ * ```
+ */
 export type ToolMessage = { role: 'tool'; content: ToolResultPart[] };
 
 /**

@@ -1,7 +1,15 @@
 import type { Message, TextPart, ReasoningPart, RedactedReasoningPart } from './messages.js';
 import type { Usage } from './usage.js';
 
-/** A tool as a provider describes it to the model. */
+/**
+ * A tool as a provider describes it to the model: a tool without its `execute`, since the
+ * provider only ever sends it.
+ *
+ * @example
+ * ```ts
+ * const described: ToolDescription = { name: add.name, description: add.description, inputSchema: add.inputSchema };
+ * ```
+ */
 export type ToolDescription = {
   name: string;
   description: string;
@@ -9,7 +17,20 @@ export type ToolDescription = {
   inputSchema: Record<string, unknown>;
 };
 
-/** What one provider request is asked to do. */
+/**
+ * What one provider request is asked to do.
+ *
+ * @example
+ * ```ts
+ * const logged: Provider = {
+ *   name: 'logged',
+ *   stream(request: ProviderRequest) {
+ *     console.log(`${request.messages.length} messages, ${request.tools.length} tools`);
+ *     return inner.stream(request);
+ *   },
+ * };
+ * ```
+ */
 export type ProviderRequest = {
   /** The system prompt, kept apart because the wires place it differently. */
   system?: string;
@@ -22,7 +43,15 @@ export type ProviderRequest = {
   sessionData?: unknown;
 };
 
-/** Why the model stopped, normalised over the wires; `rawFinishReason` keeps the wire's word. */
+/**
+ * Why the model stopped, normalised over the wires; `rawFinishReason` keeps the wire's word.
+ *
+ * @example
+ * ```ts
+ * const output = await toPromise(actor);
+ * if (output.finishReason === 'length') console.warn('the answer was cut at the token limit');
+ * ```
+ */
 export type FinishReason =
   | 'stop'
   | 'tool-calls'
@@ -36,15 +65,38 @@ export type FinishReason =
 /**
  * A tool call as the provider assembled it: the argument text exactly as streamed, so the machine
  * can tell malformed JSON from valid JSON and report it to the model.
+ *
+ * @example
+ * ```ts
+ * const call: ProviderToolCall = { type: 'tool-call', toolCallId: 'c1', toolName: 'add', argsText: '{"a":2,"b":3}' };
+ * ```
  */
 export type ProviderToolCall = { type: 'tool-call'; toolCallId: string; toolName: string; argsText: string };
 
-/** The assembled content of one response, in the order the model produced it. */
+/**
+ * The assembled content of one response, in the order the model produced it.
+ *
+ * @example
+ * ```ts
+ * const content: ProviderContentPart[] = [
+ *   { type: 'text', text: 'Adding.' },
+ *   { type: 'tool-call', toolCallId: 'c1', toolName: 'add', argsText: '{"a":2,"b":3}' },
+ * ];
+ * ```
+ */
 export type ProviderContentPart = TextPart | ReasoningPart | RedactedReasoningPart | ProviderToolCall;
 
 /**
  * What a provider yields while it streams one response. Deltas are for live display only; the
  * `finish` event carries the whole response, and is always the last event of a successful stream.
+ *
+ * @example
+ * ```ts
+ * for await (const event of provider.stream(request)) {
+ *   if (event.type === 'text.delta') process.stdout.write(event.delta);
+ *   else if (event.type === 'finish') console.log(event.finishReason, event.usage);
+ * }
+ * ```
  */
 export type ProviderEvent =
   | { type: 'text.delta'; delta: string }

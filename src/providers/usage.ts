@@ -18,14 +18,29 @@ export type Usage = {
   reasoningTokens?: number;
 };
 
-/** A usage of zero tokens. */
+/**
+ * A usage of zero tokens: the starting point for summing with {@link addUsage}.
+ *
+ * @example
+ * ```ts
+ * let spent = emptyUsage();
+ * ```
+ */
 export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 }
 
 const optionalKeys = ['cachedInputTokens', 'cacheCreationInputTokens', 'reasoningTokens'] as const;
 
-/** The sum of two usages; optional counts appear when either side has them. */
+/**
+ * The sum of two usages; optional counts appear when either side has them, so an absent count
+ * still means "not reported" rather than zero.
+ *
+ * @example
+ * ```ts
+ * actor.on('usage', ({ step }) => { spent = addUsage(spent, step); });
+ * ```
+ */
 export function addUsage(a: Usage, b: Usage): Usage {
   const sum: Usage = {
     inputTokens: a.inputTokens + b.inputTokens,

@@ -3,7 +3,17 @@ import type { Message } from '../providers/messages.js';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import { compileSchema, type JSONSchema, type ValidationResult } from './validate.js';
 
-/** What a tool's `execute` receives besides its arguments. */
+/**
+ * What a tool's `execute` receives besides its arguments.
+ *
+ * @example
+ * ```ts
+ * const fetchPage = defineTool({
+ *   name: 'fetch_page', parameters: z.object({ url: z.string() }),
+ *   execute: async ({ url }, { signal }: ToolExecuteContext) => (await fetch(url, { signal })).text(),
+ * });
+ * ```
+ */
 export type ToolExecuteContext = {
   /** Aborted when the call times out or the run is cancelled: stop work and release resources. */
   signal: AbortSignal;
@@ -13,10 +23,30 @@ export type ToolExecuteContext = {
   messages: Message[];
 };
 
-/** Tool arguments: inferred from a zod schema, a JSON object for a plain JSON Schema. */
+/**
+ * Tool arguments: inferred from a zod schema, a JSON object for a plain JSON Schema (which has no
+ * static type to infer from).
+ *
+ * @example
+ * ```ts
+ * const schema = z.object({ city: z.string() });
+ * const args: InferArgs<typeof schema> = { city: 'Oslo' };
+ * ```
+ */
 export type InferArgs<TParameters> = TParameters extends z.ZodType ? z.output<TParameters> : Record<string, unknown>;
 
-/** What `defineTool` takes. */
+/**
+ * What `defineTool` takes.
+ *
+ * @example
+ * ```ts
+ * const definition: ToolDefinition<JSONSchema, string> = {
+ *   name: 'delete_file', needsApproval: true,
+ *   parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+ *   execute: async ({ path }) => { await rm(String(path)); return 'deleted'; },
+ * };
+ * ```
+ */
 export type ToolDefinition<TParameters extends z.ZodType | JSONSchema, TResult> = {
   /** Unique within a machine; what the model calls (letters, digits, `_` and `-`, at most 64). */
   name: string;

@@ -2,10 +2,26 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { toJSONSchema, type ZodType } from 'zod';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 
-/** A plain JSON Schema object describing a tool's arguments. */
+/**
+ * A plain JSON Schema object describing a tool's arguments.
+ *
+ * @example
+ * ```ts
+ * const parameters: JSONSchema = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] };
+ * ```
+ */
 export type JSONSchema = Record<string, unknown>;
 
-/** The outcome of checking a tool call's arguments. */
+/**
+ * The outcome of checking a tool call's arguments. `error` is written for the model, which gets it
+ * as the call's result and can correct the call.
+ *
+ * @example
+ * ```ts
+ * const checked: ValidationResult<unknown> = add.validate({ a: 2, b: 'three' });
+ * if (!checked.success) console.error(checked.error);
+ * ```
+ */
 export type ValidationResult<T> = { success: true; value: T } | { success: false; error: string };
 
 /** A schema turned into what the engine needs: JSON Schema for the model, a validator for calls. */

@@ -1,6 +1,14 @@
 const marker = Symbol.for('actorloop.error.ProviderError');
 
-/** What went wrong, coarsely, so hosts can react without parsing messages. */
+/**
+ * What went wrong, coarsely, so hosts can react without parsing messages.
+ *
+ * @example
+ * ```ts
+ * const code: ProviderErrorCode = 'rate_limit';
+ * throw new ProviderError('quota used up for today', { code, retryable: false, status: 429 });
+ * ```
+ */
 export type ProviderErrorCode =
   | 'rate_limit'
   | 'overloaded'

@@ -3,7 +3,20 @@ import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } fro
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
 import { toOpenAIMessages, toOpenAITools } from '../openai-wire/to-openai-messages.js';
 
-/** What a handler receives: the request in OpenAI Chat Completions format. */
+/**
+ * What a handler receives: the request in OpenAI Chat Completions format, so it can go to any
+ * Chat Completions server as it is.
+ *
+ * @example
+ * ```ts
+ * const provider = handlerProvider(({ messages, tools, signal, sessionData }: HandlerRequest) =>
+ *   openai.chat.completions.create(
+ *     { model: (sessionData as { model: string }).model, messages, ...(tools.length ? { tools } : {}), stream: true },
+ *     { signal },
+ *   ),
+ * );
+ * ```
+ */
 export type HandlerRequest = {
   /** Chat Completions messages, system prompt first. */
   messages: OpenAIChatMessage[];
@@ -14,7 +27,17 @@ export type HandlerRequest = {
   sessionData?: unknown;
 };
 
-/** A user function that answers one request with a stream of `chat.completion.chunk` objects. */
+/**
+ * A user function that answers one request with a stream of `chat.completion.chunk` objects.
+ *
+ * @example
+ * ```ts
+ * const echo: ChunkHandler = async function* ({ messages }) {
+ *   yield { choices: [{ index: 0, delta: { content: `${messages.length} messages` }, finish_reason: 'stop' }] };
+ * };
+ * const provider = handlerProvider(echo);
+ * ```
+ */
 export type ChunkHandler = (
   request: HandlerRequest,
 ) => AsyncIterable<OpenAIChatCompletionChunk> | Promise<AsyncIterable<OpenAIChatCompletionChunk>>;

@@ -10,12 +10,28 @@ export type OpenAIChatToolCall = {
   function: { name: string; arguments: string };
 };
 
+/**
+ * A Chat Completions message, as a {@link ChunkHandler} receives them.
+ *
+ * @example
+ * ```ts
+ * const result: OpenAIChatMessage = { role: 'tool', tool_call_id: 'call_1', content: '5' };
+ * ```
+ */
 export type OpenAIChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string | Array<{ type: 'text'; text: string }> }
   | { role: 'assistant'; content: string | null; tool_calls?: OpenAIChatToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
+/**
+ * A Chat Completions function tool, built from a tool's JSON Schema.
+ *
+ * @example
+ * ```ts
+ * const tool: OpenAIChatTool = { type: 'function', function: { name: 'add', parameters: { type: 'object', properties: {} } } };
+ * ```
+ */
 export type OpenAIChatTool = {
   type: 'function';
   function: { name: string; description?: string; parameters: Record<string, unknown>; strict?: boolean };
@@ -39,6 +55,14 @@ export type OpenAIChatChunkToolCallDelta = {
 /**
  * One `chat.completion.chunk`, as the `openai` SDK's stream yields it. Fields from
  * OpenAI-compatible servers (`reasoning_content`, `reasoning`, in-band `error`) are included.
+ *
+ * @example
+ * ```ts
+ * const last: OpenAIChatCompletionChunk = {
+ *   choices: [{ index: 0, delta: { content: 'Done.' }, finish_reason: 'stop' }],
+ *   usage: { prompt_tokens: 12, completion_tokens: 2, total_tokens: 14 },
+ * };
+ * ```
  */
 export type OpenAIChatCompletionChunk = {
   id?: string;

@@ -45,7 +45,14 @@ function convert(message: Message): OpenAIChatMessage | OpenAIChatMessage[] {
 
 /**
  * Converts the provider-neutral history to Chat Completions messages, system prompt first.
- * Reasoning parts are dropped: the Chat Completions wire has no way to send them back.
+ * Reasoning parts are dropped: the Chat Completions wire has no way to send them back. The
+ * returned messages are cached per history message, so copy one before changing it.
+ *
+ * @example
+ * ```ts
+ * const messages = toOpenAIMessages(output.messages, 'You are terse.');
+ * // [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'What is 2+3?' }, …]
+ * ```
  */
 export function toOpenAIMessages(messages: Message[], system?: string): OpenAIChatMessage[] {
   const out: OpenAIChatMessage[] = [];
