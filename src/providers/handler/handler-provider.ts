@@ -50,8 +50,12 @@ export type ChunkHandler = (
  *
  * @example
  * ```ts
+ * // OpenAI refuses an empty `tools` array, so send it only when there are tools.
  * const provider = handlerProvider(({ messages, tools, signal }) =>
- *   openai.chat.completions.create({ model: 'gpt-4o-mini', messages, tools, stream: true }, { signal }),
+ *   openai.chat.completions.create(
+ *     { model: 'gpt-4o-mini', messages, ...(tools.length ? { tools } : {}), stream: true },
+ *     { signal },
+ *   ),
  * );
  * ```
  */
