@@ -738,3 +738,28 @@ describe('the run’s final text', () => {
     expect(output).toMatchObject({ status: 'halted', reason: 'max_iterations', text: 'One more try.' });
   });
 });
+
+describe('options reach the run', () => {
+  it('retry: false makes one attempt only', async () => {
+    const { output, requests } = await runConversation([{ error: Object.assign(new Error('busy'), { status: 503 }) }, { text: 'never' }], { retry: false });
+    expect(requests).toHaveLength(1);
+    expect(output).toMatchObject({ status: 'error', error: { status: 503, retryable: true } });
+  });
+
+  it('input.sessionData is handed to the provider on every request, and stays in the snapshot', async () => {
+    const seen: unknown[] = [];
+    const model = scriptedModel([{ toolCalls: [{ id: 'c', name: 'add', args: { a: 1, b: 2 } }] }, { text: 'ok' }]);
+    const machine = createConversationMachine({
+      provider: handlerProvider((request) => {
+        seen.push(request.sessionData);
+        return model.handler(request);
+      }),
+      tools: [add],
+    });
+    const actor = createActor(machine, { input: { sessionData: { tenant: 'acme' } } }).start();
+    actor.send({ type: 'user.message', content: 'go' });
+    expect(await toPromise(actor)).toMatchObject({ status: 'done' });
+    expect(seen).toEqual([{ tenant: 'acme' }, { tenant: 'acme' }]);
+    expect(JSON.stringify(actor.getPersistedSnapshot())).toContain('"tenant":"acme"');
+  });
+});
