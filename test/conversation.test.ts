@@ -54,6 +54,26 @@ describe('a run', () => {
     expect(output.usage.totalTokens).toBe(30);
   });
 
+  it('leaves the signal of a request that completed alone (no abort after the response)', async () => {
+    // An abort after the response would run the SDK's abort path on a finished request, and close a
+    // connection whose body was not yet drained instead of reusing it.
+    const signals: AbortSignal[] = [];
+    const aborts: unknown[] = [];
+    const capture = (turn: Parameters<typeof turnChunks>[0]) => (request: { signal: AbortSignal }) => {
+      signals.push(request.signal);
+      request.signal.addEventListener('abort', () => aborts.push(request.signal.reason));
+      return turnChunks(turn);
+    };
+    const { output } = await runConversation(
+      [capture({ toolCalls: [{ id: 'c1', name: 'add', args: { a: 1, b: 2 } }] }), capture({ text: 'three' })],
+      { tools: [add] },
+    );
+    expect(output).toMatchObject({ status: 'done', text: 'three', iterations: 1 });
+    expect(signals).toHaveLength(2);
+    expect(signals.map((signal) => signal.aborted)).toEqual([false, false]);
+    expect(aborts).toEqual([]);
+  });
+
   it('continues from a previous run’s history', async () => {
     const first = await runConversation([{ text: 'one' }]);
     const second = await runConversation([{ text: 'two' }], { messages: first.output.messages, content: 'again' });

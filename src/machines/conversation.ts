@@ -4,7 +4,7 @@ import { toProviderError } from '../providers/errors/classify-error.js';
 import { ProviderError } from '../providers/errors/provider-error.js';
 import { findMessagesProblem, textOf, type Message } from '../providers/messages.js';
 import { addUsage, emptyUsage } from '../providers/usage.js';
-import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOf } from './doom-loop.js';
+import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOfPart } from './doom-loop.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
 import { canRetry, retryDelay } from './retry-policy.js';
 import { createToolCallMachine, type ToolCallInput, type ToolCallOutcome } from './tool-call.js';
@@ -207,7 +207,7 @@ export function createConversationMachine(options: ConversationOptions) {
         if (resolved.doomLoopThreshold !== false && calls.length > 0) {
           const threshold = resolved.doomLoopThreshold;
           const recent = recentCallSignatures(context.messages, threshold * maxDoomLoopPeriod);
-          for (const part of content) if (part.type === 'tool-call') recent.push(signatureOf(part.toolName, part.args));
+          for (const part of content) if (part.type === 'tool-call') recent.push(signatureOfPart(part));
           const repetition = findRepetition(recent, threshold);
           if (repetition) {
             doomLoop = {

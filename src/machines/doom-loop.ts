@@ -1,4 +1,4 @@
-import type { Message } from '../providers/messages.js';
+import type { Message, ToolCallPart } from '../providers/messages.js';
 
 /** A tool call reduced to what makes two calls "the same": name and canonical arguments. */
 export type CallSignature = { name: string; args: unknown; key: string };
@@ -19,6 +19,20 @@ export function signatureOf(name: string, args: unknown): CallSignature {
   return { name, args, key: `${name}\u0000${canonicalJson(args)}` };
 }
 
+// History parts are never mutated, so a call's signature is computed once, not once per round it
+// stays within the detector's window (canonical JSON of the arguments dominated the check's cost).
+const signatures = new WeakMap<ToolCallPart, CallSignature>();
+
+/** The signature of a tool-call part, remembered for as long as the part lives. */
+export function signatureOfPart(part: ToolCallPart): CallSignature {
+  let signature = signatures.get(part);
+  if (signature === undefined) {
+    signature = signatureOf(part.toolName, part.args);
+    signatures.set(part, signature);
+  }
+  return signature;
+}
+
 /** The longest pattern (in calls) the detector looks for; longer cycles are not "the same call again". */
 export const maxDoomLoopPeriod = 8;
 
@@ -27,16 +41,16 @@ export const maxDoomLoopPeriod = 8;
  * stays flat however long the conversation grows.
  */
 export function recentCallSignatures(messages: Message[], limit: number): CallSignature[] {
-  const signatures: CallSignature[] = [];
-  for (let index = messages.length - 1; index >= 0 && signatures.length < limit; index--) {
+  const found: CallSignature[] = [];
+  for (let index = messages.length - 1; index >= 0 && found.length < limit; index--) {
     const message = messages[index];
     if (message?.role !== 'assistant') continue;
-    for (let part = message.content.length - 1; part >= 0 && signatures.length < limit; part--) {
+    for (let part = message.content.length - 1; part >= 0 && found.length < limit; part--) {
       const content = message.content[part];
-      if (content?.type === 'tool-call') signatures.push(signatureOf(content.toolName, content.args));
+      if (content?.type === 'tool-call') found.push(signatureOfPart(content));
     }
   }
-  return signatures.reverse();
+  return found.reverse();
 }
 
 /** A pattern that repeats at the tail of the call history. */
