@@ -5,21 +5,26 @@
  */
 import type OpenAI from 'openai';
 import { createActor, toPromise } from 'xstate';
-import { createConversationMachine, defineTool, openaiProvider, type OpenAIClientLike } from '../src/index.js';
+import { createConversationMachine, defineTool, openaiProvider, type OpenAIClientLike, type Provider } from '../src/index.js';
 import type { LoopOptions, LoopResult } from './raw-loop.js';
 import { addDescription, addExecutor, addName, addSchema } from './tool.js';
 
-export function createActorloopMachine(client: OpenAI, options: LoopOptions) {
+/** The bench's `openaiProvider` over a side's own client. */
+export function benchOpenAIProvider(client: OpenAI, options: LoopOptions): Provider {
+  return openaiProvider({ model: options.model, client: client as unknown as OpenAIClientLike, stream: options.stream });
+}
+
+export function createActorloopMachine(provider: Provider, options: LoopOptions) {
   const execute = addExecutor(options.gate);
   return createConversationMachine({
-    provider: openaiProvider({ model: options.model, client: client as unknown as OpenAIClientLike, stream: options.stream }),
+    provider,
     tools: [defineTool({ name: addName, description: addDescription, parameters: addSchema, execute: (args) => execute(args) })],
     maxToolIterations: options.maxRounds,
   });
 }
 
-export function createActorloopLoop(client: OpenAI, options: LoopOptions) {
-  const machine = createActorloopMachine(client, options);
+export function createActorloopLoop(provider: Provider, options: LoopOptions) {
+  const machine = createActorloopMachine(provider, options);
   return async function run(userText: string): Promise<LoopResult & { retries: number }> {
     const actor = createActor(machine, { input: { messages: [] } });
     let retries = 0;

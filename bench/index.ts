@@ -6,7 +6,8 @@
  *   --n 1000,5000      S2 concurrency levels (default 1000,5000,10000)
  *   --rounds K         S1 tool rounds per conversation (default 20); S2 uses 5 unless given
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS; PROFILE for the CPU profile alone)
+ *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 500)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
@@ -24,6 +25,7 @@ import { s1, type S1Result } from './s1-overhead.js';
 import { s2, type S2RunResult } from './s2-concurrency.js';
 import { s3, type S3RunResult } from './s3-memory.js';
 import type { S4Result } from './s4-persistence.js';
+import type { EngineResult } from './engine.js';
 import { fmt, mb } from './stats.js';
 import { startWireServerProcess } from './wire.js';
 import { runInWorker, type Side } from './worker-process.js';
@@ -34,6 +36,7 @@ type Flags = {
   s1Rounds: number;
   s2Rounds: number;
   reps: number;
+  warmup: number;
   only: Set<string>;
   s3N: number;
   profile: boolean;
@@ -49,7 +52,7 @@ function parseFlags(argv: string[]): Flags {
   const list = (text: string | undefined) => text?.split(',').map((part) => part.trim()).filter(Boolean);
   const ns = list(value('--n'))?.map(Number) ?? (quick ? [200, 500] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
-  const only = new Set((list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS']).map((name) => name.toUpperCase()));
+  const only = new Set((list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE']).map((name) => name.toUpperCase()));
   const cpuProfIndex = argv.indexOf('--cpu-prof');
   const cpuProfArg = cpuProfIndex === -1 ? undefined : argv[cpuProfIndex + 1];
   const cpuProfSide: Side | null =
@@ -62,12 +65,15 @@ function parseFlags(argv: string[]): Flags {
     s1Rounds: rounds ? Number(rounds) : 20,
     s2Rounds: rounds ? Number(rounds) : 5,
     reps: Number(value('--reps') ?? (quick ? 12 : 50)),
+    // The JIT needs a few thousand rounds before a side's cost settles; a short warm-up measures
+    // the compiler as much as the code.
+    warmup: Number(value('--warmup') ?? (quick ? 8 : 60)),
     only,
     s3N: Number(value('--s3-n') ?? (quick ? 500 : 2000)),
     profile,
     cpuProfSide: cpuProfSide ?? (profile ? 'actorloop' : null),
   };
-  for (const [name, number] of [['--rounds', flags.s1Rounds], ['--reps', flags.reps], ['--s3-n', flags.s3N], ...flags.ns.map((n) => ['--n', n] as const)] as const) {
+  for (const [name, number] of [['--rounds', flags.s1Rounds], ['--reps', flags.reps], ['--warmup', flags.warmup], ['--s3-n', flags.s3N], ...flags.ns.map((n) => ['--n', n] as const)] as const) {
     if (!Number.isInteger(number) || number < 1) throw new Error(`${name}: expected a positive integer, got ${number}`);
   }
   return flags;
@@ -122,13 +128,14 @@ async function main(): Promise<void> {
     s3?: S3RunResult[];
     s4?: S4Result;
     rounds?: FlatnessResult;
+    engine?: EngineResult;
     profile?: ProfileResult;
     serverPeakRssBytes?: number;
   } = {};
   try {
     if (flags.only.has('S1')) {
       log(`S1 overhead: ${flags.s1Rounds} rounds, ${flags.reps} reps per side and mode…`);
-      results.s1 = await s1(server, { rounds: flags.s1Rounds, reps: flags.reps, warmup: flags.quick ? 5 : 15 });
+      results.s1 = await s1(server, { rounds: flags.s1Rounds, reps: flags.reps, warmup: flags.warmup });
     }
     if (flags.only.has('S2')) {
       log(`S2 concurrency: N = ${flags.ns.join(', ')}, ${flags.s2Rounds} rounds, latency 25 ms…`);
@@ -145,6 +152,10 @@ async function main(): Promise<void> {
     if (flags.only.has('ROUNDS')) {
       log('ROUNDS: 200-round loops, CPU per round early vs late…');
       results.rounds = await measureFlatness(flags.quick ? 3 : 9);
+    }
+    if (flags.only.has('ENGINE')) {
+      log('ENGINE: the machine without network, and XState primitives…');
+      results.engine = await runInWorker<EngineResult>({ kind: 'engine', rounds: 20, reps: flags.quick ? 40 : 200, warmup: flags.quick ? 30 : 150 });
     }
     if (flags.only.has('PROFILE') && flags.cpuProfSide) {
       const conversations = flags.quick ? 40 : 200;
@@ -173,7 +184,7 @@ async function main(): Promise<void> {
 }
 
 function render(
-  results: { s1?: S1Result; s2?: S2RunResult[]; s3?: S3RunResult[]; s4?: S4Result; rounds?: FlatnessResult; profile?: ProfileResult },
+  results: { s1?: S1Result; s2?: S2RunResult[]; s3?: S3RunResult[]; s4?: S4Result; rounds?: FlatnessResult; engine?: EngineResult; profile?: ProfileResult },
   flags: Flags,
   env: ReturnType<typeof environment>,
 ): string {
@@ -183,12 +194,13 @@ function render(
   if (results.s1) {
     const r = results.s1;
     lines.push(`### S1 overhead — 1 conversation × ${r.rounds} tool rounds, latency 0, ${r.reps} reps after ${r.warmup} warm-up, interleaved; medians`, '');
-    lines.push('| mode | actorloop CPU µs/round | raw loop CPU µs/round | **actorloop / raw** | raw+signal CPU µs/round | actorloop / raw+signal | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |');
-    lines.push('|---|---:|---:|---:|---:|---:|---|---|---|');
+    lines.push('| mode | actorloop CPU µs/round | raw loop CPU µs/round | **actorloop / raw** | raw+signal µs/round | provider layer alone µs/round (÷ raw) | machine µs/round (actorloop − provider) | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---|---|---|');
     for (const m of r.modes) {
       lines.push(
         `| ${m.mode === 'stream' ? 'streaming' : 'non-streaming'} | ${fmt(m.actorloop.cpuUsPerRound.median, 0)} | ${fmt(m.raw.cpuUsPerRound.median, 0)} | **${fmt(m.ratio, 2)}×** | ` +
-          `${fmt(m.rawSignal.cpuUsPerRound.median, 0)} | ${fmt(m.ratioSignal, 2)}× | ` +
+          `${fmt(m.rawSignal.cpuUsPerRound.median, 0)} | ${fmt(m.provider.cpuUsPerRound.median, 0)} (${fmt(m.ratioProvider, 2)}×) | ` +
+          `${fmt(m.actorloop.cpuUsPerRound.median - m.provider.cpuUsPerRound.median, 0)} | ` +
           `${fmt(m.actorloop.cpuUsPerRound.p10, 0)}–${fmt(m.actorloop.cpuUsPerRound.p90, 0)} | ${fmt(m.raw.cpuUsPerRound.p10, 0)}–${fmt(m.raw.cpuUsPerRound.p90, 0)} | ` +
           `${fmt(m.actorloop.wallMsPerConversation.median, 1)} / ${fmt(m.raw.wallMsPerConversation.median, 1)} |`,
       );
@@ -246,6 +258,15 @@ function render(
     lines.push(`### ROUNDS — one conversation × ${r.rounds} tool rounds (cap raised), zero-latency scripted model, medians over ${r.runs} runs`, '');
     lines.push('| CPU µs/round, first 50 | CPU µs/round, last 50 | last / first | max stack depth in a tool |', '|---:|---:|---:|---:|');
     lines.push(`| ${fmt(r.firstMedianUs, 0)} | ${fmt(r.lastMedianUs, 0)} | ${fmt(r.ratio, 2)} | ${r.maxStackDepth} |`, '');
+  }
+  if (results.engine) {
+    const e = results.engine;
+    lines.push(`### ENGINE — the machine without network: 1 conversation × ${e.rounds} tool rounds against a zero-latency scripted model, ${e.reps} reps after ${e.warmup} warm-up; medians`, '');
+    lines.push('| actorloop CPU µs/round | same provider + planning, plain loop | machine µs/round |', '|---:|---:|---:|');
+    lines.push(`| ${fmt(e.actorloopUsPerRound, 0)} | ${fmt(e.floorUsPerRound, 0)} | ${fmt(e.machineUsPerRound, 0)} |`, '');
+    lines.push('XState building blocks on this machine (CPU µs each, best of 5 batches):', '', '| operation | µs |', '|---|---:|');
+    for (const row of e.primitives) lines.push(`| ${row.name} | ${fmt(row.cpuUs, 1)} |`);
+    lines.push('');
   }
   if (results.profile) {
     const p = results.profile;

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { createActorloopLoop } from './actorloop-loop.js';
+import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
 import { createRawLoop } from './raw-loop.js';
 import type { WireServerHandle } from './wire.js';
@@ -46,7 +46,7 @@ function categoryOf(url: string, functionName: string): string {
 export async function runProfileJob(job: Extract<Job, { kind: 'profile' }>): Promise<{ conversations: number; steadyFromUs: number }> {
   const client = await createBenchClient(job.baseURL, { connections: 4 });
   const options = { model: 'bench-model', stream: job.stream, maxRounds: job.rounds };
-  const run = job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(client.client, options);
+  const run = job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
   // Warm-up (module loading, JIT) is left out of the summary: samples before this instant are skipped.
   for (let i = 0; i < 10; i++) await run('warm-up');
   const steadyFromUs = Number(process.hrtime.bigint() / 1000n);

@@ -2,14 +2,17 @@
  * S1 overhead: one conversation at a time, `rounds` tool rounds, server latency 0. CPU µs per
  * round of the client process (`process.cpuUsage`, user + system, over the whole conversation
  * including its final text response, divided by the rounds) for actorloop and the raw loop,
- * streaming and not. A third side, "raw+signal", is the floor with one AbortController per
- * request (actorloop makes one per request too). All sides run in one fresh worker process,
- * interleaved in rotating order after a warm-up of each, each with its own client and pool of
- * identical options.
+ * streaming and not. Two more sides split the difference: "raw+signal" is the floor with one
+ * AbortController per request (actorloop makes one per request too), and "provider" is actorloop
+ * without its statechart (bench/provider-loop.ts), so actorloop − provider is what the machine
+ * costs and provider − raw what the provider layer costs. All sides run in one fresh worker
+ * process, interleaved in rotating order after a warm-up long enough for the JIT to settle, each
+ * with its own client and pool of identical options.
  */
 import { performance } from 'node:perf_hooks';
-import { createActorloopLoop } from './actorloop-loop.js';
+import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
+import { createProviderLoop } from './provider-loop.js';
 import { createRawLoop, type LoopResult } from './raw-loop.js';
 import { cpuNowUs, median, percentile } from './stats.js';
 import type { WireServerHandle } from './wire.js';
@@ -26,13 +29,17 @@ export type S1ModeResult = {
   raw: S1SideResult;
   /** The floor with one AbortController per request, as actorloop has. */
   rawSignal: S1SideResult;
+  /** actorloop's provider layer and planning without the machine. */
+  provider: S1SideResult;
   /** actorloop / raw, medians. */
   ratio: number;
   /** actorloop / raw+signal, medians. */
   ratioSignal: number;
+  /** provider / raw, medians: what the provider layer adds. */
+  ratioProvider: number;
   poolKind: string;
 };
-type S1Side = 'actorloop' | 'raw' | 'rawSignal';
+type S1Side = 'actorloop' | 'raw' | 'rawSignal' | 'provider';
 export type S1Result = { rounds: number; reps: number; warmup: number; modes: S1ModeResult[]; serverRequests: number; expectedRequests: number };
 
 function summarize(cpu: number[], wall: number[]): S1SideResult {
@@ -54,11 +61,13 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
     const options = { model: 'bench-model', stream, maxRounds: job.rounds };
     const rawClient = await createBenchClient(job.baseURL, { connections: 4 });
     const rawSignalClient = await createBenchClient(job.baseURL, { connections: 4 });
+    const providerClient = await createBenchClient(job.baseURL, { connections: 4 });
     const actorClient = await createBenchClient(job.baseURL, { connections: 4 });
     const sides: Record<S1Side, (text: string) => Promise<LoopResult>> = {
       raw: createRawLoop(rawClient.client, options),
       rawSignal: createRawLoop(rawSignalClient.client, { ...options, signalPerRequest: true }),
-      actorloop: createActorloopLoop(actorClient.client, options),
+      provider: createProviderLoop(benchOpenAIProvider(providerClient.client, options), options),
+      actorloop: createActorloopLoop(benchOpenAIProvider(actorClient.client, options), options),
     };
     const measure = async (side: S1Side) => {
       const cpu0 = cpuNowUs();
@@ -69,25 +78,19 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
       check(result, job.rounds, side);
       return { cpu, wall };
     };
-    for (let i = 0; i < job.warmup; i++) {
-      await measure('raw');
-      await measure('rawSignal');
-      await measure('actorloop');
-    }
+    const order: S1Side[] = ['actorloop', 'raw', 'rawSignal', 'provider'];
+    for (let i = 0; i < job.warmup; i++) for (const side of order) await measure(side);
     const samples: Record<S1Side, { cpu: number[]; wall: number[] }> = {
       raw: { cpu: [], wall: [] },
       rawSignal: { cpu: [], wall: [] },
+      provider: { cpu: [], wall: [] },
       actorloop: { cpu: [], wall: [] },
     };
-    const rotations: S1Side[][] = [
-      ['actorloop', 'raw', 'rawSignal'],
-      ['raw', 'rawSignal', 'actorloop'],
-      ['rawSignal', 'actorloop', 'raw'],
-    ];
+    const rotations = order.map((_, shift) => [...order.slice(shift), ...order.slice(0, shift)]);
     for (let i = 0; i < job.reps; i++) {
-      // Interleaved, each side first a third of the time, so drift and order effects cancel.
-      const order = rotations[i % rotations.length] as S1Side[];
-      for (const side of order) {
+      // Interleaved, each side first a quarter of the time, so drift and order effects cancel.
+      const turn = rotations[i % rotations.length] as S1Side[];
+      for (const side of turn) {
         const { cpu, wall } = await measure(side);
         samples[side].cpu.push(cpu);
         samples[side].wall.push(wall);
@@ -95,17 +98,21 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
     }
     await rawClient.close();
     await rawSignalClient.close();
+    await providerClient.close();
     await actorClient.close();
     const actorloop = summarize(samples.actorloop.cpu, samples.actorloop.wall);
     const raw = summarize(samples.raw.cpu, samples.raw.wall);
     const rawSignal = summarize(samples.rawSignal.cpu, samples.rawSignal.wall);
+    const provider = summarize(samples.provider.cpu, samples.provider.wall);
     out.push({
       mode,
       actorloop,
       raw,
       rawSignal,
+      provider,
       ratio: actorloop.cpuUsPerRound.median / raw.cpuUsPerRound.median,
       ratioSignal: actorloop.cpuUsPerRound.median / rawSignal.cpuUsPerRound.median,
+      ratioProvider: provider.cpuUsPerRound.median / raw.cpuUsPerRound.median,
       poolKind: rawClient.poolKind,
     });
   }
@@ -130,6 +137,6 @@ export async function s1(server: WireServerHandle, options: { rounds: number; re
     warmup: options.warmup,
     modes,
     serverRequests: stats.requests,
-    expectedRequests: 2 * 3 * (options.reps + options.warmup) * (options.rounds + 1),
+    expectedRequests: 2 * 4 * (options.reps + options.warmup) * (options.rounds + 1),
   };
 }

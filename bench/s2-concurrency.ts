@@ -5,7 +5,7 @@
  * another's socket): wall time, tool rounds per second, peak RSS, errors, retries (actorloop).
  */
 import { performance } from 'node:perf_hooks';
-import { createActorloopLoop } from './actorloop-loop.js';
+import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
 import { createRawLoop, type LoopResult } from './raw-loop.js';
 import { cpuNowUs, median, percentile } from './stats.js';
@@ -37,7 +37,7 @@ export async function runS2Job(job: Extract<Job, { kind: 's2' }>): Promise<S2Run
   const client = await createBenchClient(job.baseURL, { connections: job.connections });
   const options = { model: 'bench-model', stream: true, maxRounds: job.rounds };
   const run: (text: string) => Promise<LoopResult & { retries?: number }> =
-    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(client.client, options);
+    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
   // Warm-up: a few conversations, so the JIT and lazy imports are not counted.
   for (let i = 0; i < 5; i++) await run('warm-up');
   let peakRss = process.memoryUsage.rss();

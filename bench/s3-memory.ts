@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import v8 from 'node:v8';
-import { createActorloopLoop } from './actorloop-loop.js';
+import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
 import { diffHeapSummaries, summarizeHeapSnapshot, type HeapDiffRow } from './heap-summary.js';
 import { createRawLoop, type LoopResult } from './raw-loop.js';
@@ -50,7 +50,7 @@ export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3Run
   const gate = createGate(job.blockAt);
   const options = { model: 'bench-model', stream: true, maxRounds: job.blockAt + 1, gate };
   const run: (text: string) => Promise<LoopResult> =
-    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(client.client, options);
+    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
   gate.armed = false;
   for (let i = 0; i < 20; i++) {
     const result = await run('warm-up');
