@@ -10,7 +10,8 @@
  * Primitives: CPU µs per operation of the XState pieces a tool round is made of — an event with no
  * action, an `assign` on a context of actorloop's size, an `emit`, invoking a promise actor and
  * taking its result (the provider request and the tool execution are one each), and spawning a
- * child machine that invokes a promise actor and finishes (the per-call tool-call machine).
+ * child machine that invokes a promise actor and finishes (the per-call tool-call machine actorloop
+ * had before each call became a bare execution actor with a deadline on `executingTools`).
  */
 import { assign, createActor, createMachine, emit, fromPromise, setup, toPromise } from 'xstate';
 import { handlerProvider, type OpenAIChatCompletionChunk } from '../src/index.js';
@@ -142,7 +143,7 @@ async function primitives(): Promise<EnginePrimitive[]> {
     { name: '+ one emit (no listener)', cpuUs: (await costOf(() => emitting.send(ping), 50_000)) - bareUs },
     { name: 'promise actor alone: create, start, resolve', cpuUs: await costOf(lone, 20_000) },
     { name: 'invoke a promise actor and take its done event (2 events)', cpuUs: await costOf(() => roundTrip(invoker as unknown as Cycling), 20_000) },
-    { name: 'invoke a child machine that invokes a promise actor (tool-call shape)', cpuUs: await costOf(() => roundTrip(spawner as unknown as Cycling), 20_000) },
+    { name: 'invoke a child machine that invokes a promise actor (the former tool-call machine)', cpuUs: await costOf(() => roundTrip(spawner as unknown as Cycling), 20_000) },
     { name: 'new AbortController().signal (Node)', cpuUs: await costOf(() => new AbortController().signal, 50_000) },
   ];
 }

@@ -6,9 +6,8 @@
  */
 import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import { createConversationMachine } from '../src/machines/conversation.js';
-import { createToolCallMachine } from '../src/machines/tool-call.js';
 import type { Provider } from '../src/providers/provider.js';
-import { defineTool, type Tool } from '../src/tools/define-tool.js';
+import { defineTool } from '../src/tools/define-tool.js';
 
 /** The directory (relative to the repository root) the files belong in. */
 export const visualizationsDir = 'visualizations';
@@ -36,7 +35,6 @@ const stubTool = defineTool({
 export function visualizedMachines(): Record<string, AnyStateMachine> {
   return {
     conversation: createConversationMachine({ provider: stubProvider, tools: [stubTool] }),
-    'tool-call': createToolCallMachine(new Map([[stubTool.name, stubTool as unknown as Tool]])),
   };
 }
 
@@ -166,7 +164,7 @@ function prettyEvent(eventType: string | null, invokeSources: Map<string, string
   const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(eventType);
   if (actor) {
     const [, kind, id = ''] = actor;
-    // Generated invoke ids (`0.toolCall.executing`) read better as the invoked source's name.
+    // Generated invoke ids (`0.conversation.requesting`) read better as the invoked source's name.
     return `${kind}: ${invokeSources.get(id) ?? id}`;
   }
   const doneState = /^xstate\.done\.state\.(.+)$/.exec(eventType);

@@ -9,7 +9,7 @@ describe('npm run demo', () => {
   it('runs a whole tool loop offline as a process and prints states, tool calls and the answer', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], { cwd: root, timeout: 60_000 });
     expect(stdout).toContain('the model is SCRIPTED');
-    expect(stdout).toContain('[state] "executingTools"');
+    expect(stdout).toContain('[state] {"executingTools":"running"}');
     expect(stdout).toContain('[tool.result] calculate → 459');
     expect(stdout).toMatch(/\[tool\.result\] list_files → \[.*"conversation\.ts"/);
     expect(stdout).toContain('[output] status=done iterations=1');

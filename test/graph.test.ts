@@ -1,5 +1,5 @@
 /**
- * Graph tests of the conversation machine (and its tool-call child machine).
+ * Graph tests of the conversation machine.
  *
  * `xstate/graph` is the maintained home of the `@xstate/graph` API: since xstate 5.20 the graph and
  * model-based-testing utilities ship inside the `xstate` package itself
@@ -8,8 +8,8 @@
  * Part 1 traverses the machine as pure logic: `getAdjacencyMap` / `getShortestPaths` /
  * `getSimplePaths` call `machine.transition` with a mock actor scope, so no actor runs and no delay
  * fires. We supply, as events, what the actors and the clock would send (`provider.finish`,
- * `xstate.done.actor.providerCall`, `xstate.error.actor.providerCall`, `xstate.after.*`, the
- * tool-call children's `xstate.done.actor.toolCall-<iteration>-<index>`), filtered to those the
+ * `xstate.done.actor.providerCall`, `xstate.error.actor.providerCall`, `xstate.after.*`, the tool
+ * executions' `xstate.done.actor.toolCall-<iteration>-<index>` and `xstate.error.actor.…`), filtered to those the
  * current snapshot accepts (`snapshot.can(event)`). The snapshot key keeps the graph finite (usage,
  * streamed text and messages are left out; they do not steer transitions while the doom-loop check
  * is off, and where it is on, the tail of the tool-call history is part of the key).
@@ -21,11 +21,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, createEmptyActor, getMicrosteps, initialTransition, toPromise, waitFor, type AnyStateNode, type EventObject, type SnapshotFrom } from 'xstate';
-import { getAdjacencyMap, getShortestPaths, getSimplePaths, getStateNodes, type StatePath } from 'xstate/graph';
+import { getAdjacencyMap, getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import { recentCallSignatures, maxDoomLoopPeriod } from '../src/machines/doom-loop.js';
 import type { ConversationOptions } from '../src/machines/options.js';
-import { createToolCallMachine, type ToolCallInput } from '../src/machines/tool-call.js';
 import { resultTexts } from '../src/machines/tool-round.js';
 import type { ConversationEvent } from '../src/machines/types.js';
 import { ProviderError } from '../src/providers/errors/provider-error.js';
@@ -45,7 +44,7 @@ type Snapshot = SnapshotFrom<Machine>;
 type Path = StatePath<Snapshot, ConversationEvent>;
 
 /** What each tool does in a real run, by tool name, one entry per execution in order. */
-type ToolBehaviour = 'ok' | 'halt' | 'hang';
+type ToolBehaviour = 'ok' | 'halt' | 'fail' | 'hang';
 type ToolScript = Map<string, ToolBehaviour[]>;
 
 const waitForAbort = (signal: AbortSignal) =>
@@ -64,6 +63,7 @@ function scriptedTools(script: ToolScript): Array<Tool<never, unknown>> {
       execute: async (_args, { signal }) => {
         const behaviour = script.get(name)?.shift() ?? 'ok';
         if (behaviour === 'halt') throw new HaltError('stopped by tool');
+        if (behaviour === 'fail') throw new Error('the tool threw');
         if (behaviour === 'hang') {
           await waitForAbort(signal);
           return 'aborted';
@@ -109,7 +109,7 @@ function machineOptions(config: GraphConfig, provider: Provider, script: ToolScr
 const capOf = (config: GraphConfig) => config.maxToolIterations ?? 10;
 
 // ---------------------------------------------------------------------------------------------
-// Events: what users, providers, tool-call children and the clock send
+// Events: what users, providers, tool executions and the clock send
 
 const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5 };
 const asEvent = (event: EventObject & Record<string, unknown>) => event as unknown as ConversationEvent;
@@ -134,6 +134,7 @@ const providerDone = asEvent({ type: 'xstate.done.actor.providerCall', output: u
 /** The ids XState generates for delayed transitions: `xstate.after.<delay>.<state node id>`. */
 const afterRetryDelay = asEvent({ type: 'xstate.after.retryDelay.conversation.retrying' });
 const afterRequestTimeout = asEvent({ type: 'xstate.after.requestTimeout.conversation.requesting.waiting' });
+const afterToolDeadline = asEvent({ type: 'xstate.after.toolDeadline.conversation.executingTools.running' });
 const userMessage = asEvent({ type: 'user.message', content: 'What is 2+3?' });
 const emptyUserMessage = asEvent({ type: 'user.message', content: '   ' });
 // Carries both the single-delta (`delta`) and the batched (`deltas`) shape of `provider.delta`.
@@ -195,18 +196,17 @@ const providerFailures: ProviderFailure[] = [
 
 const providerErrorEvent = (failure: ProviderFailure) => asEvent({ type: 'xstate.error.actor.providerCall', error: failure.error, label: failure.label });
 
-/** The tool-call children's completions and crashes for the calls running in this snapshot. */
+/** The tool executions' results, halts and failures for the calls running in this snapshot. */
 function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
   const { round, iterations } = snapshot.context;
   if (!round) return [];
   return round.flatMap((call, index) => {
     if (call.state !== 'running') return [];
     const id = `toolCall-${iterations}-${index}`;
-    const result = { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, result: 'ok' };
     return [
-      asEvent({ type: `xstate.done.actor.${id}`, output: { index, result } }),
-      asEvent({ type: `xstate.done.actor.${id}`, output: { index, result: { ...result, result: 'stopped by tool' }, halt: 'stopped by tool' } }),
-      asEvent({ type: `xstate.error.actor.${id}`, error: new Error('the tool-call actor crashed') }),
+      asEvent({ type: `xstate.done.actor.${id}`, output: { toolCallId: call.toolCallId, result: 'ok' } }),
+      asEvent({ type: `xstate.error.actor.${id}`, error: new HaltError('stopped by tool') }),
+      asEvent({ type: `xstate.error.actor.${id}`, error: new Error('the tool threw') }),
     ];
   });
 }
@@ -222,6 +222,8 @@ function eventsFor(config: GraphConfig) {
     ...fromUsersAndClock,
     ...('providerCall' in snapshot.children ? fromProviderCall : []),
     ...toolCallEvents(snapshot),
+    // Last, so that among equally short paths the ones where tools answer come first.
+    afterToolDeadline,
   ];
 }
 
@@ -392,7 +394,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
   it('uses the delayed-event ids XState generates', () => {
     const { machine } = buildGraph(capConfigs[1]!);
     const delayed = getStateNodes(machine.root).flatMap((node: AnyStateNode) => [...node.transitions.keys()].filter((type) => type.startsWith('xstate.after.')));
-    expect(delayed.sort()).toEqual([afterRequestTimeout.type, afterRetryDelay.type].sort());
+    expect(delayed.sort()).toEqual([afterRequestTimeout.type, afterRetryDelay.type, afterToolDeadline.type].sort());
   });
 
   for (const config of allConfigs) {
@@ -522,12 +524,13 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
         expect([...attempts].sort()).toEqual([1, 2, 3]);
       });
 
-      it('(c) a crashed tool-call child settles its call with an error result for the model; the run goes on', () => {
+      it('(c) a tool that throws settles its call with an error result for the model; the run goes on', () => {
         const graph = buildGraph(config);
         let crashes = 0;
         for (const snapshot of graph.nodes.values()) {
           if (isFinal(snapshot) || !inState(snapshot, 'executingTools')) continue;
-          for (const event of toolCallEvents(snapshot).filter((e) => e.type.startsWith('xstate.error.actor.'))) {
+          const failures = toolCallEvents(snapshot).filter((e) => e.type.startsWith('xstate.error.actor.') && !HaltError.isInstance((e as { error?: unknown }).error));
+          for (const event of failures) {
             crashes++;
             const index = Number(event.type.slice(event.type.lastIndexOf('-') + 1));
             const [next] = step(graph.machine, snapshot, event);
@@ -557,7 +560,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
             expect(snapshot.can(crash), `${id} in ${valueOf(snapshot)}`).toBe(true);
           }
         }
-        expect([...spawningStates]).toEqual(capOf(config) > 0 ? ['executingTools'] : []);
+        expect([...spawningStates]).toEqual(capOf(config) > 0 ? [JSON.stringify({ executingTools: 'running' })] : []);
       });
 
       it('stale or caller-forged actor events change nothing in any state that does not hold that actor', () => {
@@ -567,8 +570,9 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           providerErrorEvent(providerFailures[1]!),
           delta,
           finishEvent('normal'),
-          asEvent({ type: 'xstate.done.actor.toolCall-99-0', output: { index: 0, result: { type: 'tool-result', toolCallId: 'call_lookup', toolName: 'lookup', result: 'x' }, halt: 'stale' } }),
+          asEvent({ type: 'xstate.done.actor.toolCall-99-0', output: { toolCallId: 'call_lookup', result: 'x' } }),
           asEvent({ type: 'xstate.error.actor.toolCall-99-0', error: new Error('stale crash') }),
+          asEvent({ type: 'xstate.error.actor.toolCall-99-0', error: new HaltError('stale halt') }),
         ];
         for (const [key, snapshot] of graph.nodes) {
           if (isFinal(snapshot)) continue;
@@ -665,63 +669,44 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     expect(actor.getSnapshot().output?.error?.code).toBe('invalid_input');
   });
 
-  it('(d) static: every invoke of both machines has an onError transition, every spawning state an xstate.error.actor.* handler', () => {
+  it('(d) static: every invoke has an onError transition, the state that spawns tool executions an xstate.error.actor.* handler', () => {
     const conversation = buildGraph(capConfigs[1]!).machine;
-    const toolCall = createToolCallMachine(new Map());
     const problems: string[] = [];
     let invokes = 0;
-    for (const machine of [conversation, toolCall]) {
-      for (const node of getStateNodes(machine.root) as AnyStateNode[]) {
-        for (const definition of node.invoke) {
-          invokes++;
-          if (!node.transitions.has(`xstate.error.actor.${definition.id}`)) problems.push(`${node.id} invokes ${definition.id} without onError`);
-        }
+    for (const node of getStateNodes(conversation.root) as AnyStateNode[]) {
+      for (const definition of node.invoke) {
+        invokes++;
+        if (!node.transitions.has(`xstate.error.actor.${definition.id}`)) problems.push(`${node.id} invokes ${definition.id} without onError`);
       }
     }
-    expect(invokes).toBe(2);
-    const executingTools = conversation.getStateNodeById('conversation.executingTools');
-    expect(executingTools.transitions.has('xstate.error.actor.*')).toBe(true);
+    expect(invokes).toBe(1);
+    const running = conversation.getStateNodeById('conversation.executingTools.running');
+    expect(running.transitions.has('xstate.error.actor.*')).toBe(true);
     expect(problems).toEqual([]);
   });
-});
 
-// ---------------------------------------------------------------------------------------------
-// The tool-call child machine
-
-describe('tool-call machine graph', () => {
-  const machine = createToolCallMachine(new Map());
-  const input: ToolCallInput = { index: 1, toolCallId: 'call_1', toolName: 'lookup', args: {}, messages: [], timeoutMs: 5 };
-  const invokeId = '0.toolCall.executing';
-  type ToolCallEvent = Parameters<(typeof machine)['transition']>[1];
-  const events = [
-    { type: `xstate.done.actor.${invokeId}`, output: '"ok"' },
-    { type: `xstate.error.actor.${invokeId}`, error: new HaltError('stop here') },
-    { type: `xstate.error.actor.${invokeId}`, error: new Error('tool threw') },
-    { type: `xstate.error.actor.${invokeId}`, error: 'a thrown string' },
-    { type: 'xstate.after.toolTimeout.toolCall.executing' },
-  ] as unknown as ToolCallEvent[];
-  const options = {
-    input,
-    events,
-    filterEvents: (snapshot: SnapshotFrom<typeof machine>, event: ToolCallEvent) => snapshot.can(event),
-    serializeEvent: (event: ToolCallEvent) => JSON.stringify(event, (_k, v: unknown) => (v instanceof Error ? { name: v.name, message: v.message } : v)),
-  };
-
-  it('every simple path ends in a final state with exactly one result for the call', () => {
-    const paths = getSimplePaths(machine, options);
-    const finals = paths.filter((path) => path.state.status === 'done');
-    expect(new Set(finals.map((path) => path.state.value))).toEqual(new Set(['succeeded', 'failed', 'timedOut', 'halted']));
-    for (const path of paths) {
-      if (path.state.status !== 'done') {
-        expect(path.state.value).toBe('executing');
-        continue;
+  it('(b) a tool deadline times out every running call due, with the timeout text, and stops its actor', () => {
+    let checked = 0;
+    for (const config of [capConfigs[1]!, capConfigs[2]!]) {
+      const graph = buildGraph(config);
+      for (const snapshot of graph.nodes.values()) {
+        if (isFinal(snapshot) || !inState(snapshot, 'executingTools')) continue;
+        const running = (snapshot.context.round ?? []).map((call, index) => ({ call, index })).filter(({ call }) => call.state === 'running');
+        if (running.length === 0) continue;
+        checked++;
+        const [next] = step(graph.machine, snapshot, afterToolDeadline);
+        // Calls of one round start together, so they share the earliest deadline.
+        for (const { call, index } of running) {
+          expect(Object.keys(next.children)).not.toContain(`toolCall-${snapshot.context.iterations}-${index}`);
+          const result = next.matches('executingTools')
+            ? next.context.round?.[index]?.result
+            : next.context.messages.findLast((message) => message.role === 'tool')?.content[index];
+          expect(result, `${call.toolName} in ${graph.key(snapshot)}`).toMatchObject({ toolCallId: call.toolCallId, result: resultTexts.timedOut(call.toolName, 5_000), isError: true });
+        }
+        expect(historyProblem(next.context.messages)).toBeNull();
       }
-      const outcome = path.state.output!;
-      expect(outcome.index).toBe(1);
-      expect(outcome.result.toolCallId).toBe('call_1');
-      expect(outcome.result.isError === true).toBe(path.state.value === 'failed' || path.state.value === 'timedOut');
-      expect(outcome.halt !== undefined).toBe(path.state.value === 'halted');
     }
+    expect(checked).toBeGreaterThan(0);
   });
 });
 
@@ -773,14 +758,20 @@ function scriptOf(graph: Graph, path: Path) {
       current = null;
     } else if (type === afterRequestTimeout.type) {
       current = null; // that attempt hangs until the machine's request timeout stops it
-    } else if (type.startsWith('xstate.done.actor.toolCall-')) {
-      const id = type.slice('xstate.done.actor.'.length);
+    } else if (type.startsWith('xstate.done.actor.toolCall-') || type.startsWith('xstate.error.actor.toolCall-')) {
+      const id = type.slice(type.indexOf('.actor.') + '.actor.'.length);
       const name = running.get(id)!;
-      const halts = (event as unknown as { output: { halt?: string } }).output.halt !== undefined;
-      tools.set(name, [...(tools.get(name) ?? []), halts ? 'halt' : 'ok']);
+      const error = (event as unknown as { error?: unknown }).error;
+      tools.set(name, [...(tools.get(name) ?? []), type.startsWith('xstate.done.') ? 'ok' : HaltError.isInstance(error) ? 'halt' : 'fail']);
       running.delete(id);
-    } else if (type.startsWith('xstate.error.actor.toolCall-')) {
-      throw new Error('a crashed tool-call actor cannot be scripted with real tools');
+    } else if (type === afterToolDeadline.type) {
+      // Those calls hang until the machine's tool deadline (short in real runs) stops them.
+      for (const [id, name] of running) {
+        if (!(id in after.children)) {
+          tools.set(name, [...(tools.get(name) ?? []), 'hang']);
+          running.delete(id);
+        }
+      }
     }
     // A new provider request starts whenever a new providerCall actor appears (entering `requesting`).
     if (after.children.providerCall && after.children.providerCall !== before.children.providerCall) {
@@ -815,7 +806,7 @@ function scriptedTurn(attempt: Attempt) {
 }
 
 /** Real runs: short enough that a scripted silence times out fast, long enough for any scripted turn. */
-const realRunOptions: Partial<ConversationOptions> = { requestTimeoutMs: 250 };
+const realRunOptions: Partial<ConversationOptions> = { requestTimeoutMs: 250, toolTimeoutMs: 250 };
 
 async function runAlong(graph: Graph, path: Path) {
   const { attempts, tools, userEvents } = scriptOf(graph, path);
@@ -1021,14 +1012,16 @@ describe('caller-sent actor events while tools run (regressions)', () => {
   it('done/error events that are not a running call of the round change nothing', () => {
     const { graph, snapshot } = executing();
     const call = snapshot.context.round![0]!;
-    const result = { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, result: 'x' };
+    const result = { toolCallId: call.toolCallId, result: 'x' };
     const forged = [
       // another round's child id
-      asEvent({ type: 'xstate.done.actor.toolCall-99-0', output: { index: 0, result, halt: 'forged halt' } }),
-      // this round's child id, but a result for another call
-      asEvent({ type: `xstate.done.actor.toolCall-${snapshot.context.iterations}-0`, output: { index: 0, result: { ...result, toolCallId: 'call_other' }, halt: 'forged' } }),
+      asEvent({ type: 'xstate.done.actor.toolCall-99-0', output: result }),
+      asEvent({ type: 'xstate.error.actor.toolCall-99-0', error: new HaltError('forged halt') }),
+      // this round's child id, but a result for another call, or no result text
+      asEvent({ type: `xstate.done.actor.toolCall-${snapshot.context.iterations}-0`, output: { ...result, toolCallId: 'call_other' } }),
+      asEvent({ type: `xstate.done.actor.toolCall-${snapshot.context.iterations}-0`, output: { toolCallId: call.toolCallId, result: 42 } }),
       // an index that names no call
-      asEvent({ type: `xstate.done.actor.toolCall-${snapshot.context.iterations}-5`, output: { index: 5, result } }),
+      asEvent({ type: `xstate.done.actor.toolCall-${snapshot.context.iterations}-5`, output: result }),
       asEvent({ type: 'xstate.error.actor.toolCall-99-0', error: new Error('stale crash') }),
       asEvent({ type: 'xstate.done.actor.providerCall', output: undefined }),
     ];

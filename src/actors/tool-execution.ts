@@ -12,15 +12,18 @@ export type ToolExecutionInput = {
   messages: Message[];
 };
 
+/** What a finished execution reports: the call it ran and the text the model will see. */
+export type ToolExecutionOutput = { toolCallId: string; result: string };
+
 /**
- * The actor logic that runs one tool's `execute`. Its `signal` is aborted when the tool-call
- * machine leaves `executing` (timeout, cancel, halt), so a well-behaved tool stops its work; a tool
- * that ignores it is simply no longer awaited. Resolves with the serialised result (capped at
- * `maxResultBytes`); rejects with
- * whatever the tool threw, for the machine to classify.
+ * The actor logic that runs one tool's `execute`. The conversation machine stops it when the
+ * call's deadline passes, on cancel and on a halt, which aborts its `signal`: a well-behaved tool
+ * stops its work, one that ignores it is simply no longer awaited. Resolves with the serialised
+ * result (capped at `maxResultBytes`); rejects with whatever the tool threw, for the machine to
+ * classify.
  */
 export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, maxResultBytes: number) {
-  return fromPromise<string, ToolExecutionInput>(async ({ input, signal }) => {
+  return fromPromise<ToolExecutionOutput, ToolExecutionInput>(async ({ input, signal }) => {
     const tool = tools.get(input.toolName);
     // The conversation machine only starts known tools; this guards a snapshot restored with other tools.
     if (!tool) throw new Error(`tool "${input.toolName}" is not defined on this machine`);
@@ -29,6 +32,6 @@ export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, maxRe
       toolCallId: input.toolCallId,
       messages: input.messages,
     });
-    return capText(serializeResult(result), maxResultBytes);
+    return { toolCallId: input.toolCallId, result: capText(serializeResult(result), maxResultBytes) };
   });
 }

@@ -1,13 +1,15 @@
 import { and, assign, emit, enqueueActions, setup } from 'xstate';
 import { createProviderCallLogic, type ProviderCallEvent } from '../actors/provider-call.js';
+import { createToolExecutionLogic, type ToolExecutionInput, type ToolExecutionOutput } from '../actors/tool-execution.js';
 import { toProviderError } from '../providers/errors/classify-error.js';
 import { ProviderError } from '../providers/errors/provider-error.js';
-import { findMessagesProblem, textOf, type Message } from '../providers/messages.js';
+import { findMessagesProblem, textOf, type Message, type ToolResultPart } from '../providers/messages.js';
 import { addUsage, emptyUsage } from '../providers/usage.js';
 import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOfPart } from './doom-loop.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
 import { canRetry, retryDelay } from './retry-policy.js';
-import { createToolCallMachine, type ToolCallInput, type ToolCallOutcome } from './tool-call.js';
+import { HaltError } from '../tools/halt-error.js';
+import { capText } from '../tools/serialize-result.js';
 import { errorResult, planResponse, resultTexts, settleRemaining, toolMessage } from './tool-round.js';
 import type {
   ConversationContext,
@@ -29,20 +31,40 @@ const toolCallIndexOf = (eventType: string) => Number(eventType.slice(eventType.
 const childIdOf = (eventType: string) => eventType.slice(eventType.indexOf('.actor.') + '.actor.'.length);
 
 /**
- * The outcome a done event reports, when it really is the end of a running call of this round:
- * the id must be this round's child for that call and the result must name the call. Anything else
- * (a stale child, or a caller sending `xstate.done.actor.*` by hand) is ignored rather than trusted.
+ * The running call of this round that a done/error event of an execution actor belongs to. Anything
+ * else (a stale child, or a caller sending `xstate.*.actor.*` by hand) is ignored rather than trusted.
  */
-function liveOutcome(context: ConversationContext, event: { type: string }): ToolCallOutcome | null {
-  const output: unknown = 'output' in event ? event.output : undefined;
-  if (typeof output !== 'object' || output === null) return null;
-  const { index, result, halt } = output as Partial<ToolCallOutcome>;
-  if (typeof index !== 'number' || childIdOf(event.type) !== toolCallActorId(context.iterations, index)) return null;
+function liveCall(context: ConversationContext, eventType: string): { index: number; call: RoundCall } | null {
+  const index = toolCallIndexOf(eventType);
+  if (!Number.isInteger(index) || childIdOf(eventType) !== toolCallActorId(context.iterations, index)) return null;
   const call = context.round?.[index];
-  if (!call || call.state !== 'running' || typeof result !== 'object' || result === null || result.toolCallId !== call.toolCallId) return null;
-  if (halt !== undefined && typeof halt !== 'string') return null;
-  return output as ToolCallOutcome;
+  return call?.state === 'running' ? { index, call } : null;
 }
+
+/** A done event's result, when it really is the end of a running call and names that call. */
+function liveResult(context: ConversationContext, event: { type: string }): { index: number; call: RoundCall; text: string } | null {
+  const found = liveCall(context, event.type);
+  const output: unknown = 'output' in event ? event.output : undefined;
+  if (!found || typeof output !== 'object' || output === null) return null;
+  const { toolCallId, result } = output as Partial<ToolExecutionOutput>;
+  if (toolCallId !== found.call.toolCallId || typeof result !== 'string') return null;
+  return { ...found, text: result };
+}
+
+/** The error a tool threw, from an `xstate.error.actor.*` event. */
+const thrownBy = (event: { type: string }): unknown => ('error' in event ? event.error : undefined);
+
+/** The earliest deadline among the running calls of a round. */
+function earliestDeadline(round: RoundCall[] | null): number | undefined {
+  let earliest: number | undefined;
+  for (const call of round ?? []) {
+    if (call.state === 'running' && call.deadline !== undefined && (earliest === undefined || call.deadline < earliest)) earliest = call.deadline;
+  }
+  return earliest;
+}
+
+/** The longest delay timers take (about 24.8 days); with no running call the deadline never fires. */
+const maxTimerDelayMs = 2_147_483_647;
 
 function runErrorOf(error: ProviderError): RunError {
   const cause = error.cause;
@@ -122,6 +144,7 @@ const outOfStateTransitions = {
 export function createConversationMachine(options: ConversationOptions) {
   const resolved = resolveOptions(options);
   const { tools, retry } = resolved;
+  const toolTimeoutOf = (name: string) => tools.get(name)?.timeoutMs ?? resolved.toolTimeoutMs;
 
   return setup({
     types: {
@@ -133,11 +156,17 @@ export function createConversationMachine(options: ConversationOptions) {
     },
     actors: {
       providerCall: createProviderCallLogic(resolved.provider, resolved.toolDescriptions, resolved.system),
-      toolCall: createToolCallMachine(tools, resolved.maxToolResultBytes),
+      executeTool: createToolExecutionLogic(tools, resolved.maxToolResultBytes),
     },
     delays: {
       retryDelay: ({ context }) => context.retryDelayMs,
       requestTimeout: resolved.requestTimeoutMs,
+      // Aims at the running call whose time is up first; `running` is re-entered whenever a call
+      // starts or ends, so the timer always follows the earliest deadline.
+      toolDeadline: ({ context }) => {
+        const deadline = earliestDeadline(context.round);
+        return deadline === undefined ? maxTimerDelayMs : Math.min(maxTimerDelayMs, Math.max(0, deadline - Date.now()));
+      },
     },
     guards: {
       hasInputProblem: ({ context }) => context.inputProblem !== undefined,
@@ -157,7 +186,8 @@ export function createConversationMachine(options: ConversationOptions) {
         (event.type === 'tool.approve' || event.type === 'tool.deny') &&
         (context.round?.some((call) => call.toolCallId === event.toolCallId && call.state === 'awaiting-approval') ?? false),
       roundSettled: ({ context }) => context.round !== null && context.round.every((call) => call.state === 'settled'),
-      outcomeHalts: ({ context, event }) => liveOutcome(context, event)?.halt !== undefined,
+      executionHalts: ({ context, event }) =>
+        event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),
     },
     actions: {
       failOnInput: assign(({ context }) => ({
@@ -288,16 +318,9 @@ export function createConversationMachine(options: ConversationOptions) {
         const next = round.map((call, index) => {
           if (call.state !== 'queued' || running >= resolved.maxConcurrentTools) return call;
           running++;
-          const input: ToolCallInput = {
-            index,
-            toolCallId: call.toolCallId,
-            toolName: call.toolName,
-            args: call.args,
-            messages: context.messages,
-            timeoutMs: tools.get(call.toolName)?.timeoutMs ?? resolved.toolTimeoutMs,
-          };
-          enqueue.spawnChild('toolCall', { id: toolCallActorId(context.iterations, index), input });
-          return { ...call, state: 'running' as const };
+          const input: ToolExecutionInput = { toolCallId: call.toolCallId, toolName: call.toolName, args: call.args, messages: context.messages };
+          enqueue.spawnChild('executeTool', { id: toolCallActorId(context.iterations, index), input });
+          return { ...call, state: 'running' as const, deadline: Date.now() + toolTimeoutOf(call.toolName) };
         });
         enqueue.assign({ round: next });
       }),
@@ -312,21 +335,38 @@ export function createConversationMachine(options: ConversationOptions) {
         });
       }),
       recordOutcome: enqueueActions(({ context, event, enqueue }) => {
-        const outcome = liveOutcome(context, event);
-        const call = outcome && context.round?.[outcome.index];
-        if (!outcome || !context.round || !call) return;
-        const settled: RoundCall = { ...call, state: 'settled', result: outcome.result };
-        enqueue.assign({ round: context.round.map((existing, index) => (index === outcome.index ? settled : existing)) });
-        enqueue.emit(toolResultEvent(settled));
+        const live = liveResult(context, event);
+        if (!live) return;
+        settleCall(context, live.index, { type: 'tool-result', toolCallId: live.call.toolCallId, toolName: live.call.toolName, result: live.text }, enqueue);
       }),
-      recordCrash: enqueueActions(({ context, event, enqueue }) => {
-        const index = toolCallIndexOf(event.type);
-        const call = context.round?.[index];
-        if (!context.round || !call || call.state !== 'running' || childIdOf(event.type) !== toolCallActorId(context.iterations, index)) return;
-        const error = 'error' in event ? event.error : undefined;
-        const settled: RoundCall = { ...call, state: 'settled', result: errorResult(call, resultTexts.failed(error)) };
-        enqueue.assign({ round: context.round.map((existing, position) => (position === index ? settled : existing)) });
-        enqueue.emit(toolResultEvent(settled));
+      recordToolError: enqueueActions(({ context, event, enqueue }) => {
+        const live = liveCall(context, event.type);
+        if (!live) return;
+        settleCall(context, live.index, errorResult(live.call, capText(resultTexts.failed(thrownBy(event)), resolved.maxToolResultBytes)), enqueue);
+      }),
+      // The halting call's result is the text the tool halted with, not an error.
+      recordHalt: enqueueActions(({ context, event, enqueue }) => {
+        const live = liveCall(context, event.type);
+        if (!live) return;
+        const text = capText((thrownBy(event) as HaltError).content, resolved.maxToolResultBytes);
+        settleCall(context, live.index, { type: 'tool-result', toolCallId: live.call.toolCallId, toolName: live.call.toolName, result: text }, enqueue);
+      }),
+      // Every running call whose time is up: stopped (its signal aborts) and answered with the timeout text.
+      timeOutCalls: enqueueActions(({ context, enqueue }) => {
+        const round = context.round;
+        const earliest = earliestDeadline(round);
+        if (!round || earliest === undefined) return;
+        const due = Math.max(earliest, Date.now());
+        const settled: RoundCall[] = [];
+        const next = round.map((call, index) => {
+          if (call.state !== 'running' || call.deadline === undefined || call.deadline > due) return call;
+          enqueue.stopChild(toolCallActorId(context.iterations, index));
+          const timedOut: RoundCall = { ...call, state: 'settled', result: errorResult(call, resultTexts.timedOut(call.toolName, toolTimeoutOf(call.toolName))) };
+          settled.push(timedOut);
+          return timedOut;
+        });
+        enqueue.assign({ round: next });
+        for (const call of settled) enqueue.emit(toolResultEvent(call));
       }),
       completeRound: assign(({ context }) => {
         const messages: Message[] = [...context.messages, toolMessage(context.round ?? [])];
@@ -346,10 +386,10 @@ export function createConversationMachine(options: ConversationOptions) {
         settleAll(unanswered(context.response?.calls ?? []), resultTexts.doomLoop, context.messages, enqueue);
       }),
       // Read before `recordOutcome` settles the call, while the outcome is still a running call's.
-      markToolHalt: assign(({ context, event }) => ({
+      markToolHalt: assign(({ event }) => ({
         status: 'halted' as const,
         reason: 'tool_halt',
-        finalText: liveOutcome(context, event)?.halt ?? '',
+        finalText: capText((thrownBy(event) as HaltError).content, resolved.maxToolResultBytes),
       })),
       closeHaltedRound: enqueueActions(({ context, enqueue }) => {
         settleAll(context.round ?? [], resultTexts.halted, context.messages, enqueue);
@@ -485,17 +525,27 @@ export function createConversationMachine(options: ConversationOptions) {
           cancel: cancelTransition,
         },
       },
+      // Each call runs as an `executeTool` actor (`toolCall-<iteration>-<index>`); a call's timeout
+      // is the `toolDeadline` delayed transition, aimed at the earliest deadline of the running calls.
       executingTools: {
         entry: 'startQueuedCalls',
         exit: 'stopRunningCalls',
         always: { guard: 'roundSettled', target: 'requesting', actions: ['completeRound', 'firstAttempt'] },
-        on: {
-          'xstate.done.actor.*': [
-            { guard: 'outcomeHalts', target: 'halted', actions: ['releaseChild', 'markToolHalt', 'recordOutcome', 'closeHaltedRound'] },
-            { actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
-          ],
-          'xstate.error.actor.*': { actions: ['releaseChild', 'recordCrash', 'startQueuedCalls'] },
-          ...outOfStateTransitions,
+        on: outOfStateTransitions,
+        initial: 'running',
+        states: {
+          running: {
+            after: {
+              toolDeadline: { target: 'running', reenter: true, actions: ['timeOutCalls', 'startQueuedCalls'] },
+            },
+            on: {
+              'xstate.done.actor.*': { target: 'running', reenter: true, actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
+              'xstate.error.actor.*': [
+                { guard: 'executionHalts', target: '#conversation.halted', actions: ['releaseChild', 'markToolHalt', 'recordHalt', 'closeHaltedRound'] },
+                { target: 'running', reenter: true, actions: ['releaseChild', 'recordToolError', 'startQueuedCalls'] },
+              ],
+            },
+          },
         },
       },
       done: { type: 'final', entry: 'markDone' },
@@ -524,6 +574,16 @@ function toolResultEvent(call: RoundCall) {
     result: typeof result.result === 'string' ? result.result : JSON.stringify(result.result),
     isError: result.isError === true,
   };
+}
+
+/** Settles the call at `index` with its one result and emits its `tool.result`. */
+function settleCall(context: ConversationContext, index: number, result: ToolResultPart, enqueue: Enqueue): void {
+  const round = context.round;
+  const call = round?.[index];
+  if (!round || !call) return;
+  const settled: RoundCall = { ...call, state: 'settled', result };
+  enqueue.assign({ round: round.map((existing, position) => (position === index ? settled : existing)) });
+  enqueue.emit(toolResultEvent(settled));
 }
 
 function updateFirstAwaiting(round: RoundCall[] | null, toolCallId: string, update: (call: RoundCall) => RoundCall): RoundCall[] | null {

@@ -1,5 +1,5 @@
 import type { ProviderCallEvent } from '../actors/provider-call.js';
-import type { ToolCallOutcome } from './tool-call.js';
+import type { ToolExecutionOutput } from '../actors/tool-execution.js';
 import type { AssistantContentPart, Message, ToolResultPart } from '../providers/messages.js';
 import type { FinishReason } from '../providers/provider.js';
 import type { Usage } from '../providers/usage.js';
@@ -91,9 +91,9 @@ export type ConversationUserEvent =
   | { type: 'tool.approve'; toolCallId: string }
   | { type: 'tool.deny'; toolCallId: string; reason?: string };
 
-/** What a tool-call child reports when it ends (sent by XState, never by users). */
-export type ToolCallDoneEvent = { type: `xstate.done.actor.toolCall-${string}`; output: ToolCallOutcome };
-/** A tool-call child that failed outright (sent by XState, never by users). */
+/** A tool execution that finished, with its result (sent by XState, never by users). */
+export type ToolCallDoneEvent = { type: `xstate.done.actor.toolCall-${string}`; output: ToolExecutionOutput };
+/** A tool execution that threw (sent by XState, never by users); a `HaltError` ends the run. */
 export type ToolCallErrorEvent = { type: `xstate.error.actor.toolCall-${string}`; error: unknown };
 /** A provider call that failed (sent by XState, never by users). */
 export type ProviderCallErrorEvent = { type: 'xstate.error.actor.providerCall'; error: unknown };
@@ -159,6 +159,8 @@ export type RoundCall = {
   /** Validated arguments (the raw ones when the call is already settled as invalid). */
   args: unknown;
   state: RoundCallState;
+  /** When a running call times out (epoch ms): the `toolDeadline` delayed transition fires at the earliest. */
+  deadline?: number;
   /** Set once the call has its one result. */
   result?: ToolResultPart;
 };
