@@ -238,6 +238,55 @@ describe('tool timeouts are enforced by the machine (DESIGN §3.7)', () => {
     expect(output.messages[2]).toMatchObject({ content: [{ result: resultTexts.timedOut('late', 10), isError: true }] });
     await sleep(80);
   });
+  // One timer serves the whole round (aimed at the earliest deadline), so it must follow calls that
+  // start later or have their own, shorter, timeout.
+  it('times out each call at its own deadline when timeouts differ and calls start at different times', async () => {
+    const started: Record<string, number> = {};
+    const ended: Record<string, number> = {};
+    const tool = (name: string, timeoutMs: number, work: (signal: AbortSignal) => Promise<string>) =>
+      defineTool({
+        name,
+        parameters: z.object({}),
+        timeoutMs,
+        execute: (_args, { signal }) => {
+          started[name] = Date.now();
+          signal.addEventListener('abort', () => (ended[name] = Date.now()));
+          return work(signal).finally(() => (ended[name] ??= Date.now()));
+        },
+      });
+    const never = () => new Promise<string>(() => undefined);
+    const slowOk = tool('slow_ok', 5_000, () => sleep(150).then(() => 'slow done'));
+    const quickHang = tool('quick_hang', 40, never);
+    const queuedHang = tool('queued_hang', 60, never);
+    const began = Date.now();
+    const { output, events } = await runConversation(
+      [
+        {
+          toolCalls: [
+            { id: 's', name: 'slow_ok', args: {} },
+            { id: 'q', name: 'quick_hang', args: {} },
+            { id: 'w', name: 'queued_hang', args: {} },
+          ],
+        },
+        { text: 'done' },
+      ],
+      { tools: [slowOk, quickHang, queuedHang], maxConcurrentTools: 2 },
+    );
+    expect(output.status).toBe('done');
+    expect(output.messages[2]).toMatchObject({
+      content: [
+        { toolCallId: 's', result: 'slow done' },
+        { toolCallId: 'q', result: resultTexts.timedOut('quick_hang', 40), isError: true },
+        { toolCallId: 'w', result: resultTexts.timedOut('queued_hang', 60), isError: true },
+      ],
+    });
+    // The queued call starts when the quick one times out, and gets its own full 60 ms.
+    expect(started.queued_hang! - began).toBeGreaterThanOrEqual(35);
+    expect(ended.queued_hang! - started.queued_hang!).toBeGreaterThanOrEqual(55);
+    // Results arrive in the order the calls ended, each once.
+    expect(eventsOf(events, 'tool.result').map((event) => event.toolCallId)).toEqual(['q', 'w', 's']);
+  });
+
 });
 
 describe('HaltError (DESIGN §3.3)', () => {
