@@ -95,7 +95,8 @@ async function costOf(operation: () => unknown | Promise<unknown>, count: number
   return best;
 }
 
-async function primitives(): Promise<EnginePrimitive[]> {
+/** `operations`: how many of each costly operation per batch; the cheap ones take 2.5 times as many. */
+async function primitives(operations: number): Promise<EnginePrimitive[]> {
   // A context with as many fields as the conversation machine's.
   const context: Record<string, number> = {};
   for (let field = 0; field < 18; field++) context[`field${field}`] = field;
@@ -136,19 +137,20 @@ async function primitives(): Promise<EnginePrimitive[]> {
     });
   const lone = async () => toPromise(createActor(resolved).start());
 
-  const bareUs = await costOf(() => bare.send(ping), 50_000);
+  const cheap = Math.round(operations * 2.5);
+  const bareUs = await costOf(() => bare.send(ping), cheap);
   return [
     { name: 'event with no action (macrostep)', cpuUs: bareUs },
-    { name: '+ one assign (18-field context)', cpuUs: (await costOf(() => assigning.send(ping), 50_000)) - bareUs },
-    { name: '+ one emit (no listener)', cpuUs: (await costOf(() => emitting.send(ping), 50_000)) - bareUs },
-    { name: 'promise actor alone: create, start, resolve', cpuUs: await costOf(lone, 20_000) },
-    { name: 'invoke a promise actor and take its done event (2 events)', cpuUs: await costOf(() => roundTrip(invoker as unknown as Cycling), 20_000) },
-    { name: 'invoke a child machine that invokes a promise actor (the former tool-call machine)', cpuUs: await costOf(() => roundTrip(spawner as unknown as Cycling), 20_000) },
-    { name: 'new AbortController().signal (Node)', cpuUs: await costOf(() => new AbortController().signal, 50_000) },
+    { name: '+ one assign (18-field context)', cpuUs: (await costOf(() => assigning.send(ping), cheap)) - bareUs },
+    { name: '+ one emit (no listener)', cpuUs: (await costOf(() => emitting.send(ping), cheap)) - bareUs },
+    { name: 'promise actor alone: create, start, resolve', cpuUs: await costOf(lone, operations) },
+    { name: 'invoke a promise actor and take its done event (2 events)', cpuUs: await costOf(() => roundTrip(invoker as unknown as Cycling), operations) },
+    { name: 'invoke a child machine that invokes a promise actor (the former tool-call machine)', cpuUs: await costOf(() => roundTrip(spawner as unknown as Cycling), operations) },
+    { name: 'new AbortController().signal (Node)', cpuUs: await costOf(() => new AbortController().signal, cheap) },
   ];
 }
 
-export async function runEngineJob(job: { rounds: number; reps: number; warmup: number }): Promise<EngineResult> {
+export async function runEngineJob(job: { rounds: number; reps: number; warmup: number; operations: number }): Promise<EngineResult> {
   const { actorloop, floor } = await perRound(job.rounds, job.reps, job.warmup);
   return {
     rounds: job.rounds,
@@ -157,6 +159,6 @@ export async function runEngineJob(job: { rounds: number; reps: number; warmup: 
     actorloopUsPerRound: actorloop,
     floorUsPerRound: floor,
     machineUsPerRound: actorloop - floor,
-    primitives: await primitives(),
+    primitives: await primitives(job.operations),
   };
 }

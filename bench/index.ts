@@ -2,13 +2,13 @@
  * `npm run bench [-- flags]`: actorloop against a hand-written loop over the same `openai` SDK,
  * in the same run, against a local OpenAI-wire server in its own process.
  *
- *   --quick            whole run under about a minute: fewer reps, N = 200,500
+ *   --quick            whole run under a minute: fewer reps, N = 100,250, S3 with 300
  *   --n 1000,5000      S2 concurrency levels (default 1000,5000,10000)
  *   --rounds K         S1 tool rounds per conversation (default 20); S2 uses 5 unless given
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
  *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE; PROFILE for the CPU profile alone)
- *   --s3-n N           S3 live conversations (default 2000; quick 500)
+ *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
  *
@@ -50,7 +50,7 @@ function parseFlags(argv: string[]): Flags {
   };
   const quick = argv.includes('--quick');
   const list = (text: string | undefined) => text?.split(',').map((part) => part.trim()).filter(Boolean);
-  const ns = list(value('--n'))?.map(Number) ?? (quick ? [200, 500] : [1000, 5000, 10000]);
+  const ns = list(value('--n'))?.map(Number) ?? (quick ? [100, 250] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
   const only = new Set((list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE']).map((name) => name.toUpperCase()));
   const cpuProfIndex = argv.indexOf('--cpu-prof');
@@ -69,7 +69,7 @@ function parseFlags(argv: string[]): Flags {
     // the compiler as much as the code.
     warmup: Number(value('--warmup') ?? (quick ? 8 : 60)),
     only,
-    s3N: Number(value('--s3-n') ?? (quick ? 500 : 2000)),
+    s3N: Number(value('--s3-n') ?? (quick ? 300 : 2000)),
     profile,
     cpuProfSide: cpuProfSide ?? (profile ? 'actorloop' : null),
   };
@@ -155,7 +155,13 @@ async function main(): Promise<void> {
     }
     if (flags.only.has('ENGINE')) {
       log('ENGINE: the machine without network, and XState primitives…');
-      results.engine = await runInWorker<EngineResult>({ kind: 'engine', rounds: 20, reps: flags.quick ? 40 : 200, warmup: flags.quick ? 30 : 150 });
+      results.engine = await runInWorker<EngineResult>({
+        kind: 'engine',
+        rounds: 20,
+        reps: flags.quick ? 40 : 200,
+        warmup: flags.quick ? 30 : 150,
+        operations: flags.quick ? 2_000 : 20_000,
+      });
     }
     if (flags.only.has('PROFILE') && flags.cpuProfSide) {
       const conversations = flags.quick ? 40 : 200;
