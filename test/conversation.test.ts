@@ -684,6 +684,68 @@ describe('snapshots are plain JSON at every point (DESIGN §2)', () => {
   });
 });
 
+// XState persists no delayed events and runs no entry actions on restore; without re-arming, a run
+// restored in a timed state would wait forever (a hanging tool would never time out).
+describe('timers survive a snapshot restore', () => {
+  const silent = (request: { signal: AbortSignal }) =>
+    (async function* () {
+      await new Promise<void>((resolve) => request.signal.addEventListener('abort', () => resolve(), { once: true }));
+    })();
+
+  it('a tool that hangs in a restored run still times out, with only the time left of its deadline', async () => {
+    let executions = 0;
+    const hang = defineTool({ name: 'hang', parameters: z.object({}), timeoutMs: 150, execute: () => ((executions += 1), new Promise<never>(() => undefined)) });
+    const model = scriptedModel([{ toolCalls: [{ id: 'h', name: 'hang', args: {} }] }, { text: 'gave up' }]);
+    const machine = createConversationMachine({ provider: handlerProvider(model.handler), tools: [hang] });
+    const first = createActor(machine, { input: {} }).start();
+    first.send({ type: 'user.message', content: 'go' });
+    await waitFor(first, (snapshot) => snapshot.matches('executingTools'));
+    const persisted: unknown = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+    await sleep(60);
+    const restoredAt = Date.now();
+    const restored = createActor(machine, { snapshot: persisted as never, input: {} }).start();
+    const output = await toPromise(restored);
+    expect(output.status).toBe('done');
+    expect(output.messages[2]).toMatchObject({ role: 'tool', content: [{ toolCallId: 'h', result: resultTexts.timedOut('hang', 150), isError: true }] });
+    // The restored execution runs the tool again (at least once), and the deadline is the original one.
+    expect(executions).toBe(2);
+    expect(Date.now() - restoredAt).toBeLessThan(150);
+    expectValidHistory(output.messages);
+  });
+
+  it('a restored request that stays silent times out and is retried', async () => {
+    const model = scriptedModel([silent, silent, { text: 'answered' }]);
+    const machine = createConversationMachine({ provider: handlerProvider(model.handler), requestTimeoutMs: 40, retry: { initialDelayMs: 1, maxDelayMs: 1, jitter: false } });
+    const first = createActor(machine, { input: {} }).start();
+    first.send({ type: 'user.message', content: 'go' });
+    await waitFor(first, (snapshot) => snapshot.matches('requesting') && model.requests.length === 1);
+    const persisted: unknown = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+    const restored = createActor(machine, { snapshot: persisted as never, input: {} });
+    const retries: Array<{ code: string | undefined }> = [];
+    restored.on('request.retry', (event) => retries.push({ code: event.error.code }));
+    restored.start();
+    const output = await toPromise(restored);
+    expect(output).toMatchObject({ status: 'done', text: 'answered' });
+    expect(retries).toEqual([{ code: 'timeout' }]);
+    expect(model.requests).toHaveLength(3);
+  });
+
+  it('a run restored during a retry backoff goes on to the next attempt', async () => {
+    const model = scriptedModel([{ error: Object.assign(new Error('busy'), { status: 503 }) }, { text: 'second try' }]);
+    const machine = createConversationMachine({ provider: handlerProvider(model.handler), retry: { initialDelayMs: 80, maxDelayMs: 80, jitter: false } });
+    const first = createActor(machine, { input: {} }).start();
+    first.send({ type: 'user.message', content: 'go' });
+    await waitFor(first, (snapshot) => snapshot.matches('retrying'));
+    const persisted: unknown = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+    const output = await toPromise(createActor(machine, { snapshot: persisted as never, input: {} }).start());
+    expect(output).toMatchObject({ status: 'done', text: 'second try' });
+    expect(model.requests).toHaveLength(2);
+  });
+});
+
 describe('bad input is rejected without harm', () => {
   it('an empty or non-string user.message is rejected with an event; the run stays idle', async () => {
     const model = scriptedModel([{ text: 'ok' }]);

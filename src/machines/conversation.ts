@@ -7,6 +7,7 @@ import { findMessagesProblem, textOf, type Message, type ToolResultPart } from '
 import { addUsage, emptyUsage } from '../providers/usage.js';
 import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOfPart } from './doom-loop.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
+import { rearmTimersOnRestore } from './resume-timers.js';
 import { canRetry, retryDelay } from './retry-policy.js';
 import { HaltError } from '../tools/halt-error.js';
 import { capText } from '../tools/serialize-result.js';
@@ -146,7 +147,7 @@ export function createConversationMachine(options: ConversationOptions) {
   const { tools, retry } = resolved;
   const toolTimeoutOf = (name: string) => tools.get(name)?.timeoutMs ?? resolved.toolTimeoutMs;
 
-  return setup({
+  const machine = setup({
     types: {
       context: {} as ConversationContext,
       events: {} as ConversationEvent,
@@ -563,6 +564,7 @@ export function createConversationMachine(options: ConversationOptions) {
       ...(context.status === 'error' && context.lastError ? { error: context.lastError } : {}),
     }),
   });
+  return rearmTimersOnRestore(machine);
 }
 
 function toolResultEvent(call: RoundCall) {
