@@ -10,7 +10,7 @@
  * retries, doom-loop check, cap or snapshots.
  */
 import { defineTool, type Message, type Provider, type ProviderEvent } from '../src/index.js';
-import { planResponse, toolMessage } from '../src/machines/tool-round.js';
+import { errorResult, planResponse, resultTexts, toolMessage, toolResult } from '../src/machines/tool-round.js';
 import { capText, serializeResult } from '../src/tools/serialize-result.js';
 import type { LoopOptions, LoopResult } from './raw-loop.js';
 import { addDescription, addExecutor, addName, addSchema } from './tool.js';
@@ -49,10 +49,9 @@ export function createProviderLoop(provider: Provider, options: LoopOptions) {
             const signal = new AbortController().signal;
             try {
               const value = await tools.get(call.toolName)!.execute(call.args as never, { signal, toolCallId: call.toolCallId, messages });
-              return { ...call, state: 'settled' as const, result: { type: 'tool-result' as const, toolCallId: call.toolCallId, toolName: call.toolName, result: capText(serializeResult(value), maxResultBytes) } };
+              return { ...call, state: 'settled' as const, result: toolResult(call, capText(serializeResult(value), maxResultBytes)) };
             } catch (error) {
-              const message = error instanceof Error ? error.message : String(error);
-              return { ...call, state: 'settled' as const, result: { type: 'tool-result' as const, toolCallId: call.toolCallId, toolName: call.toolName, result: `Error: ${message}`, isError: true } };
+              return { ...call, state: 'settled' as const, result: errorResult(call, capText(resultTexts.failed(error), maxResultBytes)) };
             }
           }),
         );

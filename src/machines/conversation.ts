@@ -11,7 +11,7 @@ import { rearmTimersOnRestore } from './resume-timers.js';
 import { canRetry, retryDelay } from './retry-policy.js';
 import { HaltError } from '../tools/halt-error.js';
 import { capText } from '../tools/serialize-result.js';
-import { errorResult, planResponse, resultTexts, settleRemaining, toolMessage } from './tool-round.js';
+import { errorResult, planResponse, resultTexts, settleRemaining, toolMessage, toolResult } from './tool-round.js';
 import type {
   ConversationContext,
   ConversationEmittedEvent,
@@ -146,6 +146,8 @@ export function createConversationMachine(options: ConversationOptions) {
   const resolved = resolveOptions(options);
   const { tools, retry } = resolved;
   const toolTimeoutOf = (name: string) => tools.get(name)?.timeoutMs ?? resolved.toolTimeoutMs;
+  /** The run's final text and the halting call's result when a tool throws `HaltError` (the guard checked it is one). */
+  const haltText = (event: { type: string }) => capText((thrownBy(event) as HaltError).content, resolved.maxToolResultBytes);
 
   const machine = setup({
     types: {
@@ -338,7 +340,7 @@ export function createConversationMachine(options: ConversationOptions) {
       recordOutcome: enqueueActions(({ context, event, enqueue }) => {
         const live = liveResult(context, event);
         if (!live) return;
-        settleCall(context, live.index, { type: 'tool-result', toolCallId: live.call.toolCallId, toolName: live.call.toolName, result: live.text }, enqueue);
+        settleCall(context, live.index, toolResult(live.call, live.text), enqueue);
       }),
       recordToolError: enqueueActions(({ context, event, enqueue }) => {
         const live = liveCall(context, event.type);
@@ -348,9 +350,7 @@ export function createConversationMachine(options: ConversationOptions) {
       // The halting call's result is the text the tool halted with, not an error.
       recordHalt: enqueueActions(({ context, event, enqueue }) => {
         const live = liveCall(context, event.type);
-        if (!live) return;
-        const text = capText((thrownBy(event) as HaltError).content, resolved.maxToolResultBytes);
-        settleCall(context, live.index, { type: 'tool-result', toolCallId: live.call.toolCallId, toolName: live.call.toolName, result: text }, enqueue);
+        if (live) settleCall(context, live.index, toolResult(live.call, haltText(event)), enqueue);
       }),
       // Every running call whose time is up: stopped (its signal aborts) and answered with the timeout text.
       timeOutCalls: enqueueActions(({ context, enqueue }) => {
@@ -386,12 +386,7 @@ export function createConversationMachine(options: ConversationOptions) {
         enqueue.assign({ status: 'halted', reason: 'doom_loop' });
         settleAll(unanswered(context.response?.calls ?? []), resultTexts.doomLoop, context.messages, enqueue);
       }),
-      // Read before `recordOutcome` settles the call, while the outcome is still a running call's.
-      markToolHalt: assign(({ event }) => ({
-        status: 'halted' as const,
-        reason: 'tool_halt',
-        finalText: capText((thrownBy(event) as HaltError).content, resolved.maxToolResultBytes),
-      })),
+      markToolHalt: assign(({ event }) => ({ status: 'halted' as const, reason: 'tool_halt', finalText: haltText(event) })),
       closeHaltedRound: enqueueActions(({ context, enqueue }) => {
         settleAll(context.round ?? [], resultTexts.halted, context.messages, enqueue);
       }),

@@ -97,6 +97,11 @@ function settled(base: { toolCallId: string; toolName: string }, args: unknown, 
   return { ...base, args, state: 'settled', result: errorResult(base, text) };
 }
 
+/** A call's result as the model sees it. */
+export function toolResult(call: { toolCallId: string; toolName: string }, text: string): ToolResultPart {
+  return { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, result: text };
+}
+
 export function errorResult(call: { toolCallId: string; toolName: string }, text: string): ToolResultPart {
   return { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, result: text, isError: true };
 }
