@@ -287,6 +287,24 @@ describe('tool timeouts are enforced by the machine (DESIGN §3.7)', () => {
     expect(eventsOf(events, 'tool.result').map((event) => event.toolCallId)).toEqual(['q', 'w', 's']);
   });
 
+  it('a call started when another finishes gets its own shorter deadline, not the finished call’s', async () => {
+    const quick = defineTool({ name: 'quick', parameters: z.object({}), timeoutMs: 5_000, execute: () => sleep(20).then(() => 'quick done') });
+    const hang = defineTool({ name: 'hang', parameters: z.object({}), timeoutMs: 40, execute: () => new Promise<never>(() => undefined) });
+    const began = Date.now();
+    const { output } = await runConversation(
+      [{ toolCalls: [{ id: 'k', name: 'quick', args: {} }, { id: 'h', name: 'hang', args: {} }] }, { text: 'done' }],
+      { tools: [quick, hang], maxConcurrentTools: 1 },
+    );
+    expect(output.messages[2]).toMatchObject({
+      content: [
+        { toolCallId: 'k', result: 'quick done' },
+        { toolCallId: 'h', result: resultTexts.timedOut('hang', 40), isError: true },
+      ],
+    });
+    // Had the timer stayed aimed at the first call's 5 s deadline, the run would take 5 s.
+    expect(Date.now() - began).toBeLessThan(2_000);
+  });
+
 });
 
 describe('HaltError (DESIGN §3.3)', () => {
