@@ -70,7 +70,8 @@ async function perRound(rounds: number, reps: number, warmup: number) {
     const started = cpuNowUs();
     const result = await sides[side].run('Add the numbers, round after round.');
     const cpu = (cpuNowUs() - started) / rounds;
-    if (!result.ok || result.rounds !== rounds) throw new Error(`ENGINE ${side}: ended ${result.error ?? 'ok'} after ${result.rounds} rounds`);
+    if (!result.ok || result.rounds !== rounds)
+      throw new Error(`ENGINE ${side}: ended ${result.error ?? 'ok'} after ${result.rounds} rounds`);
     return cpu;
   };
   for (let i = 0; i < warmup; i++) {
@@ -78,7 +79,8 @@ async function perRound(rounds: number, reps: number, warmup: number) {
     await once('floor');
   }
   for (let i = 0; i < reps; i++) {
-    for (const side of i % 2 === 0 ? (['actorloop', 'floor'] as const) : (['floor', 'actorloop'] as const)) samples[side].push(await once(side));
+    for (const side of i % 2 === 0 ? (['actorloop', 'floor'] as const) : (['floor', 'actorloop'] as const))
+      samples[side].push(await once(side));
   }
   return { actorloop: median(samples.actorloop), floor: median(samples.floor) };
 }
@@ -102,7 +104,12 @@ async function primitives(operations: number): Promise<EnginePrimitive[]> {
   for (let field = 0; field < 18; field++) context[`field${field}`] = field;
   const flat = (actions: unknown) =>
     createActor(
-      createMachine({ types: {} as { context: Record<string, number> }, context, initial: 'on', states: { on: { on: { ping: { actions: actions as never } } } } }),
+      createMachine({
+        types: {} as { context: Record<string, number> },
+        context,
+        initial: 'on',
+        states: { on: { on: { ping: { actions: actions as never } } } },
+      }),
     ).start();
   const bare = flat([]);
   const assigning = flat(assign({ field0: ({ context: current }: { context: Record<string, number> }) => (current.field0 ?? 0) + 1 }));
@@ -117,14 +124,17 @@ async function primitives(operations: number): Promise<EnginePrimitive[]> {
   const invoker = createActor(invoking).start();
   const child = setup({ actors: { resolved } }).createMachine({
     initial: 'working',
-    states: { working: { invoke: { src: 'resolved', onDone: 'finished' }, after: { 60_000: 'finished' } }, finished: { type: 'final' } },
+    states: { working: { invoke: { src: 'resolved', onDone: 'finished' }, after: { 60000: 'finished' } }, finished: { type: 'final' } },
   });
   const spawning = setup({ actors: { child } }).createMachine({
     initial: 'idle',
     states: { idle: { on: { go: 'busy' } }, busy: { invoke: { src: 'child', onDone: 'idle' } } },
   });
   const spawner = createActor(spawning).start();
-  type Cycling = { send(event: { type: 'go' }): void; subscribe(listener: (snapshot: { value: unknown }) => void): { unsubscribe(): void } };
+  type Cycling = {
+    send(event: { type: 'go' }): void;
+    subscribe(listener: (snapshot: { value: unknown }) => void): { unsubscribe(): void };
+  };
   const roundTrip = (actor: Cycling) =>
     new Promise<void>((resolve) => {
       const subscription = actor.subscribe((snapshot) => {
@@ -144,8 +154,14 @@ async function primitives(operations: number): Promise<EnginePrimitive[]> {
     { name: '+ one assign (18-field context)', cpuUs: (await costOf(() => assigning.send(ping), cheap)) - bareUs },
     { name: '+ one emit (no listener)', cpuUs: (await costOf(() => emitting.send(ping), cheap)) - bareUs },
     { name: 'promise actor alone: create, start, resolve', cpuUs: await costOf(lone, operations) },
-    { name: 'invoke a promise actor and take its done event (2 events)', cpuUs: await costOf(() => roundTrip(invoker as unknown as Cycling), operations) },
-    { name: 'invoke a child machine that invokes a promise actor (the former tool-call machine)', cpuUs: await costOf(() => roundTrip(spawner as unknown as Cycling), operations) },
+    {
+      name: 'invoke a promise actor and take its done event (2 events)',
+      cpuUs: await costOf(() => roundTrip(invoker as unknown as Cycling), operations),
+    },
+    {
+      name: 'invoke a child machine that invokes a promise actor (the former tool-call machine)',
+      cpuUs: await costOf(() => roundTrip(spawner as unknown as Cycling), operations),
+    },
     { name: 'new AbortController().signal (Node)', cpuUs: await costOf(() => new AbortController().signal, cheap) },
   ];
 }

@@ -49,7 +49,11 @@ function parseFlags(argv: string[]): Flags {
     return index === -1 ? undefined : argv[index + 1];
   };
   const quick = argv.includes('--quick');
-  const list = (text: string | undefined) => text?.split(',').map((part) => part.trim()).filter(Boolean);
+  const list = (text: string | undefined) =>
+    text
+      ?.split(',')
+      .map((part) => part.trim())
+      .filter(Boolean);
   const ns = list(value('--n'))?.map(Number) ?? (quick ? [100, 250] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
   const only = new Set((list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE']).map((name) => name.toUpperCase()));
@@ -73,7 +77,13 @@ function parseFlags(argv: string[]): Flags {
     profile,
     cpuProfSide: cpuProfSide ?? (profile ? 'actorloop' : null),
   };
-  for (const [name, number] of [['--rounds', flags.s1Rounds], ['--reps', flags.reps], ['--warmup', flags.warmup], ['--s3-n', flags.s3N], ...flags.ns.map((n) => ['--n', n] as const)] as const) {
+  for (const [name, number] of [
+    ['--rounds', flags.s1Rounds],
+    ['--reps', flags.reps],
+    ['--warmup', flags.warmup],
+    ['--s3-n', flags.s3N],
+    ...flags.ns.map((n) => ['--n', n] as const),
+  ] as const) {
     if (!Number.isInteger(number) || number < 1) throw new Error(`${name}: expected a positive integer, got ${number}`);
   }
   return flags;
@@ -114,14 +124,18 @@ async function main(): Promise<void> {
   mkdirSync(resultsDir, { recursive: true });
   const env = environment();
   const startedAt = new Date();
-  log(`actorloop bench — node ${env.node}, ${env.cpus} CPUs, load ${env.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}, ulimit -n ${env.ulimitN}, somaxconn ${env.somaxconn}`);
+  log(
+    `actorloop bench — node ${env.node}, ${env.cpus} CPUs, load ${env.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}, ulimit -n ${env.ulimitN}, somaxconn ${env.somaxconn}`,
+  );
   const maxN = Math.max(...flags.ns);
   if (flags.only.has('S2') && Number(env.ulimitN) < maxN + 1000) {
     log(`  warning: ulimit -n ${env.ulimitN} is below N=${maxN} + headroom; each side's process needs one descriptor per connection`);
   }
 
   const server = await startWireServerProcess();
-  log(`wire server pid ${server.pid} at ${server.url} (listen backlog asked ${server.backlog}, kernel caps it at somaxconn ${env.somaxconn})`);
+  log(
+    `wire server pid ${server.pid} at ${server.url} (listen backlog asked ${server.backlog}, kernel caps it at somaxconn ${env.somaxconn})`,
+  );
   const results: {
     s1?: S1Result;
     s2?: S2RunResult[];
@@ -184,23 +198,49 @@ async function main(): Promise<void> {
   const file = path.join(resultsDir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(
     file,
-    JSON.stringify({ startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), flags: { ...flags, only: [...flags.only] }, environment: { ...env, loadAverageAtEnd: os.loadavg() }, results }, null, 2),
+    JSON.stringify(
+      {
+        startedAt: startedAt.toISOString(),
+        finishedAt: new Date().toISOString(),
+        flags: { ...flags, only: [...flags.only] },
+        environment: { ...env, loadAverageAtEnd: os.loadavg() },
+        results,
+      },
+      null,
+      2,
+    ),
   );
   log(`wrote ${path.relative(process.cwd(), file)}`);
 }
 
 function render(
-  results: { s1?: S1Result; s2?: S2RunResult[]; s3?: S3RunResult[]; s4?: S4Result; rounds?: FlatnessResult; engine?: EngineResult; profile?: ProfileResult },
+  results: {
+    s1?: S1Result;
+    s2?: S2RunResult[];
+    s3?: S3RunResult[];
+    s4?: S4Result;
+    rounds?: FlatnessResult;
+    engine?: EngineResult;
+    profile?: ProfileResult;
+  },
   flags: Flags,
   env: ReturnType<typeof environment>,
 ): string {
   const lines: string[] = [];
   lines.push(`## actorloop bench${flags.quick ? ' (--quick)' : ''}`, '');
-  lines.push(`node ${env.node}, ${env.cpus}× ${env.cpuModel}, load average at start ${env.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}, commit ${env.commit}`, '');
+  lines.push(
+    `node ${env.node}, ${env.cpus}× ${env.cpuModel}, load average at start ${env.loadAverageAtStart.map((v) => v.toFixed(2)).join(' ')}, commit ${env.commit}`,
+    '',
+  );
   if (results.s1) {
     const r = results.s1;
-    lines.push(`### S1 overhead — 1 conversation × ${r.rounds} tool rounds, latency 0, ${r.reps} reps after ${r.warmup} warm-up, interleaved; medians`, '');
-    lines.push('| mode | actorloop CPU µs/round | raw loop CPU µs/round | **actorloop / raw** | best runs: actorloop / raw | raw+signal µs/round | provider layer alone µs/round (÷ raw) | machine µs/round (actorloop − provider) | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |');
+    lines.push(
+      `### S1 overhead — 1 conversation × ${r.rounds} tool rounds, latency 0, ${r.reps} reps after ${r.warmup} warm-up, interleaved; medians`,
+      '',
+    );
+    lines.push(
+      '| mode | actorloop CPU µs/round | raw loop CPU µs/round | **actorloop / raw** | best runs: actorloop / raw | raw+signal µs/round | provider layer alone µs/round (÷ raw) | machine µs/round (actorloop − provider) | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |',
+    );
     lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
     for (const m of r.modes) {
       lines.push(
@@ -216,8 +256,13 @@ function render(
     lines.push('', `server requests ${r.serverRequests} (expected ${r.expectedRequests}); pool ${r.modes[0]?.poolKind ?? '?'}`, '');
   }
   if (results.s2) {
-    lines.push(`### S2 concurrency — N conversations at once × ${flags.s2Rounds} rounds, streaming, latency 25 ms, one client per side`, '');
-    lines.push('| N | side | wall s | rounds/s | requests/s | client CPU s | peak RSS MB | conversation p50 / p99 ms | errors | retries | server requests (expected) | server peak sockets |');
+    lines.push(
+      `### S2 concurrency — N conversations at once × ${flags.s2Rounds} rounds, streaming, latency 25 ms, one client per side`,
+      '',
+    );
+    lines.push(
+      '| N | side | wall s | rounds/s | requests/s | client CPU s | peak RSS MB | conversation p50 / p99 ms | errors | retries | server requests (expected) | server peak sockets |',
+    );
     lines.push('|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|');
     for (const r of results.s2) {
       lines.push(
@@ -231,8 +276,13 @@ function render(
   }
   if (results.s3) {
     const first = results.s3[0];
-    lines.push(`### S3 memory — ${first?.n ?? '?'} conversations blocked inside a tool call (round ${first?.blockAt ?? '?'}), after forced GC`, '');
-    lines.push('| side | heap KiB per conversation | external KiB per conversation | RSS KiB per conversation | baseline heap MB | loaded heap MB | errors after release |');
+    lines.push(
+      `### S3 memory — ${first?.n ?? '?'} conversations blocked inside a tool call (round ${first?.blockAt ?? '?'}), after forced GC`,
+      '',
+    );
+    lines.push(
+      '| side | heap KiB per conversation | external KiB per conversation | RSS KiB per conversation | baseline heap MB | loaded heap MB | errors after release |',
+    );
     lines.push('|---|---:|---:|---:|---:|---:|---:|');
     for (const r of results.s3) {
       lines.push(
@@ -240,36 +290,49 @@ function render(
       );
     }
     const [a, b] = results.s3;
-    if (a && b) lines.push('', `ratio actorloop/raw heap per conversation: **${fmt(a.heapBytesPerConversation / b.heapBytesPerConversation, 2)}×**`);
+    if (a && b)
+      lines.push('', `ratio actorloop/raw heap per conversation: **${fmt(a.heapBytesPerConversation / b.heapBytesPerConversation, 2)}×**`);
     for (const r of results.s3) {
       if (!r.heapDiffTop) continue;
       lines.push('', `heap growth by constructor, ${r.side} (snapshot diff, self size; per conversation = ÷ ${r.n}):`, '');
       lines.push('| constructor / kind | objects + | per conversation | KiB + | bytes per conversation |');
       lines.push('|---|---:|---:|---:|---:|');
       for (const row of r.heapDiffTop) {
-        lines.push(`| ${row.name.replace(/\|/g, '\\|')} | ${row.countDelta} | ${fmt(row.countDelta / r.n, 1)} | ${fmt(row.bytesDelta / 1024, 0)} | ${fmt(row.bytesDelta / r.n, 0)} |`);
+        lines.push(
+          `| ${row.name.replace(/\|/g, '\\|')} | ${row.countDelta} | ${fmt(row.countDelta / r.n, 1)} | ${fmt(row.bytesDelta / 1024, 0)} | ${fmt(row.bytesDelta / r.n, 0)} |`,
+        );
       }
     }
     lines.push('');
   }
   if (results.s4) {
     lines.push('### S4 persistence', '', results.s4.skipped, '', `Stand-in: ${results.s4.standIn}`, '');
-    lines.push('| messages | snapshot KiB | getPersistedSnapshot µs | JSON.stringify µs | JSON.parse µs | createActor+start µs | round trip µs |');
+    lines.push(
+      '| messages | snapshot KiB | getPersistedSnapshot µs | JSON.stringify µs | JSON.parse µs | createActor+start µs | round trip µs |',
+    );
     lines.push('|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of results.s4.rows) {
-      lines.push(`| ${r.messages} | ${fmt(r.snapshotBytes / 1024, 1)} | ${fmt(r.getPersistedSnapshotUs, 0)} | ${fmt(r.stringifyUs, 0)} | ${fmt(r.parseUs, 0)} | ${fmt(r.restoreUs, 0)} | ${fmt(r.roundTripUs, 0)} |`);
+      lines.push(
+        `| ${r.messages} | ${fmt(r.snapshotBytes / 1024, 1)} | ${fmt(r.getPersistedSnapshotUs, 0)} | ${fmt(r.stringifyUs, 0)} | ${fmt(r.parseUs, 0)} | ${fmt(r.restoreUs, 0)} | ${fmt(r.roundTripUs, 0)} |`,
+      );
     }
     lines.push('');
   }
   if (results.rounds) {
     const r = results.rounds;
-    lines.push(`### ROUNDS — one conversation × ${r.rounds} tool rounds (cap raised), zero-latency scripted model, medians over ${r.runs} runs`, '');
+    lines.push(
+      `### ROUNDS — one conversation × ${r.rounds} tool rounds (cap raised), zero-latency scripted model, medians over ${r.runs} runs`,
+      '',
+    );
     lines.push('| CPU µs/round, first 50 | CPU µs/round, last 50 | last / first | max stack depth in a tool |', '|---:|---:|---:|---:|');
     lines.push(`| ${fmt(r.firstMedianUs, 0)} | ${fmt(r.lastMedianUs, 0)} | ${fmt(r.ratio, 2)} | ${r.maxStackDepth} |`, '');
   }
   if (results.engine) {
     const e = results.engine;
-    lines.push(`### ENGINE — the machine without network: 1 conversation × ${e.rounds} tool rounds against a zero-latency scripted model, ${e.reps} reps after ${e.warmup} warm-up; medians`, '');
+    lines.push(
+      `### ENGINE — the machine without network: 1 conversation × ${e.rounds} tool rounds against a zero-latency scripted model, ${e.reps} reps after ${e.warmup} warm-up; medians`,
+      '',
+    );
     lines.push('| actorloop CPU µs/round | same provider + planning, plain loop | machine µs/round |', '|---:|---:|---:|');
     lines.push(`| ${fmt(e.actorloopUsPerRound, 0)} | ${fmt(e.floorUsPerRound, 0)} | ${fmt(e.machineUsPerRound, 0)} |`, '');
     lines.push('XState building blocks on this machine (CPU µs each, best of 5 batches):', '', '| operation | µs |', '|---|---:|');
@@ -278,7 +341,10 @@ function render(
   }
   if (results.profile) {
     const p = results.profile;
-    lines.push(`### CPU profile — S1 ${p.side} side, streaming (node --cpu-prof), ${fmt(p.totalMs, 0)} ms sampled, ${fmt(p.idleMs, 0)} ms idle`, '');
+    lines.push(
+      `### CPU profile — S1 ${p.side} side, streaming (node --cpu-prof), ${fmt(p.totalMs, 0)} ms sampled, ${fmt(p.idleMs, 0)} ms idle`,
+      '',
+    );
     lines.push('| # | function | location | self ms | % of samples | % of non-idle |');
     lines.push('|---:|---|---|---:|---:|---:|');
     p.rows.forEach((row, index) => {

@@ -46,7 +46,8 @@ function categoryOf(url: string, functionName: string): string {
 export async function runProfileJob(job: Extract<Job, { kind: 'profile' }>): Promise<{ conversations: number; steadyFromUs: number }> {
   const client = await createBenchClient(job.baseURL, { connections: 4 });
   const options = { model: 'bench-model', stream: job.stream, maxRounds: job.rounds };
-  const run = job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
+  const run =
+    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
   // Warm-up (module loading, JIT) is left out of the summary: samples before this instant are skipped.
   for (let i = 0; i < 10; i++) await run('warm-up');
   const steadyFromUs = Number(process.hrtime.bigint() / 1000n);
@@ -109,7 +110,13 @@ export function summarizeCpuProfile(file: string, top = 15, fromUs = 0): Omit<Pr
   const rows = [...self.values()]
     .sort((a, b) => b.us - a.us)
     .slice(0, top)
-    .map((entry) => ({ fn: entry.fn, where: entry.where, selfMs: entry.us / 1000, pct: (100 * entry.us) / totalUs, pctNonIdle: entry.fn === '(idle)' ? 0 : (100 * entry.us) / nonIdle }));
+    .map((entry) => ({
+      fn: entry.fn,
+      where: entry.where,
+      selfMs: entry.us / 1000,
+      pct: (100 * entry.us) / totalUs,
+      pctNonIdle: entry.fn === '(idle)' ? 0 : (100 * entry.us) / nonIdle,
+    }));
   const files = [...byFile.entries()]
     .filter(([where]) => where !== '(idle)')
     .sort((a, b) => b[1] - a[1])
@@ -130,7 +137,14 @@ export async function profileS1(
   mkdirSync(options.dir, { recursive: true });
   const before = new Set(readdirSync(options.dir));
   const { steadyFromUs } = await runInWorker<{ steadyFromUs: number }>(
-    { kind: 'profile', baseURL: server.baseURL, side: options.side, rounds: options.rounds, conversations: options.conversations, stream: options.stream },
+    {
+      kind: 'profile',
+      baseURL: server.baseURL,
+      side: options.side,
+      rounds: options.rounds,
+      conversations: options.conversations,
+      stream: options.stream,
+    },
     ['--cpu-prof', `--cpu-prof-dir=${options.dir}`, '--cpu-prof-interval=100'],
   );
   // One profile per thread (the module-hooks thread writes one too): the main thread's is the largest.

@@ -59,7 +59,14 @@ export function createProviderLoop(provider: Provider, options: LoopOptions) {
         rounds++;
       }
     } catch (error) {
-      return { ok: false, rounds, text, messages: messages.length, totalTokens, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+      return {
+        ok: false,
+        rounds,
+        text,
+        messages: messages.length,
+        totalTokens,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      };
     }
   };
 }

@@ -78,7 +78,11 @@ export function createRawLoop(client: OpenAI, options: LoopOptions) {
             if (delta.content) text += delta.content;
             if (delta.tool_calls) {
               for (const part of delta.tool_calls) {
-                const call = (calls[part.index] ??= { id: '', name: '', args: '' });
+                let call = calls[part.index];
+                if (!call) {
+                  call = { id: '', name: '', args: '' };
+                  calls[part.index] = call;
+                }
                 if (part.id) call.id = part.id;
                 if (part.function?.name) call.name += part.function.name;
                 if (part.function?.arguments) call.args += part.function.arguments;
@@ -113,7 +117,14 @@ export function createRawLoop(client: OpenAI, options: LoopOptions) {
         rounds++;
       }
     } catch (error) {
-      return { ok: false, rounds, text: '', messages: messages.length, totalTokens, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+      return {
+        ok: false,
+        rounds,
+        text: '',
+        messages: messages.length,
+        totalTokens,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      };
     }
   };
 }

@@ -17,7 +17,17 @@ function median(values: number[]): number {
 }
 
 async function* toolCallChunks(round: number): AsyncGenerator<OpenAIChatCompletionChunk> {
-  yield { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: `call_${round}`, type: 'function', function: { name: 'add', arguments: `{"a":${round},"b":1}` } }] }, finish_reason: null }] };
+  yield {
+    choices: [
+      {
+        index: 0,
+        delta: {
+          tool_calls: [{ index: 0, id: `call_${round}`, type: 'function', function: { name: 'add', arguments: `{"a":${round},"b":1}` } }],
+        },
+        finish_reason: null,
+      },
+    ],
+  };
   yield { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] };
 }
 
@@ -53,7 +63,8 @@ export async function measureRounds(rounds = 200): Promise<RoundsResult> {
   const started = performance.now();
   actor.send({ type: 'user.message', content: 'count' });
   const output = await toPromise(actor);
-  if (output.status !== 'done' || output.iterations !== rounds) throw new Error(`unexpected run end: ${output.status} after ${output.iterations}`);
+  if (output.status !== 'done' || output.iterations !== rounds)
+    throw new Error(`unexpected run end: ${output.status} after ${output.iterations}`);
   const perRound = cpuAtRequest.slice(1).map((value, index) => value - (cpuAtRequest[index] ?? value));
   const window = Math.min(50, Math.floor(perRound.length / 4));
   const firstMedianUs = median(perRound.slice(0, window));
@@ -62,7 +73,14 @@ export async function measureRounds(rounds = 200): Promise<RoundsResult> {
   return { rounds, firstMedianUs, lastMedianUs, ratio: lastMedianUs / Math.max(1, firstMedianUs), maxStackDepth };
 }
 
-export type FlatnessResult = { runs: number; rounds: number; firstMedianUs: number; lastMedianUs: number; ratio: number; maxStackDepth: number };
+export type FlatnessResult = {
+  runs: number;
+  rounds: number;
+  firstMedianUs: number;
+  lastMedianUs: number;
+  ratio: number;
+  maxStackDepth: number;
+};
 
 /** Warms up the JIT, then takes medians over several runs: one run's windows are too noisy. */
 export async function measureFlatness(runCount = 9, rounds = 200): Promise<FlatnessResult> {

@@ -40,7 +40,14 @@ export type S1ModeResult = {
   poolKind: string;
 };
 type S1Side = 'actorloop' | 'raw' | 'rawSignal' | 'provider';
-export type S1Result = { rounds: number; reps: number; warmup: number; modes: S1ModeResult[]; serverRequests: number; expectedRequests: number };
+export type S1Result = {
+  rounds: number;
+  reps: number;
+  warmup: number;
+  modes: S1ModeResult[];
+  serverRequests: number;
+  expectedRequests: number;
+};
 
 function summarize(cpu: number[], wall: number[]): S1SideResult {
   return {
@@ -51,7 +58,8 @@ function summarize(cpu: number[], wall: number[]): S1SideResult {
 }
 
 function check(result: LoopResult, rounds: number, side: string): void {
-  if (!result.ok || result.rounds !== rounds) throw new Error(`S1 ${side}: run ended ${result.ok ? 'ok' : result.error} after ${result.rounds} rounds`);
+  if (!result.ok || result.rounds !== rounds)
+    throw new Error(`S1 ${side}: run ended ${result.ok ? 'ok' : result.error} after ${result.rounds} rounds`);
 }
 
 export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1ModeResult[]> {

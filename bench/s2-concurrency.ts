@@ -99,15 +99,26 @@ export async function s2(
       await server.reset();
       let result: S2RunResult;
       try {
-        result = await runInWorker<S2RunResult>(
-          { kind: 's2', baseURL: server.baseURL, side, n, rounds: options.rounds, connections: n },
-          ['--max-old-space-size=8192'],
-        );
+        result = await runInWorker<S2RunResult>({ kind: 's2', baseURL: server.baseURL, side, n, rounds: options.rounds, connections: n }, [
+          '--max-old-space-size=8192',
+        ]);
       } catch (error) {
         result = {
-          side, n, rounds: options.rounds, connections: n, poolKind: '?', wallMs: Number.NaN, roundsPerSecond: Number.NaN,
-          requestsPerSecond: Number.NaN, cpuMs: Number.NaN, peakRssBytes: Number.NaN, baselineRssBytes: Number.NaN,
-          errors: n, errorSamples: [String(error).slice(0, 500)], retries: 0, conversationMs: { p50: Number.NaN, p99: Number.NaN, max: Number.NaN },
+          side,
+          n,
+          rounds: options.rounds,
+          connections: n,
+          poolKind: '?',
+          wallMs: Number.NaN,
+          roundsPerSecond: Number.NaN,
+          requestsPerSecond: Number.NaN,
+          cpuMs: Number.NaN,
+          peakRssBytes: Number.NaN,
+          baselineRssBytes: Number.NaN,
+          errors: n,
+          errorSamples: [String(error).slice(0, 500)],
+          retries: 0,
+          conversationMs: { p50: Number.NaN, p99: Number.NaN, max: Number.NaN },
         };
       }
       const stats = await server.stats();

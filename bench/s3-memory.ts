@@ -119,7 +119,9 @@ export async function s3(
       ['--expose-gc', '--max-old-space-size=8192'],
     );
     out.push(result);
-    options.log(`  S3 ${side} N=${options.n}: ${(result.heapBytesPerConversation / 1024).toFixed(1)} KiB heap per live conversation, errors ${result.errors}`);
+    options.log(
+      `  S3 ${side} N=${options.n}: ${(result.heapBytesPerConversation / 1024).toFixed(1)} KiB heap per live conversation, errors ${result.errors}`,
+    );
   }
   return out;
 }

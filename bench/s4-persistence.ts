@@ -24,7 +24,17 @@ export type S4Row = {
 export type S4Result = { skipped: string; standIn: string; rows: S4Row[] };
 
 async function* toolCallChunks(round: number): AsyncGenerator<OpenAIChatCompletionChunk> {
-  yield { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: `call_${round}`, type: 'function', function: { name: addName, arguments: `{"a":${round},"b":1}` } }] }, finish_reason: null }] };
+  yield {
+    choices: [
+      {
+        index: 0,
+        delta: {
+          tool_calls: [{ index: 0, id: `call_${round}`, type: 'function', function: { name: addName, arguments: `{"a":${round},"b":1}` } }],
+        },
+        finish_reason: null,
+      },
+    ],
+  };
   yield { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] };
 }
 
@@ -62,7 +72,8 @@ export async function runS4Job(job: Extract<Job, { kind: 's4' }>): Promise<S4Res
       const restored = createActor(machine, { snapshot: parsed as never, input: {} }).start();
       const t4 = performance.now();
       const restoredMessages = (restored.getSnapshot().context as { messages: unknown[] }).messages.length;
-      if (restoredMessages !== output.messages.length) throw new Error(`S4 restore: ${restoredMessages} messages, expected ${output.messages.length}`);
+      if (restoredMessages !== output.messages.length)
+        throw new Error(`S4 restore: ${restoredMessages} messages, expected ${output.messages.length}`);
       restored.stop();
       bytes = Buffer.byteLength(json);
       if (i < 5) continue; // warm-up
@@ -85,7 +96,8 @@ export async function runS4Job(job: Extract<Job, { kind: 's4' }>): Promise<S4Res
   }
   return {
     skipped: 'S4 skipped: no persistence store yet',
-    standIn: 'in-memory snapshot round-trip (getPersistedSnapshot + JSON.stringify, JSON.parse + createActor({ snapshot }).start()) of a finished run',
+    standIn:
+      'in-memory snapshot round-trip (getPersistedSnapshot + JSON.stringify, JSON.parse + createActor({ snapshot }).start()) of a finished run',
     rows,
   };
 }

@@ -57,7 +57,11 @@ function countToolMessages(body: string): number {
 }
 
 const sse = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
-const usage = (completionTokens: number) => ({ prompt_tokens: 50, completion_tokens: completionTokens, total_tokens: 50 + completionTokens });
+const usage = (completionTokens: number) => ({
+  prompt_tokens: 50,
+  completion_tokens: completionTokens,
+  total_tokens: 50 + completionTokens,
+});
 
 function streamBody(id: string, round: number | null): string {
   const base = { id, object: 'chat.completion.chunk', created, model };
@@ -67,10 +71,19 @@ function streamBody(id: string, round: number | null): string {
     const cut = Math.floor(args.length / 2);
     out += sse({
       ...base,
-      choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: `call_${round}`, type: 'function', function: { name: 'add', arguments: '' } }] }, finish_reason: null }],
+      choices: [
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, id: `call_${round}`, type: 'function', function: { name: 'add', arguments: '' } }] },
+          finish_reason: null,
+        },
+      ],
     });
     for (const piece of [args.slice(0, cut), args.slice(cut)]) {
-      out += sse({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }] });
+      out += sse({
+        ...base,
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }],
+      });
     }
     out += sse({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
     out += sse({ ...base, choices: [], usage: usage(12) });
@@ -79,13 +92,17 @@ function streamBody(id: string, round: number | null): string {
     out += sse({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
     out += sse({ ...base, choices: [], usage: usage(finalText.length) });
   }
-  return out + 'data: [DONE]\n\n';
+  return `${out}data: [DONE]\n\n`;
 }
 
 function jsonBody(id: string, round: number | null): string {
   const message =
     round !== null
-      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${round}`, type: 'function', function: { name: 'add', arguments: `{"a":${round},"b":1}` } }] }
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `call_${round}`, type: 'function', function: { name: 'add', arguments: `{"a":${round},"b":1}` } }],
+        }
       : { role: 'assistant', content: finalText.join('') };
   return JSON.stringify({
     id,

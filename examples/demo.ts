@@ -9,7 +9,13 @@ import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
-import { createConversationMachine, defineTool, handlerProvider, type HandlerRequest, type OpenAIChatCompletionChunk } from '../src/index.js';
+import {
+  createConversationMachine,
+  defineTool,
+  handlerProvider,
+  type HandlerRequest,
+  type OpenAIChatCompletionChunk,
+} from '../src/index.js';
 
 const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -70,14 +76,22 @@ async function* scriptedModel(request: HandlerRequest): AsyncGenerator<OpenAICha
   const results = request.messages.filter((message) => message.role === 'tool');
   if (results.length === 0) {
     yield chunk({ content: 'Let me check both. ' });
-    yield chunk({ tool_calls: [{ index: 0, id: 'call_calc', type: 'function', function: { name: 'calculate', arguments: '{"expression":' } }] });
+    yield chunk({
+      tool_calls: [{ index: 0, id: 'call_calc', type: 'function', function: { name: 'calculate', arguments: '{"expression":' } }],
+    });
     yield chunk({ tool_calls: [{ index: 0, function: { arguments: '"17 * (23 + 4)"}' } }] });
-    yield chunk({ tool_calls: [{ index: 1, id: 'call_list', type: 'function', function: { name: 'list_files', arguments: '{"folder":"src/machines"}' } }] });
+    yield chunk({
+      tool_calls: [
+        { index: 1, id: 'call_list', type: 'function', function: { name: 'list_files', arguments: '{"folder":"src/machines"}' } },
+      ],
+    });
     yield chunk({}, 'tool_calls');
   } else {
     const [product, files] = results.map((message) => message.content);
     const names = JSON.parse(files ?? '[]') as string[];
-    for (const word of `17 × (23 + 4) = ${product}. The machines folder holds ${names.length} files: ${names.join(', ')}.`.split(/(?<= )/)) {
+    for (const word of `17 × (23 + 4) = ${product}. The machines folder holds ${names.length} files: ${names.join(', ')}.`.split(
+      /(?<= )/,
+    )) {
       yield chunk({ content: word });
     }
     yield chunk({}, 'stop');
@@ -95,7 +109,9 @@ const actor = createActor(machine, { input: { messages: [] } });
 let lastState = '';
 actor.subscribe((snapshot) => {
   const state = JSON.stringify(snapshot.value);
-  if (state !== lastState) console.log(`\n[state] ${(lastState = state)}`);
+  if (state === lastState) return;
+  lastState = state;
+  console.log(`\n[state] ${state}`);
 });
 actor.on('request.started', (event) => console.log(`[request] iteration ${event.iteration}, attempt ${event.attempt}`));
 actor.on('text.delta', (event) => process.stdout.write(event.delta));

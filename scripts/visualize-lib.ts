@@ -18,7 +18,7 @@ type JsonObject = { [key: string]: Json };
 /** A provider that is never called: the machines are only built, never run. */
 const stubProvider: Provider = {
   name: 'stub',
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: a provider that must never be called
   async *stream() {
     throw new Error('the visualization stub provider is never called');
   },

@@ -31,7 +31,15 @@ export type { JSONSchema, ValidationResult } from './tools/validate.js';
 export { HaltError } from './tools/halt-error.js';
 
 // Providers
-export type { Provider, ProviderRequest, ProviderEvent, ProviderContentPart, ProviderToolCall, FinishReason, ToolDescription } from './providers/provider.js';
+export type {
+  Provider,
+  ProviderRequest,
+  ProviderEvent,
+  ProviderContentPart,
+  ProviderToolCall,
+  FinishReason,
+  ToolDescription,
+} from './providers/provider.js';
 export type {
   Message,
   SystemMessage,

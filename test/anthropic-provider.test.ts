@@ -141,7 +141,13 @@ describe('toAnthropicMessages', () => {
   test('merges consecutive user-role messages so roles alternate, tool results first', () => {
     const { messages } = toAnthropicMessages([
       { role: 'user', content: 'one' },
-      { role: 'user', content: [{ type: 'text', text: 'two' }, { type: 'text', text: '' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'two' },
+          { type: 'text', text: '' },
+        ],
+      },
       { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 't1', toolName: 'x', args: { q: 1 } }] },
       { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'x', result: 'r' }] },
       // A user-role notice after the results (as the doom-loop notice is) joins the same turn.
@@ -150,7 +156,13 @@ describe('toAnthropicMessages', () => {
       { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
     ]);
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
-    expect(messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] });
+    expect(messages[0]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'one' },
+        { type: 'text', text: 'two' },
+      ],
+    });
     expect(messages[2]).toEqual({
       role: 'user',
       content: [
@@ -158,7 +170,13 @@ describe('toAnthropicMessages', () => {
         { type: 'text', text: 'You are repeating yourself.' },
       ],
     });
-    expect(messages[3]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Sorry.' }, { type: 'text', text: 'Done.' }] });
+    expect(messages[3]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Sorry.' },
+        { type: 'text', text: 'Done.' },
+      ],
+    });
   });
 
   test('maps assistant content in order, signatures and redacted data verbatim, invalid arguments as {}', () => {
@@ -195,10 +213,24 @@ describe('toAnthropicMessages', () => {
   test('drops what the API would reject: unsigned reasoning, empty text, assistant messages left empty', () => {
     const { messages } = toAnthropicMessages([
       { role: 'user', content: 'a' },
-      { role: 'assistant', content: [{ type: 'reasoning', text: 'from another provider' }, { type: 'text', text: ' ' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'from another provider' },
+          { type: 'text', text: ' ' },
+        ],
+      },
       { role: 'user', content: 'b' },
     ]);
-    expect(messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }]);
+    expect(messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+    ]);
   });
 
   test('tools become name, description and input_schema', () => {
@@ -227,7 +259,12 @@ describe('anthropicProvider over the real SDK', () => {
         type: 'finish',
         content: [
           { type: 'text', text: 'Checking both cities.' },
-          { type: 'tool-call', toolCallId: 'toolu_01FixtureWeatherBerlin01', toolName: 'weather', argsText: '{"city": "Berlin", "unit": "°C"}' },
+          {
+            type: 'tool-call',
+            toolCallId: 'toolu_01FixtureWeatherBerlin01',
+            toolName: 'weather',
+            argsText: '{"city": "Berlin", "unit": "°C"}',
+          },
           { type: 'tool-call', toolCallId: 'toolu_01FixtureClockEmptyDelta1', toolName: 'clock', argsText: '{}' },
           { type: 'tool-call', toolCallId: 'toolu_01FixtureDiceNoDeltas001', toolName: 'roll_dice', argsText: '{}' },
         ],
@@ -247,7 +284,10 @@ describe('anthropicProvider over the real SDK', () => {
       thinking: { type: 'enabled', budget_tokens: 2048 },
       params: { stop_sequences: ['STOP'], metadata: { user_id: 'u-1' } },
     });
-    await run(provider, request([{ role: 'system', content: 'Use metric units.' }, ...ask], { system: 'You are terse.', tools: [weatherTool] }));
+    await run(
+      provider,
+      request([{ role: 'system', content: 'Use metric units.' }, ...ask], { system: 'You are terse.', tools: [weatherTool] }),
+    );
     expect(server.requests).toHaveLength(1);
     const received = server.requests[0]!;
     expect(received.method).toBe('POST');
@@ -279,7 +319,12 @@ describe('anthropicProvider over the real SDK', () => {
       { type: 'redacted-reasoning', data },
       { type: 'text', text: 'Größer: 2.' },
     ]);
-    expect(first.events.filter((event) => event.type === 'reasoning.delta').map((event) => (event as { delta: string }).delta).join('')).toBe(thinking);
+    expect(
+      first.events
+        .filter((event) => event.type === 'reasoning.delta')
+        .map((event) => (event as { delta: string }).delta)
+        .join(''),
+    ).toBe(thinking);
 
     const history: Message[] = [...ask, assistantMessageFrom(first.finish!.content), { role: 'user', content: 'And Paris?' }];
     // Through JSON, as a persisted snapshot would be.
@@ -306,15 +351,29 @@ describe('anthropicProvider over the real SDK', () => {
     expect(events).toEqual([
       { type: 'reasoning.delta', delta: 'Need the weather; "quotes" and ünïcödé stay.' },
       { type: 'text.delta', delta: 'Let me check.' },
-      { type: 'tool.call.delta', toolCallId: 'toolu_01FixtureNonStreamCall01', name: 'weather', argsDelta: '{"city":"Berlin","unit":"°C"}' },
+      {
+        type: 'tool.call.delta',
+        toolCallId: 'toolu_01FixtureNonStreamCall01',
+        name: 'weather',
+        argsDelta: '{"city":"Berlin","unit":"°C"}',
+      },
       { type: 'tool.call.delta', toolCallId: 'toolu_01FixtureNonStreamNoArg1', name: 'clock', argsDelta: '{}' },
       {
         type: 'finish',
         content: [
-          { type: 'reasoning', text: 'Need the weather; "quotes" and ünïcödé stay.', signature: 'ErUBCkYIBxgCKkB+fixture/nonstream/signature==' },
+          {
+            type: 'reasoning',
+            text: 'Need the weather; "quotes" and ünïcödé stay.',
+            signature: 'ErUBCkYIBxgCKkB+fixture/nonstream/signature==',
+          },
           { type: 'redacted-reasoning', data: 'EmwKAhgBEgy+fixture+redacted+nonstream==' },
           { type: 'text', text: 'Let me check.' },
-          { type: 'tool-call', toolCallId: 'toolu_01FixtureNonStreamCall01', toolName: 'weather', argsText: '{"city":"Berlin","unit":"°C"}' },
+          {
+            type: 'tool-call',
+            toolCallId: 'toolu_01FixtureNonStreamCall01',
+            toolName: 'weather',
+            argsText: '{"city":"Berlin","unit":"°C"}',
+          },
           { type: 'tool-call', toolCallId: 'toolu_01FixtureNonStreamNoArg1', toolName: 'clock', argsText: '{}' },
         ],
         finishReason: 'tool-calls',
@@ -341,7 +400,11 @@ describe('anthropicProvider over the real SDK', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'thinking', thinking: 'Need the weather; "quotes" and ünïcödé stay.', signature: 'ErUBCkYIBxgCKkB+fixture/nonstream/signature==' },
+          {
+            type: 'thinking',
+            thinking: 'Need the weather; "quotes" and ünïcödé stay.',
+            signature: 'ErUBCkYIBxgCKkB+fixture/nonstream/signature==',
+          },
           { type: 'redacted_thinking', data: 'EmwKAhgBEgy+fixture+redacted+nonstream==' },
           { type: 'text', text: 'Let me check.' },
           { type: 'tool_use', id: 'toolu_01FixtureNonStreamCall01', name: 'weather', input: { city: 'Berlin', unit: '°C' } },
@@ -437,19 +500,40 @@ describe('anthropicProvider over the real SDK', () => {
 
   function streamEnding(stopReason: string) {
     return anthropicSse([
-      { type: 'message_start', message: { id: 'msg_01Stop', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 9, output_tokens: 1 } } },
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_01Stop',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-haiku-4-5',
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 9, output_tokens: 1 },
+        },
+      },
       { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'ok' } },
       { type: 'content_block_stop', index: 0 },
-      { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: stopReason === 'stop_sequence' ? 'STOP' : null }, usage: { output_tokens: 2 } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: stopReason, stop_sequence: stopReason === 'stop_sequence' ? 'STOP' : null },
+        usage: { output_tokens: 2 },
+      },
       { type: 'message_stop' },
     ]);
   }
 
   function messageEnding(stopReason: string) {
     return jsonResponse(200, {
-      id: 'msg_01Stop', type: 'message', role: 'assistant', model: 'claude-haiku-4-5',
-      content: [{ type: 'text', text: 'ok' }], stop_reason: stopReason, stop_sequence: null,
+      id: 'msg_01Stop',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-haiku-4-5',
+      content: [{ type: 'text', text: 'ok' }],
+      stop_reason: stopReason,
+      stop_sequence: null,
       usage: { input_tokens: 9, output_tokens: 2 },
     });
   }
@@ -473,24 +557,56 @@ describe('anthropicProvider over the real SDK', () => {
   test('usage: message_delta counters override message_start ones, null ones do not', async () => {
     const server = await serve([
       anthropicSse([
-        { type: 'message_start', message: { id: 'msg_01Usage', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, cache_read_input_tokens: 300, cache_creation_input_tokens: 0, output_tokens: 1 } } },
-        { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 7, cache_read_input_tokens: null, cache_creation_input_tokens: 40, output_tokens: 12 } },
+        {
+          type: 'message_start',
+          message: {
+            id: 'msg_01Usage',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-haiku-4-5',
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 5, cache_read_input_tokens: 300, cache_creation_input_tokens: 0, output_tokens: 1 },
+          },
+        },
+        {
+          type: 'message_delta',
+          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          usage: { input_tokens: 7, cache_read_input_tokens: null, cache_creation_input_tokens: 40, output_tokens: 12 },
+        },
         { type: 'message_stop' },
       ]),
     ]);
     const { finish } = await run(providerFor(server), request(ask));
     expect(finish?.content).toEqual([]);
-    expect(finish?.usage).toEqual({ inputTokens: 347, outputTokens: 12, totalTokens: 359, cachedInputTokens: 300, cacheCreationInputTokens: 40 });
+    expect(finish?.usage).toEqual({
+      inputTokens: 347,
+      outputTokens: 12,
+      totalTokens: 359,
+      cachedInputTokens: 300,
+      cacheCreationInputTokens: 40,
+    });
   });
 
   test.each([
     [529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, {}, 'overloaded', true],
-    [429, { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } }, { 'retry-after': '7' }, 'rate_limit', true],
+    [
+      429,
+      { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } },
+      { 'retry-after': '7' },
+      'rate_limit',
+      true,
+    ],
     [500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } }, {}, 'server', true],
     [400, { type: 'error', error: { type: 'invalid_request_error', message: 'messages: roles must alternate' } }, {}, 'bad_request', false],
     [403, { type: 'error', error: { type: 'permission_error', message: 'no access' } }, {}, 'permission', false],
   ] as const)('HTTP %i is classified (%s) and tried once, without the SDK retrying', async (status, body, headers, code, retryable) => {
-    const server = await serve([jsonResponse(status, body, headers), jsonResponse(status, body, headers), jsonResponse(status, body, headers)]);
+    const server = await serve([
+      jsonResponse(status, body, headers),
+      jsonResponse(status, body, headers),
+      jsonResponse(status, body, headers),
+    ]);
     const { error } = await run(providerFor(server), request(ask));
     const providerError = expectProviderError(error);
     expect(providerError.status).toBe(status);
@@ -518,7 +634,9 @@ describe('anthropicProvider over the real SDK', () => {
       (received, control) => {
         // A hostile or careless proxy that echoes the credentials back.
         const credentials = String(received.headers.authorization ?? received.headers['x-api-key']);
-        return control.respond(jsonResponse(401, { type: 'error', error: { type: 'authentication_error', message: `invalid key ${credentials}` } }));
+        return control.respond(
+          jsonResponse(401, { type: 'error', error: { type: 'authentication_error', message: `invalid key ${credentials}` } }),
+        );
       },
     ]);
     const { events, error } = await run(providerFor(server), request(ask));
@@ -541,7 +659,11 @@ describe('anthropicProvider over the real SDK', () => {
 
 describe('anthropicProvider in a conversation machine', () => {
   test('an in-stream overloaded_error and a cut stream are retried, discarding the partial output', async () => {
-    const server = await serve([sse('stream-overloaded-error.sse'), sse('stream-cut-before-message-stop.sse'), sse('stream-thinking-redacted.sse')]);
+    const server = await serve([
+      sse('stream-overloaded-error.sse'),
+      sse('stream-cut-before-message-stop.sse'),
+      sse('stream-thinking-redacted.sse'),
+    ]);
     const machine = createConversationMachine({
       provider: providerFor(server),
       retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 5, jitter: false },

@@ -13,7 +13,12 @@ afterEach(async () => {
 /** The error the real SDK throws for a real HTTP exchange. */
 async function sdkError(step: WireStep, options: { stream?: boolean; timeout?: number; signal?: AbortSignal } = {}): Promise<unknown> {
   server = await startWireServer([step]);
-  const client = new OpenAI({ apiKey: 'test-key', baseURL: `${server.url}/v1`, maxRetries: 0, ...(options.timeout ? { timeout: options.timeout } : {}) });
+  const client = new OpenAI({
+    apiKey: 'test-key',
+    baseURL: `${server.url}/v1`,
+    maxRetries: 0,
+    ...(options.timeout ? { timeout: options.timeout } : {}),
+  });
   try {
     if (options.stream) {
       const stream = await client.chat.completions.create(
@@ -24,7 +29,10 @@ async function sdkError(step: WireStep, options: { stream?: boolean; timeout?: n
         // drain
       }
     } else {
-      await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, options.signal ? { signal: options.signal } : {});
+      await client.chat.completions.create(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+        options.signal ? { signal: options.signal } : {},
+      );
     }
   } catch (error) {
     return error;
@@ -32,7 +40,9 @@ async function sdkError(step: WireStep, options: { stream?: boolean; timeout?: n
   throw new Error('expected the SDK to throw');
 }
 
-const errorBody = (message: string, type = 'invalid_request_error', code: string | null = null) => ({ error: { message, type, param: null, code } });
+const errorBody = (message: string, type = 'invalid_request_error', code: string | null = null) => ({
+  error: { message, type, param: null, code },
+});
 
 describe('toProviderError: HTTP statuses through the real openai SDK', () => {
   const cases: Array<[number, string, boolean, string]> = [
@@ -51,7 +61,9 @@ describe('toProviderError: HTTP statuses through the real openai SDK', () => {
   ];
   for (const [status, code, retryable, sdkClass] of cases) {
     it(`${status} → ${code}, ${retryable ? 'retried' : 'not retried'}`, async () => {
-      const thrown = await sdkError(jsonResponse(status, errorBody(`status ${status}`, status >= 500 ? 'server_error_like' : 'invalid_request_error')));
+      const thrown = await sdkError(
+        jsonResponse(status, errorBody(`status ${status}`, status >= 500 ? 'server_error_like' : 'invalid_request_error')),
+      );
       expect((thrown as object).constructor.name).toBe(sdkClass);
       const error = toProviderError(thrown);
       expect(error).toBeInstanceOf(ProviderError);
@@ -62,7 +74,9 @@ describe('toProviderError: HTTP statuses through the real openai SDK', () => {
   }
 
   it('also for a `stream: true` request answered with an error status', async () => {
-    const error = toProviderError(await sdkError(jsonResponse(401, errorBody('no key', 'invalid_request_error', 'invalid_api_key')), { stream: true }));
+    const error = toProviderError(
+      await sdkError(jsonResponse(401, errorBody('no key', 'invalid_request_error', 'invalid_api_key')), { stream: true }),
+    );
     expect(error).toMatchObject({ code: 'authentication', retryable: false, status: 401 });
   });
 
@@ -72,7 +86,9 @@ describe('toProviderError: HTTP statuses through the real openai SDK', () => {
   });
 
   it('429 prefers retry-after-ms', async () => {
-    const error = toProviderError(await sdkError(jsonResponse(429, errorBody('slow', 'tokens'), { 'retry-after-ms': '1250.5', 'retry-after': '9' })));
+    const error = toProviderError(
+      await sdkError(jsonResponse(429, errorBody('slow', 'tokens'), { 'retry-after-ms': '1250.5', 'retry-after': '9' })),
+    );
     expect(error).toMatchObject({ retryAfterMs: 1251 });
   });
 
@@ -84,13 +100,21 @@ describe('toProviderError: HTTP statuses through the real openai SDK', () => {
   });
 
   it('429 for a spent quota is not retried: waiting will not refill it', async () => {
-    const error = toProviderError(await sdkError(jsonResponse(429, errorBody('You exceeded your current quota', 'insufficient_quota', 'insufficient_quota'))));
+    const error = toProviderError(
+      await sdkError(jsonResponse(429, errorBody('You exceeded your current quota', 'insufficient_quota', 'insufficient_quota'))),
+    );
     expect(error).toMatchObject({ code: 'rate_limit', retryable: false, status: 429 });
   });
 
   it('x-should-retry: false overrides a retryable status; true overrides a fatal one', async () => {
-    expect(toProviderError(await sdkError(jsonResponse(500, errorBody('x'), { 'x-should-retry': 'false' })))).toMatchObject({ status: 500, retryable: false });
-    expect(toProviderError(await sdkError(jsonResponse(400, errorBody('x'), { 'x-should-retry': 'true' })))).toMatchObject({ status: 400, retryable: true });
+    expect(toProviderError(await sdkError(jsonResponse(500, errorBody('x'), { 'x-should-retry': 'false' })))).toMatchObject({
+      status: 500,
+      retryable: false,
+    });
+    expect(toProviderError(await sdkError(jsonResponse(400, errorBody('x'), { 'x-should-retry': 'true' })))).toMatchObject({
+      status: 400,
+      retryable: true,
+    });
   });
 
   it('an Anthropic-style overloaded body is retried whatever the status', async () => {
@@ -107,8 +131,14 @@ describe('toProviderError: in-band errors (HTTP 200 streams)', () => {
   });
 
   it('numeric code 429 / 502 → retried', async () => {
-    expect(toProviderError(await sdkError(openaiSse([{ error: { code: 429, message: 'rate' } }]), { stream: true }))).toMatchObject({ code: 'rate_limit', retryable: true });
-    expect(toProviderError(await sdkError(openaiSse([{ error: { code: 502, message: 'bad gateway' } }]), { stream: true }))).toMatchObject({ code: 'server', retryable: true });
+    expect(toProviderError(await sdkError(openaiSse([{ error: { code: 429, message: 'rate' } }]), { stream: true }))).toMatchObject({
+      code: 'rate_limit',
+      retryable: true,
+    });
+    expect(toProviderError(await sdkError(openaiSse([{ error: { code: 502, message: 'bad gateway' } }]), { stream: true }))).toMatchObject({
+      code: 'server',
+      retryable: true,
+    });
   });
 
   it('typed server_error without a code → retried', async () => {
@@ -117,12 +147,17 @@ describe('toProviderError: in-band errors (HTTP 200 streams)', () => {
   });
 
   it('an Anthropic in-band overloaded_error body → overloaded, retried', () => {
-    const thrown = Object.assign(new Error('Overloaded'), { error: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } });
+    const thrown = Object.assign(new Error('Overloaded'), {
+      error: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    });
     expect(toProviderError(thrown)).toMatchObject({ code: 'overloaded', retryable: true });
   });
 
   it('an unknown in-band error → not retried', () => {
-    expect(toProviderError(Object.assign(new Error('weird'), { error: { message: 'weird' } }))).toMatchObject({ code: 'unknown', retryable: false });
+    expect(toProviderError(Object.assign(new Error('weird'), { error: { message: 'weird' } }))).toMatchObject({
+      code: 'unknown',
+      retryable: false,
+    });
   });
 });
 
@@ -188,15 +223,32 @@ describe('toProviderError: network, timeouts and aborts', () => {
 
 describe('toProviderError: the handler contract and anything else thrown', () => {
   it('a plain object or Error with `status` is classified as that HTTP status', () => {
-    expect(toProviderError({ status: 503, message: 'down' })).toMatchObject({ code: 'server', retryable: true, status: 503, message: 'down' });
+    expect(toProviderError({ status: 503, message: 'down' })).toMatchObject({
+      code: 'server',
+      retryable: true,
+      status: 503,
+      message: 'down',
+    });
     expect(toProviderError({ status: 429 })).toMatchObject({ code: 'rate_limit', retryable: true });
-    expect(toProviderError(Object.assign(new Error('nope'), { status: 400 }))).toMatchObject({ code: 'bad_request', retryable: false, status: 400 });
-    expect(toProviderError({ status: 404, headers: { 'Retry-After': '1' } })).toMatchObject({ code: 'not_found', retryable: false, retryAfterMs: 1000 });
+    expect(toProviderError(Object.assign(new Error('nope'), { status: 400 }))).toMatchObject({
+      code: 'bad_request',
+      retryable: false,
+      status: 400,
+    });
+    expect(toProviderError({ status: 404, headers: { 'Retry-After': '1' } })).toMatchObject({
+      code: 'not_found',
+      retryable: false,
+      retryAfterMs: 1000,
+    });
   });
 
   it('a boolean `retryable` decides for itself, also against the status', () => {
     expect(toProviderError(Object.assign(new Error('flaky'), { retryable: true }))).toMatchObject({ code: 'unknown', retryable: true });
-    expect(toProviderError({ message: 'x', retryable: false, status: 503 })).toMatchObject({ code: 'server', retryable: false, status: 503 });
+    expect(toProviderError({ message: 'x', retryable: false, status: 503 })).toMatchObject({
+      code: 'server',
+      retryable: false,
+      status: 503,
+    });
     expect(toProviderError({ message: 'x', retryable: true, status: 400 })).toMatchObject({ code: 'bad_request', retryable: true });
   });
 

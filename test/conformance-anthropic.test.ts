@@ -120,7 +120,10 @@ const statedFacts: Record<string, (finishes: FinishEvent[]) => void> = {
     expect(first?.content.map((part) => part.type)).toEqual(['reasoning', 'tool-call']);
   },
   'rubyllm-haiku-4.5-parallel-tools': ([first]) => {
-    expect(first?.content.map((part) => (part.type === 'tool-call' ? part.toolName : part.type))).toEqual(['weather', 'best_language_to_learn']);
+    expect(first?.content.map((part) => (part.type === 'tool-call' ? part.toolName : part.type))).toEqual([
+      'weather',
+      'best_language_to_learn',
+    ]);
   },
 };
 
@@ -129,7 +132,9 @@ const expectedErrorCodes: Record<number, string> = { 400: 'bad_request', 401: 'a
 async function replay(cassette: Cassette): Promise<void> {
   const server = await startWireServer(cassetteSteps(cassette));
   servers.push(server);
-  const streaming = isStreamResponse(cassette.interactions[0]!.response.headers) || (cassette.interactions[0]!.request.body as { stream?: unknown } | null)?.stream === true;
+  const streaming =
+    isStreamResponse(cassette.interactions[0]!.response.headers) ||
+    (cassette.interactions[0]!.request.body as { stream?: unknown } | null)?.stream === true;
   const finishes: FinishEvent[] = [];
 
   for (const [index, interaction] of cassette.interactions.entries()) {
@@ -196,7 +201,8 @@ async function replay(cassette: Cassette): Promise<void> {
       for (const part of finish.content) {
         if (part.type !== 'tool-call') continue;
         const deltas = events.filter(
-          (event): event is Extract<ProviderEvent, { type: 'tool.call.delta' }> => event.type === 'tool.call.delta' && event.toolCallId === part.toolCallId,
+          (event): event is Extract<ProviderEvent, { type: 'tool.call.delta' }> =>
+            event.type === 'tool.call.delta' && event.toolCallId === part.toolCallId,
         );
         expect(deltas[0]?.name).toBe(part.toolName);
         expect(deltas.slice(1).every((delta) => delta.name === undefined)).toBe(true);
@@ -246,7 +252,7 @@ type WireMessage = { role: string; content: unknown };
 /** A recorded request that starts a run: its last message is the user's, not tool results. */
 function startsRun(body: Json): boolean {
   const last = (body.messages as WireMessage[]).at(-1);
-  if (!last || last.role !== 'user') return false;
+  if (last?.role !== 'user') return false;
   return typeof last.content === 'string' || !(last.content as Json[]).some((block) => block.type === 'tool_result');
 }
 
@@ -286,7 +292,8 @@ async function replayConversation(cassette: Cassette): Promise<void> {
     for (const message of body.messages as WireMessage[]) {
       if (!Array.isArray(message.content)) continue;
       for (const block of message.content as Json[]) {
-        if (block.type === 'tool_result') recordedResults.set(String(block.tool_use_id), { text: blockText(block.content), isError: block.is_error === true });
+        if (block.type === 'tool_result')
+          recordedResults.set(String(block.tool_use_id), { text: blockText(block.content), isError: block.is_error === true });
       }
     }
   }
@@ -351,7 +358,9 @@ async function replayConversation(cassette: Cassette): Promise<void> {
     expect(toolCalls).toEqual(
       responses.flatMap((response) =>
         response.content.flatMap((part) =>
-          part.type === 'tool-call' ? [{ toolCallId: part.toolCallId, name: part.toolName, args: JSON.parse(part.argsText) as unknown }] : [],
+          part.type === 'tool-call'
+            ? [{ toolCallId: part.toolCallId, name: part.toolName, args: JSON.parse(part.argsText) as unknown }]
+            : [],
         ),
       ),
     );

@@ -98,7 +98,8 @@ describe.skipIf(!hasRecordedFixtures)('conformance: recorded Chat Completions to
 
         // Tools answer with what the recording sent back, and record the arguments they were given.
         const results = new Map<string, string>();
-        for (const interaction of interactions) for (const [id, result] of recordedToolResults(interaction.request.body)) results.set(id, result);
+        for (const interaction of interactions)
+          for (const [id, result] of recordedToolResults(interaction.request.body)) results.set(id, result);
         const executed: Array<{ toolCallId: string; name: string; args: unknown }> = [];
         const tools = first.tools.map((description) =>
           defineTool({
@@ -164,7 +165,11 @@ describe.skipIf(!hasRecordedFixtures)('conformance: recorded Chat Completions to
           const output = await toPromise(actor);
 
           const turnCalls = responses.flatMap((response) =>
-            response.toolCalls.map((call) => ({ toolCallId: call.id, name: call.name, args: JSON.parse(call.argsText === '' ? '{}' : call.argsText) as unknown })),
+            response.toolCalls.map((call) => ({
+              toolCallId: call.id,
+              name: call.name,
+              args: JSON.parse(call.argsText === '' ? '{}' : call.argsText) as unknown,
+            })),
           );
           expect(emittedCalls, `${name}: tool calls of turn at request ${turn.first}`).toEqual(turnCalls);
           expectedCalls.push(...turnCalls.slice(0, endsWithCalls ? turnCalls.length - lastResponse.toolCalls.length : undefined));
@@ -190,7 +195,9 @@ describe.skipIf(!hasRecordedFixtures)('conformance: recorded Chat Completions to
           expect(server.requests[index]!.path).toBe(interaction.request.path);
           assertRequestMatches(interaction.request, server.requests[index]);
           if (sendsReasoning) {
-            const sentReasoning = (server.requests[index]!.body as { messages: Array<{ role: string; reasoning_content?: unknown }> }).messages
+            const sentReasoning = (
+              server.requests[index]!.body as { messages: Array<{ role: string; reasoning_content?: unknown }> }
+            ).messages
               .filter((message) => message.role === 'assistant')
               .map((message) => message.reasoning_content ?? null);
             expect(sentReasoning, `reasoning_content sent back in request ${index}`).toEqual(recordedReasoning[index]);

@@ -24,7 +24,12 @@ if (!hasRecordedFixtures) console.warn(missingRecordedFixturesNote);
 const cassettes: Cassette[] = hasRecordedFixtures ? [...listCassettes('openai'), ...listCassettes('openai-compatible')] : [];
 const key = (cassette: Cassette) => `${cassette.provider}/${cassette.name}`;
 
-const finishReasons: Record<string, FinishReason> = { stop: 'stop', tool_calls: 'tool-calls', length: 'length', content_filter: 'content-filter' };
+const finishReasons: Record<string, FinishReason> = {
+  stop: 'stop',
+  tool_calls: 'tool-calls',
+  length: 'length',
+  content_filter: 'content-filter',
+};
 
 function pinnedUsage(usage: [number, number, number, number | undefined, number | undefined]): Usage {
   const [inputTokens, outputTokens, totalTokens, cached, reasoning] = usage;
@@ -126,17 +131,21 @@ describe.skipIf(!hasRecordedFixtures)('conformance: recorded Chat Completions tr
           expect(finish.usage).toEqual(pinnedUsage(expected.usage));
           const calls = finish.content.flatMap((part) => (part.type === 'tool-call' ? [part] : []));
           expect(calls.map((call) => `${call.toolCallId}:${call.toolName}`)).toEqual(expected.toolCalls);
-          expect([...(parsed.text)].length).toBe(expected.textLength);
+          expect([...parsed.text].length).toBe(expected.textLength);
 
           // The whole content, against the recording's bytes.
           expect(calls.map((call) => call.argsText)).toEqual(parsed.toolCalls.map((call) => call.argsText));
-          expect(finish.content.filter((part) => part.type === 'text')).toEqual(parsed.text === '' ? [] : [{ type: 'text', text: parsed.text }]);
+          expect(finish.content.filter((part) => part.type === 'text')).toEqual(
+            parsed.text === '' ? [] : [{ type: 'text', text: parsed.text }],
+          );
           expect(finish.content.filter((part) => part.type === 'reasoning')).toEqual(
             parsed.reasoning === '' ? [] : [{ type: 'reasoning', text: parsed.reasoning }],
           );
           // Tool-call deltas add up to the arguments, per call id.
           for (const call of calls) {
-            const argsDeltas = events.flatMap((event) => (event.type === 'tool.call.delta' && event.toolCallId === call.toolCallId ? [event.argsDelta] : []));
+            const argsDeltas = events.flatMap((event) =>
+              event.type === 'tool.call.delta' && event.toolCallId === call.toolCallId ? [event.argsDelta] : [],
+            );
             expect(argsDeltas.join('')).toBe(call.argsText);
           }
         }

@@ -26,14 +26,26 @@ describe('a run', () => {
       { role: 'assistant', content: [{ type: 'text', text: 'Hi there.' }] },
     ]);
     expect(requests[0]?.messages[0]).toEqual({ role: 'system', content: 'Be terse.' });
-    expect(eventsOf(events, 'text.delta').map((event) => event.delta).join('')).toBe('Hi there.');
+    expect(
+      eventsOf(events, 'text.delta')
+        .map((event) => event.delta)
+        .join(''),
+    ).toBe('Hi there.');
     expect(eventsOf(events, 'request.started')).toEqual([{ type: 'request.started', iteration: 0, attempt: 1 }]);
     expect(eventsOf(events, 'usage')).toHaveLength(1);
   });
 
   it('runs a tool round and feeds the results back in call order', async () => {
     const { output, events, requests } = await runConversation(
-      [{ toolCalls: [{ id: 'c1', name: 'add', args: { a: 2, b: 3 } }, { id: 'c2', name: 'add', args: { b: 1, a: 1 } }] }, { text: '5 and 2' }],
+      [
+        {
+          toolCalls: [
+            { id: 'c1', name: 'add', args: { a: 2, b: 3 } },
+            { id: 'c2', name: 'add', args: { b: 1, a: 1 } },
+          ],
+        },
+        { text: '5 and 2' },
+      ],
       { tools: [add] },
     );
     expect(output).toMatchObject({ status: 'done', text: '5 and 2', iterations: 1 });
@@ -45,7 +57,10 @@ describe('a run', () => {
       ],
     });
     expectValidHistory(output.messages);
-    expect(eventsOf(events, 'tool.call').map((event) => event.args)).toEqual([{ a: 2, b: 3 }, { b: 1, a: 1 }]);
+    expect(eventsOf(events, 'tool.call').map((event) => event.args)).toEqual([
+      { a: 2, b: 3 },
+      { b: 1, a: 1 },
+    ]);
     expect(eventsOf(events, 'tool.call.delta').length).toBeGreaterThan(2);
     expect(requests[1]?.messages.slice(-2)).toEqual([
       { role: 'tool', tool_call_id: 'c1', content: '5' },
@@ -107,17 +122,44 @@ describe('tool failures go back to the model (DESIGN §3.3)', () => {
     expect(results?.role).toBe('tool');
     if (results?.role !== 'tool') return;
     expect(results.content.map((part) => part.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4', 'c5']);
-    expect(results.content[2]).toEqual({ type: 'tool-result', toolCallId: 'c3', toolName: 'flaky', result: 'Error: disk on fire', isError: true });
+    expect(results.content[2]).toEqual({
+      type: 'tool-result',
+      toolCallId: 'c3',
+      toolName: 'flaky',
+      result: 'Error: disk on fire',
+      isError: true,
+    });
     expect(results.content[0]).toMatchObject({ result: '{"n":1}' });
     expect(eventsOf(events, 'tool.result')).toHaveLength(5);
   });
 
   it('a tool that throws a non-Error value gets an error result', async () => {
-    const throwsString = defineTool({ name: 'a', parameters: z.object({}), execute: () => { throw 'plain string'; } });
+    const throwsString = defineTool({
+      name: 'a',
+      parameters: z.object({}),
+      execute: () => {
+        throw 'plain string';
+      },
+    });
     const throwsObject = defineTool({ name: 'b', parameters: z.object({}), execute: async () => Promise.reject({ code: 42 }) });
-    const throwsUndefined = defineTool({ name: 'c', parameters: z.object({}), execute: () => { throw undefined; } });
+    const throwsUndefined = defineTool({
+      name: 'c',
+      parameters: z.object({}),
+      execute: () => {
+        throw undefined;
+      },
+    });
     const { output } = await runConversation(
-      [{ toolCalls: [{ id: '1', name: 'a', args: {} }, { id: '2', name: 'b', args: {} }, { id: '3', name: 'c', args: {} }] }, { text: 'ok' }],
+      [
+        {
+          toolCalls: [
+            { id: '1', name: 'a', args: {} },
+            { id: '2', name: 'b', args: {} },
+            { id: '3', name: 'c', args: {} },
+          ],
+        },
+        { text: 'ok' },
+      ],
       { tools: [throwsString, throwsObject, throwsUndefined] },
     );
     expect(output.status).toBe('done');
@@ -132,7 +174,14 @@ describe('tool failures go back to the model (DESIGN §3.3)', () => {
 
   it('malformed JSON arguments, an unknown tool and schema-invalid arguments never reach execute', async () => {
     let executed = 0;
-    const counted = defineTool({ name: 'add', parameters: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => { executed++; return a + b; } });
+    const counted = defineTool({
+      name: 'add',
+      parameters: z.object({ a: z.number(), b: z.number() }),
+      execute: ({ a, b }) => {
+        executed++;
+        return a + b;
+      },
+    });
     const { output, events } = await runConversation(
       [
         {
@@ -170,12 +219,23 @@ describe('tool failures go back to the model (DESIGN §3.3)', () => {
       execute: (args) => `item ${String(args.id)}`,
     });
     const { output } = await runConversation(
-      [{ toolCalls: [{ id: 'x', name: 'lookup', args: { id: 'seven' } }, { id: 'y', name: 'lookup', args: { id: 7 } }] }, { text: 'ok' }],
+      [
+        {
+          toolCalls: [
+            { id: 'x', name: 'lookup', args: { id: 'seven' } },
+            { id: 'y', name: 'lookup', args: { id: 7 } },
+          ],
+        },
+        { text: 'ok' },
+      ],
       { tools: [lookup] },
     );
     const results = output.messages[2];
     if (results?.role !== 'tool') throw new Error('expected tool results');
-    expect(results.content[0]).toMatchObject({ isError: true, result: 'Error: invalid arguments for tool "lookup": arguments.id must be integer' });
+    expect(results.content[0]).toMatchObject({
+      isError: true,
+      result: 'Error: invalid arguments for tool "lookup": arguments.id must be integer',
+    });
     expect(results.content[1]).toMatchObject({ result: 'item 7' });
   });
 
@@ -190,7 +250,14 @@ describe('tool failures go back to the model (DESIGN §3.3)', () => {
     );
     const results = output.messages[2];
     if (results?.role !== 'tool') throw new Error('expected tool results');
-    expect(results.content.map((part) => part.result)).toEqual(['plain', '42', '{"a":[1,2]}', '', '"10"', '{"name":"loop","self":"[Circular]"}']);
+    expect(results.content.map((part) => part.result)).toEqual([
+      'plain',
+      '42',
+      '{"a":[1,2]}',
+      '',
+      '"10"',
+      '{"name":"loop","self":"[Circular]"}',
+    ]);
     expect(() => JSON.stringify(output)).not.toThrow();
   });
 
@@ -221,9 +288,20 @@ describe('tool timeouts are enforced by the machine (DESIGN §3.7)', () => {
         return new Promise<never>(() => undefined);
       },
     });
-    const { output } = await runConversation([{ toolCalls: [{ id: 'h', name: 'hang', args: {} }, { id: 'a', name: 'add', args: { a: 1, b: 1 } }] }, { text: 'gave up' }], {
-      tools: [hang, add],
-    });
+    const { output } = await runConversation(
+      [
+        {
+          toolCalls: [
+            { id: 'h', name: 'hang', args: {} },
+            { id: 'a', name: 'add', args: { a: 1, b: 1 } },
+          ],
+        },
+        { text: 'gave up' },
+      ],
+      {
+        tools: [hang, add],
+      },
+    );
     expect(output.status).toBe('done');
     expect(signal?.aborted).toBe(true);
     const results = output.messages[2];
@@ -233,8 +311,18 @@ describe('tool timeouts are enforced by the machine (DESIGN §3.7)', () => {
   });
 
   it('uses toolTimeoutMs for tools without their own timeout, and a late settle is ignored', async () => {
-    const late = defineTool({ name: 'late', parameters: z.object({}), execute: () => sleep(60).then(() => { throw new Error('too late'); }) });
-    const { output } = await runConversation([{ toolCalls: [{ id: 'l', name: 'late', args: {} }] }, { text: 'ok' }], { tools: [late], toolTimeoutMs: 10 });
+    const late = defineTool({
+      name: 'late',
+      parameters: z.object({}),
+      execute: () =>
+        sleep(60).then(() => {
+          throw new Error('too late');
+        }),
+    });
+    const { output } = await runConversation([{ toolCalls: [{ id: 'l', name: 'late', args: {} }] }, { text: 'ok' }], {
+      tools: [late],
+      toolTimeoutMs: 10,
+    });
     expect(output.messages[2]).toMatchObject({ content: [{ result: resultTexts.timedOut('late', 10), isError: true }] });
     await sleep(80);
   });
@@ -288,11 +376,24 @@ describe('tool timeouts are enforced by the machine (DESIGN §3.7)', () => {
   });
 
   it('a call started when another finishes gets its own shorter deadline, not the finished call’s', async () => {
-    const quick = defineTool({ name: 'quick', parameters: z.object({}), timeoutMs: 5_000, execute: () => sleep(20).then(() => 'quick done') });
+    const quick = defineTool({
+      name: 'quick',
+      parameters: z.object({}),
+      timeoutMs: 5_000,
+      execute: () => sleep(20).then(() => 'quick done'),
+    });
     const hang = defineTool({ name: 'hang', parameters: z.object({}), timeoutMs: 40, execute: () => new Promise<never>(() => undefined) });
     const began = Date.now();
     const { output } = await runConversation(
-      [{ toolCalls: [{ id: 'k', name: 'quick', args: {} }, { id: 'h', name: 'hang', args: {} }] }, { text: 'done' }],
+      [
+        {
+          toolCalls: [
+            { id: 'k', name: 'quick', args: {} },
+            { id: 'h', name: 'hang', args: {} },
+          ],
+        },
+        { text: 'done' },
+      ],
       { tools: [quick, hang], maxConcurrentTools: 1 },
     );
     expect(output.messages[2]).toMatchObject({
@@ -304,7 +405,6 @@ describe('tool timeouts are enforced by the machine (DESIGN §3.7)', () => {
     // Had the timer stayed aimed at the first call's 5 s deadline, the run would take 5 s.
     expect(Date.now() - began).toBeLessThan(2_000);
   });
-
 });
 
 describe('HaltError (DESIGN §3.3)', () => {
@@ -318,9 +418,24 @@ describe('HaltError (DESIGN §3.3)', () => {
         return new Promise((resolve) => setTimeout(() => resolve('slow result'), 1000));
       },
     });
-    const stop = defineTool({ name: 'stop', parameters: z.object({}), execute: () => sleep(5).then(() => { throw new HaltError('Handed over to a human.'); }) });
+    const stop = defineTool({
+      name: 'stop',
+      parameters: z.object({}),
+      execute: () =>
+        sleep(5).then(() => {
+          throw new HaltError('Handed over to a human.');
+        }),
+    });
     const { output, events, requests } = await runConversation(
-      [{ toolCalls: [{ id: 'fast', name: 'add', args: { a: 1, b: 2 } }, { id: 'halt', name: 'stop', args: {} }, { id: 'slow', name: 'slow', args: {} }] }],
+      [
+        {
+          toolCalls: [
+            { id: 'fast', name: 'add', args: { a: 1, b: 2 } },
+            { id: 'halt', name: 'stop', args: {} },
+            { id: 'slow', name: 'slow', args: {} },
+          ],
+        },
+      ],
       { tools: [add, stop, slow] },
     );
     expect(output).toMatchObject({ status: 'halted', reason: 'tool_halt', text: 'Handed over to a human.', iterations: 1 });
@@ -334,7 +449,11 @@ describe('HaltError (DESIGN §3.3)', () => {
       { type: 'tool-result', toolCallId: 'halt', toolName: 'stop', result: 'Handed over to a human.' },
       { type: 'tool-result', toolCallId: 'slow', toolName: 'slow', result: resultTexts.halted, isError: true },
     ]);
-    expect(eventsOf(events, 'tool.result').map((event) => event.toolCallId).sort()).toEqual(['fast', 'halt', 'slow']);
+    expect(
+      eventsOf(events, 'tool.result')
+        .map((event) => event.toolCallId)
+        .sort(),
+    ).toEqual(['fast', 'halt', 'slow']);
   });
 });
 
@@ -345,7 +464,14 @@ describe('the iteration cap (DESIGN §3.4)', () => {
   for (const cap of [0, 1, 2, 3, 10]) {
     it(`cap ${cap}: executes ${cap} rounds, then halts without running the next calls`, async () => {
       let executed = 0;
-      const counted = defineTool({ name: 'add', parameters: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => { executed++; return a + b; } });
+      const counted = defineTool({
+        name: 'add',
+        parameters: z.object({ a: z.number(), b: z.number() }),
+        execute: ({ a, b }) => {
+          executed++;
+          return a + b;
+        },
+      });
       const { output, requests } = await runConversation(loopForever(cap + 1), { tools: [counted], maxToolIterations: cap });
       expect(output).toMatchObject({ status: 'halted', reason: 'max_iterations', iterations: cap });
       expect(executed).toBe(cap);
@@ -384,14 +510,25 @@ describe('doom loops (DESIGN §3.5)', () => {
     expect(notice?.role).toBe('user');
     expect(typeof notice?.content === 'string' && notice.content).toMatch(/add\(\{"a":1,"b":1\}\)/);
     expect(output.messages[6]?.role).toBe('tool');
-    expect(output.messages.at(-1)).toMatchObject({ role: 'tool', content: [{ toolCallId: '4', isError: true, result: resultTexts.doomLoop }] });
+    expect(output.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: [{ toolCallId: '4', isError: true, result: resultTexts.doomLoop }],
+    });
     expect(eventsOf(events, 'doom_loop.detected').map((event) => event.action)).toEqual(['notice', 'halt']);
   });
 
   it('A,B,A,B,A,B is a loop too; canonical arguments ignore key order', async () => {
     const a = (id: string, args: unknown) => ({ toolCalls: [{ id, name: 'add', args }] });
     const { output } = await runConversation(
-      [a('1', { a: 1, b: 2 }), a('2', { a: 5, b: 5 }), a('3', { b: 2, a: 1 }), a('4', { a: 5, b: 5 }), a('5', { a: 1, b: 2 }), a('6', { a: 5, b: 5 }), a('7', { a: 1, b: 2 })],
+      [
+        a('1', { a: 1, b: 2 }),
+        a('2', { a: 5, b: 5 }),
+        a('3', { b: 2, a: 1 }),
+        a('4', { a: 5, b: 5 }),
+        a('5', { a: 1, b: 2 }),
+        a('6', { a: 5, b: 5 }),
+        a('7', { a: 1, b: 2 }),
+      ],
       { tools: [add] },
     );
     expect(output).toMatchObject({ status: 'halted', reason: 'doom_loop', iterations: 6 });
@@ -406,7 +543,10 @@ describe('doom loops (DESIGN §3.5)', () => {
   });
 
   it('can be switched off', async () => {
-    const { output } = await runConversation([same('1'), same('2'), same('3'), same('4'), { text: 'ok' }], { tools: [add], doomLoop: false });
+    const { output } = await runConversation([same('1'), same('2'), same('3'), same('4'), { text: 'ok' }], {
+      tools: [add],
+      doomLoop: false,
+    });
     expect(output).toMatchObject({ status: 'done', iterations: 4 });
   });
 });
@@ -507,7 +647,9 @@ describe('retries (DESIGN §3.6)', () => {
   });
 
   it('a retry-after longer than maxRetryAfterMs ends the run instead of blocking it', async () => {
-    const { output, requests } = await runConversation([{ error: Object.assign(new Error('later'), { status: 429, headers: { 'retry-after': '3600' } }) }]);
+    const { output, requests } = await runConversation([
+      { error: Object.assign(new Error('later'), { status: 429, headers: { 'retry-after': '3600' } }) },
+    ]);
     expect(requests).toHaveLength(1);
     expect(output).toMatchObject({ status: 'error', error: { status: 429 } });
   });
@@ -550,8 +692,19 @@ describe('cancel (DESIGN §3.8)', () => {
       },
     });
     const { output, events } = await runConversation(
-      [{ toolCalls: [{ id: 'w1', name: 'wait', args: {} }, { id: 'w2', name: 'wait', args: {} }, { id: 'a', name: 'add', args: { a: 1, b: 1 } }] }],
-      { tools: [wait, add], onStart: (actor) => void started.promise.then(() => setTimeout(() => actor.send({ type: 'cancel', reason: 'stop' }), 10)) },
+      [
+        {
+          toolCalls: [
+            { id: 'w1', name: 'wait', args: {} },
+            { id: 'w2', name: 'wait', args: {} },
+            { id: 'a', name: 'add', args: { a: 1, b: 1 } },
+          ],
+        },
+      ],
+      {
+        tools: [wait, add],
+        onStart: (actor) => void started.promise.then(() => setTimeout(() => actor.send({ type: 'cancel', reason: 'stop' }), 10)),
+      },
     );
     expect(output).toMatchObject({ status: 'halted', reason: 'cancelled' });
     expect(signals.every((signal) => signal.aborted)).toBe(true);
@@ -567,14 +720,17 @@ describe('cancel (DESIGN §3.8)', () => {
   });
 
   it('during the retrying backoff stops the retry', async () => {
-    const { output, requests, states } = await runConversation([{ error: Object.assign(new Error('busy'), { status: 503 }) }, { text: 'never' }], {
-      retry: { maxRetries: 2, initialDelayMs: 5_000, maxDelayMs: 5_000, jitter: false },
-      onStart: (actor) => {
-        actor.subscribe((snapshot) => {
-          if (snapshot.matches('retrying')) actor.send({ type: 'cancel' });
-        });
+    const { output, requests, states } = await runConversation(
+      [{ error: Object.assign(new Error('busy'), { status: 503 }) }, { text: 'never' }],
+      {
+        retry: { maxRetries: 2, initialDelayMs: 5_000, maxDelayMs: 5_000, jitter: false },
+        onStart: (actor) => {
+          actor.subscribe((snapshot) => {
+            if (snapshot.matches('retrying')) actor.send({ type: 'cancel' });
+          });
+        },
       },
-    });
+    );
     expect(states).toContain('"retrying"');
     expect(output).toMatchObject({ status: 'halted', reason: 'cancelled' });
     expect(requests).toHaveLength(1);
@@ -607,7 +763,9 @@ describe('approvals', () => {
       },
       { text: 'done' },
     ]);
-    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler), tools: [guarded] }), { input: {} }).start();
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler), tools: [guarded] }), {
+      input: {},
+    }).start();
     const requested: string[] = [];
     const rejected: string[] = [];
     actor.on('tool.approval.requested', (event) => requested.push(event.toolCallId));
@@ -678,7 +836,12 @@ describe('snapshots are plain JSON at every point (DESIGN §2)', () => {
     const guarded = defineTool({ name: 'guarded', parameters: z.object({}), needsApproval: true, execute: () => 'ok' });
     const model = scriptedModel([
       { error: Object.assign(new Error('busy'), { status: 503 }) },
-      { toolCalls: [{ id: 'g', name: 'guarded', args: {} }, { id: 'a', name: 'add', args: { a: 1, b: 2 } }] },
+      {
+        toolCalls: [
+          { id: 'g', name: 'guarded', args: {} },
+          { id: 'a', name: 'add', args: { a: 1, b: 2 } },
+        ],
+      },
       { text: 'done' },
     ]);
     const machine = createConversationMachine({
@@ -712,7 +875,15 @@ describe('timers survive a snapshot restore', () => {
 
   it('a tool that hangs in a restored run still times out, with only the time left of its deadline', async () => {
     let executions = 0;
-    const hang = defineTool({ name: 'hang', parameters: z.object({}), timeoutMs: 150, execute: () => ((executions += 1), new Promise<never>(() => undefined)) });
+    const hang = defineTool({
+      name: 'hang',
+      parameters: z.object({}),
+      timeoutMs: 150,
+      execute: () => {
+        executions += 1;
+        return new Promise<never>(() => undefined);
+      },
+    });
     const model = scriptedModel([{ toolCalls: [{ id: 'h', name: 'hang', args: {} }] }, { text: 'gave up' }]);
     const machine = createConversationMachine({ provider: handlerProvider(model.handler), tools: [hang] });
     const first = createActor(machine, { input: {} }).start();
@@ -725,7 +896,10 @@ describe('timers survive a snapshot restore', () => {
     const restored = createActor(machine, { snapshot: persisted as never, input: {} }).start();
     const output = await toPromise(restored);
     expect(output.status).toBe('done');
-    expect(output.messages[2]).toMatchObject({ role: 'tool', content: [{ toolCallId: 'h', result: resultTexts.timedOut('hang', 150), isError: true }] });
+    expect(output.messages[2]).toMatchObject({
+      role: 'tool',
+      content: [{ toolCallId: 'h', result: resultTexts.timedOut('hang', 150), isError: true }],
+    });
     // The restored execution runs the tool again (at least once), and the deadline is the original one.
     expect(executions).toBe(2);
     expect(Date.now() - restoredAt).toBeLessThan(150);
@@ -734,7 +908,11 @@ describe('timers survive a snapshot restore', () => {
 
   it('a restored request that stays silent times out and is retried', async () => {
     const model = scriptedModel([silent, silent, { text: 'answered' }]);
-    const machine = createConversationMachine({ provider: handlerProvider(model.handler), requestTimeoutMs: 40, retry: { initialDelayMs: 1, maxDelayMs: 1, jitter: false } });
+    const machine = createConversationMachine({
+      provider: handlerProvider(model.handler),
+      requestTimeoutMs: 40,
+      retry: { initialDelayMs: 1, maxDelayMs: 1, jitter: false },
+    });
     const first = createActor(machine, { input: {} }).start();
     first.send({ type: 'user.message', content: 'go' });
     await waitFor(first, (snapshot) => snapshot.matches('requesting') && model.requests.length === 1);
@@ -752,7 +930,10 @@ describe('timers survive a snapshot restore', () => {
 
   it('a run restored during a retry backoff goes on to the next attempt', async () => {
     const model = scriptedModel([{ error: Object.assign(new Error('busy'), { status: 503 }) }, { text: 'second try' }]);
-    const machine = createConversationMachine({ provider: handlerProvider(model.handler), retry: { initialDelayMs: 80, maxDelayMs: 80, jitter: false } });
+    const machine = createConversationMachine({
+      provider: handlerProvider(model.handler),
+      retry: { initialDelayMs: 80, maxDelayMs: 80, jitter: false },
+    });
     const first = createActor(machine, { input: {} }).start();
     first.send({ type: 'user.message', content: 'go' });
     await waitFor(first, (snapshot) => snapshot.matches('retrying'));
@@ -807,7 +988,10 @@ describe('bad input is rejected without harm', () => {
   it('malformed input messages end the run in error naming the problem, without throwing', async () => {
     const model = scriptedModel([]);
     const machine = createConversationMachine({ provider: handlerProvider(model.handler) });
-    const bad = [{ role: 'user', content: 'ok' }, { role: 'robot', content: 'hi' }] as unknown as Message[];
+    const bad = [
+      { role: 'user', content: 'ok' },
+      { role: 'robot', content: 'hi' },
+    ] as unknown as Message[];
     const output = await toPromise(createActor(machine, { input: { messages: bad } }).start());
     expect(output.status).toBe('error');
     expect(output.error?.message).toBe('input.messages[1]: role must be one of system, user, assistant, tool; got "robot"');
@@ -842,11 +1026,28 @@ describe('bad input is rejected without harm', () => {
 describe('resource bounds', () => {
   it('caps tool output fed back to the model, with a visible marker, on a character boundary', async () => {
     const big = defineTool({ name: 'big', parameters: z.object({}), execute: () => 'é'.repeat(10_000) });
-    const fails = defineTool({ name: 'fails', parameters: z.object({}), execute: () => { throw new Error('x'.repeat(5_000)); } });
-    const { output } = await runConversation([{ toolCalls: [{ id: 'b', name: 'big', args: {} }, { id: 'f', name: 'fails', args: {} }] }, { text: 'ok' }], {
-      tools: [big, fails],
-      maxToolResultBytes: 1_000,
+    const fails = defineTool({
+      name: 'fails',
+      parameters: z.object({}),
+      execute: () => {
+        throw new Error('x'.repeat(5_000));
+      },
     });
+    const { output } = await runConversation(
+      [
+        {
+          toolCalls: [
+            { id: 'b', name: 'big', args: {} },
+            { id: 'f', name: 'fails', args: {} },
+          ],
+        },
+        { text: 'ok' },
+      ],
+      {
+        tools: [big, fails],
+        maxToolResultBytes: 1_000,
+      },
+    );
     const results = output.messages[2];
     if (results?.role !== 'tool') throw new Error('expected tool results');
     const [bigResult, failResult] = results.content.map((part) => String(part.result));
@@ -858,13 +1059,25 @@ describe('resource bounds', () => {
 
   it('refuses tool arguments over maxToolArgsBytes without running the tool', async () => {
     let executed = false;
-    const echo = defineTool({ name: 'echo', parameters: z.object({ text: z.string() }), execute: ({ text }) => { executed = true; return text; } });
-    const { output } = await runConversation([{ toolCalls: [{ id: 'e', name: 'echo', args: { text: 'y'.repeat(5_000) } }] }, { text: 'ok' }], {
-      tools: [echo],
-      maxToolArgsBytes: 1_000,
+    const echo = defineTool({
+      name: 'echo',
+      parameters: z.object({ text: z.string() }),
+      execute: ({ text }) => {
+        executed = true;
+        return text;
+      },
     });
+    const { output } = await runConversation(
+      [{ toolCalls: [{ id: 'e', name: 'echo', args: { text: 'y'.repeat(5_000) } }] }, { text: 'ok' }],
+      {
+        tools: [echo],
+        maxToolArgsBytes: 1_000,
+      },
+    );
     expect(executed).toBe(false);
-    expect(output.messages[2]).toMatchObject({ content: [{ isError: true, result: expect.stringMatching(/too large: 5011 bytes \(limit 1000\)/) }] });
+    expect(output.messages[2]).toMatchObject({
+      content: [{ isError: true, result: expect.stringMatching(/too large: 5011 bytes \(limit 1000\)/) }],
+    });
     expect(JSON.stringify(output.messages)).not.toContain('yyyyyyyyyy');
   });
 });
@@ -872,7 +1085,10 @@ describe('resource bounds', () => {
 describe('the run’s final text', () => {
   it('is the last response’s text, also when that response is empty', async () => {
     const { output } = await runConversation(
-      [{ toolCalls: [{ id: 'c', name: 'add', args: { a: 1, b: 1 } }], text: 'Let me add. ' }, { text: '', finishReason: 'length' }],
+      [
+        { toolCalls: [{ id: 'c', name: 'add', args: { a: 1, b: 1 } }], text: 'Let me add. ' },
+        { text: '', finishReason: 'length' },
+      ],
       { tools: [add] },
     );
     expect(output).toMatchObject({ status: 'done', text: '', finishReason: 'length' });
@@ -890,7 +1106,9 @@ describe('the run’s final text', () => {
 
 describe('options reach the run', () => {
   it('retry: false makes one attempt only', async () => {
-    const { output, requests } = await runConversation([{ error: Object.assign(new Error('busy'), { status: 503 }) }, { text: 'never' }], { retry: false });
+    const { output, requests } = await runConversation([{ error: Object.assign(new Error('busy'), { status: 503 }) }, { text: 'never' }], {
+      retry: false,
+    });
     expect(requests).toHaveLength(1);
     expect(output).toMatchObject({ status: 'error', error: { status: 503, retryable: true } });
   });

@@ -20,7 +20,17 @@
  * `toPromise(actor)` resolves.
  */
 import { describe, expect, it } from 'vitest';
-import { createActor, createEmptyActor, getMicrosteps, initialTransition, toPromise, waitFor, type AnyStateNode, type EventObject, type SnapshotFrom } from 'xstate';
+import {
+  createActor,
+  createEmptyActor,
+  getMicrosteps,
+  initialTransition,
+  toPromise,
+  waitFor,
+  type AnyStateNode,
+  type EventObject,
+  type SnapshotFrom,
+} from 'xstate';
 import { getAdjacencyMap, getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import { recentCallSignatures, maxDoomLoopPeriod } from '../src/machines/doom-loop.js';
@@ -77,7 +87,7 @@ function scriptedTools(script: ToolScript): Array<Tool<never, unknown>> {
 /** A provider never called during pure traversal. */
 const unusedProvider: Provider = {
   name: 'unused',
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: a provider that must never be called
   async *stream() {
     throw new Error('pure traversal never runs the provider');
   },
@@ -94,7 +104,12 @@ type GraphConfig = {
   finishes: FinishName[];
 };
 
-function machineOptions(config: GraphConfig, provider: Provider, script: ToolScript, extra: Partial<ConversationOptions> = {}): ConversationOptions {
+function machineOptions(
+  config: GraphConfig,
+  provider: Provider,
+  script: ToolScript,
+  extra: Partial<ConversationOptions> = {},
+): ConversationOptions {
   return {
     provider,
     tools: scriptedTools(script),
@@ -128,7 +143,13 @@ const finishContent: Record<FinishName, ProviderContentPart[]> = {
 };
 
 const finishEvent = (name: FinishName) =>
-  asEvent({ type: 'provider.finish', content: finishContent[name], finishReason: name === 'text' ? 'stop' : 'tool-calls', usage, finish: name });
+  asEvent({
+    type: 'provider.finish',
+    content: finishContent[name],
+    finishReason: name === 'text' ? 'stop' : 'tool-calls',
+    usage,
+    finish: name,
+  });
 
 const providerDone = asEvent({ type: 'xstate.done.actor.providerCall', output: undefined });
 /** The ids XState generates for delayed transitions: `xstate.after.<delay>.<state node id>`. */
@@ -138,7 +159,11 @@ const afterToolDeadline = asEvent({ type: 'xstate.after.toolDeadline.conversatio
 const userMessage = asEvent({ type: 'user.message', content: 'What is 2+3?' });
 const emptyUserMessage = asEvent({ type: 'user.message', content: '   ' });
 // Carries both the single-delta (`delta`) and the batched (`deltas`) shape of `provider.delta`.
-const delta = asEvent({ type: 'provider.delta', delta: { type: 'text.delta', delta: 'partial ' }, deltas: [{ type: 'text.delta', delta: 'partial ' }] });
+const delta = asEvent({
+  type: 'provider.delta',
+  delta: { type: 'text.delta', delta: 'partial ' },
+  deltas: [{ type: 'text.delta', delta: 'partial ' }],
+});
 const approve = asEvent({ type: 'tool.approve', toolCallId: 'call_guarded' });
 const deny = asEvent({ type: 'tool.deny', toolCallId: 'call_guarded', reason: 'not now' });
 const approveUnknown = asEvent({ type: 'tool.approve', toolCallId: 'call_missing' });
@@ -147,7 +172,8 @@ const cancel = asEvent({ type: 'cancel', reason: 'user left' });
 
 type ProviderFailure = { label: string; error: unknown; retryable: boolean; code?: string };
 
-const httpError = (status: number, message: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(message), { status, ...extra });
+const httpError = (status: number, message: string, extra: Record<string, unknown> = {}) =>
+  Object.assign(new Error(message), { status, ...extra });
 
 /**
  * Every provider error class of DESIGN §3.6, with the verdict the design asks for. `retryable`
@@ -166,8 +192,18 @@ const providerFailures: ProviderFailure[] = [
     retryable: true,
     code: 'overloaded',
   },
-  { label: 'network ECONNRESET', error: Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } }), retryable: true, code: 'network' },
-  { label: 'timeout (TimeoutError)', error: Object.assign(new Error('The operation timed out'), { name: 'TimeoutError' }), retryable: true, code: 'timeout' },
+  {
+    label: 'network ECONNRESET',
+    error: Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } }),
+    retryable: true,
+    code: 'network',
+  },
+  {
+    label: 'timeout (TimeoutError)',
+    error: Object.assign(new Error('The operation timed out'), { name: 'TimeoutError' }),
+    retryable: true,
+    code: 'timeout',
+  },
   {
     label: 'incomplete stream',
     error: new ProviderError('the stream ended without a finish_reason', { code: 'incomplete_stream', retryable: true }),
@@ -194,7 +230,8 @@ const providerFailures: ProviderFailure[] = [
   { label: 'non-Error: plain object', error: { weird: true }, retryable: false, code: 'unknown' },
 ];
 
-const providerErrorEvent = (failure: ProviderFailure) => asEvent({ type: 'xstate.error.actor.providerCall', error: failure.error, label: failure.label });
+const providerErrorEvent = (failure: ProviderFailure) =>
+  asEvent({ type: 'xstate.error.actor.providerCall', error: failure.error, label: failure.label });
 
 /** The tool executions' results, halts and failures for the calls running in this snapshot. */
 function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
@@ -216,8 +253,23 @@ function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
  * `xstate.error.actor.*`) only while that actor is a live child: a stopped actor sends nothing.
  */
 function eventsFor(config: GraphConfig) {
-  const fromUsersAndClock: ConversationEvent[] = [userMessage, emptyUserMessage, afterRequestTimeout, afterRetryDelay, approve, deny, approveUnknown, denyUnknown, cancel];
-  const fromProviderCall: ConversationEvent[] = [delta, ...config.finishes.map(finishEvent), providerDone, ...providerFailures.map(providerErrorEvent)];
+  const fromUsersAndClock: ConversationEvent[] = [
+    userMessage,
+    emptyUserMessage,
+    afterRequestTimeout,
+    afterRetryDelay,
+    approve,
+    deny,
+    approveUnknown,
+    denyUnknown,
+    cancel,
+  ];
+  const fromProviderCall: ConversationEvent[] = [
+    delta,
+    ...config.finishes.map(finishEvent),
+    providerDone,
+    ...providerFailures.map(providerErrorEvent),
+  ];
   return (snapshot: Snapshot): ConversationEvent[] => [
     ...fromUsersAndClock,
     ...('providerCall' in snapshot.children ? fromProviderCall : []),
@@ -319,12 +371,14 @@ function buildGraph(config: GraphConfig): Graph {
     nodes.set(serialized, state);
     edges.set(
       serialized,
-      (Object.entries(transitions) as Array<[string, { event: ConversationEvent; state: Snapshot }]>).map(([serializedEvent, { event, state: next }]) => ({
-        serializedEvent,
-        event,
-        to: key(next),
-        next,
-      })),
+      (Object.entries(transitions) as Array<[string, { event: ConversationEvent; state: Snapshot }]>).map(
+        ([serializedEvent, { event, state: next }]) => ({
+          serializedEvent,
+          event,
+          to: key(next),
+          next,
+        }),
+      ),
     );
   }
   const graph: Graph = { config, machine, key, coarseKey: stateKey(config, { coarse: true }), nodes, edges, traversalOptions };
@@ -339,14 +393,24 @@ function buildGraph(config: GraphConfig): Graph {
  */
 const inertScope = (() => {
   const self = createEmptyActor();
-  return { self, logger: () => {}, id: '', sessionId: 'graph', defer: () => {}, system: self.system, stopChild: () => {}, emit: () => {}, actionExecutor: () => {} };
+  return {
+    self,
+    logger: () => {},
+    id: '',
+    sessionId: 'graph',
+    defer: () => {},
+    system: self.system,
+    stopChild: () => {},
+    emit: () => {},
+    actionExecutor: () => {},
+  };
 })();
 function step(machine: Machine, snapshot: Snapshot, event: ConversationEvent): [Snapshot] {
   return [machine.transition(snapshot, event, inertScope as never)];
 }
 
 const isFinal = (snapshot: Snapshot) => snapshot.status === 'done';
-const valueOf = (snapshot: Snapshot) => (typeof snapshot.value === 'string' ? snapshot.value : JSON.stringify(snapshot.value));
+const stateValueOf = (snapshot: Snapshot) => (typeof snapshot.value === 'string' ? snapshot.value : JSON.stringify(snapshot.value));
 const inState = (snapshot: Snapshot, state: string) => snapshot.matches(state as never);
 
 /**
@@ -360,12 +424,14 @@ function historyProblem(messages: Message[]): string | null {
     const calls = message.content.filter((part) => part.type === 'tool-call').map((part) => part.toolCallId);
     if (calls.length === 0) continue;
     const next = messages[index + 1];
-    if (next?.role !== 'tool') return `assistant message ${index} has tool calls ${calls.join(', ')} but message ${index + 1} is ${next?.role ?? 'missing'}`;
+    if (next?.role !== 'tool')
+      return `assistant message ${index} has tool calls ${calls.join(', ')} but message ${index + 1} is ${next?.role ?? 'missing'}`;
     const results = next.content.map((part) => part.toolCallId);
     if (JSON.stringify(results) !== JSON.stringify(calls)) return `tool calls ${calls.join(', ')} got results ${results.join(', ')}`;
   }
   for (const [index, message] of messages.entries()) {
-    if (message.role === 'tool' && messages[index - 1]?.role !== 'assistant') return `tool message ${index} does not follow an assistant message`;
+    if (message.role === 'tool' && messages[index - 1]?.role !== 'assistant')
+      return `tool message ${index} does not follow an assistant message`;
   }
   return null;
 }
@@ -384,7 +450,12 @@ const capConfigs: GraphConfig[] = [
   { name: 'default cap (10)', maxToolIterations: undefined, doomLoop: false, finishes: ['text', 'approval', 'normal'] },
 ];
 /** Default options (doom-loop detection on): one repeating call, so the history tail stays finite. */
-const doomLoopConfig: GraphConfig = { name: 'defaults with doom loop', maxToolIterations: undefined, doomLoop: true, finishes: ['text', 'normal'] };
+const doomLoopConfig: GraphConfig = {
+  name: 'defaults with doom loop',
+  maxToolIterations: undefined,
+  doomLoop: true,
+  finishes: ['text', 'normal'],
+};
 const allConfigs = [...capConfigs, doomLoopConfig];
 
 // ---------------------------------------------------------------------------------------------
@@ -393,7 +464,9 @@ const allConfigs = [...capConfigs, doomLoopConfig];
 describe('conversation machine graph (xstate/graph, pure traversal)', () => {
   it('uses the delayed-event ids XState generates', () => {
     const { machine } = buildGraph(capConfigs[1]!);
-    const delayed = getStateNodes(machine.root).flatMap((node: AnyStateNode) => [...node.transitions.keys()].filter((type) => type.startsWith('xstate.after.')));
+    const delayed = getStateNodes(machine.root).flatMap((node: AnyStateNode) =>
+      [...node.transitions.keys()].filter((type) => type.startsWith('xstate.after.')),
+    );
     expect(delayed.sort()).toEqual([afterRequestTimeout.type, afterRetryDelay.type, afterToolDeadline.type].sort());
   });
 
@@ -403,7 +476,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
         const graph = buildGraph(config);
         const finals = [...graph.nodes.values()].filter(isFinal);
         expect(graph.nodes.size).toBeGreaterThan(10);
-        expect(new Set(finals.map(valueOf))).toEqual(new Set(['done', 'halted', 'error']));
+        expect(new Set(finals.map(stateValueOf))).toEqual(new Set(['done', 'halted', 'error']));
       });
 
       it('(a) a final state (done/halted/error) is reachable from every reachable state', () => {
@@ -429,7 +502,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
         for (const snapshot of graph.nodes.values()) {
           if (!isFinal(snapshot)) continue;
           const output = snapshot.output!;
-          expect(output.status).toBe(valueOf(snapshot));
+          expect(output.status).toBe(stateValueOf(snapshot));
           expect(output.iterations).toBe(snapshot.context.iterations);
           expect(historyProblem(output.messages), graph.key(snapshot)).toBeNull();
           for (const event of [cancel, providerDone]) {
@@ -451,7 +524,13 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           maxSeen = Math.max(maxSeen, snapshot.context.iterations);
           expect(snapshot.context.iterations, key).toBeLessThanOrEqual(cap);
           const { response } = snapshot.context;
-          if (!isFinal(snapshot) && inState(snapshot, 'requesting') && snapshot.context.iterations === cap && response && response.calls.length > 0) {
+          if (
+            !isFinal(snapshot) &&
+            inState(snapshot, 'requesting') &&
+            snapshot.context.iterations === cap &&
+            response &&
+            response.calls.length > 0
+          ) {
             cappedResponses++;
             const [next] = step(graph.machine, snapshot, providerDone);
             expect(next.value, key).toBe('halted');
@@ -489,17 +568,31 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
         for (const [key, snapshot] of requesting) {
           const attemptsLeft = snapshot.context.attempt <= retry.maxRetries;
           attempts.add(snapshot.context.attempt);
-          const failures: Array<{ label: string; event: ConversationEvent; serialized: string; retryable: boolean; code?: string }> = [...providerFailureEvents];
+          const failures: Array<{ label: string; event: ConversationEvent; serialized: string; retryable: boolean; code?: string }> = [
+            ...providerFailureEvents,
+          ];
           if ((snapshot.context as { progressed?: boolean }).progressed === true) {
             // The stream made progress in this window: the timeout only opens a new window.
             const [next] = step(graph.machine, snapshot, afterRequestTimeout);
             expect(next.matches('requesting'), 'requestTimeout after progress').toBe(true);
             expect(next.context.attempt).toBe(snapshot.context.attempt);
           } else {
-            failures.push({ label: 'requestTimeout elapsed', event: afterRequestTimeout, serialized: serializeEvent(afterRequestTimeout), retryable: true, code: 'timeout' });
+            failures.push({
+              label: 'requestTimeout elapsed',
+              event: afterRequestTimeout,
+              serialized: serializeEvent(afterRequestTimeout),
+              retryable: true,
+              code: 'timeout',
+            });
           }
           if (snapshot.context.response === null) {
-            failures.push({ label: 'stream done without a response', event: providerDone, serialized: serializeEvent(providerDone), retryable: true, code: 'incomplete_stream' });
+            failures.push({
+              label: 'stream done without a response',
+              event: providerDone,
+              serialized: serializeEvent(providerDone),
+              retryable: true,
+              code: 'incomplete_stream',
+            });
           }
           for (const failure of failures) {
             // The traversed graph holds the edge (every failure is offered in every requesting state).
@@ -529,12 +622,14 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
         let crashes = 0;
         for (const snapshot of graph.nodes.values()) {
           if (isFinal(snapshot) || !inState(snapshot, 'executingTools')) continue;
-          const failures = toolCallEvents(snapshot).filter((e) => e.type.startsWith('xstate.error.actor.') && !HaltError.isInstance((e as { error?: unknown }).error));
+          const failures = toolCallEvents(snapshot).filter(
+            (e) => e.type.startsWith('xstate.error.actor.') && !HaltError.isInstance((e as { error?: unknown }).error),
+          );
           for (const event of failures) {
             crashes++;
             const index = Number(event.type.slice(event.type.lastIndexOf('-') + 1));
             const [next] = step(graph.machine, snapshot, event);
-            expect(next.matches('executingTools') || next.matches('requesting'), valueOf(next)).toBe(true);
+            expect(next.matches('executingTools') || next.matches('requesting'), stateValueOf(next)).toBe(true);
             if (next.matches('executingTools')) {
               expect(next.context.round?.[index]?.state).toBe('settled');
               expect(next.context.round?.[index]?.result?.isError).toBe(true);
@@ -555,9 +650,9 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           if (isFinal(snapshot)) continue;
           const invoked = new Set(snapshot._nodes.flatMap((node) => node.invoke.map((definition) => definition.id)));
           for (const id of Object.keys(snapshot.children)) {
-            if (!invoked.has(id)) spawningStates.add(valueOf(snapshot));
+            if (!invoked.has(id)) spawningStates.add(stateValueOf(snapshot));
             const crash = asEvent({ type: `xstate.error.actor.${id}`, error: new Error('crash') });
-            expect(snapshot.can(crash), `${id} in ${valueOf(snapshot)}`).toBe(true);
+            expect(snapshot.can(crash), `${id} in ${stateValueOf(snapshot)}`).toBe(true);
           }
         }
         expect([...spawningStates]).toEqual(capOf(config) > 0 ? [JSON.stringify({ executingTools: 'running' })] : []);
@@ -611,7 +706,10 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     const all = new Set<string>();
     const eventless: Array<{ name: string; source: AnyStateNode; targets: AnyStateNode[] }> = [];
     for (const node of getStateNodes(buildGraph(capConfigs[1]!).machine.root) as AnyStateNode[]) {
-      for (const transitions of node.transitions.values()) transitions.forEach((t, index) => all.add(nameOf(t, index)));
+      for (const transitions of node.transitions.values())
+        transitions.forEach((t, index) => {
+          all.add(nameOf(t, index));
+        });
       (node.always ?? []).forEach((t, index) => {
         all.add(nameOf(t, index));
         eventless.push({ name: nameOf(t, index), source: node, targets: [...(t.target ?? [])] });
@@ -636,7 +734,10 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
             const before = microsteps[index - 1]!;
             const after = microsteps[index]!;
             for (const candidate of eventless) {
-              if (before._nodes.some((node) => node.id === candidate.source.id) && candidate.targets.every((target) => after._nodes.some((node) => node.id === target.id))) {
+              if (
+                before._nodes.some((node) => node.id === candidate.source.id) &&
+                candidate.targets.every((target) => after._nodes.some((node) => node.id === target.id))
+              ) {
                 covered.add(candidate.name);
               }
             }
@@ -657,7 +758,9 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
       expect(snapshot.context.iterations).toBe(3);
       expect(snapshot.context.doomLoopNoticed).toBe(true);
       expect(historyProblem(snapshot.context.messages)).toBeNull();
-      expect(snapshot.context.messages.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('Notice:'))).toBe(true);
+      expect(
+        snapshot.context.messages.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('Notice:')),
+      ).toBe(true);
     }
   });
 
@@ -676,7 +779,8 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     for (const node of getStateNodes(conversation.root) as AnyStateNode[]) {
       for (const definition of node.invoke) {
         invokes++;
-        if (!node.transitions.has(`xstate.error.actor.${definition.id}`)) problems.push(`${node.id} invokes ${definition.id} without onError`);
+        if (!node.transitions.has(`xstate.error.actor.${definition.id}`))
+          problems.push(`${node.id} invokes ${definition.id} without onError`);
       }
     }
     expect(invokes).toBe(1);
@@ -691,7 +795,9 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
       const graph = buildGraph(config);
       for (const snapshot of graph.nodes.values()) {
         if (isFinal(snapshot) || !inState(snapshot, 'executingTools')) continue;
-        const running = (snapshot.context.round ?? []).map((call, index) => ({ call, index })).filter(({ call }) => call.state === 'running');
+        const running = (snapshot.context.round ?? [])
+          .map((call, index) => ({ call, index }))
+          .filter(({ call }) => call.state === 'running');
         if (running.length === 0) continue;
         checked++;
         const [next] = step(graph.machine, snapshot, afterToolDeadline);
@@ -701,7 +807,11 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           const result = next.matches('executingTools')
             ? next.context.round?.[index]?.result
             : next.context.messages.findLast((message) => message.role === 'tool')?.content[index];
-          expect(result, `${call.toolName} in ${graph.key(snapshot)}`).toMatchObject({ toolCallId: call.toolCallId, result: resultTexts.timedOut(call.toolName, 5_000), isError: true });
+          expect(result, `${call.toolName} in ${graph.key(snapshot)}`).toMatchObject({
+            toolCallId: call.toolCallId,
+            result: resultTexts.timedOut(call.toolName, 5_000),
+            isError: true,
+          });
         }
         expect(historyProblem(next.context.messages)).toBeNull();
       }
@@ -873,7 +983,8 @@ function continuation(graph: Graph, from: Snapshot, to: (snapshot: Snapshot) => 
     const node = key === start ? from : graph.nodes.get(key)!;
     if (to(node)) {
       const steps: Path['steps'] = [];
-      for (let at = key; previous.get(at); at = previous.get(at)!.key) steps.unshift({ state: previous.get(at)!.next, event: previous.get(at)!.event });
+      for (let at = key; previous.get(at); at = previous.get(at)!.key)
+        steps.unshift({ state: previous.get(at)!.next, event: previous.get(at)!.event });
       return steps;
     }
     for (const edge of graph.edges.get(key) ?? []) {
@@ -887,7 +998,12 @@ function continuation(graph: Graph, from: Snapshot, to: (snapshot: Snapshot) => 
 }
 
 /** The shortest path to a state matching `via`, then `event`, then the shortest way on to `to`. */
-function pathThrough(graph: Graph, via: (snapshot: Snapshot) => boolean, event: ConversationEvent, to: (snapshot: Snapshot) => boolean): Path {
+function pathThrough(
+  graph: Graph,
+  via: (snapshot: Snapshot) => boolean,
+  event: ConversationEvent,
+  to: (snapshot: Snapshot) => boolean,
+): Path {
   const head = shortestPath(graph, via);
   const [next] = step(graph.machine, head.state, event);
   const tail = to(next) ? [] : continuation(graph, next, to);
@@ -895,7 +1011,10 @@ function pathThrough(graph: Graph, via: (snapshot: Snapshot) => boolean, event: 
   return { state: steps.at(-1)!.state, steps, weight: steps.length - 1 };
 }
 
-const ended = (status: string, extra: (s: Snapshot) => boolean = () => true) => (s: Snapshot) => isFinal(s) && s.value === status && extra(s);
+const ended =
+  (status: string, extra: (s: Snapshot) => boolean = () => true) =>
+  (s: Snapshot) =>
+    isFinal(s) && s.value === status && extra(s);
 
 describe('real actors follow the graph', () => {
   const config = capConfigs[2]!; // cap 2
@@ -903,8 +1022,25 @@ describe('real actors follow the graph', () => {
 
   const scenarios: Array<{ name: string; path: () => Path; status: string; reason?: string; code?: string }> = [
     { name: 'done without tools', path: () => shortestPath(graph(), ended('done')), status: 'done' },
-    { name: 'done after two tool rounds', path: () => shortestPath(graph(), ended('done', (s) => s.context.iterations === 2)), status: 'done' },
-    { name: 'halted by the iteration cap', path: () => shortestPath(graph(), ended('halted', (s) => s.context.reason === 'max_iterations')), status: 'halted', reason: 'max_iterations' },
+    {
+      name: 'done after two tool rounds',
+      path: () =>
+        shortestPath(
+          graph(),
+          ended('done', (s) => s.context.iterations === 2),
+        ),
+      status: 'done',
+    },
+    {
+      name: 'halted by the iteration cap',
+      path: () =>
+        shortestPath(
+          graph(),
+          ended('halted', (s) => s.context.reason === 'max_iterations'),
+        ),
+      status: 'halted',
+      reason: 'max_iterations',
+    },
     {
       name: 'halted by cancel while a tool runs',
       path: () => pathThrough(graph(), (s) => s.matches('executingTools') && s.context.iterations === 1, cancel, ended('halted')),
@@ -917,10 +1053,23 @@ describe('real actors follow the graph', () => {
       status: 'halted',
       reason: 'cancelled',
     },
-    { name: 'halted by a tool (HaltError)', path: () => shortestPath(graph(), ended('halted', (s) => s.context.reason === 'tool_halt')), status: 'halted', reason: 'tool_halt' },
+    {
+      name: 'halted by a tool (HaltError)',
+      path: () =>
+        shortestPath(
+          graph(),
+          ended('halted', (s) => s.context.reason === 'tool_halt'),
+        ),
+      status: 'halted',
+      reason: 'tool_halt',
+    },
     {
       name: 'error: fatal 401',
-      path: () => shortestPath(graph(), ended('error', (s) => s.context.lastError?.code === 'authentication')),
+      path: () =>
+        shortestPath(
+          graph(),
+          ended('error', (s) => s.context.lastError?.code === 'authentication'),
+        ),
       status: 'error',
       code: 'authentication',
     },
@@ -948,7 +1097,13 @@ describe('real actors follow the graph', () => {
     },
     {
       name: 'request timeout, retried, then done',
-      path: () => pathThrough(graph(), (s) => s.matches('requesting') && s.context.attempt === 1 && s.context.iterations === 0 && s.context.response === null, afterRequestTimeout, ended('done')),
+      path: () =>
+        pathThrough(
+          graph(),
+          (s) => s.matches('requesting') && s.context.attempt === 1 && s.context.iterations === 0 && s.context.response === null,
+          afterRequestTimeout,
+          ended('done'),
+        ),
       status: 'done',
     },
   ];
@@ -969,7 +1124,9 @@ describe('real actors follow the graph', () => {
       if (scenario.reason) expect(output.reason).toBe(scenario.reason);
       if (scenario.code) expect(output.error?.code).toBe(scenario.code);
       expect(historyProblem(output.messages)).toBeNull();
-      const pathKeys = [path.steps[0]!.state, ...path.steps.slice(1).map((step) => step.state)].map(graph().coarseKey).filter((key, index, all) => all[index - 1] !== key);
+      const pathKeys = [path.steps[0]!.state, ...path.steps.slice(1).map((step) => step.state)]
+        .map(graph().coarseKey)
+        .filter((key, index, all) => all[index - 1] !== key);
       expect(isSubsequence(pathKeys, seen), `real run:\n${seen.join('\n')}\n\ngraph path:\n${pathKeys.join('\n')}`).toBe(true);
     });
   }
@@ -987,7 +1144,9 @@ describe('caller-sent actor events while tools run (regressions)', () => {
   const config = capConfigs[2]!;
   const executing = () => {
     const graph = buildGraph(config);
-    const snapshot = [...graph.nodes.values()].find((s) => s.matches('executingTools') && s.context.round?.length === 1 && s.context.round[0]?.state === 'running');
+    const snapshot = [...graph.nodes.values()].find(
+      (s) => s.matches('executingTools') && s.context.round?.length === 1 && s.context.round[0]?.state === 'running',
+    );
     if (!snapshot) throw new Error('no executingTools snapshot with one running call');
     return { graph, snapshot };
   };
@@ -995,7 +1154,9 @@ describe('caller-sent actor events while tools run (regressions)', () => {
   it('an xstate.done.actor.* event without a tool outcome does not crash the run', async () => {
     const tools: ToolScript = new Map([['lookup', ['hang']]]);
     let requests = 0;
-    const provider = handlerProvider((request) => scriptedTurn({ finish: requests++ === 0 ? 'normal' : 'text', end: { kind: 'done' } })(request));
+    const provider = handlerProvider((request) =>
+      scriptedTurn({ finish: requests++ === 0 ? 'normal' : 'text', end: { kind: 'done' } })(request),
+    );
     const machine = createConversationMachine(machineOptions(config, provider, tools, realRunOptions));
     const actor = createActor(machine, { input: { messages: [] } });
     actor.subscribe({ error: () => {} });
@@ -1048,7 +1209,7 @@ describe('caller-sent xstate.error.actor.* events (regressions)', () => {
       for (const id of ['providerCall', 'toolCall-99-0', 'nobody']) {
         if (id in snapshot.children) continue;
         const [next] = step(graph.machine, snapshot, asEvent({ type: `xstate.error.actor.${id}`, error: new Error('forged') }));
-        if (next.status !== 'active') failing.add(`${valueOf(snapshot)} on xstate.error.actor.${id}`);
+        if (next.status !== 'active') failing.add(`${stateValueOf(snapshot)} on xstate.error.actor.${id}`);
       }
     }
     expect([...failing].sort()).toEqual([]);

@@ -8,13 +8,19 @@ async function collect(chunks: OpenAIChatCompletionChunk[]): Promise<ProviderEve
     yield* chunks;
   });
   const events: ProviderEvent[] = [];
-  for await (const event of provider.stream({ messages: [{ role: 'user', content: 'x' }], tools: [], signal: new AbortController().signal })) {
+  for await (const event of provider.stream({
+    messages: [{ role: 'user', content: 'x' }],
+    tools: [],
+    signal: new AbortController().signal,
+  })) {
     events.push(event);
   }
   return events;
 }
 
-const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({ choices: [{ index: 0, delta, finish_reason: finish }] });
+const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
 
 describe('handlerProvider: chat.completion.chunk accumulation', () => {
   it('accumulates interleaved parallel tool-call deltas by index, usage from the last chunk', async () => {
@@ -26,7 +32,16 @@ describe('handlerProvider: chat.completion.chunk accumulation', () => {
       choice({ tool_calls: [{ index: 1, function: { arguments: ':1}' } }] }),
       choice({ tool_calls: [{ index: 0, function: { arguments: '"x"}' } }] }),
       choice({}, 'tool_calls'),
-      { choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 2 } } },
+      {
+        choices: [],
+        usage: {
+          prompt_tokens: 11,
+          completion_tokens: 7,
+          total_tokens: 18,
+          prompt_tokens_details: { cached_tokens: 4 },
+          completion_tokens_details: { reasoning_tokens: 2 },
+        },
+      },
     ]);
     expect(events.filter((event) => event.type === 'tool.call.delta')).toHaveLength(5);
     expect(events.at(-1)).toEqual({
@@ -54,14 +69,19 @@ describe('handlerProvider: chat.completion.chunk accumulation', () => {
       { type: 'text.delta', delta: 'answer' },
     ]);
     expect(events.at(-1)).toMatchObject({
-      content: [{ type: 'reasoning', text: 'think more' }, { type: 'text', text: 'answer' }],
+      content: [
+        { type: 'reasoning', text: 'think more' },
+        { type: 'text', text: 'answer' },
+      ],
       finishReason: 'length',
       usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
     });
   });
 
   it('an in-band error chunk becomes a classified error', async () => {
-    await expect(collect([choice({ content: 'x' }), { error: { code: 400, message: 'bad things' } } as OpenAIChatCompletionChunk])).rejects.toMatchObject({
+    await expect(
+      collect([choice({ content: 'x' }), { error: { code: 400, message: 'bad things' } } as OpenAIChatCompletionChunk]),
+    ).rejects.toMatchObject({
       name: 'ProviderError',
       status: 400,
       retryable: false,
@@ -86,7 +106,13 @@ describe('handlerProvider: chat.completion.chunk accumulation', () => {
       system: 'sys',
       messages: [
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: [{ type: 'reasoning', text: 'hidden' }, { type: 'tool-call', toolCallId: 'c', toolName: 't', args: { a: 1 } }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', text: 'hidden' },
+            { type: 'tool-call', toolCallId: 'c', toolName: 't', args: { a: 1 } },
+          ],
+        },
         { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't', result: { ok: true } }] },
       ],
       tools: [{ name: 't', description: 'd', inputSchema: { type: 'object' } }],

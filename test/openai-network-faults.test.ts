@@ -38,7 +38,14 @@ const chunk = (delta: Record<string, unknown>, finishReason: string | null = nul
   model: 'gpt-4o-mini',
   choices: [{ index: 0, delta, finish_reason: finishReason }],
 });
-const usageChunk = { id: 'chatcmpl-fault', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [], usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } };
+const usageChunk = {
+  id: 'chatcmpl-fault',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'gpt-4o-mini',
+  choices: [],
+  usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+};
 const answer = (text: string) => openaiSse([chunk({ role: 'assistant', content: text }), chunk({}, 'stop'), usageChunk]);
 const sseLine = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
 
@@ -81,7 +88,9 @@ async function run(steps: WireStep[] | { url: string }, options: Partial<Convers
   const retries: Array<{ attempt: number; delayMs: number; discardPartial: boolean; code?: string }> = [];
   const started: Array<{ iteration: number; attempt: number }> = [];
   const textDeltas: string[] = [];
-  actor.on('request.retry', (event) => retries.push({ attempt: event.attempt, delayMs: event.delayMs, discardPartial: event.discardPartial, code: event.error.code }));
+  actor.on('request.retry', (event) =>
+    retries.push({ attempt: event.attempt, delayMs: event.delayMs, discardPartial: event.discardPartial, code: event.error.code }),
+  );
   actor.on('request.started', (event) => started.push({ iteration: event.iteration, attempt: event.attempt }));
   actor.on('text.delta', (event) => textDeltas.push(event.delta));
   actor.start();
@@ -164,13 +173,20 @@ describe('network faults through a conversation', () => {
   });
 
   it('an in-band 5xx error chunk inside a 200 stream is retried', async () => {
-    const { output, retries } = await run([openaiSse([chunk({ content: 'x' }), { error: { code: 502, message: 'upstream' } }]), answer('Fine.')]);
+    const { output, retries } = await run([
+      openaiSse([chunk({ content: 'x' }), { error: { code: 502, message: 'upstream' } }]),
+      answer('Fine.'),
+    ]);
     expect(output).toMatchObject({ status: 'done', text: 'Fine.' });
     expect(retries).toEqual([expect.objectContaining({ code: 'server', discardPartial: true })]);
   });
 
   it('401 fails at once, without a retry', async () => {
-    const { output, retries } = await run([jsonResponse(401, { error: { message: 'Incorrect API key provided: sk-f***ts.', type: 'invalid_request_error', code: 'invalid_api_key' } })]);
+    const { output, retries } = await run([
+      jsonResponse(401, {
+        error: { message: 'Incorrect API key provided: sk-f***ts.', type: 'invalid_request_error', code: 'invalid_api_key' },
+      }),
+    ]);
     expect(output.status).toBe('error');
     expect(output.error).toMatchObject({ status: 401, retryable: false, code: 'authentication' });
     expect(retries).toEqual([]);
@@ -179,7 +195,9 @@ describe('network faults through a conversation', () => {
 
   it('5xx until retries run out ends in error after maxRetries + 1 requests', async () => {
     const failing = jsonResponse(503, { error: { message: 'unavailable', type: 'server_error' } });
-    const { output, retries } = await run([failing, failing], { retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 1, jitter: false } });
+    const { output, retries } = await run([failing, failing], {
+      retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 1, jitter: false },
+    });
     expect(output.status).toBe('error');
     expect(output.error).toMatchObject({ status: 503, retryable: true });
     expect(retries).toHaveLength(1);
@@ -188,7 +206,10 @@ describe('network faults through a conversation', () => {
 
   it('a fault in the second request of a tool loop is retried and the loop completes with a valid history', async () => {
     const toolCall = openaiSse([
-      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_add', type: 'function', function: { name: 'add', arguments: '{"a":2,"b":3}' } }] }),
+      chunk({
+        role: 'assistant',
+        tool_calls: [{ index: 0, id: 'call_add', type: 'function', function: { name: 'add', arguments: '{"a":2,"b":3}' } }],
+      }),
       chunk({}, 'tool_calls'),
       usageChunk,
     ]);

@@ -105,9 +105,11 @@ describe('openaiProvider: streaming', () => {
       { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'weather', result: { temp: 12 } }] },
     ];
     await collect(
-      provider(wire, { params: { temperature: 0, max_completion_tokens: 99, stream: false, stream_options: { extra: 1 } }, reasoningEffort: 'low', strict: true }).stream(
-        request({ system: 'Be terse.', messages: history, tools: [weatherTool] }),
-      ),
+      provider(wire, {
+        params: { temperature: 0, max_completion_tokens: 99, stream: false, stream_options: { extra: 1 } },
+        reasoningEffort: 'low',
+        strict: true,
+      }).stream(request({ system: 'Be terse.', messages: history, tools: [weatherTool] })),
     );
     const sent = wire.requests[0]!;
     expect(sent.method).toBe('POST');
@@ -130,7 +132,12 @@ describe('openaiProvider: streaming', () => {
         },
         { role: 'tool', tool_call_id: 'call_1', content: '{"temp":12}' },
       ],
-      tools: [{ type: 'function', function: { name: 'weather', description: 'Weather for a city', parameters: weatherTool.inputSchema, strict: true } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'weather', description: 'Weather for a city', parameters: weatherTool.inputSchema, strict: true },
+        },
+      ],
     });
   });
 
@@ -243,10 +250,7 @@ describe('openaiProvider: streaming', () => {
   });
 
   it('maps length and content_filter finish reasons', async () => {
-    const wire = await serve([
-      openaiSse([chunk({ content: 'cut' }, 'length')]),
-      openaiSse([chunk({}, 'content_filter')]),
-    ]);
+    const wire = await serve([openaiSse([chunk({ content: 'cut' }, 'length')]), openaiSse([chunk({}, 'content_filter')])]);
     const length = (await collect(provider(wire).stream(request()))).at(-1);
     const filtered = (await collect(provider(wire).stream(request()))).at(-1);
     expect(length).toMatchObject({ type: 'finish', finishReason: 'length', content: [{ type: 'text', text: 'cut' }] });
@@ -291,7 +295,13 @@ describe('openaiProvider: non-streaming', () => {
     ]);
     const events = await collect(provider(wire, { stream: false }).stream(request()));
     expect(events).toEqual([
-      { type: 'finish', content: [], finishReason: 'length', rawFinishReason: 'length', usage: { inputTokens: 5, outputTokens: 10, totalTokens: 15, reasoningTokens: 10 } },
+      {
+        type: 'finish',
+        content: [],
+        finishReason: 'length',
+        rawFinishReason: 'length',
+        usage: { inputTokens: 5, outputTokens: 10, totalTokens: 15, reasoningTokens: 10 },
+      },
     ]);
   });
 });
@@ -351,7 +361,9 @@ describe('openaiProvider: clients and options', () => {
 
   it('never lets the API key through an error, even when the server echoes it', async () => {
     const wire = await serve([
-      jsonResponse(401, { error: { message: `Incorrect API key provided: ${apiKey}.`, type: 'invalid_request_error', code: 'invalid_api_key' } }),
+      jsonResponse(401, {
+        error: { message: `Incorrect API key provided: ${apiKey}.`, type: 'invalid_request_error', code: 'invalid_api_key' },
+      }),
       openaiSse([{ error: { message: `bad key ${apiKey}`, code: 500 } }]),
     ]);
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -365,7 +377,8 @@ describe('openaiProvider: clients and options', () => {
 });
 
 describe('openaiProvider: keys from a client or the environment stay secret too', () => {
-  const echo = (key: string) => jsonResponse(401, { error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error' } });
+  const echo = (key: string) =>
+    jsonResponse(401, { error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error' } });
 
   it('redacts the key of a client passed in', async () => {
     const wire = await serve([echo('sk-client-key-123456')]);
@@ -395,7 +408,12 @@ describe('openaiProvider: failures over the wire', () => {
       jsonResponse(429, { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after-ms': '1500' }),
       jsonResponse(400, { error: { message: 'bad', type: 'invalid_request_error', code: null } }),
     ]);
-    expect(await failure(provider(wire).stream(request()))).toMatchObject({ code: 'rate_limit', retryable: true, status: 429, retryAfterMs: 1500 });
+    expect(await failure(provider(wire).stream(request()))).toMatchObject({
+      code: 'rate_limit',
+      retryable: true,
+      status: 429,
+      retryAfterMs: 1500,
+    });
     expect(await failure(provider(wire).stream(request()))).toMatchObject({ code: 'bad_request', retryable: false, status: 400 });
   });
 
@@ -448,7 +466,11 @@ describe('openaiProvider: failures over the wire', () => {
 
   it('a malformed SSE data line is a retryable incomplete stream', async () => {
     const wire = await serve([
-      { status: 200, headers: { 'content-type': 'text/event-stream' }, body: `data: ${JSON.stringify(chunk({ content: 'a' }))}\n\ndata: {"id":"x","choi\n\n` },
+      {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+        body: `data: ${JSON.stringify(chunk({ content: 'a' }))}\n\ndata: {"id":"x","choi\n\n`,
+      },
     ]);
     // The SDK logs the bad line to stderr before it throws.
     expect(await failure(provider(wire).stream(request()))).toMatchObject({ code: 'incomplete_stream', retryable: true });
@@ -462,7 +484,11 @@ describe('openaiProvider: failures over the wire', () => {
         await control.sleep(20);
         control.socket.destroy();
       },
-      { status: 200, headers: { 'content-type': 'application/json' }, body: '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":' },
+      {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":',
+      },
     ]);
     const cut = await failure(provider(wire, { stream: false }).stream(request()));
     expect(cut.retryable).toBe(true);

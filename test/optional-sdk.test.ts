@@ -35,7 +35,12 @@ describe('lazySdkClient: a client from an optional peer SDK', () => {
       'openaiProvider needs the `openai` package',
     );
     // The eager load fails unobserved: the no-crash guard fails this test if that rejection escapes.
-    await expect(getClient()).rejects.toMatchObject({ name: 'ProviderError', code: 'unknown', retryable: false, message: 'openaiProvider needs the `openai` package' });
+    await expect(getClient()).rejects.toMatchObject({
+      name: 'ProviderError',
+      code: 'unknown',
+      retryable: false,
+      message: 'openaiProvider needs the `openai` package',
+    });
     expect(loads).toBe(1);
     await expect(getClient()).rejects.toMatchObject({ code: 'unknown' });
     expect(loads).toBe(2);

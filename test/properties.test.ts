@@ -36,7 +36,9 @@ describe('DESIGN §3 holds under random faults, tools, options, cancels and appr
   const wires: Wire[] = ['openai', 'anthropic'];
   for (const [position, wire] of wires.entries()) {
     it(`over the ${wire} wire (${runsPerWire} runs, seed ${seed + position})`, { timeout: 120_000 }, async () => {
-      console.log(`properties (${wire}): seed ${seed + position}, ${runsPerWire} runs — replay with PROPERTY_SEED=${seed} (wire offset ${position})`);
+      console.log(
+        `properties (${wire}): seed ${seed + position}, ${runsPerWire} runs — replay with PROPERTY_SEED=${seed} (wire offset ${position})`,
+      );
       const known = new Map<string, number>();
       await fc.assert(
         fc.asyncProperty(runCaseArbFor(wire), async (testCase: RunCase) => {
@@ -44,10 +46,18 @@ describe('DESIGN §3 holds under random faults, tools, options, cancels and appr
           for (const bug of report.knownBugs) known.set(bug, (known.get(bug) ?? 0) + 1);
           expect(report.violations, `case ${JSON.stringify(testCase)}`).toEqual([]);
         }),
-        { seed: seed + position, numRuns: runsPerWire, endOnFailure: false, interruptAfterTimeLimit: 100_000, markInterruptAsFailure: false },
+        {
+          seed: seed + position,
+          numRuns: runsPerWire,
+          endOnFailure: false,
+          interruptAfterTimeLimit: 100_000,
+          markInterruptAsFailure: false,
+        },
       );
       if (known.size > 0) {
-        console.log(`known engine bugs hit (it.fails in test/property-regressions.test.ts):\n${[...known].map(([bug, count]) => `  ${count} × ${bug}`).join('\n')}`);
+        console.log(
+          `known engine bugs hit (it.fails in test/property-regressions.test.ts):\n${[...known].map(([bug, count]) => `  ${count} × ${bug}`).join('\n')}`,
+        );
       }
     });
   }

@@ -56,20 +56,34 @@ describe('property counterexamples', () => {
   // for the calls it settles itself (`calls[index]?.state !== 'settled'`), so those pre-settled
   // calls were in the history with their error result but no tool.result event was ever emitted.
   it('a call with invalid arguments in the response that hits the iteration cap gets a tool.result event', async () => {
-    const { output, results, callIds } = await run([{ kind: 'tools', calls: [{ tool: 0, args: 'badSchema', n: 1 }], thinking: false, text: false }], { maxToolIterations: 0 });
+    const { output, results, callIds } = await run(
+      [{ kind: 'tools', calls: [{ tool: 0, args: 'badSchema', n: 1 }], thinking: false, text: false }],
+      { maxToolIterations: 0 },
+    );
     expect(output).toMatchObject({ status: 'halted', reason: 'max_iterations' });
     expect(callIds).toEqual(['call_r0_0']);
     expect(results).toEqual(callIds);
   });
 
   it('a call to an unknown tool in the response that hits the iteration cap gets a tool.result event', async () => {
-    const { output, results, callIds } = await run([{ kind: 'tools', calls: [{ tool: 0, args: 'valid', n: 1, unknown: true }], thinking: false, text: false }], { maxToolIterations: 0 });
+    const { output, results, callIds } = await run(
+      [{ kind: 'tools', calls: [{ tool: 0, args: 'valid', n: 1, unknown: true }], thinking: false, text: false }],
+      { maxToolIterations: 0 },
+    );
     expect(output).toMatchObject({ status: 'halted', reason: 'max_iterations' });
     expect(results).toEqual(callIds);
   });
 
   it('a call with invalid JSON in the response a persisting doom loop halts gets a tool.result event', async () => {
-    const looping: FaultStep = { kind: 'tools', calls: [{ tool: 0, args: 'valid', n: 7 }, { tool: 0, args: 'invalidJson', n: 1 }], thinking: false, text: false };
+    const looping: FaultStep = {
+      kind: 'tools',
+      calls: [
+        { tool: 0, args: 'valid', n: 7 },
+        { tool: 0, args: 'invalidJson', n: 1 },
+      ],
+      thinking: false,
+      text: false,
+    };
     const { output, results, callIds } = await run([looping, looping, looping], { doomLoop: { threshold: 2 } });
     expect(output).toMatchObject({ status: 'halted', reason: 'doom_loop' });
     expect(callIds).toHaveLength(6);
@@ -91,7 +105,13 @@ describe('broken transfers are retried on the Anthropic wire as on the OpenAI wi
   async function runAnthropic(plan: FaultStep[], stream: boolean) {
     server = await startFaultServer({ wire: 'anthropic', plan, toolNames: ['lookup'], apiKey: 'sk-ant-regression' });
     const machine = createConversationMachine({
-      provider: anthropicProvider({ model: 'claude-haiku-4-5', apiKey: 'sk-ant-regression', baseURL: server.baseURL, maxTokens: 1024, stream }),
+      provider: anthropicProvider({
+        model: 'claude-haiku-4-5',
+        apiKey: 'sk-ant-regression',
+        baseURL: server.baseURL,
+        maxTokens: 1024,
+        stream,
+      }),
       tools: [lookup],
       retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 2, jitter: false },
     });
@@ -107,13 +127,25 @@ describe('broken transfers are retried on the Anthropic wire as on the OpenAI wi
   });
 
   it('not streamed: a body that ends mid-JSON is retried', async () => {
-    const output = await runAnthropic([{ kind: 'cut', how: 'end' }, { kind: 'text', thinking: false }], false);
+    const output = await runAnthropic(
+      [
+        { kind: 'cut', how: 'end' },
+        { kind: 'text', thinking: false },
+      ],
+      false,
+    );
     expect(output.error).toBeUndefined();
     expect(output).toMatchObject({ status: 'done', text: 'Answer 1.' });
   });
 
   it('not streamed: an empty 200 body is retried', async () => {
-    const output = await runAnthropic([{ kind: 'empty', body: false }, { kind: 'text', thinking: false }], false);
+    const output = await runAnthropic(
+      [
+        { kind: 'empty', body: false },
+        { kind: 'text', thinking: false },
+      ],
+      false,
+    );
     expect(output.error).toBeUndefined();
     expect(output).toMatchObject({ status: 'done', text: 'Answer 1.' });
   });
@@ -121,8 +153,20 @@ describe('broken transfers are retried on the Anthropic wire as on the OpenAI wi
   it('the same faults are retried on the OpenAI wire (the behaviour asked for)', async () => {
     for (const [plan, stream] of [
       [[{ kind: 'malformed' }, { kind: 'text', thinking: false }], true],
-      [[{ kind: 'cut', how: 'end' }, { kind: 'text', thinking: false }], false],
-      [[{ kind: 'empty', body: false }, { kind: 'text', thinking: false }], false],
+      [
+        [
+          { kind: 'cut', how: 'end' },
+          { kind: 'text', thinking: false },
+        ],
+        false,
+      ],
+      [
+        [
+          { kind: 'empty', body: false },
+          { kind: 'text', thinking: false },
+        ],
+        false,
+      ],
     ] as Array<[FaultStep[], boolean]>) {
       server = await startFaultServer({ wire: 'openai', plan, toolNames: ['lookup'], apiKey: 'sk-regression' });
       const machine = createConversationMachine({

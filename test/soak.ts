@@ -59,13 +59,18 @@ for (let chunkStart = 0; chunkStart < cases.length; chunkStart += chunkSize) {
       const index = chunkStart + position;
       const report = await runCase(testCase, { checkResources: false });
       done++;
-      const status = report.output ? `${report.output.status}${report.output.reason ? `/${report.output.reason}` : ''}${report.output.error ? ` (${report.output.error.code ?? report.output.error.name})` : ''}` : 'no output';
+      const status = report.output
+        ? `${report.output.status}${report.output.reason ? `/${report.output.reason}` : ''}${report.output.error ? ` (${report.output.error.code ?? report.output.error.name})` : ''}`
+        : 'no output';
       bump(byStatus, status);
       bump(byWire, `${testCase.wire}${testCase.stream ? '' : ' (not streamed)'}`);
       for (const kind of report.injected) bump(byFault, kind);
       for (const bug of report.knownBugs) bump(knownBugs, bug);
       if (report.output?.status === 'error') {
-        bump(errorCauses, `${testCase.wire}${testCase.stream ? '' : ' (not streamed)'}: ${report.output.error?.code ?? '?'} (retryable ${String(report.output.error?.retryable)}) after [${report.lastInjected.join(', ') || 'no request'}]`);
+        bump(
+          errorCauses,
+          `${testCase.wire}${testCase.stream ? '' : ' (not streamed)'}: ${report.output.error?.code ?? '?'} (retryable ${String(report.output.error?.retryable)}) after [${report.lastInjected.join(', ') || 'no request'}]`,
+        );
       }
       requests += report.requests;
       executions += report.executions;
@@ -93,7 +98,11 @@ for (let chunkStart = 0; chunkStart < cases.length; chunkStart += chunkSize) {
 const sorted = (map: Map<string, number>) => [...map.entries()].sort((a, b) => b[1] - a[1]);
 const violations = failures.reduce((sum, failure) => sum + failure.report.violations.length, 0) + globalViolations.length;
 console.log(`\n\nruns: ${cases.length}  (seed ${seed}, concurrency ${concurrency})`);
-console.log(`wires: ${sorted(byWire).map(([key, value]) => `${key} ${value}`).join(', ')}`);
+console.log(
+  `wires: ${sorted(byWire)
+    .map(([key, value]) => `${key} ${value}`)
+    .join(', ')}`,
+);
 console.log(`HTTP requests: ${requests}; tool executions: ${executions}`);
 console.log('final states:');
 for (const [key, value] of sorted(byStatus)) console.log(`  ${String(value).padStart(6)}  ${key}`);
@@ -103,6 +112,8 @@ console.log('runs ending in error, by wire, error code and the last answer the s
 for (const [key, value] of sorted(errorCauses)) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log(`known engine bugs (it.fails in test/property-regressions.test.ts), runs hitting each:${knownBugs.size === 0 ? ' none' : ''}`);
 for (const [key, value] of sorted(knownBugs)) console.log(`  ${String(value).padStart(6)}  ${key}`);
-console.log(`violations: ${violations} (in ${failures.length} runs${globalViolations.length ? `, plus ${globalViolations.length} process-level` : ''})`);
+console.log(
+  `violations: ${violations} (in ${failures.length} runs${globalViolations.length ? `, plus ${globalViolations.length} process-level` : ''})`,
+);
 console.log(`wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(violations > 0 ? 1 : 0);

@@ -51,7 +51,7 @@ describe('visualizations/ is generated from src/machines', () => {
   it('JSON definitions hold no functions and parse back to the same value', () => {
     for (const [name, content] of Object.entries(generated)) {
       if (!name.endsWith('.json')) continue;
-      expect(JSON.stringify(JSON.parse(content), null, 2) + '\n').toBe(content);
+      expect(`${JSON.stringify(JSON.parse(content), null, 2)}\n`).toBe(content);
     }
   });
 

@@ -106,7 +106,13 @@ describe('wire server', () => {
   it('feeds the real openai SDK', async () => {
     server = await startWireServer([
       openaiSse([
-        { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: 'stop' }] },
+        {
+          id: 'c',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: 'stop' }],
+        },
       ]),
     ]);
     const client = new OpenAI({ apiKey: 'test-key', baseURL: `${server.url}/v1`, maxRetries: 0 });
@@ -138,7 +144,11 @@ describe('assertRequestMatches', () => {
       messages: [
         { role: 'system', content: 'sys' },
         { role: 'user', content: [{ type: 'text', text: 'q' }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: '2' },
       ],
       tools: [{ type: 'function', function: { name: 'f', description: 'x', parameters: { type: 'object' } } }],
@@ -160,16 +170,24 @@ describe('assertRequestMatches', () => {
       system: [{ type: 'text', text: 's' }],
       messages: [
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: 'SIG' }, { type: 'tool_use', id: 'tu', name: 'f', input: {} }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 't', signature: 'SIG' },
+            { type: 'tool_use', id: 'tu', name: 'f', input: {} },
+          ],
+        },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu', content: 'r' }] },
       ],
     };
     const same = structuredClone(anthropic);
     (same as { system: unknown }).system = 's';
-    (same.messages[2] as { content: unknown }).content = [{ type: 'tool_result', tool_use_id: 'tu', content: [{ type: 'text', text: 'r' }] }];
+    (same.messages[2] as { content: unknown }).content = [
+      { type: 'tool_result', tool_use_id: 'tu', content: [{ type: 'text', text: 'r' }] },
+    ];
     assertRequestMatches(anthropic, same);
     const changed = structuredClone(anthropic);
-    ((changed.messages[1]!.content as Array<Record<string, unknown>>)[0]!).signature = 'SIG ';
+    (changed.messages[1]!.content as Array<Record<string, unknown>>)[0]!.signature = 'SIG ';
     expect(() => assertRequestMatches(anthropic, changed)).toThrow();
   });
 });

@@ -59,7 +59,8 @@ const thrownBy = (event: { type: string }): unknown => ('error' in event ? event
 function earliestDeadline(round: RoundCall[] | null): number | undefined {
   let earliest: number | undefined;
   for (const call of round ?? []) {
-    if (call.state === 'running' && call.deadline !== undefined && (earliest === undefined || call.deadline < earliest)) earliest = call.deadline;
+    if (call.state === 'running' && call.deadline !== undefined && (earliest === undefined || call.deadline < earliest))
+      earliest = call.deadline;
   }
   return earliest;
 }
@@ -101,7 +102,13 @@ function isValidUserContent(content: unknown): boolean {
   return (
     Array.isArray(content) &&
     content.length > 0 &&
-    content.every((part: unknown) => typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' && typeof (part as { text?: unknown }).text === 'string') &&
+    content.every(
+      (part: unknown) =>
+        typeof part === 'object' &&
+        part !== null &&
+        (part as { type?: unknown }).type === 'text' &&
+        typeof (part as { text?: unknown }).text === 'string',
+    ) &&
     content.some((part: { text: string }) => part.text.trim() !== '')
   );
 }
@@ -188,7 +195,7 @@ export function createConversationMachine(options: ConversationOptions) {
       isAwaitingApproval: ({ context, event }) =>
         (event.type === 'tool.approve' || event.type === 'tool.deny') &&
         (context.round?.some((call) => call.toolCallId === event.toolCallId && call.state === 'awaiting-approval') ?? false),
-      roundSettled: ({ context }) => context.round !== null && context.round.every((call) => call.state === 'settled'),
+      roundSettled: ({ context }) => context.round?.every((call) => call.state === 'settled') ?? false,
       executionHalts: ({ context, event }) =>
         event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),
     },
@@ -205,7 +212,7 @@ export function createConversationMachine(options: ConversationOptions) {
         eventType: event.type,
         message:
           'user.message content must be a non-empty string or a non-empty array of { type: "text", text } parts; ' +
-          `got ${event.type === 'user.message' ? JSON.stringify(event.content) ?? typeof event.content : 'no content'}`,
+          `got ${event.type === 'user.message' ? (JSON.stringify(event.content) ?? typeof event.content) : 'no content'}`,
       })),
       rejectOutOfState: emit(({ event, self }) => ({
         type: 'event.rejected' as const,
@@ -259,7 +266,8 @@ export function createConversationMachine(options: ConversationOptions) {
         });
         enqueue.emit({ type: 'usage', step: finish.usage, total });
         for (const part of content) {
-          if (part.type === 'tool-call') enqueue.emit({ type: 'tool.call', toolCallId: part.toolCallId, name: part.toolName, args: part.args });
+          if (part.type === 'tool-call')
+            enqueue.emit({ type: 'tool.call', toolCallId: part.toolCallId, name: part.toolName, args: part.args });
         }
       }),
       // The run's text is the last response's, even when that response is empty: an earlier
@@ -321,7 +329,12 @@ export function createConversationMachine(options: ConversationOptions) {
         const next = round.map((call, index) => {
           if (call.state !== 'queued' || running >= resolved.maxConcurrentTools) return call;
           running++;
-          const input: ToolExecutionInput = { toolCallId: call.toolCallId, toolName: call.toolName, args: call.args, messages: context.messages };
+          const input: ToolExecutionInput = {
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            args: call.args,
+            messages: context.messages,
+          };
           enqueue.spawnChild('executeTool', { id: toolCallActorId(context.iterations, index), input });
           return { ...call, state: 'running' as const, deadline: Date.now() + toolTimeoutOf(call.toolName) };
         });
@@ -345,7 +358,12 @@ export function createConversationMachine(options: ConversationOptions) {
       recordToolError: enqueueActions(({ context, event, enqueue }) => {
         const live = liveCall(context, event.type);
         if (!live) return;
-        settleCall(context, live.index, errorResult(live.call, capText(resultTexts.failed(thrownBy(event)), resolved.maxToolResultBytes)), enqueue);
+        settleCall(
+          context,
+          live.index,
+          errorResult(live.call, capText(resultTexts.failed(thrownBy(event)), resolved.maxToolResultBytes)),
+          enqueue,
+        );
       }),
       // The halting call's result is the text the tool halted with, not an error.
       recordHalt: enqueueActions(({ context, event, enqueue }) => {
@@ -362,7 +380,11 @@ export function createConversationMachine(options: ConversationOptions) {
         const next = round.map((call, index) => {
           if (call.state !== 'running' || call.deadline === undefined || call.deadline > due) return call;
           enqueue.stopChild(toolCallActorId(context.iterations, index));
-          const timedOut: RoundCall = { ...call, state: 'settled', result: errorResult(call, resultTexts.timedOut(call.toolName, toolTimeoutOf(call.toolName))) };
+          const timedOut: RoundCall = {
+            ...call,
+            state: 'settled',
+            result: errorResult(call, resultTexts.timedOut(call.toolName, toolTimeoutOf(call.toolName))),
+          };
           settled.push(timedOut);
           return timedOut;
         });
@@ -418,7 +440,10 @@ export function createConversationMachine(options: ConversationOptions) {
     id: 'conversation',
     context: ({ input }) => {
       const messages = input?.messages ?? [];
-      const inputProblem = input === undefined || typeof input === 'object' ? findMessagesProblem(messages) : 'input must be an object { messages?, sessionData? }';
+      const inputProblem =
+        input === undefined || typeof input === 'object'
+          ? findMessagesProblem(messages)
+          : 'input must be an object { messages?, sessionData? }';
       return {
         messages: Array.isArray(messages) ? messages : [],
         ...(input?.sessionData === undefined ? {} : { sessionData: input.sessionData }),
@@ -537,7 +562,11 @@ export function createConversationMachine(options: ConversationOptions) {
             on: {
               'xstate.done.actor.*': { target: 'running', reenter: true, actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
               'xstate.error.actor.*': [
-                { guard: 'executionHalts', target: '#conversation.halted', actions: ['releaseChild', 'markToolHalt', 'recordHalt', 'closeHaltedRound'] },
+                {
+                  guard: 'executionHalts',
+                  target: '#conversation.halted',
+                  actions: ['releaseChild', 'markToolHalt', 'recordHalt', 'closeHaltedRound'],
+                },
                 { target: 'running', reenter: true, actions: ['releaseChild', 'recordToolError', 'startQueuedCalls'] },
               ],
             },

@@ -130,7 +130,11 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
     if (!knownOptions.has(key)) throw new InvalidOptionsError(key, `a known option (${[...knownOptions].join(', ')})`, 'an unknown option');
   }
   if (!isProvider(options.provider)) {
-    throw new InvalidOptionsError('provider', 'a Provider (e.g. openaiProvider(...), anthropicProvider(...), handlerProvider(fn))', options.provider);
+    throw new InvalidOptionsError(
+      'provider',
+      'a Provider (e.g. openaiProvider(...), anthropicProvider(...), handlerProvider(fn))',
+      options.provider,
+    );
   }
   if (options.system !== undefined && typeof options.system !== 'string') {
     throw new InvalidOptionsError('system', 'a string', options.system);
@@ -151,7 +155,8 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
     throw new InvalidOptionsError('retry', 'an object { maxRetries, initialDelayMs, maxDelayMs } or false', retryOption);
   }
   const retry = (retryOption || {}) as RetryOptions;
-  if (retry.jitter !== undefined && typeof retry.jitter !== 'boolean') throw new InvalidOptionsError('retry.jitter', 'a boolean', retry.jitter);
+  if (retry.jitter !== undefined && typeof retry.jitter !== 'boolean')
+    throw new InvalidOptionsError('retry.jitter', 'a boolean', retry.jitter);
   const resolvedRetry: Required<RetryOptions> = {
     maxRetries: retryOption === false ? 0 : integer(retry.maxRetries, 'retry.maxRetries', 2, 0),
     initialDelayMs: duration(retry.initialDelayMs, 'retry.initialDelayMs', 500, 0),
@@ -160,7 +165,11 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
     maxRetryAfterMs: duration(retry.maxRetryAfterMs, 'retry.maxRetryAfterMs', 60_000, 0),
   };
   if (resolvedRetry.maxDelayMs < resolvedRetry.initialDelayMs) {
-    throw new InvalidOptionsError('retry.maxDelayMs', `a value ≥ retry.initialDelayMs (${resolvedRetry.initialDelayMs})`, resolvedRetry.maxDelayMs);
+    throw new InvalidOptionsError(
+      'retry.maxDelayMs',
+      `a value ≥ retry.initialDelayMs (${resolvedRetry.initialDelayMs})`,
+      resolvedRetry.maxDelayMs,
+    );
   }
 
   const doomLoopOption: unknown = options.doomLoop;
@@ -171,12 +180,17 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
     doomLoopThreshold = integer((doomLoopOption as DoomLoopOptions).threshold, 'doomLoop.threshold', 3, 2);
   } else throw new InvalidOptionsError('doomLoop', 'an object { threshold } or false', doomLoopOption);
 
-  const maxConcurrentTools = options.maxConcurrentTools === undefined ? Number.POSITIVE_INFINITY : integer(options.maxConcurrentTools, 'maxConcurrentTools', 1, 1);
+  const maxConcurrentTools =
+    options.maxConcurrentTools === undefined ? Number.POSITIVE_INFINITY : integer(options.maxConcurrentTools, 'maxConcurrentTools', 1, 1);
 
   return {
     provider: options.provider,
     tools,
-    toolDescriptions: [...tools.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+    toolDescriptions: [...tools.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    })),
     system: options.system === '' ? undefined : options.system,
     maxToolIterations: integer(options.maxToolIterations, 'maxToolIterations', 10, 0),
     maxConcurrentTools,

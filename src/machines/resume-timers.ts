@@ -3,7 +3,9 @@ import type { AnyActorRef, AnyStateMachine, MachineSnapshot, SnapshotFrom } from
 /** The part of the actor scope XState passes to a logic's `start` that re-arming needs. */
 type StartScope = {
   self: AnyActorRef;
-  system: { scheduler: { schedule(source: AnyActorRef, target: AnyActorRef, event: { type: string }, delay: number, id: string | undefined): void } };
+  system: {
+    scheduler: { schedule(source: AnyActorRef, target: AnyActorRef, event: { type: string }, delay: number, id: string | undefined): void };
+  };
 };
 
 type AnyMachineSnapshot = MachineSnapshot<Record<string, unknown>, { type: string }, never, never, never, unknown, never, never>;
@@ -14,7 +16,10 @@ const resumeEvent = { type: 'xstate.resume' } as const;
 function delayOf(machine: AnyStateMachine, delay: string | number, context: unknown): number {
   if (typeof delay === 'number') return delay;
   const configured: unknown = (machine.implementations.delays as Record<string, unknown>)[delay];
-  const value = typeof configured === 'function' ? (configured as (args: { context: unknown; event: unknown }) => unknown)({ context, event: resumeEvent }) : configured;
+  const value =
+    typeof configured === 'function'
+      ? (configured as (args: { context: unknown; event: unknown }) => unknown)({ context, event: resumeEvent })
+      : configured;
   return typeof value === 'number' && Number.isFinite(value) ? Math.max(0, value) : 0;
 }
 

@@ -58,7 +58,13 @@ export function planResponse(
       // Neither parsed nor kept: a huge argument text would ride along in every later request.
       const base = { toolCallId: part.toolCallId, toolName: part.toolName };
       assistant.push({ type: 'tool-call', ...base, args: {} });
-      calls.push(settled(base, {}, `Error: arguments for tool "${part.toolName}" are too large: ${size} bytes (limit ${maxArgsBytes}). Send smaller arguments.`));
+      calls.push(
+        settled(
+          base,
+          {},
+          `Error: arguments for tool "${part.toolName}" are too large: ${size} bytes (limit ${maxArgsBytes}). Send smaller arguments.`,
+        ),
+      );
       continue;
     }
     const parsed = parseArgs(part.argsText);
@@ -75,10 +81,18 @@ function planCall(toolCallId: string, toolName: string, parsed: ParsedArgs, tool
   const tool = tools.get(toolName);
   if (!tool) {
     const available = [...tools.keys()];
-    return settled(base, parsed.ok ? parsed.value : {}, `Error: unknown tool "${toolName}". Available tools: ${available.length ? available.join(', ') : 'none'}.`);
+    return settled(
+      base,
+      parsed.ok ? parsed.value : {},
+      `Error: unknown tool "${toolName}". Available tools: ${available.length ? available.join(', ') : 'none'}.`,
+    );
   }
   if (!parsed.ok) {
-    return settled(base, {}, `Error: invalid arguments for tool "${toolName}": not valid JSON (${parsed.error}). Send the arguments as one JSON object.`);
+    return settled(
+      base,
+      {},
+      `Error: invalid arguments for tool "${toolName}": not valid JSON (${parsed.error}). Send the arguments as one JSON object.`,
+    );
   }
   const validation = tool.validate(parsed.value);
   if (!validation.success) {

@@ -166,7 +166,9 @@ export type RoundCall = {
 };
 
 /** What the machine decided about a response's tool calls before running any of them. */
-export type DoomLoopVerdict = { action: 'none' } | { action: 'notice' | 'halt'; notice: string; pattern: Array<{ name: string; args: unknown }>; repeats: number };
+export type DoomLoopVerdict =
+  | { action: 'none' }
+  | { action: 'notice' | 'halt'; notice: string; pattern: Array<{ name: string; args: unknown }>; repeats: number };
 
 /** The response of the current request, kept until the machine acts on it. */
 export type PendingResponse = {

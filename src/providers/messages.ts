@@ -152,8 +152,7 @@ export function resultText(result: unknown): string {
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Checks a history handed to a run. Returns a message naming the first problem (index, field and

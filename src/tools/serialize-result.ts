@@ -28,7 +28,8 @@ export function serializeResult(value: unknown): string {
 
 /** The message of anything a tool threw, Error or not. */
 export function thrownMessage(thrown: unknown): string {
-  if (thrown instanceof Error) return thrown.message === '' ? thrown.name : `${thrown.name === 'Error' ? '' : `${thrown.name}: `}${thrown.message}`;
+  if (thrown instanceof Error)
+    return thrown.message === '' ? thrown.name : `${thrown.name === 'Error' ? '' : `${thrown.name}: `}${thrown.message}`;
   if (typeof thrown === 'string') return thrown;
   const text = serializeResult(thrown);
   return text === '' ? String(thrown) : text;

@@ -32,7 +32,9 @@ export type CompiledSchema<T> = {
 
 /** True for a zod 4 schema (classic or mini): both carry the `_zod` internals. */
 export function isZodSchema(value: unknown): value is ZodType {
-  return typeof value === 'object' && value !== null && '_zod' in value && typeof (value as { safeParse?: unknown }).safeParse === 'function';
+  return (
+    typeof value === 'object' && value !== null && '_zod' in value && typeof (value as { safeParse?: unknown }).safeParse === 'function'
+  );
 }
 
 // One compiler for the process: compiling is per schema, the instance itself is only a cache.
@@ -65,7 +67,12 @@ export function compileSchema<T>(parameters: unknown, option: string): CompiledS
       throw new InvalidOptionsError(option, `a zod schema that converts to JSON Schema (${(error as Error).message})`);
     }
     delete jsonSchema.$schema;
-    if (jsonSchema.type !== 'object') throw new InvalidOptionsError(option, 'a zod object schema (tool arguments are a JSON object)', `a zod ${String(jsonSchema.type ?? 'non-object')} schema`);
+    if (jsonSchema.type !== 'object')
+      throw new InvalidOptionsError(
+        option,
+        'a zod object schema (tool arguments are a JSON object)',
+        `a zod ${String(jsonSchema.type ?? 'non-object')} schema`,
+      );
     return {
       jsonSchema,
       validate(args) {
@@ -84,7 +91,11 @@ export function compileSchema<T>(parameters: unknown, option: string): CompiledS
   }
   const jsonSchema = { ...(parameters as JSONSchema) };
   if (jsonSchema.type !== 'object') {
-    throw new InvalidOptionsError(option, 'a JSON Schema with type "object" (tool arguments are a JSON object)', `type ${JSON.stringify(jsonSchema.type)}`);
+    throw new InvalidOptionsError(
+      option,
+      'a JSON Schema with type "object" (tool arguments are a JSON object)',
+      `type ${JSON.stringify(jsonSchema.type)}`,
+    );
   }
   delete jsonSchema.$schema;
   ajv ??= new Ajv({ allErrors: true, strict: false });

@@ -52,7 +52,8 @@ export function recordedRequestToNeutral(body: unknown): RecordedRequest {
       for (const block of Array.isArray(blocks) ? blocks : []) {
         if (!isRecord(block)) continue;
         if (block.type === 'text') content.push({ type: 'text', text: String(block.text) });
-        else if (block.type === 'thinking') content.push({ type: 'reasoning', text: String(block.thinking), signature: String(block.signature) });
+        else if (block.type === 'thinking')
+          content.push({ type: 'reasoning', text: String(block.thinking), signature: String(block.signature) });
         else if (block.type === 'redacted_thinking') content.push({ type: 'redacted-reasoning', data: String(block.data) });
         else if (block.type === 'tool_use') {
           toolNames.set(String(block.id), String(block.name));

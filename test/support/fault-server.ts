@@ -21,7 +21,15 @@
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { splitSseEvents, startWireServer, type ReceivedRequest, type StepControl, type WireInteraction, type WireServer, type WireStep } from './wire-server.js';
+import {
+  splitSseEvents,
+  startWireServer,
+  type ReceivedRequest,
+  type StepControl,
+  type WireInteraction,
+  type WireServer,
+  type WireStep,
+} from './wire-server.js';
 
 export type Wire = 'openai' | 'anthropic';
 
@@ -53,7 +61,7 @@ export type FaultStep =
   | { kind: 'malformed' }
   /** Part of a stream, then silence until the client gives up. */
   | { kind: 'stall' }
-  | { kind: 'slow'; delayMs: number; then: 'text' | 'tools' };
+  | { kind: 'slow'; delayMs: number; reply: 'text' | 'tools' };
 
 /** What the server did with one request. */
 export type RequestLog = {
@@ -152,7 +160,14 @@ function openaiStreamEvents(reply: Reply): string[] {
     events.push(oaChunk({ tool_calls: [{ index, function: { arguments: call.argsText.slice(middle) } }] }));
   });
   events.push(oaChunk({}, reply.calls.length > 0 ? 'tool_calls' : 'stop'));
-  events.push({ id: 'chatcmpl-fault', object: 'chat.completion.chunk', created: 1, model: model.openai, choices: [], usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 } });
+  events.push({
+    id: 'chatcmpl-fault',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: model.openai,
+    choices: [],
+    usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 },
+  });
   return [...events.map((event) => `data: ${JSON.stringify(event)}\n\n`), 'data: [DONE]\n\n'];
 }
 
@@ -171,7 +186,15 @@ function openaiJson(reply: Reply): string {
           content: reply.text === '' ? null : reply.text,
           refusal: null,
           ...(reasoning === '' ? {} : { reasoning_content: reasoning }),
-          ...(reply.calls.length === 0 ? {} : { tool_calls: reply.calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.argsText } })) }),
+          ...(reply.calls.length === 0
+            ? {}
+            : {
+                tool_calls: reply.calls.map((call) => ({
+                  id: call.id,
+                  type: 'function',
+                  function: { name: call.name, arguments: call.argsText },
+                })),
+              }),
         },
         finish_reason: reply.calls.length > 0 ? 'tool_calls' : 'stop',
         logprobs: null,
@@ -190,7 +213,16 @@ function anthropicStreamEvents(reply: Reply): string[] {
   const events: string[] = [
     anEvent({
       type: 'message_start',
-      message: { id: 'msg_fault', type: 'message', role: 'assistant', model: model.anthropic, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } },
+      message: {
+        id: 'msg_fault',
+        type: 'message',
+        role: 'assistant',
+        model: model.anthropic,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 1 },
+      },
     }),
   ];
   let index = 0;
@@ -215,14 +247,26 @@ function anthropicStreamEvents(reply: Reply): string[] {
     index++;
   }
   for (const call of reply.calls) {
-    events.push(anEvent({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } }));
+    events.push(
+      anEvent({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } }),
+    );
     const middle = Math.ceil(call.argsText.length / 2);
-    events.push(anEvent({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: call.argsText.slice(0, middle) } }));
-    events.push(anEvent({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: call.argsText.slice(middle) } }));
+    events.push(
+      anEvent({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: call.argsText.slice(0, middle) } }),
+    );
+    events.push(
+      anEvent({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: call.argsText.slice(middle) } }),
+    );
     events.push(anEvent({ type: 'content_block_stop', index }));
     index++;
   }
-  events.push(anEvent({ type: 'message_delta', delta: { stop_reason: reply.calls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } }));
+  events.push(
+    anEvent({
+      type: 'message_delta',
+      delta: { stop_reason: reply.calls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 3 },
+    }),
+  );
   events.push(anEvent({ type: 'message_stop' }));
   return events;
 }
@@ -230,10 +274,15 @@ function anthropicStreamEvents(reply: Reply): string[] {
 function anthropicJson(reply: Reply): string {
   const content: unknown[] = [];
   for (const block of reply.thinking) {
-    content.push('thinking' in block ? { type: 'thinking', thinking: block.thinking, signature: block.signature } : { type: 'redacted_thinking', data: block.redacted });
+    content.push(
+      'thinking' in block
+        ? { type: 'thinking', thinking: block.thinking, signature: block.signature }
+        : { type: 'redacted_thinking', data: block.redacted },
+    );
   }
   if (reply.text !== '') content.push({ type: 'text', text: reply.text, citations: null });
-  for (const call of reply.calls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.argsText) as unknown });
+  for (const call of reply.calls)
+    content.push({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.argsText) as unknown });
   return JSON.stringify({
     id: 'msg_fault',
     type: 'message',
@@ -250,11 +299,22 @@ function anthropicJson(reply: Reply): string {
 
 function errorBody(wire: Wire, status: number, message: string): string {
   if (wire === 'openai') {
-    const type = status === 429 ? 'requests' : status >= 500 ? 'server_error' : status === 401 ? 'invalid_request_error' : 'invalid_request_error';
-    return JSON.stringify({ error: { message, type, param: null, code: status === 429 ? 'rate_limit_exceeded' : status === 401 ? 'invalid_api_key' : null } });
+    const type =
+      status === 429 ? 'requests' : status >= 500 ? 'server_error' : status === 401 ? 'invalid_request_error' : 'invalid_request_error';
+    return JSON.stringify({
+      error: { message, type, param: null, code: status === 429 ? 'rate_limit_exceeded' : status === 401 ? 'invalid_api_key' : null },
+    });
   }
   const type =
-    status === 429 ? 'rate_limit_error' : status === 529 ? 'overloaded_error' : status >= 500 ? 'api_error' : status === 401 ? 'authentication_error' : 'invalid_request_error';
+    status === 429
+      ? 'rate_limit_error'
+      : status === 529
+        ? 'overloaded_error'
+        : status >= 500
+          ? 'api_error'
+          : status === 401
+            ? 'authentication_error'
+            : 'invalid_request_error';
   return JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_fault' });
 }
 
@@ -328,7 +388,11 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
     const expectedPath = wire === 'openai' ? '/v1/chat/completions' : '/v1/messages';
     if (request.path !== expectedPath) {
       entry.injected.push('wrong path');
-      await control.respond({ status: 404, headers: { 'content-type': 'application/json' }, body: errorBody(wire, 404, `no route ${request.path}`) });
+      await control.respond({
+        status: 404,
+        headers: { 'content-type': 'application/json' },
+        body: errorBody(wire, 404, `no route ${request.path}`),
+      });
       return;
     }
 
@@ -356,7 +420,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
           if (args === 'badSchema') entry.injected.push('bad schema args');
           if (args === 'huge') entry.injected.push('huge args');
           if (spec.unknown) entry.injected.push('unknown tool');
-          const name = spec.unknown ? 'no_such_tool' : toolNames[spec.tool % Math.max(1, toolNames.length)] ?? 'no_such_tool';
+          const name = spec.unknown ? 'no_such_tool' : (toolNames[spec.tool % Math.max(1, toolNames.length)] ?? 'no_such_tool');
           const id = `${wire === 'openai' ? 'call' : 'toolu'}_r${index}_${position}`;
           entry.callIds.push(id);
           return { id, name, argsText: argsTextOf({ ...spec, args }, 2_000 + spec.n * 1_000) };
@@ -376,7 +440,11 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
         const events = wire === 'openai' ? openaiStreamEvents(reply) : anthropicStreamEvents(reply);
         await control.respond({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: events.join('') });
       } else {
-        await control.respond({ status: 200, headers: { 'content-type': 'application/json' }, body: wire === 'openai' ? openaiJson(reply) : anthropicJson(reply) });
+        await control.respond({
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+          body: wire === 'openai' ? openaiJson(reply) : anthropicJson(reply),
+        });
       }
     };
     /** The first part of a normal answer, as raw text, and the header. */
@@ -425,13 +493,21 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
       case 'status':
         entry.injected.push(`status ${step.status}`);
         if (step.echoKey) entry.injected.push('key echoed in error');
-        await control.respond({ status: step.status, headers: { 'content-type': 'application/json' }, body: errorBody(wire, step.status, `failure ${step.status}${keyNote(step.echoKey)}`) });
+        await control.respond({
+          status: step.status,
+          headers: { 'content-type': 'application/json' },
+          body: errorBody(wire, step.status, `failure ${step.status}${keyNote(step.echoKey)}`),
+        });
         return;
       case 'inStreamError': {
         if (!stream) {
           // A 200 carrying an error inside exists only on a stream; the nearest non-streamed fault is a 529.
           entry.injected.push('status 529 (in-stream error on a non-streamed request)');
-          await control.respond({ status: 529, headers: { 'content-type': 'application/json' }, body: errorBody(wire, 529, `Overloaded${keyNote(step.echoKey)}`) });
+          await control.respond({
+            status: 529,
+            headers: { 'content-type': 'application/json' },
+            body: errorBody(wire, 529, `Overloaded${keyNote(step.echoKey)}`),
+          });
           return;
         }
         entry.injected.push(wire === 'anthropic' ? 'overloaded_error in stream' : 'error chunk in stream');
@@ -466,7 +542,11 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
       case 'malformed': {
         entry.injected.push(stream ? 'malformed sse line' : 'malformed json body');
         const { headers, head } = partial();
-        const garbage = stream ? (wire === 'openai' ? 'data: {"id":"chatcmpl-fault","choices":[{"index"\n\n' : 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{\n\n') : '{"broken": tru';
+        const garbage = stream
+          ? wire === 'openai'
+            ? 'data: {"id":"chatcmpl-fault","choices":[{"index"\n\n'
+            : 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{\n\n'
+          : '{"broken": tru';
         await control.respond({ status: 200, headers, body: head + garbage });
         return;
       }
@@ -474,7 +554,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
         entry.injected.push('stall mid-stream');
         const { headers, head } = partial();
         writeHead(200, headers);
-        control.res.write(stream ? splitSseEvents(head)[0] ?? head : head.slice(0, 10));
+        control.res.write(stream ? (splitSseEvents(head)[0] ?? head) : head.slice(0, 10));
         await wait(stallMs);
         if (!control.socket.destroyed) destroy('destroy');
         return;
@@ -483,7 +563,13 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
         entry.injected.push('slow first byte');
         await wait(step.delayMs);
         if (control.socket.destroyed) return;
-        await success(replyFor(step.then === 'text' ? { kind: 'text', thinking: false } : { kind: 'tools', calls: [{ tool: 0, args: 'valid', n: 1 }], thinking: false, text: false }));
+        await success(
+          replyFor(
+            step.reply === 'text'
+              ? { kind: 'text', thinking: false }
+              : { kind: 'tools', calls: [{ tool: 0, args: 'valid', n: 1 }], thinking: false, text: false },
+          ),
+        );
         return;
       }
     }
@@ -537,9 +623,30 @@ export function planFromSeed(seed: number, length?: number): FaultStep[] {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
   const bool = () => random() < 0.5;
-  const call = (): CallSpec => ({ tool: int(0, 7), args: pick(['valid', 'valid', 'valid', 'invalidJson', 'badSchema', 'huge'] as const), unknown: random() < 0.1, n: int(0, 9) });
+  const call = (): CallSpec => ({
+    tool: int(0, 7),
+    args: pick(['valid', 'valid', 'valid', 'invalidJson', 'badSchema', 'huge'] as const),
+    unknown: random() < 0.1,
+    n: int(0, 9),
+  });
   const step = (): FaultStep => {
-    switch (pick(['text', 'tools', 'tools', 'repeat', 'empty', 'rateLimit', 'status', 'inStreamError', 'reset', 'cut', 'malformed', 'stall', 'slow'] as const)) {
+    switch (
+      pick([
+        'text',
+        'tools',
+        'tools',
+        'repeat',
+        'empty',
+        'rateLimit',
+        'status',
+        'inStreamError',
+        'reset',
+        'cut',
+        'malformed',
+        'stall',
+        'slow',
+      ] as const)
+    ) {
       case 'text':
         return { kind: 'text', thinking: bool() };
       case 'tools':
@@ -549,7 +656,11 @@ export function planFromSeed(seed: number, length?: number): FaultStep[] {
       case 'empty':
         return { kind: 'empty', body: bool() };
       case 'rateLimit':
-        return { kind: 'rateLimit', retryAfter: random() < 0.2 ? null : { header: pick(['retry-after', 'retry-after-ms'] as const), ms: int(0, 30) }, echoKey: bool() };
+        return {
+          kind: 'rateLimit',
+          retryAfter: random() < 0.2 ? null : { header: pick(['retry-after', 'retry-after-ms'] as const), ms: int(0, 30) },
+          echoKey: bool(),
+        };
       case 'status':
         return { kind: 'status', status: pick([400, 401, 500, 502, 503, 529] as const), echoKey: bool() };
       case 'inStreamError':
@@ -563,7 +674,7 @@ export function planFromSeed(seed: number, length?: number): FaultStep[] {
       case 'stall':
         return { kind: 'stall' };
       case 'slow':
-        return { kind: 'slow', delayMs: int(0, 400), then: pick(['text', 'tools'] as const) };
+        return { kind: 'slow', delayMs: int(0, 400), reply: pick(['text', 'tools'] as const) };
     }
   };
   return Array.from({ length: length ?? int(2, 10) }, step);

@@ -146,20 +146,34 @@ const stepArb: fc.Arbitrary<FaultStep> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant('rateLimit' as const),
-      retryAfter: fc.option(fc.record({ header: fc.constantFrom('retry-after' as const, 'retry-after-ms' as const), ms: fc.integer({ min: 0, max: 25 }) }), { nil: null, freq: 5 }),
+      retryAfter: fc.option(
+        fc.record({ header: fc.constantFrom('retry-after' as const, 'retry-after-ms' as const), ms: fc.integer({ min: 0, max: 25 }) }),
+        { nil: null, freq: 5 },
+      ),
       echoKey: fc.boolean(),
     }),
   },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom(500 as const, 502 as const, 503 as const, 529 as const, 500 as const, 401 as const, 400 as const), echoKey: fc.boolean() }),
+    arbitrary: fc.record({
+      kind: fc.constant('status' as const),
+      status: fc.constantFrom(500 as const, 502 as const, 503 as const, 529 as const, 500 as const, 401 as const, 400 as const),
+      echoKey: fc.boolean(),
+    }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('inStreamError' as const), echoKey: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'reset' as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cut' as const), how: fc.constantFrom('destroy' as const, 'end' as const) }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'malformed' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'stall' as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('slow' as const), delayMs: fc.oneof(fc.integer({ min: 0, max: 40 }), fc.constant(450)), then: fc.constantFrom('text' as const, 'tools' as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('slow' as const),
+      delayMs: fc.oneof(fc.integer({ min: 0, max: 40 }), fc.constant(450)),
+      reply: fc.constantFrom('text' as const, 'tools' as const),
+    }),
+  },
 );
 
 const optionsArb: fc.Arbitrary<CaseOptions> = fc.record(
@@ -194,7 +208,16 @@ export const runCaseArb: fc.Arbitrary<RunCase> = fc.record({
   tools: fc.array(fc.constantFrom(...toolKinds), { minLength: 1, maxLength: 4 }),
   // Steps, and now and then a run of the same call (a doom loop in the making).
   plan: fc
-    .array(fc.oneof({ weight: 6, arbitrary: stepArb.map((step) => [step]) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 4 }).map((times) => Array.from({ length: times }, () => ({ kind: 'repeat' as const }))) }), { maxLength: 8 })
+    .array(
+      fc.oneof(
+        { weight: 6, arbitrary: stepArb.map((step) => [step]) },
+        {
+          weight: 1,
+          arbitrary: fc.integer({ min: 2, max: 4 }).map((times) => Array.from({ length: times }, () => ({ kind: 'repeat' as const }))),
+        },
+      ),
+      { maxLength: 8 },
+    )
     .map((segments) => segments.flat().slice(0, 12)),
   options: optionsArb,
   system: fc.boolean(),
@@ -235,12 +258,20 @@ function makeTool(kind: ToolKind, index: number, state: ToolState): Tool {
     return promise;
   };
   const base = { name, description: `A ${kind} tool`, parameters };
-  const define = (execute: (args: { n: number }, context: { signal: AbortSignal; toolCallId: string }) => unknown, extra: { needsApproval?: boolean | ((args: { n: number }) => boolean) } = {}) =>
+  const define = (
+    execute: (args: { n: number }, context: { signal: AbortSignal; toolCallId: string }) => unknown,
+    extra: { needsApproval?: boolean | ((args: { n: number }) => boolean) } = {},
+  ) =>
     defineTool({
       ...base,
       ...(extra.needsApproval === undefined
         ? {}
-        : { needsApproval: typeof extra.needsApproval === 'boolean' ? extra.needsApproval : (args: Record<string, unknown>) => (extra.needsApproval as (args: { n: number }) => boolean)(args as { n: number }) }),
+        : {
+            needsApproval:
+              typeof extra.needsApproval === 'boolean'
+                ? extra.needsApproval
+                : (args: Record<string, unknown>) => (extra.needsApproval as (args: { n: number }) => boolean)(args as { n: number }),
+          }),
       execute: (args: Record<string, unknown>, context) => {
         count(context.toolCallId);
         // Running = started, neither settled nor aborted (a tool that ignores its abort is no longer the machine's).
@@ -293,10 +324,14 @@ function makeTool(kind: ToolKind, index: number, state: ToolState): Tool {
         track(
           new Promise((resolve) => {
             const timer = setTimeout(() => resolve('late'), hangMs);
-            signal.addEventListener('abort', () => {
-              clearTimeout(timer);
-              resolve('aborted');
-            }, { once: true });
+            signal.addEventListener(
+              'abort',
+              () => {
+                clearTimeout(timer);
+                resolve('aborted');
+              },
+              { once: true },
+            );
           }),
         ),
       );
@@ -305,12 +340,19 @@ function makeTool(kind: ToolKind, index: number, state: ToolState): Tool {
       return define((_args, { signal }) => {
         const promise = new Promise((resolve, reject) => {
           const timer = setTimeout(() => resolve('not aborted'), hangMs);
-          signal.addEventListener('abort', () => {
-            clearTimeout(timer);
-            reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-          }, { once: true });
+          signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+            },
+            { once: true },
+          );
         });
-        const settled = promise.then(() => undefined, () => undefined);
+        const settled = promise.then(
+          () => undefined,
+          () => undefined,
+        );
         state.hangs.add(settled);
         void settled.then(() => state.hangs.delete(settled));
         return promise;
@@ -386,9 +428,13 @@ export function historyProblems(messages: Message[]): string[] {
         return;
       }
       const results = next.content.map((part) => part.toolCallId);
-      if (JSON.stringify(results) !== JSON.stringify(calls)) problems.push(`message ${index + 1}: results ${JSON.stringify(results)} do not answer calls ${JSON.stringify(calls)} one to one in order`);
+      if (JSON.stringify(results) !== JSON.stringify(calls))
+        problems.push(
+          `message ${index + 1}: results ${JSON.stringify(results)} do not answer calls ${JSON.stringify(calls)} one to one in order`,
+        );
     }
-    if (message.role === 'tool' && messages[index - 1]?.role !== 'assistant') problems.push(`message ${index}: tool message not right after an assistant message`);
+    if (message.role === 'tool' && messages[index - 1]?.role !== 'assistant')
+      problems.push(`message ${index}: tool message not right after an assistant message`);
   });
   return problems;
 }
@@ -452,11 +498,16 @@ export function anthropicRequestProblems(messages: Message[], system: string | u
   const signed = messages.flatMap((message) =>
     message.role === 'assistant'
       ? message.content.flatMap((part) =>
-          part.type === 'reasoning' && part.signature ? [`${part.text}\u0000${part.signature}`] : part.type === 'redacted-reasoning' ? [`redacted\u0000${part.data}`] : [],
+          part.type === 'reasoning' && part.signature
+            ? [`${part.text}\u0000${part.signature}`]
+            : part.type === 'redacted-reasoning'
+              ? [`redacted\u0000${part.data}`]
+              : [],
         )
       : [],
   );
-  if (JSON.stringify(signed) !== JSON.stringify(thinkingOut)) problems.push('anthropic: thinking blocks of the history not sent back one to one in order');
+  if (JSON.stringify(signed) !== JSON.stringify(thinkingOut))
+    problems.push('anthropic: thinking blocks of the history not sent back one to one in order');
   return problems;
 }
 
@@ -466,7 +517,10 @@ export function anthropicRequestProblems(messages: Message[], system: string | u
  * empty content, thinking blocks byte-identical to ones the server sent. Also returns the thinking
  * blocks found, in order.
  */
-export function anthropicBodyProblems(out: Anthropic.MessageParam[], sentThinking: Set<string>): { problems: string[]; thinking: string[] } {
+export function anthropicBodyProblems(
+  out: Anthropic.MessageParam[],
+  sentThinking: Set<string>,
+): { problems: string[]; thinking: string[] } {
   const problems: string[] = [];
   if (out[0] && out[0].role !== 'user') problems.push('anthropic: first message is not a user message');
   const seenToolUse = new Set<string>();
@@ -477,7 +531,12 @@ export function anthropicBodyProblems(out: Anthropic.MessageParam[], sentThinkin
     if (previous && previous.role === message.role) problems.push(`${where}: same role as the message before (no alternation)`);
     if (typeof message.content === 'string') {
       if (message.content.trim() === '') problems.push(`${where}: empty string content`);
-      if (previous?.role === 'assistant' && previous.content !== undefined && Array.isArray(previous.content) && previous.content.some((block) => block.type === 'tool_use')) {
+      if (
+        previous?.role === 'assistant' &&
+        previous.content !== undefined &&
+        Array.isArray(previous.content) &&
+        previous.content.some((block) => block.type === 'tool_use')
+      ) {
         problems.push(`${where}: plain text right after tool_use blocks (results missing)`);
       }
       return;
@@ -492,7 +551,11 @@ export function anthropicBodyProblems(out: Anthropic.MessageParam[], sentThinkin
           if (resultsDone) problems.push(`${where}: tool_result after other blocks`);
           resultIds.push(block.tool_use_id);
           const content = block.content;
-          if (content === undefined || (typeof content === 'string' && content.trim() === '') || (Array.isArray(content) && content.length === 0)) {
+          if (
+            content === undefined ||
+            (typeof content === 'string' && content.trim() === '') ||
+            (Array.isArray(content) && content.length === 0)
+          ) {
             problems.push(`${where}: empty tool_result content`);
           }
         } else resultsDone = true;
@@ -505,23 +568,31 @@ export function anthropicBodyProblems(out: Anthropic.MessageParam[], sentThinkin
         }
         if (block.type === 'thinking') {
           thinkingOut.push(`${block.thinking}\u0000${block.signature}`);
-          if (!sentThinking.has(`${block.thinking}\u0000${block.signature}`)) problems.push(`${where}: thinking block not byte-identical to one the server sent`);
+          if (!sentThinking.has(`${block.thinking}\u0000${block.signature}`))
+            problems.push(`${where}: thinking block not byte-identical to one the server sent`);
         }
         if (block.type === 'redacted_thinking') {
           thinkingOut.push(`redacted\u0000${block.data}`);
-          if (!sentThinking.has(`redacted\u0000${block.data}`)) problems.push(`${where}: redacted_thinking not byte-identical to one the server sent`);
+          if (!sentThinking.has(`redacted\u0000${block.data}`))
+            problems.push(`${where}: redacted_thinking not byte-identical to one the server sent`);
         }
         if (block.type === 'tool_result') problems.push(`${where}: tool_result in an assistant message`);
       }
     }
     // The calls of the previous assistant message must be answered here, first, in order.
-    const calls = previous?.role === 'assistant' && Array.isArray(previous.content) ? previous.content.flatMap((block) => (block.type === 'tool_use' ? [block.id] : [])) : [];
+    const calls =
+      previous?.role === 'assistant' && Array.isArray(previous.content)
+        ? previous.content.flatMap((block) => (block.type === 'tool_use' ? [block.id] : []))
+        : [];
     if (message.role === 'user' && JSON.stringify(calls) !== JSON.stringify(resultIds)) {
-      problems.push(`${where}: tool_result ids ${JSON.stringify(resultIds)} do not answer the tool_use ids ${JSON.stringify(calls)} before it`);
+      problems.push(
+        `${where}: tool_result ids ${JSON.stringify(resultIds)} do not answer the tool_use ids ${JSON.stringify(calls)} before it`,
+      );
     }
   });
   const last = out.at(-1);
-  if (last?.role === 'assistant' && Array.isArray(last.content) && last.content.some((block) => block.type === 'tool_use')) problems.push('anthropic: tool_use blocks never answered');
+  if (last?.role === 'assistant' && Array.isArray(last.content) && last.content.some((block) => block.type === 'tool_use'))
+    problems.push('anthropic: tool_use blocks never answered');
   return { problems, thinking: thinkingOut };
 }
 
@@ -571,8 +642,13 @@ export async function waitForDrain(baseline: Record<string, number>, timeoutMs =
 const finalStatuses = new Set(['done', 'halted', 'error']);
 /** Faults DESIGN §3.6 says are retried. */
 const contractRetryable = (injected: string[]) =>
-  injected.some((kind) => /^429|^status 5\d\d|overloaded_error in stream|error chunk in stream|^reset$|stream cut \(connection dropped\)|stall|slow first byte/.test(kind));
-const brokenTransfer = (injected: string[]) => injected.some((kind) => /malformed sse line|malformed json body|stream cut \(ended early\)|^empty body$/.test(kind));
+  injected.some((kind) =>
+    /^429|^status 5\d\d|overloaded_error in stream|error chunk in stream|^reset$|stream cut \(connection dropped\)|stall|slow first byte/.test(
+      kind,
+    ),
+  );
+const brokenTransfer = (injected: string[]) =>
+  injected.some((kind) => /malformed sse line|malformed json body|stream cut \(ended early\)|^empty body$/.test(kind));
 const contractFatal = (injected: string[]) => injected.some((kind) => /^status 40[01]$/.test(kind));
 
 export type RunCaseOptions = {
@@ -653,7 +729,8 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         const persisted = safeJson(actor.getPersistedSnapshot());
         if (persisted.includes(apiKey)) violations.push(`persisted snapshot holds the API key after ${event.type}`);
         try {
-          if (JSON.stringify(JSON.parse(persisted)) !== persisted) violations.push(`persisted snapshot is not plain JSON after ${event.type}`);
+          if (JSON.stringify(JSON.parse(persisted)) !== persisted)
+            violations.push(`persisted snapshot is not plain JSON after ${event.type}`);
         } catch (error) {
           violations.push(`persisted snapshot is not JSON after ${event.type}: ${String(error)}`);
         }
@@ -672,7 +749,8 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
           }
         });
       }
-      if (testCase.strayMessageAfterEvents === eventCount) decide(() => actor.send({ type: 'user.message', content: 'A stray message while busy.' }));
+      if (testCase.strayMessageAfterEvents === eventCount)
+        decide(() => actor.send({ type: 'user.message', content: 'A stray message while busy.' }));
       if (testCase.cancel && 'afterEvents' in testCase.cancel && eventCount === testCase.cancel.afterEvents + 1) {
         decide(() => sendCancel('cancelled after events'));
       }
@@ -685,7 +763,8 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
     }, runOptions.watchdogMs ?? 20_000);
 
     actor.start();
-    if (testCase.cancel && 'afterEvents' in testCase.cancel && testCase.cancel.afterEvents === 0) decide(() => sendCancel('cancelled at once'));
+    if (testCase.cancel && 'afterEvents' in testCase.cancel && testCase.cancel.afterEvents === 0)
+      decide(() => sendCancel('cancelled at once'));
     if (testCase.cancel && 'afterMs' in testCase.cancel) later(() => sendCancel('cancelled after ms'), testCase.cancel.afterMs);
     actor.send({ type: 'user.message', content: 'Please use the tools.' });
     try {
@@ -697,7 +776,10 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
     }
-    if (watchdogFired) violations.push(`the run did not finish within ${runOptions.watchdogMs ?? 20_000} ms (state ${JSON.stringify(actor.getSnapshot().value)})`);
+    if (watchdogFired)
+      violations.push(
+        `the run did not finish within ${runOptions.watchdogMs ?? 20_000} ms (state ${JSON.stringify(actor.getSnapshot().value)})`,
+      );
 
     const snapshot = actor.getSnapshot();
     if (snapshot.status !== 'done') violations.push(`actor status is ${snapshot.status}, not done`);
@@ -709,7 +791,8 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       if (!finalStatuses.has(output.status)) violations.push(`final status ${String(output.status)}`);
       const outputJson = safeJson(output);
       if (outputJson.includes(apiKey)) violations.push('output holds the API key');
-      if (safeJson(events).includes(apiKey)) violations.push(`an emitted event holds the API key: ${events.find((event) => safeJson(event).includes(apiKey))?.type}`);
+      if (safeJson(events).includes(apiKey))
+        violations.push(`an emitted event holds the API key: ${events.find((event) => safeJson(event).includes(apiKey))?.type}`);
 
       // §3.2: one result per call, in order; valid on both wires.
       violations.push(...historyProblems(output.messages));
@@ -719,32 +802,61 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         violations.push(`toOpenAIMessages threw: ${String(error)}`);
       }
       const sentThinking = new Set(
-        log.flatMap((entry) => entry.thinking.map((block) => ('thinking' in block ? `${block.thinking}\u0000${block.signature}` : `redacted\u0000${block.redacted}`))),
+        log.flatMap((entry) =>
+          entry.thinking.map((block) =>
+            'thinking' in block ? `${block.thinking}\u0000${block.signature}` : `redacted\u0000${block.redacted}`,
+          ),
+        ),
       );
       try {
-        violations.push(...(testCase.wire === 'anthropic' ? anthropicRequestProblems(output.messages, system, sentThinking) : anthropicRequestProblems(output.messages, system, new Set(
-          output.messages.flatMap((message) => (message.role === 'assistant' ? message.content.flatMap((part) => (part.type === 'reasoning' && part.signature ? [`${part.text}\u0000${part.signature}`] : [])) : [])),
-        ))));
+        violations.push(
+          ...(testCase.wire === 'anthropic'
+            ? anthropicRequestProblems(output.messages, system, sentThinking)
+            : anthropicRequestProblems(
+                output.messages,
+                system,
+                new Set(
+                  output.messages.flatMap((message) =>
+                    message.role === 'assistant'
+                      ? message.content.flatMap((part) =>
+                          part.type === 'reasoning' && part.signature ? [`${part.text}\u0000${part.signature}`] : [],
+                        )
+                      : [],
+                  ),
+                ),
+              )),
+        );
       } catch (error) {
         violations.push(`toAnthropicMessages threw: ${String(error)}`);
       }
 
       // tool.result events: exactly one per call of the history, agreeing with it.
-      const calls = output.messages.flatMap((message) => (message.role === 'assistant' ? message.content.flatMap((part) => (part.type === 'tool-call' ? [part] : [])) : []));
-      const results = new Map(output.messages.flatMap((message) => (message.role === 'tool' ? message.content.map((part) => [part.toolCallId, part] as const) : [])));
+      const calls = output.messages.flatMap((message) =>
+        message.role === 'assistant' ? message.content.flatMap((part) => (part.type === 'tool-call' ? [part] : [])) : [],
+      );
+      const results = new Map(
+        output.messages.flatMap((message) =>
+          message.role === 'tool' ? message.content.map((part) => [part.toolCallId, part] as const) : [],
+        ),
+      );
       for (const call of calls) {
         const resultEvents = events.filter((event) => event.type === 'tool.result' && event.toolCallId === call.toolCallId);
-        if (resultEvents.length !== 1) violations.push(`call ${call.toolCallId} (${call.toolName}) got ${resultEvents.length} tool.result events`);
+        if (resultEvents.length !== 1)
+          violations.push(`call ${call.toolCallId} (${call.toolName}) got ${resultEvents.length} tool.result events`);
         const result = results.get(call.toolCallId);
         const event = resultEvents[0];
         if (result && event?.type === 'tool.result') {
-          if ((result.isError === true) !== event.isError) violations.push(`call ${call.toolCallId}: tool.result isError ${event.isError} but history ${result.isError === true}`);
-          if (resultText(result.result) !== event.result) violations.push(`call ${call.toolCallId}: tool.result text differs from the history`);
+          if ((result.isError === true) !== event.isError)
+            violations.push(`call ${call.toolCallId}: tool.result isError ${event.isError} but history ${result.isError === true}`);
+          if (resultText(result.result) !== event.result)
+            violations.push(`call ${call.toolCallId}: tool.result text differs from the history`);
         }
-        if (denied.has(call.toolCallId) && toolState.executions.has(call.toolCallId)) violations.push(`denied call ${call.toolCallId} was executed`);
+        if (denied.has(call.toolCallId) && toolState.executions.has(call.toolCallId))
+          violations.push(`denied call ${call.toolCallId} was executed`);
         if (denied.has(call.toolCallId) && result && !(result.isError === true && String(result.result).startsWith('denied by user'))) {
           // A denial that raced a cancel is settled by the cancel; anything else must say denied.
-          if (!String(result.result).startsWith('cancelled')) violations.push(`denied call ${call.toolCallId} has result ${JSON.stringify(result.result).slice(0, 80)}`);
+          if (!String(result.result).startsWith('cancelled'))
+            violations.push(`denied call ${call.toolCallId} has result ${JSON.stringify(result.result).slice(0, 80)}`);
         }
       }
       const byteCap = o.maxToolResultBytes ?? 100_000;
@@ -752,86 +864,112 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         const text = resultText(part.result);
         const marker = text.lastIndexOf('\n…[truncated:');
         const kept = marker >= 0 ? text.slice(0, marker) : text;
-        if (Buffer.byteLength(kept, 'utf8') > byteCap) violations.push(`result of ${id} is ${Buffer.byteLength(kept, 'utf8')} bytes over the cap ${byteCap}`);
+        if (Buffer.byteLength(kept, 'utf8') > byteCap)
+          violations.push(`result of ${id} is ${Buffer.byteLength(kept, 'utf8')} bytes over the cap ${byteCap}`);
       }
 
       // Only the run's own user message and doom-loop notices are user messages; a message sent while busy is turned away.
       for (const message of output.messages) {
         if (message.role !== 'user') continue;
         const text = typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
-        if (text !== 'Please use the tools.' && !text.startsWith('Notice: you have repeated')) violations.push(`unexpected user message in the history: ${JSON.stringify(text).slice(0, 80)}`);
+        if (text !== 'Please use the tools.' && !text.startsWith('Notice: you have repeated'))
+          violations.push(`unexpected user message in the history: ${JSON.stringify(text).slice(0, 80)}`);
       }
       // Tool calls of a round run at most maxConcurrentTools at once.
-      if (o.maxConcurrentTools !== undefined && toolState.maxActive > o.maxConcurrentTools) violations.push(`${toolState.maxActive} tools ran at once, maxConcurrentTools ${o.maxConcurrentTools}`);
+      if (o.maxConcurrentTools !== undefined && toolState.maxActive > o.maxConcurrentTools)
+        violations.push(`${toolState.maxActive} tools ran at once, maxConcurrentTools ${o.maxConcurrentTools}`);
       // §3.7: a tool that outlives its timeout gets the timeout result (or the run's cancel/halt result).
       for (const call of calls) {
         const kind = call.toolName.slice(0, call.toolName.lastIndexOf('_'));
         if (!['hang', 'hangHonours', 'abortRejects'].includes(kind) || !toolState.executions.has(call.toolCallId)) continue;
         const text = String(results.get(call.toolCallId)?.result ?? '');
-        if (!/timed out after \d+ ms$/.test(text) && !text.startsWith('cancelled') && !text.startsWith('halted:')) violations.push(`${kind} call ${call.toolCallId} (timeout ${o.toolTimeoutMs} ms) got ${JSON.stringify(text).slice(0, 80)}`);
+        if (!/timed out after \d+ ms$/.test(text) && !text.startsWith('cancelled') && !text.startsWith('halted:'))
+          violations.push(`${kind} call ${call.toolCallId} (timeout ${o.toolTimeoutMs} ms) got ${JSON.stringify(text).slice(0, 80)}`);
       }
       // §3.3: a HaltError's content as a result means the run ended tool_halt.
-      if ([...results.values()].some((part) => part.isError !== true && /^halted by tool \d$/.test(String(part.result))) && !(output.status === 'halted' && output.reason === 'tool_halt')) {
+      if (
+        [...results.values()].some((part) => part.isError !== true && /^halted by tool \d$/.test(String(part.result))) &&
+        !(output.status === 'halted' && output.reason === 'tool_halt')
+      ) {
         violations.push(`a HaltError result is in the history but the run ended ${output.status}/${output.reason ?? ''}`);
       }
 
       // §3.4: rounds and executions within the cap; every execution is a call of the history, once.
-      if (output.iterations > o.maxToolIterations) violations.push(`iterations ${output.iterations} > maxToolIterations ${o.maxToolIterations}`);
+      if (output.iterations > o.maxToolIterations)
+        violations.push(`iterations ${output.iterations} > maxToolIterations ${o.maxToolIterations}`);
       const callIds = new Set(calls.map((call) => call.toolCallId));
       const executedRounds = new Set<number>();
       for (const [id, times] of toolState.executions) {
         if (times !== 1) violations.push(`call ${id} executed ${times} times`);
         if (!callIds.has(id)) violations.push(`executed call ${id} is not in the history`);
         output.messages.forEach((message, index) => {
-          if (message.role === 'assistant' && message.content.some((part) => part.type === 'tool-call' && part.toolCallId === id)) executedRounds.add(index);
+          if (message.role === 'assistant' && message.content.some((part) => part.type === 'tool-call' && part.toolCallId === id))
+            executedRounds.add(index);
         });
         const result = results.get(id);
-        if (result && (result.result === resultTexts.iterationLimit || result.result === resultTexts.doomLoop)) violations.push(`call ${id} executed although settled as not executed`);
+        if (result && (result.result === resultTexts.iterationLimit || result.result === resultTexts.doomLoop))
+          violations.push(`call ${id} executed although settled as not executed`);
       }
-      if (executedRounds.size > o.maxToolIterations) violations.push(`${executedRounds.size} rounds executed tools, cap ${o.maxToolIterations}`);
+      if (executedRounds.size > o.maxToolIterations)
+        violations.push(`${executedRounds.size} rounds executed tools, cap ${o.maxToolIterations}`);
       const executedTools = [...toolState.executions.keys()].length;
       if (executedTools > 0 && o.maxToolIterations === 0) violations.push('tools executed with maxToolIterations 0');
 
       // §3.3/4/5/8: reasons agree with what happened.
-      if (output.status === 'halted' && output.reason === 'tool_halt' && !/^halted by tool \d$/.test(output.text)) violations.push(`tool_halt with text ${JSON.stringify(output.text)}`);
+      if (output.status === 'halted' && output.reason === 'tool_halt' && !/^halted by tool \d$/.test(output.text))
+        violations.push(`tool_halt with text ${JSON.stringify(output.text)}`);
       if (output.reason === 'doom_loop' && o.doomLoop === false) violations.push('doom_loop halt with doomLoop: false');
-      if (output.reason === 'max_iterations' && output.iterations !== o.maxToolIterations) violations.push(`max_iterations halt after ${output.iterations} rounds, cap ${o.maxToolIterations}`);
+      if (output.reason === 'max_iterations' && output.iterations !== o.maxToolIterations)
+        violations.push(`max_iterations halt after ${output.iterations} rounds, cap ${o.maxToolIterations}`);
       if (cancelSentWhileActive && !(output.status === 'halted' && output.reason === 'cancelled')) {
         violations.push(`cancel sent to an active run, yet it ended ${output.status}/${output.reason ?? ''}`);
       }
-      if (output.status === 'halted' && output.reason === 'cancelled' && !cancelSentWhileActive) violations.push('halted/cancelled without a cancel');
+      if (output.status === 'halted' && output.reason === 'cancelled' && !cancelSentWhileActive)
+        violations.push('halted/cancelled without a cancel');
 
       // §3.6: attempts per logical request, retry-after honoured.
       const startedEvents = events.filter((event) => event.type === 'request.started');
       let previous: { iteration: number; attempt: number } | undefined;
       for (const event of startedEvents) {
         if (event.type !== 'request.started') continue;
-        if (event.attempt > maxAttempts) violations.push(`attempt ${event.attempt} of iteration ${event.iteration} > maxRetries + 1 = ${maxAttempts}`);
+        if (event.attempt > maxAttempts)
+          violations.push(`attempt ${event.attempt} of iteration ${event.iteration} > maxRetries + 1 = ${maxAttempts}`);
         const expected = previous && previous.iteration === event.iteration && event.attempt !== 1 ? previous.attempt + 1 : 1;
         if (event.attempt !== expected) violations.push(`request.started attempt ${event.attempt} after ${JSON.stringify(previous)}`);
         if (event.iteration > o.maxToolIterations) violations.push(`request for iteration ${event.iteration} > cap`);
         previous = { iteration: event.iteration, attempt: event.attempt };
       }
-      if (log.length > startedEvents.length) violations.push(`${log.length} HTTP requests for ${startedEvents.length} request.started events`);
+      if (log.length > startedEvents.length)
+        violations.push(`${log.length} HTTP requests for ${startedEvents.length} request.started events`);
       events.forEach((event, position) => {
         if (event.type !== 'request.retry') return;
         // The failed attempt is the last request.started before this retry; its HTTP request is the one logged first after it.
-        const startedBefore = events.slice(0, position).filter((earlier) => earlier.type === 'request.started').at(-1);
+        const startedBefore = events
+          .slice(0, position)
+          .filter((earlier) => earlier.type === 'request.started')
+          .at(-1);
         if (!startedBefore) {
           violations.push('request.retry without a request.started before it');
           return;
         }
-        if (startedBefore.type === 'request.started' && event.attempt !== startedBefore.attempt + 1) violations.push(`request.retry attempt ${event.attempt} after attempt ${startedBefore.attempt}`);
+        if (startedBefore.type === 'request.started' && event.attempt !== startedBefore.attempt + 1)
+          violations.push(`request.retry attempt ${event.attempt} after attempt ${startedBefore.attempt}`);
         if (event.attempt > maxAttempts) violations.push(`request.retry announces attempt ${event.attempt} > ${maxAttempts}`);
         const since = events.slice(events.lastIndexOf(startedBefore) + 1, position);
-        const partial = since.some((earlier) => earlier.type === 'text.delta' || earlier.type === 'reasoning.delta' || earlier.type === 'tool.call.delta');
-        if (event.discardPartial !== partial) violations.push(`request.retry discardPartial ${event.discardPartial} after ${partial ? 'partial output' : 'no output'}`);
+        const partial = since.some(
+          (earlier) => earlier.type === 'text.delta' || earlier.type === 'reasoning.delta' || earlier.type === 'tool.call.delta',
+        );
+        if (event.discardPartial !== partial)
+          violations.push(`request.retry discardPartial ${event.discardPartial} after ${partial ? 'partial output' : 'no output'}`);
         const request = log[startedBefore.requestsSoFar];
         if (event.error.status === 429 && request?.retryAfterMs !== undefined && request.index < event.requestsSoFar) {
-          if (event.delayMs < request.retryAfterMs) violations.push(`retry after a 429 waited ${event.delayMs} ms < retry-after ${request.retryAfterMs} ms`);
+          if (event.delayMs < request.retryAfterMs)
+            violations.push(`retry after a 429 waited ${event.delayMs} ms < retry-after ${request.retryAfterMs} ms`);
           const next = log[request.index + 1];
           if (next && request.respondedAt !== undefined && next.arrivedAt - request.respondedAt < request.retryAfterMs - 1) {
-            violations.push(`the retry arrived ${(next.arrivedAt - request.respondedAt).toFixed(1)} ms after a 429 asking for ${request.retryAfterMs} ms`);
+            violations.push(
+              `the retry arrived ${(next.arrivedAt - request.respondedAt).toFixed(1)} ms after a 429 asking for ${request.retryAfterMs} ms`,
+            );
           }
         }
       });
@@ -840,23 +978,34 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         const lastRequest = lastStarted ? log[lastStarted.requestsSoFar] : undefined;
         const lastAttempt = lastStarted?.type === 'request.started' ? lastStarted.attempt : 0;
         const injected = lastRequest?.injected ?? [];
-        if (output.error?.retryable === true && lastAttempt < maxAttempts) violations.push(`ended in error (${output.error.code}) with retries left: attempt ${lastAttempt} of ${maxAttempts}`);
+        if (output.error?.retryable === true && lastAttempt < maxAttempts)
+          violations.push(`ended in error (${output.error.code}) with retries left: attempt ${lastAttempt} of ${maxAttempts}`);
         // A garbled or truncated answer is a broken transfer: retried like a dropped connection (the OpenAI provider does).
         if (output.error?.retryable === false && brokenTransfer(injected) && !contractFatal(injected) && lastAttempt < maxAttempts) {
-          violations.push(`a broken transfer (${injected.join(', ')}) ended the run as non-retryable with retries left: ${output.error.code} ${output.error.message.slice(0, 120)}`);
+          violations.push(
+            `a broken transfer (${injected.join(', ')}) ended the run as non-retryable with retries left: ${output.error.code} ${output.error.message.slice(0, 120)}`,
+          );
         }
         if (output.error?.retryable === false && contractRetryable(injected) && !contractFatal(injected)) {
-          violations.push(`a fault DESIGN §3.6 retries (${injected.join(', ')}) ended the run as non-retryable: ${output.error.code} ${output.error.message.slice(0, 120)}`);
+          violations.push(
+            `a fault DESIGN §3.6 retries (${injected.join(', ')}) ended the run as non-retryable: ${output.error.code} ${output.error.message.slice(0, 120)}`,
+          );
         }
       }
     }
 
     // Every request the provider really sent is valid for its wire (thinking blocks as the server sent them).
     const sentThinkingAll = new Set(
-      log.flatMap((entry) => entry.thinking.map((block) => ('thinking' in block ? `${block.thinking}\u0000${block.signature}` : `redacted\u0000${block.redacted}`))),
+      log.flatMap((entry) =>
+        entry.thinking.map((block) =>
+          'thinking' in block ? `${block.thinking}\u0000${block.signature}` : `redacted\u0000${block.redacted}`,
+        ),
+      ),
     );
     server.wire.requests.forEach((request, index) => {
-      violations.push(...bodyProblems(testCase.wire, request.body, sentThinkingAll, testCase.stream).map((problem) => `request #${index}: ${problem}`));
+      violations.push(
+        ...bodyProblems(testCase.wire, request.body, sentThinkingAll, testCase.stream).map((problem) => `request #${index}: ${problem}`),
+      );
     });
 
     // The history starts the next turn on the other wire, through the real SDK.
@@ -866,10 +1015,13 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
 
     // Nothing left behind: connections, hanging tools' timers, our own timers.
     const open = await server.unreleased(2_000);
-    if (open.length > 0) violations.push(`connections not released: requests ${open.map((entry) => `#${entry.index} (${entry.injected.join(', ')})`).join('; ')}`);
+    if (open.length > 0)
+      violations.push(
+        `connections not released: requests ${open.map((entry) => `#${entry.index} (${entry.injected.join(', ')})`).join('; ')}`,
+      );
     await Promise.race([Promise.allSettled([...toolState.hangs]), sleep(hangMs * 4)]);
   } catch (error) {
-    violations.push(`the harness failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    violations.push(`the harness failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
     await server?.close();
   }
@@ -879,7 +1031,10 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
   }
   await new Promise((resolve) => setImmediate(resolve));
   const escaped = takeEscapes();
-  if (escaped.length > 0) violations.push(`escaped the run: ${escaped.map((value) => (value instanceof Error ? `${value.name}: ${value.message}` : String(value))).join('; ')}`);
+  if (escaped.length > 0)
+    violations.push(
+      `escaped the run: ${escaped.map((value) => (value instanceof Error ? `${value.name}: ${value.message}` : String(value))).join('; ')}`,
+    );
 
   if (strict) violations.push(...knownBugs);
   return {
@@ -907,7 +1062,13 @@ function bodyProblems(wire: Wire, body: unknown, sentThinking: Set<string>, stre
   return problems;
 }
 
-async function nextTurnOnOtherWire(testCase: RunCase, messages: Message[], tools: Tool[], apiKey: string, system: string | undefined): Promise<string[]> {
+async function nextTurnOnOtherWire(
+  testCase: RunCase,
+  messages: Message[],
+  tools: Tool[],
+  apiKey: string,
+  system: string | undefined,
+): Promise<string[]> {
   const wire: Wire = testCase.wire === 'openai' ? 'anthropic' : 'openai';
   const problems: string[] = [];
   const server = await startFaultServer({ wire, plan: [], toolNames: tools.map((tool) => tool.name), apiKey });
@@ -929,7 +1090,12 @@ async function nextTurnOnOtherWire(testCase: RunCase, messages: Message[], tools
     if (next.status !== 'done') problems.push(`next turn on ${wire} ended ${next.status}: ${next.error?.message ?? next.reason ?? ''}`);
     const body = server.wire.requests[0]?.body;
     if (body === undefined) problems.push(`next turn on ${wire}: no request sent`);
-    else problems.push(...bodyProblems(wire, body, new Set(), testCase.stream).filter((problem) => !problem.includes('thinking')).map((problem) => `next turn on ${wire}: ${problem}`));
+    else
+      problems.push(
+        ...bodyProblems(wire, body, new Set(), testCase.stream)
+          .filter((problem) => !problem.includes('thinking'))
+          .map((problem) => `next turn on ${wire}: ${problem}`),
+      );
     problems.push(...historyProblems(next.messages).map((problem) => `next turn on ${wire}: ${problem}`));
     if (safeJson(next).includes(apiKey)) problems.push(`next turn on ${wire}: output holds the API key`);
   } finally {

@@ -25,7 +25,9 @@ function pieces(text: string, size: number): string[] {
   return out.length ? out : [''];
 }
 
-export async function* turnChunks(turn: Exclude<ScriptedTurn, { error: unknown } | ((r: HandlerRequest) => unknown)>): AsyncGenerator<OpenAIChatCompletionChunk> {
+export async function* turnChunks(
+  turn: Exclude<ScriptedTurn, { error: unknown } | ((r: HandlerRequest) => unknown)>,
+): AsyncGenerator<OpenAIChatCompletionChunk> {
   yield chunk({ role: 'assistant', content: '' });
   if ('toolCalls' in turn) {
     if (turn.text) for (const piece of pieces(turn.text, 5)) yield chunk({ content: piece });
@@ -40,7 +42,13 @@ export async function* turnChunks(turn: Exclude<ScriptedTurn, { error: unknown }
     yield chunk({}, turn.finishReason ?? 'stop');
   }
   const usage = 'usage' in turn && turn.usage ? turn.usage : { prompt: 10, completion: 5 };
-  yield { id: 'usage', object: 'chat.completion.chunk', model: 'scripted', choices: [], usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion } };
+  yield {
+    id: 'usage',
+    object: 'chat.completion.chunk',
+    model: 'scripted',
+    choices: [],
+    usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion },
+  };
 }
 
 /**
@@ -52,7 +60,8 @@ export function scriptedModel(turns: ScriptedTurn[]) {
   const handler: ChunkHandler = (request) => {
     requests.push(request);
     const turn = turns[requests.length - 1];
-    if (turn === undefined) throw Object.assign(new Error(`scripted model: no turn scripted for request ${requests.length}`), { retryable: false });
+    if (turn === undefined)
+      throw Object.assign(new Error(`scripted model: no turn scripted for request ${requests.length}`), { retryable: false });
     if (typeof turn === 'function') return turn(request);
     if ('error' in turn) throw turn.error;
     return turnChunks(turn);

@@ -48,9 +48,7 @@ export type StepControl = {
   respond(response: WireInteraction['response'], options?: { chunkDelayMs?: number }): Promise<void>;
 };
 
-export type WireStep =
-  | WireInteraction['response']
-  | ((request: ReceivedRequest, control: StepControl) => void | Promise<void>);
+export type WireStep = WireInteraction['response'] | ((request: ReceivedRequest, control: StepControl) => void | Promise<void>);
 
 export interface WireServer {
   /** `http://127.0.0.1:PORT`, no trailing slash. */
@@ -211,8 +209,7 @@ export async function startWireServer(steps: WireStep[], options: { chunkDelayMs
           socket,
           clientClosed,
           sleep: (ms) => Promise.race([sleep(ms), clientClosed]),
-          respond: (response, respondOptions) =>
-            writeResponse(res, response, respondOptions?.chunkDelayMs ?? chunkDelayMs, isClosed),
+          respond: (response, respondOptions) => writeResponse(res, response, respondOptions?.chunkDelayMs ?? chunkDelayMs, isClosed),
         };
         await step(request, control);
       } else {
@@ -222,7 +219,9 @@ export async function startWireServer(steps: WireStep[], options: { chunkDelayMs
       stepErrors.push(error);
       if (!res.headersSent && !isClosed()) {
         res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: `wire-server: step #${index + 1} threw: ${String(error)}`, type: 'wire_server_step_error' } }));
+        res.end(
+          JSON.stringify({ error: { message: `wire-server: step #${index + 1} threw: ${String(error)}`, type: 'wire_server_step_error' } }),
+        );
       } else if (!isClosed()) {
         socket.destroy();
       }
@@ -257,10 +256,12 @@ export async function startWireServer(steps: WireStep[], options: { chunkDelayMs
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const socket = requestSockets[index];
-        if (socket && socket.destroyed && !sockets.has(socket)) return;
+        if (socket?.destroyed && !sockets.has(socket)) return;
         const left = deadline - Date.now();
         if (left <= 0) {
-          throw new Error(`wire-server: the connection of request #${index + 1} did not close within ${timeoutMs} ms${socket ? '' : ' (no such request)'}`);
+          throw new Error(
+            `wire-server: the connection of request #${index + 1} did not close within ${timeoutMs} ms${socket ? '' : ' (no such request)'}`,
+          );
         }
         await Promise.race([new Promise<void>((resolve) => closeWaiters.push(resolve)), sleep(Math.min(left, 50))]);
       }
@@ -476,7 +477,8 @@ function looksAnthropic(body: Json): boolean {
 
 /** Reduces either wire's request body to what {@link assertRequestMatches} compares. */
 export function normalizeRequestBody(body: unknown, dialect?: 'openai' | 'anthropic'): NormalizedRequest {
-  if (!isRecord(body)) throw new Error(`normalizeRequestBody: expected a JSON object request body, got ${JSON.stringify(body)?.slice(0, 80)}`);
+  if (!isRecord(body))
+    throw new Error(`normalizeRequestBody: expected a JSON object request body, got ${JSON.stringify(body)?.slice(0, 80)}`);
   const anthropic = dialect === undefined ? looksAnthropic(body) : dialect === 'anthropic';
   return anthropic ? normalizeAnthropic(body) : normalizeOpenAI(body);
 }
@@ -505,7 +507,8 @@ export type RequestMatchOptions = {
 export function assertRequestMatches(recorded: unknown, received: unknown, options: RequestMatchOptions = {}): void {
   const recordedBody = isRecord(recorded) && 'method' in recorded && 'body' in recorded ? recorded.body : recorded;
   const receivedBody = isRecord(received) && 'rawBody' in received && 'body' in received ? received.body : received;
-  if (recordedBody === null || recordedBody === undefined) throw new Error('assertRequestMatches: the recording has no request body to compare with');
+  if (recordedBody === null || recordedBody === undefined)
+    throw new Error('assertRequestMatches: the recording has no request body to compare with');
   if (!isRecord(recordedBody) || !isRecord(receivedBody)) {
     throw new Error('assertRequestMatches: both request bodies must be JSON objects');
   }

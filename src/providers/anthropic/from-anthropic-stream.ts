@@ -16,8 +16,7 @@ type StreamBlock =
   | { kind: 'tool-call'; toolCallId: string; toolName: string; argsText: string; startInput: unknown }
   | { kind: 'skipped' };
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const stringField = (value: unknown): string => (typeof value === 'string' ? value : '');
 

@@ -33,8 +33,7 @@ const retryableErrorTypes: Record<string, ProviderErrorCode> = {
   service_unavailable: 'server',
 };
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null;
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 /** Maps an HTTP status to its code and whether it is worth retrying. */
 export function classifyStatus(status: number): { code: ProviderErrorCode; retryable: boolean } {
@@ -118,8 +117,8 @@ function classNames(error: object): Set<string> {
   const names = new Set<string>();
   let prototype: unknown = Object.getPrototypeOf(error);
   for (let depth = 0; depth < 8 && prototype !== null && prototype !== Object.prototype; depth++) {
-    const constructor = (prototype as { constructor?: { name?: unknown } }).constructor;
-    if (typeof constructor?.name === 'string' && constructor.name !== '') names.add(constructor.name);
+    const owner = (prototype as { constructor?: { name?: unknown } }).constructor;
+    if (typeof owner?.name === 'string' && owner.name !== '') names.add(owner.name);
     prototype = Object.getPrototypeOf(prototype);
   }
   return names;
@@ -163,8 +162,7 @@ export function toProviderError(error: unknown): ProviderError {
   const headers = error.headers;
   const retryAfterMs = parseRetryAfter(headers);
   const shouldRetry = header(headers, 'x-should-retry');
-  const status =
-    typeof error.status === 'number' && error.status >= 100 && error.status < 600 ? error.status : errorBodyStatus(error);
+  const status = typeof error.status === 'number' && error.status >= 100 && error.status < 600 ? error.status : errorBodyStatus(error);
   const bodyType = errorBodyType(error);
   const options = (code: ProviderErrorCode, retryable: boolean) => ({
     code,

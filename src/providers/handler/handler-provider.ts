@@ -61,7 +61,9 @@ export type ChunkHandler = (
  */
 export function handlerProvider(handler: ChunkHandler): Provider {
   if (typeof handler !== 'function') {
-    throw new TypeError(`handlerProvider(handler): handler must be a function returning an async iterable of chunks, got ${typeof handler}`);
+    throw new TypeError(
+      `handlerProvider(handler): handler must be a function returning an async iterable of chunks, got ${typeof handler}`,
+    );
   }
   return {
     name: 'handler',

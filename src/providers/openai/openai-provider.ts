@@ -227,8 +227,12 @@ function validateOptions(options: OpenAIProviderOptions): void {
   }
   if (
     options.client !== undefined &&
-    !(isRecord(options.client) && isRecord(options.client.chat) && isRecord(options.client.chat.completions) &&
-      typeof options.client.chat.completions.create === 'function')
+    !(
+      isRecord(options.client) &&
+      isRecord(options.client.chat) &&
+      isRecord(options.client.chat.completions) &&
+      typeof options.client.chat.completions.create === 'function'
+    )
   ) {
     throw new InvalidOptionsError('openaiProvider.client', 'an OpenAI client (with chat.completions.create)', options.client);
   }
@@ -307,13 +311,18 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
           ...(tools.length > 0 ? { tools } : {}),
           ...(reasoningEffort === undefined ? {} : { reasoning_effort: reasoningEffort }),
           stream: streaming,
-          ...(streaming ? { stream_options: { ...(isRecord(params?.stream_options) ? params.stream_options : {}), include_usage: true } } : {}),
+          ...(streaming
+            ? { stream_options: { ...(isRecord(params?.stream_options) ? params.stream_options : {}), include_usage: true } }
+            : {}),
         };
         if (!streaming) delete body.stream_options;
         const response = await openai.chat.completions.create(body, { signal, maxRetries: 0 });
         if (streaming) {
           if (!isRecord(response) || !(Symbol.asyncIterator in response)) {
-            throw new ProviderError('the OpenAI client returned no stream for a `stream: true` request', { code: 'unknown', retryable: false });
+            throw new ProviderError('the OpenAI client returned no stream for a `stream: true` request', {
+              code: 'unknown',
+              retryable: false,
+            });
           }
           yield* fromOpenAIChunks(failOnAbort(response as AsyncIterable<OpenAIChatCompletionChunk>, signal));
         } else {

@@ -1,0 +1,84 @@
+/**
+ * The layer direction of the source tree (docs/architecture.md): each file belongs to one layer and
+ * may import only from the layers listed for it. `cli`, `scale`, `observe` → `host` → `machines` →
+ * `actors` → `providers` / `tools` → the neutral model. The public entry points (`src/index.ts` and
+ * the subpath `index.ts` files named in `entryPoints`) may import anything below them.
+ */
+
+export type Layer = { name: string; paths: string[]; mayImport: string[] };
+
+/** First match wins, so the model files inside `src/providers/` are listed before the folder. */
+export const layers: Layer[] = [
+  {
+    name: 'model',
+    paths: [
+      'src/errors/',
+      'src/providers/messages.ts',
+      'src/providers/provider.ts',
+      'src/providers/usage.ts',
+      'src/providers/errors/',
+      'src/util/',
+    ],
+    mayImport: ['model'],
+  },
+  { name: 'providers', paths: ['src/providers/'], mayImport: ['model', 'providers'] },
+  { name: 'tools', paths: ['src/tools/'], mayImport: ['model', 'tools'] },
+  // The machine knows providers only through the `Provider` interface (the model), never a wire.
+  { name: 'actors', paths: ['src/actors/'], mayImport: ['model', 'tools', 'actors'] },
+  { name: 'machines', paths: ['src/machines/'], mayImport: ['model', 'tools', 'actors', 'machines'] },
+  { name: 'host', paths: ['src/host/'], mayImport: ['model', 'tools', 'machines', 'host'] },
+  { name: 'stores', paths: ['src/stores/'], mayImport: ['model', 'host', 'stores'] },
+  { name: 'observe', paths: ['src/observe/'], mayImport: ['model', 'tools', 'machines', 'host', 'observe'] },
+  { name: 'scale', paths: ['src/scale/'], mayImport: ['model', 'tools', 'machines', 'host', 'stores', 'scale'] },
+  {
+    name: 'cli',
+    paths: ['src/cli/'],
+    mayImport: ['model', 'providers', 'tools', 'machines', 'host', 'stores', 'observe', 'scale', 'cli'],
+  },
+  {
+    name: 'root',
+    paths: ['src/index.ts'],
+    mayImport: ['model', 'providers', 'tools', 'actors', 'machines', 'host', 'stores', 'observe', 'scale', 'root'],
+  },
+];
+
+export function layerOf(file: string): Layer | undefined {
+  return layers.find((layer) => layer.paths.some((path) => (path.endsWith('/') ? file.startsWith(path) : file === path)));
+}
+
+export type ImportEdge = { from: string; to: string; line: number };
+export type LayerProblem = { file: string; line: number; message: string };
+
+/** Relative imports of a TypeScript source (static, type-only, re-exports and dynamic imports). */
+export function importsOf(source: string): Array<{ specifier: string; line: number }> {
+  const found: Array<{ specifier: string; line: number }> = [];
+  const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
+  for (const match of source.matchAll(pattern)) {
+    const specifier = match[1];
+    if (specifier === undefined) continue;
+    const line = source.slice(0, match.index).split('\n').length;
+    found.push({ specifier, line });
+  }
+  return found;
+}
+
+/** Every import that goes against the direction, and every file no layer claims. */
+export function findLayerProblems(edges: ImportEdge[], files: string[]): LayerProblem[] {
+  const problems: LayerProblem[] = [];
+  for (const file of files) {
+    if (!layerOf(file)) problems.push({ file, line: 1, message: `${file} belongs to no layer: add its folder to scripts/layers.ts` });
+  }
+  for (const edge of edges) {
+    const from = layerOf(edge.from);
+    const to = layerOf(edge.to);
+    if (!from || !to) continue;
+    if (!from.mayImport.includes(to.name)) {
+      problems.push({
+        file: edge.from,
+        line: edge.line,
+        message: `${edge.from}:${edge.line} (${from.name}) imports ${edge.to} (${to.name}): ${from.name} may import only ${from.mayImport.join(', ')}`,
+      });
+    }
+  }
+  return problems;
+}
