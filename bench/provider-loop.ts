@@ -11,7 +11,8 @@
  */
 import { defineTool, type Message, type Provider, type ProviderEvent } from '../src/index.js';
 import { errorResult, planResponse, resultTexts, toolMessage, toolResult } from '../src/machines/tool-round.js';
-import { capText, serializeResult } from '../src/tools/serialize-result.js';
+import { capText } from '../src/tools/result-text.js';
+import { serializeResult } from '../src/util/serialize-result.js';
 import type { LoopOptions, LoopResult } from './raw-loop.js';
 import { addDescription, addExecutor, addName, addSchema } from './tool.js';
 
@@ -48,7 +49,9 @@ export function createProviderLoop(provider: Provider, options: LoopOptions) {
             if (call.state === 'settled') return call;
             const signal = new AbortController().signal;
             try {
-              const value = await tools.get(call.toolName)!.execute(call.args as never, { signal, toolCallId: call.toolCallId, messages });
+              const value = await tools
+                .get(call.toolName)!
+                .execute(call.args as never, { signal, toolCallId: call.toolCallId, messages, sessionData: undefined });
               return { ...call, state: 'settled' as const, result: toolResult(call, capText(serializeResult(value), maxResultBytes)) };
             } catch (error) {
               return { ...call, state: 'settled' as const, result: errorResult(call, capText(resultTexts.failed(error), maxResultBytes)) };

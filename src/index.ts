@@ -13,6 +13,10 @@
 export { createConversationMachine } from './machines/conversation.js';
 export type { ConversationOptions, RetryOptions, DoomLoopOptions } from './machines/options.js';
 export type {
+  ConversationMachine,
+  ConversationActor,
+  ConversationSnapshot,
+  ConversationStateValue,
   ConversationInput,
   ConversationEvent,
   ConversationUserEvent,
@@ -21,13 +25,24 @@ export type {
   RunOutput,
   RunError,
   HaltReason,
+  RequestStartedEvent,
+  TextDeltaEvent,
+  ReasoningDeltaEvent,
+  ToolCallDeltaEvent,
+  ToolCallEvent,
   ToolResultEvent,
+  ToolApprovalRequestedEvent,
+  RequestRetryEvent,
+  UsageEvent,
+  DoomLoopDetectedEvent,
+  EventRejectedEvent,
 } from './machines/types.js';
 export { resultTexts } from './machines/tool-round.js';
 
 // Tools
 export { defineTool, type Tool, type ToolDefinition, type ToolExecuteContext, type InferArgs } from './tools/define-tool.js';
 export type { JSONSchema, ValidationResult } from './tools/validate.js';
+export type { StandardSchemaV1, StandardOutput } from './tools/standard-schema.js';
 export { HaltError } from './tools/halt-error.js';
 
 // Providers
@@ -64,7 +79,14 @@ export {
   type OpenAIAssistantMessageWithReasoning,
   type OpenAIReasoningEffort,
 } from './providers/openai/index.js';
-export { anthropicProvider, type AnthropicProviderOptions, type AnthropicRequestParams } from './providers/anthropic/index.js';
+export {
+  anthropicProvider,
+  type AnthropicProviderOptions,
+  type AnthropicRequestParams,
+  type AnthropicClientLike,
+  type AnthropicThinkingConfig,
+  type AnthropicMessageParam,
+} from './providers/anthropic/index.js';
 export { toAnthropicMessages } from './providers/anthropic/index.js';
 export type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from './providers/openai-wire/chat-types.js';
 export { toOpenAIMessages } from './providers/openai-wire/to-openai-messages.js';

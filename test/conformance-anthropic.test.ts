@@ -16,7 +16,7 @@ import type { JSONSchema } from '../src/tools/validate.js';
 import { addUsage, emptyUsage } from '../src/providers/usage.js';
 import { anthropicProvider } from '../src/providers/anthropic/index.js';
 import type { AnthropicRequestParams } from '../src/providers/anthropic/index.js';
-import { toAnthropicFinishReason } from '../src/providers/anthropic/index.js';
+import { fromAnthropicStopReason } from '../src/providers/anthropic/index.js';
 import { ProviderError } from '../src/providers/errors/provider-error.js';
 import type { Message } from '../src/providers/messages.js';
 import type { ProviderEvent } from '../src/providers/provider.js';
@@ -190,7 +190,7 @@ async function replay(cassette: Cassette): Promise<void> {
       const expected = expectedResponse(interaction.response);
       expect(finish.content).toEqual(expected.content);
       expect(finish.rawFinishReason).toBe(expected.stopReason ?? undefined);
-      expect(finish.finishReason).toBe(toAnthropicFinishReason(expected.stopReason));
+      expect(finish.finishReason).toBe(fromAnthropicStopReason(expected.stopReason));
       expect(finish.usage).toEqual(expected.usage);
 
       // Deltas are a faithful live view of the final content.
@@ -353,7 +353,7 @@ async function replayConversation(cassette: Cassette): Promise<void> {
     expect(output.error, `${cassette.name}: run ended with ${JSON.stringify(output.error)}`).toBeUndefined();
     expect(output.status).toBe('done');
     expect(output.text).toBe(last.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join(''));
-    expect(output.finishReason).toBe(toAnthropicFinishReason(last.stopReason));
+    expect(output.finishReason).toBe(fromAnthropicStopReason(last.stopReason));
     expect(output.iterations).toBe(responses.filter((response) => response.content.some((part) => part.type === 'tool-call')).length);
     expect(toolCalls).toEqual(
       responses.flatMap((response) =>

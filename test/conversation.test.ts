@@ -906,6 +906,23 @@ describe('timers survive a snapshot restore', () => {
     expectValidHistory(output.messages);
   });
 
+  it('a machine built by machine.provide(...) keeps its timers across a restore too', async () => {
+    const hang = defineTool({ name: 'hang', parameters: z.object({}), timeoutMs: 150, execute: () => new Promise<never>(() => undefined) });
+    const model = scriptedModel([{ toolCalls: [{ id: 'h', name: 'hang', args: {} }] }, { text: 'gave up' }]);
+    const machine = createConversationMachine({ provider: handlerProvider(model.handler), tools: [hang] }).provide({});
+    const first = createActor(machine, { input: {} }).start();
+    first.send({ type: 'user.message', content: 'go' });
+    await waitFor(first, (snapshot) => snapshot.matches('executingTools'));
+    const persisted: unknown = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
+    first.stop();
+    const restored = createActor(machine, { snapshot: persisted as never, input: {} }).start();
+    const output = await toPromise(restored);
+    expect(output.messages[2]).toMatchObject({
+      role: 'tool',
+      content: [{ toolCallId: 'h', result: resultTexts.timedOut('hang', 150), isError: true }],
+    });
+  });
+
   it('a restored request that stays silent times out and is retried', async () => {
     const model = scriptedModel([silent, silent, { text: 'answered' }]);
     const machine = createConversationMachine({
@@ -1128,5 +1145,72 @@ describe('options reach the run', () => {
     expect(await toPromise(actor)).toMatchObject({ status: 'done' });
     expect(seen).toEqual([{ tenant: 'acme' }, { tenant: 'acme' }]);
     expect(JSON.stringify(actor.getPersistedSnapshot())).toContain('"tenant":"acme"');
+  });
+
+  it('one machine serves many conversations: each tool call gets its own run\'s sessionData (README "Per-run data")', async () => {
+    const calls: Array<{ user: unknown; toolCallId: string }> = [];
+    const whoami = defineTool({
+      name: 'whoami',
+      parameters: { type: 'object', properties: {} },
+      execute: (_args, { sessionData, toolCallId }) => {
+        calls.push({ user: (sessionData as { userId: string }).userId, toolCallId });
+        return (sessionData as { userId: string }).userId;
+      },
+    });
+    const machine = createConversationMachine({
+      provider: handlerProvider(({ messages }) => {
+        const last = messages.at(-1);
+        return last?.role === 'tool'
+          ? turnChunks({ text: `you are ${String(last.content)}` })
+          : turnChunks({ toolCalls: [{ id: `call-${messages.length}`, name: 'whoami', args: {} }] });
+      }),
+      tools: [whoami],
+    });
+    const users = ['u1', 'u2', 'u3'];
+    const outputs = await Promise.all(
+      users.map((userId) => {
+        const actor = createActor(machine, { input: { sessionData: { userId } } }).start();
+        actor.send({ type: 'user.message', content: 'who am I?' });
+        return toPromise(actor);
+      }),
+    );
+    expect(outputs.map((output) => output.text)).toEqual(['you are u1', 'you are u2', 'you are u3']);
+    expect(calls.map((call) => call.user).sort()).toEqual(users);
+  });
+
+  it('a sessionData that is not plain JSON ends the run in error naming where, before any request', async () => {
+    let requests = 0;
+    const machine = createConversationMachine({
+      provider: handlerProvider(() => {
+        requests += 1;
+        return (async function* () {})();
+      }),
+    });
+    class Pool {}
+    for (const [sessionData, expected] of [
+      [
+        { userId: 'u1', db: new Pool() },
+        'input.sessionData.db must be plain JSON (null, boolean, number, string, array or plain object), got a Pool instance',
+      ],
+      [
+        { retry: () => 1 },
+        'input.sessionData.retry must be plain JSON (null, boolean, number, string, array or plain object), got a function',
+      ],
+      [
+        { ids: [1, 2n] },
+        'input.sessionData.ids[1] must be plain JSON (null, boolean, number, string, array or plain object), got a bigint',
+      ],
+    ] as const) {
+      const actor = createActor(machine, { input: { messages: [], sessionData } }).start();
+      const output = await toPromise(actor);
+      expect(output).toMatchObject({ status: 'error', error: { name: 'InvalidInputError', message: expected, retryable: false } });
+    }
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    const output = await toPromise(createActor(machine, { input: { sessionData: cyclic } }).start());
+    expect(output.error?.message).toBe(
+      'input.sessionData.self must be plain JSON (null, boolean, number, string, array or plain object), got a circular reference',
+    );
+    expect(requests).toBe(0);
   });
 });

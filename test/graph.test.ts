@@ -23,7 +23,6 @@ import { describe, expect, it } from 'vitest';
 import {
   createActor,
   createEmptyActor,
-  getMicrosteps,
   initialTransition,
   toPromise,
   waitFor,
@@ -729,7 +728,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           // Eventless transitions (sources: awaitingApproval, executingTools) fire inside the
           // macrostep: look at consecutive microsteps of the edges that can pass through them.
           if (event !== providerDone && !snapshot.matches('awaitingApproval') && !snapshot.matches('executingTools')) continue;
-          const microsteps = getMicrosteps(graph.machine, snapshot, event).map(([micro]) => micro);
+          const microsteps = graph.machine.microstep(snapshot, event, inertScope as never);
           for (let index = 1; index < microsteps.length; index++) {
             const before = microsteps[index - 1]!;
             const after = microsteps[index]!;

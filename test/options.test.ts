@@ -35,13 +35,13 @@ describe('createConversationMachine validates its options at creation', () => {
       'schema neither zod nor JSON Schema',
       { provider, tools: [{ name: 'x', parameters: 'string', execute: () => 1 }] },
       'tools[0].parameters',
-      /a zod 4 schema or a JSON Schema object/,
+      /a zod \(≥ 4.2\) or other Standard Schema, or a JSON Schema object, got "string"/,
     ],
     [
       'non-object zod schema',
       { provider, tools: [{ name: 'x', parameters: z.string(), execute: () => 1 }] },
       'tools[0].parameters',
-      /a zod object schema/,
+      /an object schema \(tool arguments are a JSON object\), not a zod string schema$/,
     ],
     [
       'non-object JSON Schema',
@@ -67,6 +67,23 @@ describe('createConversationMachine validates its options at creation', () => {
       { provider, tools: [{ name: 'x', parameters: z.object({}), execute: () => 1, timeoutMs: -5 }] },
       'tools[0].timeoutMs',
       /positive/,
+    ],
+    [
+      'idempotent not a boolean',
+      { provider, tools: [{ name: 'x', parameters: z.object({}), execute: () => 1, idempotent: 'yes' }] },
+      'tools[0].idempotent',
+      /a boolean/,
+    ],
+    [
+      'a Standard Schema that cannot convert itself to JSON Schema',
+      {
+        provider,
+        tools: [
+          { name: 'x', parameters: { '~standard': { version: 1, vendor: 'acme', validate: () => ({ value: {} }) } }, execute: () => 1 },
+        ],
+      },
+      'tools[0].parameters',
+      /Standard JSON Schema: zod ≥ 4.2\) or a plain JSON Schema; this acme schema has no ~standard.jsonSchema/,
     ],
     ['unknown option', { provider, maxIterations: 3 }, 'maxIterations', /a known option/],
     ['system not a string', { provider, system: 42 }, 'system', /a string/],
@@ -100,6 +117,8 @@ describe('createConversationMachine validates its options at creation', () => {
 
   it('defineTool validates on its own too', () => {
     expect(() => defineTool({ name: '', parameters: z.object({}), execute: () => 1 })).toThrow(/Invalid option tool\.name/);
-    expect(() => handlerProvider('nope' as never)).toThrow(/handler must be a function/);
+    expect(() => handlerProvider('nope' as never)).toThrow(
+      /^Invalid option handlerProvider\(handler\): expected a function \(request\) => AsyncIterable of chat.completion.chunk objects, got "nope"$/,
+    );
   });
 });

@@ -1,7 +1,8 @@
 import { fromPromise } from 'xstate';
 import type { Message } from '../providers/messages.js';
 import type { Tool } from '../tools/define-tool.js';
-import { capText, serializeResult } from '../tools/serialize-result.js';
+import { capText } from '../tools/result-text.js';
+import { serializeResult } from '../util/serialize-result.js';
 
 /** What one tool execution needs; plain JSON so a persisted snapshot can restart it. */
 export type ToolExecutionInput = {
@@ -10,6 +11,8 @@ export type ToolExecutionInput = {
   /** Arguments already validated against the tool's schema. */
   args: unknown;
   messages: Message[];
+  /** The run's `input.sessionData`, handed to `execute` as it is. */
+  sessionData?: unknown;
 };
 
 /** What a finished execution reports: the call it ran and the text the model will see. */
@@ -31,6 +34,7 @@ export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, maxRe
       signal,
       toolCallId: input.toolCallId,
       messages: input.messages,
+      sessionData: input.sessionData,
     });
     return { toolCallId: input.toolCallId, result: capText(serializeResult(result), maxResultBytes) };
   });

@@ -5,18 +5,20 @@ import { toProviderError } from '../providers/errors/classify-error.js';
 import { ProviderError } from '../providers/errors/provider-error.js';
 import { findMessagesProblem, textOf, type Message, type ToolResultPart } from '../providers/messages.js';
 import { addUsage, emptyUsage } from '../providers/usage.js';
+import { findJsonProblem } from '../util/json-problem.js';
 import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOfPart } from './doom-loop.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
 import { rearmTimersOnRestore } from './resume-timers.js';
 import { canRetry, retryDelay } from './retry-policy.js';
 import { HaltError } from '../tools/halt-error.js';
-import { capText } from '../tools/serialize-result.js';
+import { capText } from '../tools/result-text.js';
 import { errorResult, planResponse, resultTexts, settleRemaining, toolMessage, toolResult } from './tool-round.js';
 import type {
   ConversationContext,
   ConversationEmittedEvent,
   ConversationEvent,
   ConversationInput,
+  ConversationMachine,
   DoomLoopVerdict,
   RoundCall,
   RunError,
@@ -149,7 +151,7 @@ const outOfStateTransitions = {
  * const output = await toPromise(actor); // { status: 'done', text: '5', messages, ... }
  * ```
  */
-export function createConversationMachine(options: ConversationOptions) {
+export function createConversationMachine(options: ConversationOptions): ConversationMachine {
   const resolved = resolveOptions(options);
   const { tools, retry } = resolved;
   const toolTimeoutOf = (name: string) => tools.get(name)?.timeoutMs ?? resolved.toolTimeoutMs;
@@ -334,6 +336,7 @@ export function createConversationMachine(options: ConversationOptions) {
             toolName: call.toolName,
             args: call.args,
             messages: context.messages,
+            ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
           };
           enqueue.spawnChild('executeTool', { id: toolCallActorId(context.iterations, index), input });
           return { ...call, state: 'running' as const, deadline: Date.now() + toolTimeoutOf(call.toolName) };
@@ -442,7 +445,7 @@ export function createConversationMachine(options: ConversationOptions) {
       const messages = input?.messages ?? [];
       const inputProblem =
         input === undefined || typeof input === 'object'
-          ? findMessagesProblem(messages)
+          ? (findMessagesProblem(messages) ?? findJsonProblem(input?.sessionData, 'input.sessionData'))
           : 'input must be an object { messages?, sessionData? }';
       return {
         messages: Array.isArray(messages) ? messages : [],

@@ -31,12 +31,15 @@ function delayOf(machine: AnyStateMachine, delay: string | number, context: unkn
  * a state still cancels them: the request window and the retry backoff start afresh, and a tool
  * deadline (absolute, kept in context) keeps only what was left of it.
  *
- * Applied to the machine it returns; `machine.provide(...)` builds a new machine without it.
+ * Applied to the machine it returns and to every machine its `provide(...)` builds.
  */
 export function rearmTimersOnRestore<TMachine extends AnyStateMachine>(machine: TMachine): TMachine {
   const restored = new WeakSet<object>();
   const restoreSnapshot = machine.restoreSnapshot.bind(machine);
   const start = machine.start.bind(machine);
+  const provide = machine.provide.bind(machine);
+  // A provided machine (other actors, e.g. journaled ones) is a new object: it needs the re-arm too.
+  machine.provide = ((implementations) => rearmTimersOnRestore(provide(implementations))) as TMachine['provide'];
   machine.restoreSnapshot = ((snapshot, actorScope) => {
     const restoredSnapshot = restoreSnapshot(snapshot, actorScope);
     restored.add(restoredSnapshot);

@@ -1,7 +1,7 @@
 import type { AssistantContentPart, ToolMessage, ToolResultPart } from '../providers/messages.js';
 import type { ProviderContentPart } from '../providers/provider.js';
 import type { Tool } from '../tools/define-tool.js';
-import { thrownMessage } from '../tools/serialize-result.js';
+import { thrownMessage } from '../tools/result-text.js';
 import type { RoundCall } from './types.js';
 
 /**

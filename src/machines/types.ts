@@ -1,3 +1,4 @@
+import type { Actor, AnyActorRef, MetaObject, ParameterizedObject, ProvidedActor, SnapshotFrom, StateMachine, StateSchema } from 'xstate';
 import type { ProviderCallEvent } from '../actors/provider-call.js';
 import type { ToolExecutionOutput } from '../actors/tool-execution.js';
 import type { AssistantContentPart, Message, ToolResultPart } from '../providers/messages.js';
@@ -13,7 +14,7 @@ import type { Usage } from '../providers/usage.js';
  * if (output.status === 'halted' && output.reason === 'max_iterations') console.warn('raise maxToolIterations?');
  * ```
  */
-export type HaltReason = 'max_iterations' | 'tool_halt' | 'doom_loop' | 'tool_error_limit' | 'cancelled';
+export type HaltReason = 'max_iterations' | 'tool_halt' | 'doom_loop' | 'cancelled';
 
 /**
  * The error a run ended with, as plain JSON so it survives a persisted snapshot.
@@ -70,7 +71,10 @@ export type RunOutput = {
 export type ConversationInput = {
   /** The history so far (e.g. the previous run's `output.messages`). */
   messages?: Message[];
-  /** Plain JSON handed to the provider untouched (a handler's `sessionData`). */
+  /**
+   * Per-conversation data (plain JSON, persisted with the run): handed to every tool as
+   * `execute(args, { sessionData })` and to the provider (a handler's `sessionData`) untouched.
+   */
   sessionData?: unknown;
 };
 
@@ -111,7 +115,59 @@ export type ProviderCallErrorEvent = { type: 'xstate.error.actor.providerCall'; 
 export type ConversationEvent = ConversationUserEvent | ProviderCallEvent | ProviderCallErrorEvent | ToolCallDoneEvent | ToolCallErrorEvent;
 
 /**
- * A tool call and its result, as the `tool.result` event reports it.
+ * A provider request starts: `iteration` counts the tool rounds executed before it (0 for the
+ * first), `attempt` counts from 1 and grows on each retry.
+ *
+ * @example
+ * ```ts
+ * actor.on('request.started', ({ iteration, attempt }: RequestStartedEvent) => console.log(`round ${iteration}, attempt ${attempt}`));
+ * ```
+ */
+export type RequestStartedEvent = { type: 'request.started'; iteration: number; attempt: number };
+
+/**
+ * A piece of the answer's text as it streams.
+ *
+ * @example
+ * ```ts
+ * actor.on('text.delta', (event: TextDeltaEvent) => process.stdout.write(event.delta));
+ * ```
+ */
+export type TextDeltaEvent = { type: 'text.delta'; delta: string };
+
+/**
+ * A piece of the model's reasoning (thinking) as it streams.
+ *
+ * @example
+ * ```ts
+ * actor.on('reasoning.delta', (event: ReasoningDeltaEvent) => process.stderr.write(event.delta));
+ * ```
+ */
+export type ReasoningDeltaEvent = { type: 'reasoning.delta'; delta: string };
+
+/**
+ * A piece of a tool call's arguments as they stream (`name` on the first piece of a call).
+ *
+ * @example
+ * ```ts
+ * actor.on('tool.call.delta', (event: ToolCallDeltaEvent) => console.log(event.toolCallId, event.argsDelta));
+ * ```
+ */
+export type ToolCallDeltaEvent = { type: 'tool.call.delta'; toolCallId: string; name?: string; argsDelta: string };
+
+/**
+ * A whole tool call the model made, arguments parsed (raw text when they were not JSON).
+ *
+ * @example
+ * ```ts
+ * actor.on('tool.call', (event: ToolCallEvent) => console.log(`${event.name}(${JSON.stringify(event.args)})`));
+ * ```
+ */
+export type ToolCallEvent = { type: 'tool.call'; toolCallId: string; name: string; args: unknown };
+
+/**
+ * A tool call and its result, as the `tool.result` event reports it: one for every call, also for
+ * unknown tools, invalid arguments, timeouts and denials (`isError: true`).
  *
  * @example
  * ```ts
@@ -128,6 +184,63 @@ export type ToolResultEvent = {
 };
 
 /**
+ * A call waits for `tool.approve` or `tool.deny`.
+ *
+ * @example
+ * ```ts
+ * actor.on('tool.approval.requested', ({ toolCallId }: ToolApprovalRequestedEvent) => actor.send({ type: 'tool.approve', toolCallId }));
+ * ```
+ */
+export type ToolApprovalRequestedEvent = { type: 'tool.approval.requested'; toolCallId: string; name: string; args: unknown };
+
+/**
+ * A failed request will be tried again after `delayMs`; `discardPartial` says whether output
+ * already streamed from the failed attempt is to be thrown away.
+ *
+ * @example
+ * ```ts
+ * actor.on('request.retry', (event: RequestRetryEvent) => console.warn(`retry ${event.attempt} in ${event.delayMs} ms: ${event.error.message}`));
+ * ```
+ */
+export type RequestRetryEvent = { type: 'request.retry'; attempt: number; delayMs: number; error: RunError; discardPartial: boolean };
+
+/**
+ * Token usage of one response (`step`) and of the run so far (`total`).
+ *
+ * @example
+ * ```ts
+ * actor.on('usage', ({ total }: UsageEvent) => console.log(`${total.totalTokens} tokens so far`));
+ * ```
+ */
+export type UsageEvent = { type: 'usage'; step: Usage; total: Usage };
+
+/**
+ * The model repeats the same tool calls: `notice` when it gets told, `halt` when the run ends.
+ *
+ * @example
+ * ```ts
+ * actor.on('doom_loop.detected', (event: DoomLoopDetectedEvent) => console.warn(event.action, event.pattern));
+ * ```
+ */
+export type DoomLoopDetectedEvent = {
+  type: 'doom_loop.detected';
+  pattern: Array<{ name: string; args: unknown }>;
+  repeats: number;
+  action: 'notice' | 'halt';
+};
+
+/**
+ * An event the run could not take now (an empty `user.message`, a second one during a run, an
+ * approval for a call that is not waiting): answered, never dropped silently.
+ *
+ * @example
+ * ```ts
+ * actor.on('event.rejected', (event: EventRejectedEvent) => console.warn(event.message));
+ * ```
+ */
+export type EventRejectedEvent = { type: 'event.rejected'; eventType: string; message: string };
+
+/**
  * The events a conversation actor emits; subscribe with `actor.on(type, listener)`.
  *
  * @example
@@ -137,17 +250,17 @@ export type ToolResultEvent = {
  * ```
  */
 export type ConversationEmittedEvent =
-  | { type: 'request.started'; iteration: number; attempt: number }
-  | { type: 'text.delta'; delta: string }
-  | { type: 'reasoning.delta'; delta: string }
-  | { type: 'tool.call.delta'; toolCallId: string; name?: string; argsDelta: string }
-  | { type: 'tool.call'; toolCallId: string; name: string; args: unknown }
+  | RequestStartedEvent
+  | TextDeltaEvent
+  | ReasoningDeltaEvent
+  | ToolCallDeltaEvent
+  | ToolCallEvent
   | ToolResultEvent
-  | { type: 'tool.approval.requested'; toolCallId: string; name: string; args: unknown }
-  | { type: 'request.retry'; attempt: number; delayMs: number; error: RunError; discardPartial: boolean }
-  | { type: 'usage'; step: Usage; total: Usage }
-  | { type: 'doom_loop.detected'; pattern: Array<{ name: string; args: unknown }>; repeats: number; action: 'notice' | 'halt' }
-  | { type: 'event.rejected'; eventType: string; message: string };
+  | ToolApprovalRequestedEvent
+  | RequestRetryEvent
+  | UsageEvent
+  | DoomLoopDetectedEvent
+  | EventRejectedEvent;
 
 /** Where one tool call of a round stands. */
 export type RoundCallState = 'awaiting-approval' | 'queued' | 'running' | 'settled';
@@ -218,3 +331,72 @@ export type ConversationContext = {
   finalText: string | null;
   finishReason: FinishReason | null;
 };
+
+/**
+ * Where a run stands: the conversation machine's state value.
+ *
+ * @example
+ * ```ts
+ * const value: ConversationStateValue = actor.getSnapshot().value;
+ * if (actor.getSnapshot().matches('awaitingApproval')) showApprovalDialog();
+ * ```
+ */
+export type ConversationStateValue =
+  | 'idle'
+  | { requesting: 'waiting' }
+  | 'retrying'
+  | 'awaitingApproval'
+  | { executingTools: 'running' }
+  | 'done'
+  | 'halted'
+  | 'error';
+
+/**
+ * The machine {@link createConversationMachine} returns: context, events, input, output, emitted
+ * events and state values are typed; the names of its internal actions, guards and actors are not
+ * part of the public type.
+ *
+ * @example
+ * ```ts
+ * const machine: ConversationMachine = createConversationMachine({ provider, tools });
+ * const actor = createActor(machine, { input: { messages: [] } }); // ConversationActor
+ * ```
+ */
+export type ConversationMachine = StateMachine<
+  ConversationContext,
+  ConversationEvent,
+  Record<string, AnyActorRef | undefined>,
+  ProvidedActor,
+  ParameterizedObject,
+  ParameterizedObject,
+  string,
+  ConversationStateValue,
+  string,
+  ConversationInput,
+  RunOutput,
+  ConversationEmittedEvent,
+  MetaObject,
+  StateSchema
+>;
+
+/**
+ * A running conversation: `createActor(machine, { input })`.
+ *
+ * @example
+ * ```ts
+ * const actor: ConversationActor = createActor(machine, { input: { messages: [] } }).start();
+ * actor.on('text.delta', (event) => process.stdout.write(event.delta));
+ * ```
+ */
+export type ConversationActor = Actor<ConversationMachine>;
+
+/**
+ * A snapshot of a run (`actor.getSnapshot()`); `actor.getPersistedSnapshot()` of it is plain JSON.
+ *
+ * @example
+ * ```ts
+ * const snapshot: ConversationSnapshot = actor.getSnapshot();
+ * console.log(snapshot.value, snapshot.context.iterations);
+ * ```
+ */
+export type ConversationSnapshot = SnapshotFrom<ConversationMachine>;

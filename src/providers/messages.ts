@@ -1,3 +1,4 @@
+import { isRecord } from '../util/is-record.js';
 /**
  * The provider-neutral message model. Messages are plain JSON because they live in persisted
  * snapshots; every provider maps them to and from its own wire format.
@@ -134,25 +135,6 @@ export function textOf(message: Message): string {
   for (const part of message.content) if (part.type === 'text') text += part.text;
   return text;
 }
-
-/** The tool calls of an assistant message, in the order the model made them. */
-export function toolCallsOf(message: Message): ToolCallPart[] {
-  if (message.role !== 'assistant') return [];
-  return message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
-}
-
-/** Result text sent to a provider: strings as they are, anything else as JSON. */
-export function resultText(result: unknown): string {
-  if (typeof result === 'string') return result;
-  if (result === undefined) return '';
-  try {
-    return JSON.stringify(result) ?? String(result);
-  } catch {
-    return String(result);
-  }
-}
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Checks a history handed to a run. Returns a message naming the first problem (index, field and

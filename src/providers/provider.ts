@@ -52,7 +52,7 @@ export type ProviderRequest = {
  * if (output.finishReason === 'length') console.warn('the answer was cut at the token limit');
  * ```
  */
-export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'refusal' | 'pause' | 'error' | 'other';
+export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'refusal' | 'pause' | 'other';
 
 /**
  * A tool call as the provider assembled it: the argument text exactly as streamed, so the machine

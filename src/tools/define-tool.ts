@@ -1,6 +1,6 @@
-import type { z } from 'zod';
 import type { Message } from '../providers/messages.js';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import type { StandardOutput, StandardSchemaV1 } from './standard-schema.js';
 import { compileSchema, type JSONSchema, type ValidationResult } from './validate.js';
 
 /**
@@ -21,10 +21,15 @@ export type ToolExecuteContext = {
   toolCallId: string;
   /** The history up to and including the assistant message that made this call. */
   messages: Message[];
+  /**
+   * The run's `input.sessionData` (plain JSON, persisted with the run): per-conversation data such
+   * as the user's id or tenant, so one machine serves every conversation.
+   */
+  sessionData: unknown;
 };
 
 /**
- * Tool arguments: inferred from a zod schema, a JSON object for a plain JSON Schema (which has no
+ * Tool arguments: inferred from a zod (or other Standard Schema) schema, a JSON object for a plain JSON Schema (which has no
  * static type to infer from).
  *
  * @example
@@ -33,7 +38,7 @@ export type ToolExecuteContext = {
  * const args: InferArgs<typeof schema> = { city: 'Oslo' };
  * ```
  */
-export type InferArgs<TParameters> = TParameters extends z.ZodType ? z.output<TParameters> : Record<string, unknown>;
+export type InferArgs<TParameters> = TParameters extends StandardSchemaV1 ? StandardOutput<TParameters> : Record<string, unknown>;
 
 /**
  * What `defineTool` takes.
@@ -47,17 +52,26 @@ export type InferArgs<TParameters> = TParameters extends z.ZodType ? z.output<TP
  * };
  * ```
  */
-export type ToolDefinition<TParameters extends z.ZodType | JSONSchema, TResult> = {
+export type ToolDefinition<TParameters extends StandardSchemaV1 | JSONSchema, TResult> = {
   /** Unique within a machine; what the model calls (letters, digits, `_` and `-`, at most 64). */
   name: string;
   description?: string;
-  /** A zod 4 object schema, or a JSON Schema with `type: "object"` (validated with ajv). */
+  /**
+   * A zod (≥ 4.2) object schema or any Standard Schema that converts to JSON Schema, converted and
+   * validated by its own library; or a JSON Schema with `type: "object"` (validated with ajv).
+   */
   parameters: TParameters;
   execute: (args: InferArgs<TParameters>, context: ToolExecuteContext) => TResult | Promise<TResult>;
   /** Overrides the machine's `toolTimeoutMs` for this tool. The machine enforces it. */
   timeoutMs?: number;
   /** Ask the user (`tool.approve` / `tool.deny`) before each call, or for the calls this returns true for. */
   needsApproval?: boolean | ((args: InferArgs<TParameters>) => boolean);
+  /**
+   * Whether running a call twice does no harm (a read, a lookup). Default `false`. A durable host
+   * resuming a run that was interrupted mid-call runs the call again only when this is `true`;
+   * otherwise the call gets the error result `interrupted by a restart; not run again`.
+   */
+  idempotent?: boolean;
 };
 
 /**
@@ -74,6 +88,8 @@ export interface Tool<TArgs = unknown, TResult = unknown> {
   /** JSON Schema of the arguments, as sent to the model. */
   readonly inputSchema: JSONSchema;
   readonly timeoutMs?: number;
+  /** Whether a call interrupted by a restart may run again (see {@link ToolDefinition.idempotent}). */
+  readonly idempotent: boolean;
   /** Checks parsed arguments against the schema; on success `value` is what `execute` receives. */
   validate(args: unknown): ValidationResult<unknown>;
   /** Whether this call waits for approval. */
@@ -84,7 +100,7 @@ export interface Tool<TArgs = unknown, TResult = unknown> {
 const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
- * Defines a tool: a name and description for the model, an argument schema (zod 4 or JSON
+ * Defines a tool: a name and description for the model, an argument schema (zod ≥ 4.2 or JSON
  * Schema), and `execute`. Arguments are parsed and validated before `execute` runs; invalid ones go
  * back to the model as an error result. A string result is sent as it is, anything else as JSON.
  *
@@ -99,21 +115,21 @@ const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
  * });
  * ```
  */
-export function defineTool<TParameters extends z.ZodType | JSONSchema, TResult>(
+export function defineTool<TParameters extends StandardSchemaV1 | JSONSchema, TResult>(
   definition: ToolDefinition<TParameters, TResult>,
 ): Tool<InferArgs<TParameters>, TResult> {
   return createTool(definition, 'tool');
 }
 
 /** Builds a tool, naming the option (`tools[2]`) in errors when called for a machine's tool list. */
-export function createTool<TParameters extends z.ZodType | JSONSchema, TResult>(
+export function createTool<TParameters extends StandardSchemaV1 | JSONSchema, TResult>(
   definition: ToolDefinition<TParameters, TResult>,
   option: string,
 ): Tool<InferArgs<TParameters>, TResult> {
   if (typeof definition !== 'object' || definition === null) {
     throw new InvalidOptionsError(option, 'a tool definition object { name, description, parameters, execute }', definition);
   }
-  const { name, description = '', parameters, execute, timeoutMs, needsApproval = false } = definition;
+  const { name, description = '', parameters, execute, timeoutMs, needsApproval = false, idempotent = false } = definition;
   if (typeof name !== 'string' || !toolNamePattern.test(name)) {
     throw new InvalidOptionsError(`${option}.name`, 'a name of 1 to 64 letters, digits, "_" or "-"', name);
   }
@@ -125,12 +141,14 @@ export function createTool<TParameters extends z.ZodType | JSONSchema, TResult>(
   if (typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
     throw new InvalidOptionsError(`${option}.needsApproval`, 'a boolean or a function (args) => boolean', needsApproval);
   }
+  if (typeof idempotent !== 'boolean') throw new InvalidOptionsError(`${option}.idempotent`, 'a boolean', idempotent);
   const schema = compileSchema<InferArgs<TParameters>>(parameters, `${option}.parameters`);
   return {
     name,
     description,
     inputSchema: schema.jsonSchema,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    idempotent,
     validate: schema.validate,
     needsApproval: typeof needsApproval === 'boolean' ? () => needsApproval : (args) => needsApproval(args) === true,
     execute,

@@ -20,7 +20,8 @@ import { createConversationMachine } from '../../src/machines/conversation.js';
 import type { ConversationOptions } from '../../src/machines/options.js';
 import type { ConversationEmittedEvent, RunOutput } from '../../src/machines/types.js';
 import { resultTexts } from '../../src/machines/tool-round.js';
-import { findMessagesProblem, resultText, type Message } from '../../src/providers/messages.js';
+import { findMessagesProblem, type Message } from '../../src/providers/messages.js';
+import { serializeResult } from '../../src/util/serialize-result.js';
 import { anthropicProvider } from '../../src/providers/anthropic/index.js';
 import { toAnthropicMessages } from '../../src/providers/anthropic/to-anthropic-messages.js';
 import { openaiProvider } from '../../src/providers/openai/index.js';
@@ -848,7 +849,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         if (result && event?.type === 'tool.result') {
           if ((result.isError === true) !== event.isError)
             violations.push(`call ${call.toolCallId}: tool.result isError ${event.isError} but history ${result.isError === true}`);
-          if (resultText(result.result) !== event.result)
+          if (serializeResult(result.result) !== event.result)
             violations.push(`call ${call.toolCallId}: tool.result text differs from the history`);
         }
         if (denied.has(call.toolCallId) && toolState.executions.has(call.toolCallId))
@@ -861,7 +862,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       }
       const byteCap = o.maxToolResultBytes ?? 100_000;
       for (const [id, part] of results) {
-        const text = resultText(part.result);
+        const text = serializeResult(part.result);
         const marker = text.lastIndexOf('\n…[truncated:');
         const kept = marker >= 0 ? text.slice(0, marker) : text;
         if (Buffer.byteLength(kept, 'utf8') > byteCap)

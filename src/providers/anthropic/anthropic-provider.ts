@@ -1,4 +1,3 @@
-import type Anthropic from '@anthropic-ai/sdk';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { lazySdkClient } from '../optional-sdk.js';
@@ -7,22 +6,7 @@ import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
 import { fromAnthropicMessage } from './from-anthropic-message.js';
 import { fromAnthropicStream } from './from-anthropic-stream.js';
 import { toAnthropicMessages, toAnthropicTools } from './to-anthropic-messages.js';
-
-/**
- * Extra Messages API parameters sent with every request (`temperature`, `top_k`,
- * `stop_sequences`, `tool_choice`, `metadata`, …). The fields the provider builds itself from the
- * conversation and its own options are left out.
- *
- * @example
- * ```ts
- * const params: AnthropicRequestParams = { temperature: 0, stop_sequences: ['STOP'], tool_choice: { type: 'auto' } };
- * anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 1024, params });
- * ```
- */
-export type AnthropicRequestParams = Omit<
-  Anthropic.MessageCreateParamsNonStreaming,
-  'model' | 'messages' | 'system' | 'tools' | 'max_tokens' | 'stream' | 'thinking'
->;
+import type { AnthropicClientLike, AnthropicRequestParams, AnthropicThinkingConfig } from './wire-types.js';
 
 /**
  * Options of {@link anthropicProvider}.
@@ -44,11 +28,11 @@ export type AnthropicProviderOptions = {
    * A client you built yourself (`new Anthropic(...)`). Its own retries are switched off per
    * request: the conversation machine retries, so every attempt is a visible state.
    */
-  client?: Anthropic;
+  client?: AnthropicClientLike;
   /** `max_tokens` of every request; the Messages API requires it. */
   maxTokens: number;
   /** Extended thinking, passed through, e.g. `{ type: 'enabled', budget_tokens: 2048 }`. */
-  thinking?: Anthropic.ThinkingConfigParam;
+  thinking?: AnthropicThinkingConfig;
   /** Further request parameters, passed through. */
   params?: AnthropicRequestParams;
   /** Stream the response (default `true`); `false` uses a single JSON response. */
@@ -120,7 +104,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
   const { model, apiKey, baseURL, maxTokens, thinking, params } = options;
   const streaming = options.stream ?? true;
   const userClient = options.client;
-  const getClient: () => Promise<Anthropic> = userClient
+  const getClient: () => Promise<AnthropicClientLike> = userClient
     ? () => Promise.resolve(userClient)
     : lazySdkClient(
         () => import('@anthropic-ai/sdk'),

@@ -1,17 +1,18 @@
-import type Anthropic from '@anthropic-ai/sdk';
 import type { FinishReason, ProviderContentPart, ProviderEvent } from '../provider.js';
 import type { Usage } from '../usage.js';
+import { isRecord } from '../../util/is-record.js';
+import type { AnthropicMessage, AnthropicUsageCounters } from './wire-types.js';
 
 /**
  * Maps an Anthropic `stop_reason` to the neutral one; the raw word travels as `rawFinishReason`.
  *
  * @example
  * ```ts
- * toAnthropicFinishReason('tool_use'); // 'tool-calls'
- * toAnthropicFinishReason('max_tokens'); // 'length'
+ * fromAnthropicStopReason('tool_use'); // 'tool-calls'
+ * fromAnthropicStopReason('max_tokens'); // 'length'
  * ```
  */
-export function toAnthropicFinishReason(stopReason: string | null | undefined): FinishReason {
+export function fromAnthropicStopReason(stopReason: string | null | undefined): FinishReason {
   switch (stopReason) {
     case 'end_turn':
     case 'stop_sequence':
@@ -32,21 +33,6 @@ export function toAnthropicFinishReason(stopReason: string | null | undefined): 
 }
 
 /**
- * The usage counters of `message_start`, `message_delta` and non-stream responses.
- *
- * @example
- * ```ts
- * const counters: AnthropicUsageCounters = { input_tokens: 12, output_tokens: 30, cache_read_input_tokens: null };
- * ```
- */
-export type AnthropicUsageCounters = {
-  input_tokens?: number | null;
-  output_tokens?: number | null;
-  cache_read_input_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-};
-
-/**
  * Neutral usage from Anthropic's counters. Anthropic's `input_tokens` leaves out the tokens read
  * from and written to the prompt cache, while OpenAI's `prompt_tokens` includes its cached tokens;
  * so that `inputTokens` means "every input token" for both wires, it is the sum
@@ -55,11 +41,11 @@ export type AnthropicUsageCounters = {
  *
  * @example
  * ```ts
- * toAnthropicUsage({ input_tokens: 10, cache_read_input_tokens: 7351, cache_creation_input_tokens: 0, output_tokens: 5 });
+ * fromAnthropicUsage({ input_tokens: 10, cache_read_input_tokens: 7351, cache_creation_input_tokens: 0, output_tokens: 5 });
  * // { inputTokens: 7361, outputTokens: 5, totalTokens: 7366, cachedInputTokens: 7351, cacheCreationInputTokens: 0 }
  * ```
  */
-export function toAnthropicUsage(counters: AnthropicUsageCounters): Usage {
+export function fromAnthropicUsage(counters: AnthropicUsageCounters): Usage {
   const uncached = counters.input_tokens ?? 0;
   const cacheRead = counters.cache_read_input_tokens;
   const cacheCreation = counters.cache_creation_input_tokens;
@@ -88,6 +74,9 @@ export function mergeUsageCounters(
   return merged;
 }
 
+/** A string field of a wire object, `''` when absent or not a string. */
+export const stringField = (value: unknown): string => (typeof value === 'string' ? value : '');
+
 /**
  * The argument text of a tool call whose input arrived whole (a non-stream response, or a stream
  * that sent no `input_json_delta`): the JSON of the `input` object, `{}` when there is none.
@@ -108,27 +97,34 @@ export function inputText(input: unknown): string {
  * }
  * ```
  */
-export function fromAnthropicMessage(message: Anthropic.Message): ProviderEvent[] {
+export function fromAnthropicMessage(message: AnthropicMessage): ProviderEvent[] {
   const events: ProviderEvent[] = [];
   const content: ProviderContentPart[] = [];
   for (const block of message.content ?? []) {
+    if (!isRecord(block)) continue;
     switch (block.type) {
-      case 'text':
-        if (block.text === '') break;
-        events.push({ type: 'text.delta', delta: block.text });
-        content.push({ type: 'text', text: block.text });
+      case 'text': {
+        const text = stringField(block.text);
+        if (text === '') break;
+        events.push({ type: 'text.delta', delta: text });
+        content.push({ type: 'text', text });
         break;
-      case 'thinking':
-        if (block.thinking !== '') events.push({ type: 'reasoning.delta', delta: block.thinking });
-        content.push({ type: 'reasoning', text: block.thinking, signature: block.signature });
+      }
+      case 'thinking': {
+        const text = stringField(block.thinking);
+        if (text !== '') events.push({ type: 'reasoning.delta', delta: text });
+        content.push({ type: 'reasoning', text, signature: stringField(block.signature) });
         break;
+      }
       case 'redacted_thinking':
-        content.push({ type: 'redacted-reasoning', data: block.data });
+        content.push({ type: 'redacted-reasoning', data: stringField(block.data) });
         break;
       case 'tool_use': {
         const argsText = inputText(block.input);
-        events.push({ type: 'tool.call.delta', toolCallId: block.id, name: block.name, argsDelta: argsText });
-        content.push({ type: 'tool-call', toolCallId: block.id, toolName: block.name, argsText });
+        const toolCallId = stringField(block.id);
+        const toolName = stringField(block.name);
+        events.push({ type: 'tool.call.delta', toolCallId, name: toolName, argsDelta: argsText });
+        content.push({ type: 'tool-call', toolCallId, toolName, argsText });
         break;
       }
       // Server tools, citations-only blocks and the like have no neutral form; they are skipped.
@@ -138,9 +134,9 @@ export function fromAnthropicMessage(message: Anthropic.Message): ProviderEvent[
   events.push({
     type: 'finish',
     content,
-    finishReason: toAnthropicFinishReason(rawFinishReason),
+    finishReason: fromAnthropicStopReason(rawFinishReason),
     ...(rawFinishReason === undefined ? {} : { rawFinishReason }),
-    usage: toAnthropicUsage(message.usage ?? {}),
+    usage: fromAnthropicUsage(message.usage ?? {}),
   });
   return events;
 }

@@ -1,13 +1,8 @@
-import type Anthropic from '@anthropic-ai/sdk';
+import { isRecord } from '../../util/is-record.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { ProviderContentPart, ProviderEvent } from '../provider.js';
-import {
-  inputText,
-  mergeUsageCounters,
-  toAnthropicFinishReason,
-  toAnthropicUsage,
-  type AnthropicUsageCounters,
-} from './from-anthropic-message.js';
+import { inputText, mergeUsageCounters, fromAnthropicStopReason, fromAnthropicUsage, stringField } from './from-anthropic-message.js';
+import type { AnthropicStreamEvent, AnthropicUsageCounters } from './wire-types.js';
 
 type StreamBlock =
   | { kind: 'text'; text: string }
@@ -15,10 +10,6 @@ type StreamBlock =
   | { kind: 'redacted-reasoning'; data: string }
   | { kind: 'tool-call'; toolCallId: string; toolName: string; argsText: string; startInput: unknown }
   | { kind: 'skipped' };
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const stringField = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 /**
  * Options of {@link fromAnthropicStream}.
@@ -54,7 +45,7 @@ export type AnthropicStreamOptions = {
  * ```
  */
 export async function* fromAnthropicStream(
-  events: AsyncIterable<Anthropic.RawMessageStreamEvent>,
+  events: AsyncIterable<AnthropicStreamEvent>,
   options: AnthropicStreamOptions = {},
 ): AsyncGenerator<ProviderEvent> {
   const blocks = new Map<number, StreamBlock>();
@@ -211,8 +202,8 @@ export async function* fromAnthropicStream(
   yield {
     type: 'finish',
     content,
-    finishReason: toAnthropicFinishReason(rawFinishReason),
+    finishReason: fromAnthropicStopReason(rawFinishReason),
     ...(rawFinishReason === undefined ? {} : { rawFinishReason }),
-    usage: toAnthropicUsage(counters),
+    usage: fromAnthropicUsage(counters),
   };
 }

@@ -7,12 +7,12 @@
  * const provider = anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 1024 });
  * ```
  */
-export { anthropicProvider, type AnthropicProviderOptions, type AnthropicRequestParams } from './anthropic-provider.js';
+export { anthropicProvider, type AnthropicProviderOptions } from './anthropic-provider.js';
 export { toAnthropicMessages, toAnthropicTools, emptyToolResultText, type AnthropicConversation } from './to-anthropic-messages.js';
 export { fromAnthropicStream, type AnthropicStreamOptions } from './from-anthropic-stream.js';
 export {
   fromAnthropicMessage,
-  toAnthropicFinishReason,
-  toAnthropicUsage,
-  type AnthropicUsageCounters,
+  fromAnthropicStopReason,
+  fromAnthropicUsage,
 } from './from-anthropic-message.js';
+export type * from './wire-types.js';

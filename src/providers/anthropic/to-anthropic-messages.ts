@@ -1,6 +1,16 @@
-import type Anthropic from '@anthropic-ai/sdk';
-import { resultText, type Message, type ToolResultPart } from '../messages.js';
+import { isRecord } from '../../util/is-record.js';
+import { serializeResult } from '../../util/serialize-result.js';
+import type { Message, ToolResultPart } from '../messages.js';
 import type { ToolDescription } from '../provider.js';
+import type {
+  AnthropicMessageParam,
+  AnthropicRedactedThinkingBlockParam,
+  AnthropicTextBlockParam,
+  AnthropicThinkingBlockParam,
+  AnthropicTool,
+  AnthropicToolResultBlockParam,
+  AnthropicToolUseBlockParam,
+} from './wire-types.js';
 
 /**
  * What an empty tool result is sent as. The Anthropic wire rejects `tool_result` blocks with empty
@@ -15,12 +25,12 @@ import type { ToolDescription } from '../provider.js';
  */
 export const emptyToolResultText = '(no output)';
 
-type UserBlock = Anthropic.TextBlockParam | Anthropic.ToolResultBlockParam;
+type UserBlock = AnthropicTextBlockParam | AnthropicToolResultBlockParam;
 type AssistantBlock =
-  | Anthropic.TextBlockParam
-  | Anthropic.ThinkingBlockParam
-  | Anthropic.RedactedThinkingBlockParam
-  | Anthropic.ToolUseBlockParam;
+  | AnthropicTextBlockParam
+  | AnthropicThinkingBlockParam
+  | AnthropicRedactedThinkingBlockParam
+  | AnthropicToolUseBlockParam;
 
 type Turn = { role: 'user'; blocks: UserBlock[] } | { role: 'assistant'; blocks: AssistantBlock[] };
 
@@ -36,16 +46,13 @@ type Turn = { role: 'user'; blocks: UserBlock[] } | { role: 'assistant'; blocks:
 export type AnthropicConversation = {
   /** Absent when there is no system text at all: an empty `system` is an API error. */
   system?: string;
-  messages: Anthropic.MessageParam[];
+  messages: AnthropicMessageParam[];
 };
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const hasVisibleText = (text: string): boolean => text.trim() !== '';
 
-function toolResultBlock(part: ToolResultPart): Anthropic.ToolResultBlockParam {
-  const text = resultText(part.result);
+function toolResultBlock(part: ToolResultPart): AnthropicToolResultBlockParam {
+  const text = serializeResult(part.result);
   return {
     type: 'tool_result',
     tool_use_id: part.toolCallId,
@@ -134,7 +141,7 @@ export function toAnthropicMessages(history: Message[], systemPrompt?: string): 
                 type: 'tool_use',
                 id: part.toolCallId,
                 name: part.toolName,
-                input: isPlainObject(part.args) ? part.args : {},
+                input: isRecord(part.args) ? part.args : {},
               });
               break;
           }
@@ -145,7 +152,7 @@ export function toAnthropicMessages(history: Message[], systemPrompt?: string): 
     }
   }
 
-  const messages: Anthropic.MessageParam[] = turns.map((turn) => {
+  const messages: AnthropicMessageParam[] = turns.map((turn) => {
     if (turn.role === 'assistant') return { role: 'assistant', content: turn.blocks };
     const first = turn.blocks[0];
     // A lone text block goes as a plain string, the form most clients send for a user prompt.
@@ -167,7 +174,7 @@ export function toAnthropicMessages(history: Message[], systemPrompt?: string): 
  * // [{ name: 'add', description: 'Add', input_schema: { type: 'object', properties: {} } }]
  * ```
  */
-export function toAnthropicTools(tools: ToolDescription[]): Anthropic.Tool[] {
+export function toAnthropicTools(tools: ToolDescription[]): AnthropicTool[] {
   return tools.map((tool) => ({
     name: tool.name,
     ...(tool.description === '' ? {} : { description: tool.description }),

@@ -1,3 +1,4 @@
+import { isRecord } from '../../util/is-record.js';
 import { ProviderError, type ProviderErrorCode } from './provider-error.js';
 
 /**
@@ -32,8 +33,6 @@ const retryableErrorTypes: Record<string, ProviderErrorCode> = {
   timeout_error: 'timeout',
   service_unavailable: 'server',
 };
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 /** Maps an HTTP status to its code and whether it is worth retrying. */
 export function classifyStatus(status: number): { code: ProviderErrorCode; retryable: boolean } {

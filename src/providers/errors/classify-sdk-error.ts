@@ -1,7 +1,6 @@
+import { isRecord } from '../../util/is-record.js';
 import { toProviderError } from './classify-error.js';
 import { ProviderError } from './provider-error.js';
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 /**
  * Classifies what an official SDK threw during a request. Beyond {@link toProviderError}: an

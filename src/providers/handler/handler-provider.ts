@@ -1,3 +1,4 @@
+import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
@@ -61,8 +62,10 @@ export type ChunkHandler = (
  */
 export function handlerProvider(handler: ChunkHandler): Provider {
   if (typeof handler !== 'function') {
-    throw new TypeError(
-      `handlerProvider(handler): handler must be a function returning an async iterable of chunks, got ${typeof handler}`,
+    throw new InvalidOptionsError(
+      'handlerProvider(handler)',
+      'a function (request) => AsyncIterable of chat.completion.chunk objects',
+      handler,
     );
   }
   return {

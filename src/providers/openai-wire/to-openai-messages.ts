@@ -1,4 +1,5 @@
-import { resultText, type Message } from '../messages.js';
+import { serializeResult } from '../../util/serialize-result.js';
+import type { Message } from '../messages.js';
 import type { ToolDescription } from '../provider.js';
 import type { OpenAIChatMessage, OpenAIChatTool, OpenAIChatToolCall } from './chat-types.js';
 
@@ -39,7 +40,7 @@ function convert(message: Message): OpenAIChatMessage | OpenAIChatMessage[] {
         : { role: 'assistant', content: text };
     }
     case 'tool':
-      return message.content.map((part) => ({ role: 'tool', tool_call_id: part.toolCallId, content: resultText(part.result) }));
+      return message.content.map((part) => ({ role: 'tool', tool_call_id: part.toolCallId, content: serializeResult(part.result) }));
   }
 }
 

@@ -1,3 +1,4 @@
+import { isRecord } from '../../util/is-record.js';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { lazySdkClient } from '../optional-sdk.js';
@@ -140,8 +141,6 @@ type ChatCompletionLike = {
   }>;
   usage?: OpenAIChatUsage | null;
 };
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 /**
  * A non-streamed `chat.completion` as one chunk, so both modes share the chunk accumulator and

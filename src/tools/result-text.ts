@@ -1,0 +1,27 @@
+import { serializeResult } from '../util/serialize-result.js';
+
+/** The message of anything a tool threw, Error or not. */
+export function thrownMessage(thrown: unknown): string {
+  if (thrown instanceof Error)
+    return thrown.message === '' ? thrown.name : `${thrown.name === 'Error' ? '' : `${thrown.name}: `}${thrown.message}`;
+  if (typeof thrown === 'string') return thrown;
+  const text = serializeResult(thrown);
+  return text === '' ? String(thrown) : text;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Caps a text fed back to the model at `maxBytes` of UTF-8, cutting on a character boundary and
+ * saying so, so one runaway tool cannot blow the context window or the process's memory.
+ */
+export function capText(text: string, maxBytes: number): string {
+  // Three bytes per UTF-16 unit is the most UTF-8 needs, so shorter texts cannot be over.
+  if (text.length * 3 <= maxBytes) return text;
+  const total = Buffer.byteLength(text, 'utf8');
+  if (total <= maxBytes) return text;
+  const buffer = new Uint8Array(maxBytes);
+  const { read } = encoder.encodeInto(text, buffer);
+  const kept = text.slice(0, read);
+  return `${kept}\n…[truncated: ${total - Buffer.byteLength(kept, 'utf8')} of ${total} bytes not shown]`;
+}

@@ -1,0 +1,136 @@
+/**
+ * The package as a user installs it (README "Install"): `npm pack`, then the tarball installed into
+ * a fresh project that has only the required peers — no provider SDK, no zod — where the README
+ * quick start must import, type-check with `strict` and `skipLibCheck: false`, and run. Repeated
+ * with the oldest xstate of the peer range.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pkg from '../package.json' with { type: 'json' };
+
+const root = join(import.meta.dirname, '..');
+const work = mkdtempSync(join(tmpdir(), 'actorloop-pack-'));
+let tarball = '';
+
+/** Runs a command; on failure the error carries what it printed (tsc reports on stdout). */
+function run(command: string, args: string[], cwd: string): string {
+  try {
+    return execFileSync(command, args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, npm_config_loglevel: 'error' },
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? ''}`);
+  }
+}
+
+/** A fresh project with the tarball and the given xstate installed (from the npm cache when it can). */
+function project(name: string, xstateVersion: string): string {
+  const directory = join(work, name);
+  mkdirSync(directory);
+  writeFileSync(join(directory, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
+  writeFileSync(
+    join(directory, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        lib: ['ES2023'],
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        types: ['node'],
+      },
+      include: ['quick-start.ts'],
+    }),
+  );
+  writeFileSync(join(directory, 'quick-start.ts'), readFileSync(join(root, 'test/packaging/quick-start.ts'), 'utf8'));
+  run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      tarball,
+      `xstate@${xstateVersion}`,
+      `@types/node@${pkg.devDependencies['@types/node']}`,
+      `typescript@${pkg.devDependencies.typescript}`,
+    ],
+    directory,
+  );
+  return directory;
+}
+
+/** The quick start compiled by the project's own TypeScript, then run as JavaScript. */
+function check(directory: string) {
+  run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], directory);
+  // The same source with its types stripped by TypeScript itself, run by plain Node (no tsx).
+  run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit', 'false', '--outDir', 'out'], directory);
+  return JSON.parse(run(process.execPath, ['out/quick-start.js'], directory)) as Record<string, unknown>;
+}
+
+beforeAll(() => {
+  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], root)) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  tarball = join(work, packed[0]!.filename);
+  packedFiles = packed[0]!.files.map((file) => file.path);
+}, 120_000);
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+let packedFiles: string[] = [];
+
+describe('the packed package in a fresh project', () => {
+  it('ships the build, its sources for the declaration maps, the licence and the changelog, and no tests', () => {
+    for (const file of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/index.d.ts.map',
+      'src/index.ts',
+      'LICENSE',
+      'CHANGELOG.md',
+      'README.md',
+    ]) {
+      expect(packedFiles).toContain(file);
+    }
+    expect(packedFiles.filter((file) => file.startsWith('test/') || file.startsWith('bench/'))).toEqual([]);
+  });
+
+  it('declares xstate a peer with a range and needs no provider SDK or zod at run time', () => {
+    expect(pkg.peerDependencies.xstate).toMatch(/^\^5\.\d+\.\d+$/);
+    expect(Object.keys(pkg.dependencies)).toEqual(['ajv']);
+    expect(pkg.peerDependenciesMeta).toMatchObject({ openai: { optional: true }, '@anthropic-ai/sdk': { optional: true } });
+  });
+
+  for (const [name, version] of [
+    ['current xstate', pkg.devDependencies.xstate],
+    ['oldest supported xstate', pkg.peerDependencies.xstate.slice(1)],
+  ] as const) {
+    it(`imports, type-checks (strict, skipLibCheck: false) and runs the quick start with ${name} (${version})`, () => {
+      const directory = project(name.replaceAll(' ', '-'), version);
+      const installed = JSON.parse(readFileSync(join(directory, 'node_modules/xstate/package.json'), 'utf8')) as { version: string };
+      expect(installed.version).toBe(version);
+      for (const absent of ['openai', '@anthropic-ai/sdk', 'zod']) {
+        expect(() => readFileSync(join(directory, 'node_modules', absent, 'package.json'))).toThrow();
+      }
+      // One xstate in the tree: the package uses the project's own copy.
+      expect(() => readFileSync(join(directory, 'node_modules/actorloop/node_modules/xstate/package.json'))).toThrow();
+      expect(check(directory)).toEqual({
+        status: 'done',
+        text: 'It is 5.',
+        deltas: ['It is 5.'],
+        results: ['5'],
+        value: 'done',
+        messages: 4,
+      });
+    }, 180_000);
+  }
+});
