@@ -38,7 +38,6 @@ describe('output: { schema }', () => {
     const {
       output: result,
       events,
-      states,
       requests,
     } = await runConversation(
       [
