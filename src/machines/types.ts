@@ -372,7 +372,7 @@ export type ConversationMachine = StateMachine<
   string,
   ConversationStateValue,
   string,
-  ConversationInput,
+  ConversationInput | undefined,
   RunOutput,
   ConversationEmittedEvent,
   MetaObject,
