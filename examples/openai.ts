@@ -42,7 +42,9 @@ const replay = live
 const model = process.env.OPENAI_MODEL ?? 'gpt-4o-mini';
 printMode('openai', {
   live,
-  label: replay ? `a SCRIPTED model on the local replay server ${replay.url} (set OPENAI_API_KEY to go live)` : `OpenAI ${model}`,
+  label: replay
+    ? `a SCRIPTED model on the local replay server ${replay.url} (set OPENAI_API_KEY to go live)`
+    : `OpenAI ${model}${process.env.OPENAI_BASE_URL ? ` at ${process.env.OPENAI_BASE_URL}` : ''}`,
 });
 
 const machine = createConversationMachine({
