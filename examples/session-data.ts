@@ -15,7 +15,7 @@ import { createActor, toPromise } from 'xstate';
 import { chooseModel, printMode } from './support/model.js';
 
 /** Stands in for a database pool (pg.Pool, a Prisma client, …): made once at start-up, not JSON. */
-class OrdersDatabase {
+class Database {
   readonly #orders = new Map([
     ['ada', ['analytical engine manual', 'punched cards ×500']],
     ['linus', ['mechanical keyboard']],
@@ -28,7 +28,7 @@ class OrdersDatabase {
 
 type Session = { userId: string };
 
-const db = new OrdersDatabase();
+const db = new Database();
 
 // The tool closes over the pool; the user comes from each run's sessionData.
 const listOrders = defineTool({
