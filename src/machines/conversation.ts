@@ -8,6 +8,7 @@ import { addUsage, emptyUsage } from '../providers/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
 import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOfPart } from './doom-loop.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
+import { addCost, zeroCost } from './pricing.js';
 import { rearmTimersOnRestore } from './resume-timers.js';
 import { canRetry, retryDelay } from './retry-policy.js';
 import { HaltError } from '../tools/halt-error.js';
@@ -233,6 +234,8 @@ export function createConversationMachine(options: ConversationOptions): Convers
         type: 'request.started' as const,
         iteration: context.iterations,
         attempt: context.attempt,
+        provider: resolved.provider.name,
+        ...(resolved.provider.model === undefined ? {} : { model: resolved.provider.model }),
       })),
       forwardDeltas: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'provider.delta') return;
@@ -260,17 +263,34 @@ export function createConversationMachine(options: ConversationOptions): Convers
             };
           }
         }
-        const total = addUsage(context.usage, finish.usage);
+        const model = finish.model ?? resolved.provider.model;
         enqueue.assign({
-          response: { content, finishReason: finish.finishReason, calls, doomLoop },
-          usage: total,
+          response: {
+            content,
+            finishReason: finish.finishReason,
+            calls,
+            doomLoop,
+            usage: finish.usage,
+            ...(model === undefined ? {} : { model }),
+          },
           finishReason: finish.finishReason,
         });
-        enqueue.emit({ type: 'usage', step: finish.usage, total });
+        // The total as it will be once this response is committed (every answered request is).
+        enqueue.emit({ type: 'usage', step: finish.usage, total: addUsage(context.usage, finish.usage) });
         for (const part of content) {
           if (part.type === 'tool-call')
             enqueue.emit({ type: 'tool.call', toolCallId: part.toolCallId, name: part.toolName, args: part.args });
         }
+        // Last, so a listener has seen the response's tool calls when it learns the request is over.
+        enqueue.emit({
+          type: 'request.finished',
+          iteration: context.iterations,
+          attempt: context.attempt,
+          finishReason: finish.finishReason,
+          usage: finish.usage,
+          ...(model === undefined ? {} : { model }),
+          ...(finish.responseId === undefined ? {} : { responseId: finish.responseId }),
+        });
       }),
       // The run's text is the last response's, even when that response is empty: an earlier
       // round's text would read as an answer the model never gave.
@@ -281,8 +301,13 @@ export function createConversationMachine(options: ConversationOptions): Convers
       }),
       commitResponse: assign(({ context }) => {
         const response = context.response;
-        if (!response || response.content.length === 0) return {};
-        return { messages: [...context.messages, { role: 'assistant', content: response.content }] };
+        if (!response) return {};
+        const spent = {
+          usage: addUsage(context.usage, response.usage),
+          ...(context.cost && resolved.prices ? { cost: addCost(context.cost, resolved.prices, response.model, response.usage) } : {}),
+        };
+        if (response.content.length === 0) return spent;
+        return { ...spent, messages: [...context.messages, { role: 'assistant', content: response.content }] };
       }),
       startRound: enqueueActions(({ context, enqueue }) => {
         const response = context.response;
@@ -339,6 +364,7 @@ export function createConversationMachine(options: ConversationOptions): Convers
             ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
           };
           enqueue.spawnChild('executeTool', { id: toolCallActorId(context.iterations, index), input });
+          enqueue.emit({ type: 'tool.started', toolCallId: call.toolCallId, name: call.toolName });
           return { ...call, state: 'running' as const, deadline: Date.now() + toolTimeoutOf(call.toolName) };
         });
         enqueue.assign({ round: next });
@@ -421,9 +447,29 @@ export function createConversationMachine(options: ConversationOptions): Convers
         // A response not yet committed is dropped like any partial output; a round in progress is closed.
         if (context.round) settleAll(context.round, resultTexts.cancelled(reason), context.messages, enqueue);
       }),
-      recordFailure: assign(({ event }) => {
+      recordFailure: assign(({ context, event }) => {
         const failure = failureOf(event, resolved.requestTimeoutMs);
-        return { lastError: runErrorOf(failure), lastRetryAfterMs: failure.retryAfterMs ?? null };
+        // A failed attempt's tokens are billed but not the run's: counted apart.
+        const wasted = failure.usage ?? context.response?.usage;
+        return {
+          lastError: runErrorOf(failure),
+          lastRetryAfterMs: failure.retryAfterMs ?? null,
+          ...(wasted
+            ? {
+                failedUsage: addUsage(context.failedUsage, wasted),
+                ...(context.cost && resolved.prices
+                  ? {
+                      cost: addCost(
+                        context.cost,
+                        resolved.prices,
+                        failure.model ?? context.response?.model ?? resolved.provider.model,
+                        wasted,
+                      ),
+                    }
+                  : {}),
+              }
+            : {}),
+        };
       }),
       scheduleRetry: assign(({ context }) => ({
         retryDelayMs: retryDelay(context.attempt, retry, context.lastRetryAfterMs),
@@ -468,6 +514,8 @@ export function createConversationMachine(options: ConversationOptions): Convers
         reason: null,
         finalText: null,
         finishReason: null,
+        failedUsage: emptyUsage(),
+        cost: resolved.prices ? zeroCost() : null,
       };
     },
     initial: 'idle',
@@ -589,6 +637,8 @@ export function createConversationMachine(options: ConversationOptions): Convers
       usage: context.usage,
       ...(context.finishReason === null ? {} : { finishReason: context.finishReason }),
       ...(context.status === 'error' && context.lastError ? { error: context.lastError } : {}),
+      ...(context.failedUsage.totalTokens > 0 || context.failedUsage.inputTokens > 0 ? { failedUsage: context.failedUsage } : {}),
+      ...(context.cost ? { cost: context.cost } : {}),
     }),
   });
   return rearmTimersOnRestore(machine);

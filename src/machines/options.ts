@@ -1,6 +1,9 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { Provider, ToolDescription } from '../providers/provider.js';
+import type { RequestMiddleware } from '../middleware/request-middleware.js';
+import { withMiddleware } from '../middleware/with-middleware.js';
 import { createTool, isTool, type Tool } from '../tools/define-tool.js';
+import { type PriceTable, validatePrices } from './pricing.js';
 
 /**
  * Retry policy for provider requests. The machine retries, not the SDK, so every attempt is a
@@ -68,6 +71,13 @@ export type ConversationOptions = {
   maxToolResultBytes?: number;
   /** Tool-call arguments longer than this many bytes are refused with an error result. Default 1 MB. */
   maxToolArgsBytes?: number;
+  /**
+   * Request middleware, composed in order around every provider request (the first is the
+   * outermost): history truncation, prompt injection, reasoning effort, your own.
+   */
+  middleware?: ReadonlyArray<RequestMiddleware>;
+  /** Prices per million tokens by model: the output then carries `cost`. */
+  prices?: PriceTable;
 };
 
 /** Options with defaults applied and every value checked. */
@@ -84,6 +94,7 @@ export type ResolvedOptions = {
   requestTimeoutMs: number;
   maxToolResultBytes: number;
   maxToolArgsBytes: number;
+  prices: PriceTable | undefined;
 };
 
 const knownOptions = new Set([
@@ -98,6 +109,8 @@ const knownOptions = new Set([
   'requestTimeoutMs',
   'maxToolResultBytes',
   'maxToolArgsBytes',
+  'middleware',
+  'prices',
 ]);
 
 function integer(value: unknown, option: string, fallback: number, minimum: number): number {
@@ -183,8 +196,15 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
   const maxConcurrentTools =
     options.maxConcurrentTools === undefined ? Number.POSITIVE_INFINITY : integer(options.maxConcurrentTools, 'maxConcurrentTools', 1, 1);
 
+  const middleware: unknown = options.middleware ?? [];
+  if (!Array.isArray(middleware))
+    throw new InvalidOptionsError('middleware', 'an array of functions (request, next) => events', middleware);
+  middleware.forEach((entry: unknown, index) => {
+    if (typeof entry !== 'function') throw new InvalidOptionsError(`middleware[${index}]`, 'a function (request, next) => events', entry);
+  });
+
   return {
-    provider: options.provider,
+    provider: withMiddleware(options.provider, middleware as RequestMiddleware[]),
     tools,
     toolDescriptions: [...tools.values()].map((tool) => ({
       name: tool.name,
@@ -200,5 +220,6 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
     requestTimeoutMs: duration(options.requestTimeoutMs, 'requestTimeoutMs', 120_000),
     maxToolResultBytes: integer(options.maxToolResultBytes, 'maxToolResultBytes', 100_000, 256),
     maxToolArgsBytes: integer(options.maxToolArgsBytes, 'maxToolArgsBytes', 1_000_000, 2),
+    prices: validatePrices(options.prices),
   };
 }

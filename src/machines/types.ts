@@ -4,6 +4,7 @@ import type { ToolExecutionOutput } from '../actors/tool-execution.js';
 import type { AssistantContentPart, Message, ToolResultPart } from '../providers/messages.js';
 import type { FinishReason } from '../providers/provider.js';
 import type { Usage } from '../providers/usage.js';
+import type { RunCost } from './pricing.js';
 
 /**
  * Why a run ended in `halted` (or a host-defined reason).
@@ -57,6 +58,10 @@ export type RunOutput = {
   /** The last response's finish reason, when there was one. */
   finishReason?: FinishReason;
   error?: RunError;
+  /** Tokens that failed attempts reported before failing (not in `usage`); absent when none did. */
+  failedUsage?: Usage;
+  /** What the run cost, when the machine has a `prices` table (failed attempts included). */
+  cost?: RunCost;
 };
 
 /**
@@ -123,7 +128,45 @@ export type ConversationEvent = ConversationUserEvent | ProviderCallEvent | Prov
  * actor.on('request.started', ({ iteration, attempt }: RequestStartedEvent) => console.log(`round ${iteration}, attempt ${attempt}`));
  * ```
  */
-export type RequestStartedEvent = { type: 'request.started'; iteration: number; attempt: number };
+export type RequestStartedEvent = {
+  type: 'request.started';
+  iteration: number;
+  attempt: number;
+  /** The provider's name (`openai`, `anthropic`, …). */
+  provider: string;
+  /** The model requested, when the provider says. */
+  model?: string;
+};
+
+/**
+ * A provider request answered: why it stopped, what it cost in tokens, which model answered.
+ *
+ * @example
+ * ```ts
+ * actor.on('request.finished', (event: RequestFinishedEvent) => console.log(event.model, event.finishReason, event.usage.totalTokens));
+ * ```
+ */
+export type RequestFinishedEvent = {
+  type: 'request.finished';
+  iteration: number;
+  attempt: number;
+  finishReason: FinishReason;
+  usage: Usage;
+  /** The model that answered, as the response names it (else the one requested). */
+  model?: string;
+  responseId?: string;
+};
+
+/**
+ * A tool call starts running (after validation and any approval): its `execute` is called now.
+ *
+ * @example
+ * ```ts
+ * const started = new Map<string, number>();
+ * actor.on('tool.started', (event: ToolStartedEvent) => started.set(event.toolCallId, Date.now()));
+ * ```
+ */
+export type ToolStartedEvent = { type: 'tool.started'; toolCallId: string; name: string };
 
 /**
  * A piece of the answer's text as it streams.
@@ -251,6 +294,8 @@ export type EventRejectedEvent = { type: 'event.rejected'; eventType: string; me
  */
 export type ConversationEmittedEvent =
   | RequestStartedEvent
+  | RequestFinishedEvent
+  | ToolStartedEvent
   | TextDeltaEvent
   | ReasoningDeltaEvent
   | ToolCallDeltaEvent
@@ -287,6 +332,10 @@ export type DoomLoopVerdict =
 export type PendingResponse = {
   content: AssistantContentPart[];
   finishReason: FinishReason;
+  /** The response's tokens, added to the run's usage once the response is committed. */
+  usage: Usage;
+  /** The model that answered (else the one requested). */
+  model?: string;
   calls: RoundCall[];
   doomLoop: DoomLoopVerdict;
 };
@@ -330,6 +379,10 @@ export type ConversationContext = {
   reason: string | null;
   finalText: string | null;
   finishReason: FinishReason | null;
+  /** Tokens of failed attempts, counted apart. */
+  failedUsage: Usage;
+  /** Running cost, when the machine has prices. */
+  cost: RunCost | null;
 };
 
 /**

@@ -2,7 +2,7 @@ import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../errors/provider-error.js';
-import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
+import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../provider.js';
 import { fromAnthropicMessage } from './from-anthropic-message.js';
 import { fromAnthropicStream } from './from-anthropic-stream.js';
 import { toAnthropicMessages, toAnthropicTools } from './to-anthropic-messages.js';
@@ -49,6 +49,30 @@ export type AnthropicProviderOptions = {
 type AnthropicModule = typeof import('@anthropic-ai/sdk');
 
 const defaultSdkTimeoutMs = 10 * 60 * 1000;
+
+/** Thinking budgets for a neutral reasoning effort; Anthropic's smallest budget is 1,024 tokens. */
+const thinkingBudgets: Record<ReasoningEffort, number> = { minimal: 1024, low: 2048, medium: 8192, high: 24_576 };
+
+/**
+ * The `thinking` field: the provider's own option wins; otherwise a request's reasoning effort
+ * (from middleware) becomes a budget, kept below `max_tokens` as the API requires — and left out
+ * when `max_tokens` leaves no room for the smallest budget.
+ *
+ * @example
+ * ```ts
+ * thinkingParam(undefined, 'low', 4096); // { thinking: { type: 'enabled', budget_tokens: 2048 } }
+ * ```
+ */
+export function thinkingParam(
+  thinking: AnthropicThinkingConfig | undefined,
+  effort: ReasoningEffort | undefined,
+  maxTokens: number,
+): { thinking?: AnthropicThinkingConfig } {
+  if (thinking !== undefined) return { thinking };
+  if (effort === undefined) return {};
+  const budget = Math.min(thinkingBudgets[effort], maxTokens - 1);
+  return budget < 1024 ? {} : { thinking: { type: 'enabled', budget_tokens: budget } };
+}
 
 function validateOptions(options: AnthropicProviderOptions): void {
   if (typeof options !== 'object' || options === null) {
@@ -120,6 +144,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
 
   return {
     name: 'anthropic',
+    model,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       try {
         const client = await getClient();
@@ -131,7 +156,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
           messages,
           ...(system === undefined ? {} : { system }),
           ...(request.tools.length === 0 ? {} : { tools: toAnthropicTools(request.tools) }),
-          ...(thinking === undefined ? {} : { thinking }),
+          ...thinkingParam(thinking, request.reasoningEffort, maxTokens),
         };
         const requestOptions = {
           signal: request.signal,

@@ -142,6 +142,9 @@ type ChatCompletionLike = {
   usage?: OpenAIChatUsage | null;
 };
 
+/** `reasoning_effort` when one is set: the provider's own option, else the request's (middleware). */
+const reasoningEffortParam = (effort: OpenAIReasoningEffort | undefined) => (effort === undefined ? {} : { reasoning_effort: effort });
+
 /**
  * A non-streamed `chat.completion` as one chunk, so both modes share the chunk accumulator and
  * produce the same events.
@@ -293,6 +296,7 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
 
   return {
     name: options.name ?? 'openai',
+    model,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
       // The key in use may come from the client or the environment, not only from the options.
@@ -308,7 +312,7 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
           messages: requestMessages(request, sendReasoning),
           // OpenAI rejects an empty `tools` array, so a run without tools sends none.
           ...(tools.length > 0 ? { tools } : {}),
-          ...(reasoningEffort === undefined ? {} : { reasoning_effort: reasoningEffort }),
+          ...reasoningEffortParam(reasoningEffort ?? request.reasoningEffort),
           stream: streaming,
           ...(streaming
             ? { stream_options: { ...(isRecord(params?.stream_options) ? params.stream_options : {}), include_usage: true } }
