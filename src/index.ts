@@ -28,6 +28,8 @@ export type {
   RequestStartedEvent,
   RequestFinishedEvent,
   ToolStartedEvent,
+  ObjectDeltaEvent,
+  OutputRepairEvent,
   TextDeltaEvent,
   ReasoningDeltaEvent,
   ToolCallDeltaEvent,
@@ -41,6 +43,7 @@ export type {
 } from './machines/types.js';
 export { resultTexts } from './machines/tool-round.js';
 export type { ModelPrice, PriceTable, RunCost } from './machines/pricing.js';
+export type { OutputOptions, InferObject } from './machines/structured-output.js';
 
 // Shaping requests
 export type { RequestMiddleware, NextRequest } from './middleware/request-middleware.js';
@@ -99,6 +102,7 @@ export {
   type AnthropicClientLike,
   type AnthropicThinkingConfig,
   type AnthropicMessageParam,
+  type AnthropicStructuredOutput,
 } from './providers/anthropic/index.js';
 export { toAnthropicMessages } from './providers/anthropic/index.js';
 export type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from './providers/openai-wire/chat-types.js';

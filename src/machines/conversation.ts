@@ -9,6 +9,10 @@ import { findJsonProblem } from '../util/json-problem.js';
 import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOfPart } from './doom-loop.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
 import { addCost, zeroCost } from './pricing.js';
+import { checkAnswer, type InferObject, repairPrompt } from './structured-output.js';
+import { parsePartialJson } from '../util/parse-partial-json.js';
+import type { StandardSchemaV1 } from '../tools/standard-schema.js';
+import type { JSONSchema } from '../tools/validate.js';
 import { rearmTimersOnRestore } from './resume-timers.js';
 import { canRetry, retryDelay } from './retry-policy.js';
 import { HaltError } from '../tools/halt-error.js';
@@ -152,9 +156,11 @@ const outOfStateTransitions = {
  * const output = await toPromise(actor); // { status: 'done', text: '5', messages, ... }
  * ```
  */
-export function createConversationMachine(options: ConversationOptions): ConversationMachine {
+export function createConversationMachine<TOutputSchema extends StandardSchemaV1 | JSONSchema = never>(
+  options: ConversationOptions<TOutputSchema>,
+): ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>> {
   const resolved = resolveOptions(options);
-  const { tools, retry } = resolved;
+  const { tools, retry, output } = resolved;
   const toolTimeoutOf = (name: string) => tools.get(name)?.timeoutMs ?? resolved.toolTimeoutMs;
   /** The run's final text and the halting call's result when a tool throws `HaltError` (the guard checked it is one). */
   const haltText = (event: { type: string }) => capText((thrownBy(event) as HaltError).content, resolved.maxToolResultBytes);
@@ -168,7 +174,17 @@ export function createConversationMachine(options: ConversationOptions): Convers
       emitted: {} as ConversationEmittedEvent,
     },
     actors: {
-      providerCall: createProviderCallLogic(resolved.provider, resolved.toolDescriptions, resolved.system),
+      providerCall: createProviderCallLogic(
+        resolved.provider,
+        resolved.toolDescriptions,
+        resolved.system,
+        output && {
+          name: output.name,
+          schema: output.jsonSchema,
+          strict: output.strict,
+          ...(output.description === undefined ? {} : { description: output.description }),
+        },
+      ),
       executeTool: createToolExecutionLogic(tools, resolved.maxToolResultBytes),
     },
     delays: {
@@ -191,6 +207,13 @@ export function createConversationMachine(options: ConversationOptions): Convers
       missingResponse: ({ context }) => context.response === null,
       streamProgressed: ({ context }) => context.progressed,
       noToolCalls: ({ context }) => context.response !== null && context.response.calls.length === 0,
+      answerAccepted: ({ context }) =>
+        context.response !== null && context.response.calls.length === 0 && (context.response.answer?.ok ?? true),
+      answerRepairable: ({ context }) =>
+        context.response !== null &&
+        context.response.calls.length === 0 &&
+        context.response.answer?.ok === false &&
+        context.repairs < (output?.maxRepairs ?? 0),
       iterationCapReached: ({ context }) => context.iterations >= resolved.maxToolIterations,
       doomLoopPersists: ({ context }) => context.response?.doomLoop.action === 'halt',
       roundNeedsApproval: ({ context }) => context.response?.calls.some((call) => call.state === 'awaiting-approval') ?? false,
@@ -229,7 +252,7 @@ export function createConversationMachine(options: ConversationOptions): Convers
       })),
       firstAttempt: assign({ attempt: 1 }),
       nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
-      beginAttempt: assign({ partial: false, progressed: false, response: null }),
+      beginAttempt: assign({ partial: false, progressed: false, response: null, answerText: '', lastPartialJson: null }),
       emitRequestStarted: emit(({ context }) => ({
         type: 'request.started' as const,
         iteration: context.iterations,
@@ -242,6 +265,7 @@ export function createConversationMachine(options: ConversationOptions): Convers
         // Assigned once per timeout window, not per delta: most deltas only emit.
         if (!context.partial || !context.progressed) enqueue.assign({ partial: true, progressed: true });
         for (const delta of event.deltas) enqueue.emit(delta);
+        if (output) streamPartialObject(context, event.deltas, enqueue);
       }),
       resetProgress: assign({ progressed: false }),
       receiveResponse: enqueueActions(({ context, event, enqueue }) => {
@@ -264,6 +288,7 @@ export function createConversationMachine(options: ConversationOptions): Convers
           }
         }
         const model = finish.model ?? resolved.provider.model;
+        const answer = output && calls.length === 0 ? checkAnswer(textOfParts(content), finish.finishReason, output) : undefined;
         enqueue.assign({
           response: {
             content,
@@ -272,6 +297,7 @@ export function createConversationMachine(options: ConversationOptions): Convers
             doomLoop,
             usage: finish.usage,
             ...(model === undefined ? {} : { model }),
+            ...(answer === undefined ? {} : { answer }),
           },
           finishReason: finish.finishReason,
         });
@@ -481,6 +507,33 @@ export function createConversationMachine(options: ConversationOptions): Convers
         error: context.lastError ?? { name: 'ProviderError', message: 'unknown failure', retryable: true },
         discardPartial: context.partial,
       })),
+      recordObject: assign(({ context }) => {
+        const answer = context.response?.answer;
+        return answer?.ok ? { object: answer.object } : {};
+      }),
+      startRepair: enqueueActions(({ context, enqueue }) => {
+        const answer = context.response?.answer;
+        if (!output || !answer || answer.ok) return;
+        const repair = context.repairs + 1;
+        enqueue.assign({
+          repairs: repair,
+          response: null,
+          messages: [...context.messages, { role: 'user', content: repairPrompt(answer.problem, output) }],
+        });
+        enqueue.emit({ type: 'output.repair', repair, maxRepairs: output.maxRepairs, problem: answer.problem });
+      }),
+      failOnAnswer: assign(({ context }) => {
+        const answer = context.response?.answer;
+        const problem = answer && !answer.ok ? answer.problem : 'no valid answer';
+        return {
+          lastError: {
+            name: 'OutputValidationError',
+            message: `the final answer did not match the output schema after ${context.repairs} repair(s): ${problem}`,
+            retryable: false,
+            code: 'invalid_output',
+          },
+        };
+      }),
       markDone: assign({ status: 'done' }),
       markHalted: assign(({ context }) => ({ status: 'halted' as const, reason: context.reason ?? 'cancelled' })),
       markError: assign({ status: 'error' }),
@@ -516,6 +569,9 @@ export function createConversationMachine(options: ConversationOptions): Convers
         finishReason: null,
         failedUsage: emptyUsage(),
         cost: resolved.prices ? zeroCost() : null,
+        repairs: 0,
+        answerText: '',
+        lastPartialJson: null,
       };
     },
     initial: 'idle',
@@ -551,7 +607,9 @@ export function createConversationMachine(options: ConversationOptions): Convers
           onDone: [
             { guard: and(['missingResponse', 'canRetryFailure']), target: 'retrying', actions: 'recordFailure' },
             { guard: 'missingResponse', target: 'error', actions: 'recordFailure' },
-            { guard: 'noToolCalls', target: 'done', actions: ['recordFinalText', 'commitResponse'] },
+            { guard: 'answerAccepted', target: 'done', actions: ['recordFinalText', 'commitResponse', 'recordObject'] },
+            { guard: 'answerRepairable', target: 'repairing', actions: 'commitResponse' },
+            { guard: 'noToolCalls', target: 'error', actions: ['recordFinalText', 'commitResponse', 'failOnAnswer'] },
             { guard: 'iterationCapReached', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltAtIterationCap'] },
             { guard: 'doomLoopPersists', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltOnDoomLoop'] },
             { guard: 'roundNeedsApproval', target: 'awaitingApproval', actions: ['commitResponse', 'startRound'] },
@@ -581,6 +639,12 @@ export function createConversationMachine(options: ConversationOptions): Convers
             },
           },
         },
+      },
+      // The final answer failed the `output` schema: it goes back to the model with what was wrong
+      // (at most `output.maxRepairs` times), and the request is made again.
+      repairing: {
+        entry: 'startRepair',
+        always: { target: 'requesting', actions: 'firstAttempt' },
       },
       retrying: {
         entry: ['scheduleRetry', 'emitRetry'],
@@ -639,9 +703,36 @@ export function createConversationMachine(options: ConversationOptions): Convers
       ...(context.status === 'error' && context.lastError ? { error: context.lastError } : {}),
       ...(context.failedUsage.totalTokens > 0 || context.failedUsage.inputTokens > 0 ? { failedUsage: context.failedUsage } : {}),
       ...(context.cost ? { cost: context.cost } : {}),
+      ...(context.status === 'done' && context.object !== undefined ? { object: context.object } : {}),
+      ...(context.repairs > 0 ? { repairs: context.repairs } : {}),
     }),
   });
-  return rearmTimersOnRestore(machine);
+  return rearmTimersOnRestore(machine) as unknown as ConversationMachine<
+    [TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>
+  >;
+}
+
+/** The text parts of a response, joined. */
+function textOfParts(content: ReadonlyArray<{ type: string; text?: string }>): string {
+  let text = '';
+  for (const part of content) if (part.type === 'text' && part.text !== undefined) text += part.text;
+  return text;
+}
+
+/** Sends `object.delta` when the streamed answer, parsed best effort, has changed. */
+function streamPartialObject(
+  context: ConversationContext,
+  deltas: ReadonlyArray<{ type: string; delta?: string }>,
+  enqueue: Enqueue,
+): void {
+  let added = '';
+  for (const delta of deltas) if (delta.type === 'text.delta' && delta.delta !== undefined) added += delta.delta;
+  if (added === '') return;
+  const answerText = context.answerText + added;
+  const partial = parsePartialJson(answerText);
+  const json = partial === undefined ? null : JSON.stringify(partial);
+  enqueue.assign({ answerText, ...(json !== null && json !== context.lastPartialJson ? { lastPartialJson: json } : {}) });
+  if (json !== null && json !== context.lastPartialJson) enqueue.emit({ type: 'object.delta', object: partial });
 }
 
 function toolResultEvent(call: RoundCall) {

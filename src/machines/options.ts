@@ -4,6 +4,9 @@ import type { RequestMiddleware } from '../middleware/request-middleware.js';
 import { withMiddleware } from '../middleware/with-middleware.js';
 import { createTool, isTool, type Tool } from '../tools/define-tool.js';
 import { type PriceTable, validatePrices } from './pricing.js';
+import { type OutputOptions, type ResolvedOutput, resolveOutput } from './structured-output.js';
+import type { StandardSchemaV1 } from '../tools/standard-schema.js';
+import type { JSONSchema } from '../tools/validate.js';
 
 /**
  * Retry policy for provider requests. The machine retries, not the SDK, so every attempt is a
@@ -52,7 +55,7 @@ export type DoomLoopOptions = {
  * const options: ConversationOptions = { provider, tools: [add], maxToolIterations: 5 };
  * ```
  */
-export type ConversationOptions = {
+export type ConversationOptions<TOutputSchema extends StandardSchemaV1 | JSONSchema = StandardSchemaV1 | JSONSchema> = {
   provider: Provider;
   // Tools differ in argument types; the machine only hands each tool the arguments its own schema validated.
   tools?: ReadonlyArray<Tool<never, unknown>>;
@@ -78,6 +81,8 @@ export type ConversationOptions = {
   middleware?: ReadonlyArray<RequestMiddleware>;
   /** Prices per million tokens by model: the output then carries `cost`. */
   prices?: PriceTable;
+  /** Ask for a structured final answer, validated (and repaired) against a schema: `output.object`. */
+  output?: OutputOptions<TOutputSchema>;
 };
 
 /** Options with defaults applied and every value checked. */
@@ -95,6 +100,7 @@ export type ResolvedOptions = {
   maxToolResultBytes: number;
   maxToolArgsBytes: number;
   prices: PriceTable | undefined;
+  output: ResolvedOutput | undefined;
 };
 
 const knownOptions = new Set([
@@ -111,6 +117,7 @@ const knownOptions = new Set([
   'maxToolArgsBytes',
   'middleware',
   'prices',
+  'output',
 ]);
 
 function integer(value: unknown, option: string, fallback: number, minimum: number): number {
@@ -135,7 +142,7 @@ function isProvider(value: unknown): value is Provider {
 }
 
 /** Validates options at creation, naming the option and what was expected on failure. */
-export function resolveOptions(options: ConversationOptions): ResolvedOptions {
+export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | JSONSchema>): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidOptionsError('options', 'an object { provider, tools?, ... }', options);
   }
@@ -221,5 +228,6 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
     maxToolResultBytes: integer(options.maxToolResultBytes, 'maxToolResultBytes', 100_000, 256),
     maxToolArgsBytes: integer(options.maxToolArgsBytes, 'maxToolArgsBytes', 1_000_000, 2),
     prices: validatePrices(options.prices),
+    output: resolveOutput(options.output, new Set(tools.keys())),
   };
 }

@@ -5,6 +5,7 @@ import type { AssistantContentPart, Message, ToolResultPart } from '../providers
 import type { FinishReason } from '../providers/provider.js';
 import type { Usage } from '../providers/usage.js';
 import type { RunCost } from './pricing.js';
+import type { AnswerCheck } from './structured-output.js';
 
 /**
  * Why a run ended in `halted` (or a host-defined reason).
@@ -45,7 +46,7 @@ export type RunError = {
  * const next = createActor(machine, { input: { messages: output.messages } });
  * ```
  */
-export type RunOutput = {
+export type RunOutput<TObject = unknown> = {
   status: 'done' | 'halted' | 'error';
   reason?: HaltReason | (string & {});
   /** The final assistant text ('' if none). */
@@ -62,6 +63,13 @@ export type RunOutput = {
   failedUsage?: Usage;
   /** What the run cost, when the machine has a `prices` table (failed attempts included). */
   cost?: RunCost;
+  /**
+   * The structured answer, when the machine has an `output` schema and the run ended `done`: it
+   * passed validation (never set to data that failed it).
+   */
+  object?: TObject;
+  /** Repairs of an invalid structured answer this run made. */
+  repairs?: number;
 };
 
 /**
@@ -156,6 +164,28 @@ export type RequestFinishedEvent = {
   model?: string;
   responseId?: string;
 };
+
+/**
+ * The structured answer streaming so far, parsed best effort (machines with an `output` schema):
+ * for live display; only `output.object` is validated.
+ *
+ * @example
+ * ```ts
+ * actor.on('object.delta', (event: ObjectDeltaEvent) => render(event.object));
+ * ```
+ */
+export type ObjectDeltaEvent = { type: 'object.delta'; object: unknown };
+
+/**
+ * The final answer did not match the `output` schema and goes back to the model (`repair` counts
+ * from 1, at most `maxRepairs`).
+ *
+ * @example
+ * ```ts
+ * actor.on('output.repair', (event: OutputRepairEvent) => console.warn(`repair ${event.repair}/${event.maxRepairs}: ${event.problem}`));
+ * ```
+ */
+export type OutputRepairEvent = { type: 'output.repair'; repair: number; maxRepairs: number; problem: string };
 
 /**
  * A tool call starts running (after validation and any approval): its `execute` is called now.
@@ -296,6 +326,8 @@ export type ConversationEmittedEvent =
   | RequestStartedEvent
   | RequestFinishedEvent
   | ToolStartedEvent
+  | ObjectDeltaEvent
+  | OutputRepairEvent
   | TextDeltaEvent
   | ReasoningDeltaEvent
   | ToolCallDeltaEvent
@@ -336,6 +368,8 @@ export type PendingResponse = {
   usage: Usage;
   /** The model that answered (else the one requested). */
   model?: string;
+  /** For a final answer of a machine with an `output` schema: its object, or what was wrong with it. */
+  answer?: AnswerCheck;
   calls: RoundCall[];
   doomLoop: DoomLoopVerdict;
 };
@@ -383,6 +417,14 @@ export type ConversationContext = {
   failedUsage: Usage;
   /** Running cost, when the machine has prices. */
   cost: RunCost | null;
+  /** Repairs of an invalid structured answer so far. */
+  repairs: number;
+  /** The validated structured answer, once there is one. */
+  object?: unknown;
+  /** Text of the current attempt (machines with an `output` schema, for `object.delta`). */
+  answerText: string;
+  /** JSON of the last `object.delta` sent, to send only changes. */
+  lastPartialJson: string | null;
 };
 
 /**
@@ -397,6 +439,7 @@ export type ConversationContext = {
 export type ConversationStateValue =
   | 'idle'
   | { requesting: 'waiting' }
+  | 'repairing'
   | 'retrying'
   | 'awaitingApproval'
   | { executingTools: 'running' }
@@ -415,7 +458,7 @@ export type ConversationStateValue =
  * const actor = createActor(machine, { input: { messages: [] } }); // ConversationActor
  * ```
  */
-export type ConversationMachine = StateMachine<
+export type ConversationMachine<TObject = unknown> = StateMachine<
   ConversationContext,
   ConversationEvent,
   Record<string, AnyActorRef | undefined>,
@@ -426,7 +469,7 @@ export type ConversationMachine = StateMachine<
   ConversationStateValue,
   string,
   ConversationInput | undefined,
-  RunOutput,
+  RunOutput<TObject>,
   ConversationEmittedEvent,
   MetaObject,
   StateSchema
@@ -441,7 +484,7 @@ export type ConversationMachine = StateMachine<
  * actor.on('text.delta', (event) => process.stdout.write(event.delta));
  * ```
  */
-export type ConversationActor = Actor<ConversationMachine>;
+export type ConversationActor<TObject = unknown> = Actor<ConversationMachine<TObject>>;
 
 /**
  * A snapshot of a run (`actor.getSnapshot()`); `actor.getPersistedSnapshot()` of it is plain JSON.
@@ -452,4 +495,4 @@ export type ConversationActor = Actor<ConversationMachine>;
  * console.log(snapshot.value, snapshot.context.iterations);
  * ```
  */
-export type ConversationSnapshot = SnapshotFrom<ConversationMachine>;
+export type ConversationSnapshot<TObject = unknown> = SnapshotFrom<ConversationMachine<TObject>>;

@@ -46,6 +46,29 @@ export type ProviderRequest = {
    * sends it as `reasoning_effort`, Anthropic as a thinking budget. A provider's own option wins.
    */
   reasoningEffort?: ReasoningEffort;
+  /**
+   * The machine wants the final answer as a JSON object matching `schema` (the `output` option):
+   * use the wire's native structured-output mode where it has one. The machine validates and
+   * repairs the answer either way.
+   */
+  responseFormat?: ResponseFormat;
+};
+
+/**
+ * A structured final answer a request asks for.
+ *
+ * @example
+ * ```ts
+ * const format: ResponseFormat = { name: 'weather_report', schema: { type: 'object', properties: { celsius: { type: 'number' } } }, strict: false };
+ * ```
+ */
+export type ResponseFormat = {
+  name: string;
+  description?: string;
+  /** JSON Schema of the answer (an object schema). */
+  schema: Record<string, unknown>;
+  /** OpenAI strict mode. */
+  strict: boolean;
 };
 
 /**

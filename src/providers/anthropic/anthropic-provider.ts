@@ -6,6 +6,13 @@ import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '
 import { fromAnthropicMessage } from './from-anthropic-message.js';
 import { fromAnthropicStream } from './from-anthropic-stream.js';
 import { toAnthropicMessages, toAnthropicTools } from './to-anthropic-messages.js';
+import {
+  type AnthropicStructuredOutput,
+  answerTool,
+  answerToolAsText,
+  structuredAnswerFields,
+  structuredOutputMode,
+} from './structured-answer.js';
 import type { AnthropicClientLike, AnthropicRequestParams, AnthropicThinkingConfig } from './wire-types.js';
 
 /**
@@ -35,6 +42,11 @@ export type AnthropicProviderOptions = {
   thinking?: AnthropicThinkingConfig;
   /** Further request parameters, passed through. */
   params?: AnthropicRequestParams;
+  /**
+   * How a machine's `output` schema is asked for: `native` (`output_config.format`), `tool` (a
+   * forced final-answer tool), or `auto` (default: native for Claude 4.5+ and Opus 4.1 ids).
+   */
+  structuredOutput?: AnthropicStructuredOutput;
   /** Stream the response (default `true`); `false` uses a single JSON response. */
   stream?: boolean;
   /**
@@ -49,6 +61,10 @@ export type AnthropicProviderOptions = {
 type AnthropicModule = typeof import('@anthropic-ai/sdk');
 
 const defaultSdkTimeoutMs = 10 * 60 * 1000;
+
+async function* fromEvents(events: ProviderEvent[]): AsyncGenerator<ProviderEvent> {
+  yield* events;
+}
 
 /** Thinking budgets for a neutral reasoning effort; Anthropic's smallest budget is 1,024 tokens. */
 const thinkingBudgets: Record<ReasoningEffort, number> = { minimal: 1024, low: 2048, medium: 8192, high: 24_576 };
@@ -86,6 +102,9 @@ function validateOptions(options: AnthropicProviderOptions): void {
   }
   if (options.stream !== undefined && typeof options.stream !== 'boolean') {
     throw new InvalidOptionsError('stream', 'a boolean', options.stream);
+  }
+  if (options.structuredOutput !== undefined && !['auto', 'native', 'tool'].includes(options.structuredOutput)) {
+    throw new InvalidOptionsError('structuredOutput', "'auto' | 'native' | 'tool'", options.structuredOutput);
   }
   if (options.timeoutMs !== undefined && (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0)) {
     throw new InvalidOptionsError('timeoutMs', 'a positive number of milliseconds', options.timeoutMs);
@@ -149,27 +168,34 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
       try {
         const client = await getClient();
         const { system, messages } = toAnthropicMessages(request.messages, request.system);
+        const format = request.responseFormat;
+        const mode = format && structuredOutputMode(options.structuredOutput ?? 'auto', model);
+        const thinkingField = thinkingParam(thinking, request.reasoningEffort, maxTokens);
+        const tools = [...toAnthropicTools(request.tools), ...(format && mode === 'tool' ? [answerTool(format)] : [])];
         const body = {
           ...params,
           model,
           max_tokens: maxTokens,
           messages,
           ...(system === undefined ? {} : { system }),
-          ...(request.tools.length === 0 ? {} : { tools: toAnthropicTools(request.tools) }),
-          ...thinkingParam(thinking, request.reasoningEffort, maxTokens),
+          ...(tools.length === 0 ? {} : { tools }),
+          ...thinkingField,
+          ...(format && mode
+            ? structuredAnswerFields(format, mode, { hasTools: request.tools.length > 0, thinking: thinkingField.thinking, params })
+            : {}),
         };
         const requestOptions = {
           signal: request.signal,
           maxRetries: 0,
           ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
         };
+        let events: AsyncIterable<ProviderEvent>;
         if (streaming) {
-          const events = await client.messages.create({ ...body, stream: true }, requestOptions);
-          yield* fromAnthropicStream(events, { signal: request.signal });
+          events = fromAnthropicStream(await client.messages.create({ ...body, stream: true }, requestOptions), { signal: request.signal });
         } else {
-          const message = await client.messages.create({ ...body, stream: false }, requestOptions);
-          yield* fromAnthropicMessage(message);
+          events = fromEvents(fromAnthropicMessage(await client.messages.create({ ...body, stream: false }, requestOptions)));
         }
+        yield* format && mode === 'tool' ? answerToolAsText(events, format.name) : events;
       } catch (error) {
         throw redactSecret(classifySdkError(error, request.signal), apiKey);
       }

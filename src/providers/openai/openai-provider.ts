@@ -5,7 +5,7 @@ import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIChatUsage } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
-import { toOpenAIMessages, toOpenAITools } from '../openai-wire/to-openai-messages.js';
+import { toOpenAIMessages, toOpenAIResponseFormat, toOpenAITools } from '../openai-wire/to-openai-messages.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
 
 /**
@@ -313,6 +313,10 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
           // OpenAI rejects an empty `tools` array, so a run without tools sends none.
           ...(tools.length > 0 ? { tools } : {}),
           ...reasoningEffortParam(reasoningEffort ?? request.reasoningEffort),
+          // A `response_format` in `params` is the user's choice and wins.
+          ...(request.responseFormat && params?.response_format === undefined
+            ? { response_format: toOpenAIResponseFormat(request.responseFormat) }
+            : {}),
           stream: streaming,
           ...(streaming
             ? { stream_options: { ...(isRecord(params?.stream_options) ? params.stream_options : {}), include_usage: true } }
