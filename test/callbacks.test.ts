@@ -1,4 +1,4 @@
-/** withCallbacks (docs/shaping.md "Callbacks"): payloads, validation at attach time, failures reported, never breaking the run. */
+/** withCallbacks (docs/tracing-and-shaping.md "Callbacks"): payloads, validation at attach time, failures reported, never breaking the run. */
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { createConversationMachine, defineTool, HaltError, handlerProvider, InvalidOptionsError, withCallbacks } from '../src/index.js';

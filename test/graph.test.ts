@@ -182,7 +182,7 @@ const httpError = (status: number, message: string, extra: Record<string, unknow
   Object.assign(new Error(message), { status, ...extra });
 
 /**
- * Every provider error class of DESIGN §3.6, with the verdict the design asks for. `retryable`
+ * Every provider error class of docs/behaviour.md item 6, with the verdict it asks for. `retryable`
  * here is the test's expectation, written down independently of the classifier.
  */
 const providerFailures: ProviderFailure[] = [
@@ -422,7 +422,7 @@ const stateValueOf = (snapshot: Snapshot) => (typeof snapshot.value === 'string'
 const inState = (snapshot: Snapshot, state: string) => snapshot.matches(state as never);
 
 /**
- * DESIGN §3.2: every assistant message with tool calls is followed by one tool message holding
+ * docs/behaviour.md item 2: every assistant message with tool calls is followed by one tool message holding
  * exactly one result per call, in call order; nothing else sits between them.
  */
 function historyProblem(messages: Message[]): string | null {
@@ -1188,7 +1188,7 @@ describe('real actors follow the graph', () => {
 // ---------------------------------------------------------------------------------------------
 // Found while building the graph (fixed in 5aa7f57, kept as regression tests): `executingTools`
 // handles `xstate.done.actor.*` by wildcard and trusted the event's `output`. A caller can send
-// such an event (`actor.send` takes any type), and DESIGN §3.1 says no run may throw or reject
+// such an event (`actor.send` takes any type), and docs/behaviour.md item 1 says no run may throw or reject
 // "whatever the caller do". Before the fix, an output of undefined/null threw a TypeError in
 // `recordOutcome` (actor status 'error', `toPromise` rejected), and any done event carrying a
 // `halt` ended the run as `tool_halt`.
@@ -1252,7 +1252,7 @@ describe('caller-sent actor events while tools run (regressions)', () => {
 // `idle`, `retrying` and `awaitingApproval` had no such handler (`requesting` only `providerCall`'s),
 // so a caller sending e.g. `xstate.error.actor.providerCall` while the run was idle, retrying or
 // waiting for approval ended the actor in status 'error' and `toPromise(actor)` rejected, against
-// DESIGN §3.1. A stopped child cannot send it, so only callers can.
+// docs/behaviour.md item 1. A stopped child cannot send it, so only callers can.
 describe('caller-sent xstate.error.actor.* events (regressions)', () => {
   it('no reachable state fails on an error event of an actor it does not hold', () => {
     const graph = buildGraph(capConfigs[1]!);

@@ -1,5 +1,5 @@
 /**
- * Request middleware (docs/shaping.md): composition, its contract, and the built-ins — history
+ * Request middleware (docs/tracing-and-shaping.md): composition, its contract, and the built-ins — history
  * truncation, one reasoning effort for both wires (through the real SDKs over HTTP), and
  * system-prompt injection from sessionData.
  */

@@ -1,5 +1,5 @@
 /**
- * actorloop/otel (docs/shaping.md "Tracing"): GenAI spans checked with the OpenTelemetry SDK's
+ * actorloop/otel (docs/tracing-and-shaping.md "Tracing"): GenAI spans checked with the OpenTelemetry SDK's
  * in-memory exporter — tree shape, attributes, error status, a retried request, a cancelled run, a
  * timed-out tool, content only when opted in.
  */

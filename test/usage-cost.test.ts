@@ -1,4 +1,4 @@
-/** Usage per step and in total, failed attempts counted apart, and cost from a price table (docs/shaping.md "Usage and cost"). */
+/** Usage per step and in total, failed attempts counted apart, and cost from a price table (docs/tracing-and-shaping.md "Usage and cost"). */
 import { describe, expect, it } from 'vitest';
 import { addCost, findPrice, zeroCost } from '../src/machines/pricing.js';
 import { createConversationMachine, handlerProvider, type OpenAIChatCompletionChunk } from '../src/index.js';

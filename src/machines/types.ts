@@ -468,7 +468,7 @@ export type ConversationMachine<TObject = unknown> = StateMachine<
   string,
   ConversationStateValue,
   string,
-  ConversationInput,
+  ConversationInput | undefined,
   RunOutput<TObject>,
   ConversationEmittedEvent,
   MetaObject,
