@@ -9,12 +9,12 @@ import { ProviderError } from '../src/providers/errors/provider-error.js';
 import type { Message } from '../src/providers/messages.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
 import type { FinishReason, ProviderEvent, ProviderRequest } from '../src/providers/provider.js';
-import type { Usage } from '../src/providers/usage.js';
 import {
   assertResponsesRequestMatches,
   callIdAliases,
   parseRecordedResponsesOutput,
   pinnedResponsesFacts,
+  pinnedUsage,
   recordedAssistantMessage,
   recordedResponsesRequestToNeutral,
   recordedText,
@@ -32,18 +32,6 @@ import {
 if (!hasRecordedFixtures) console.warn(missingRecordedFixturesNote);
 
 const cassettes: Cassette[] = hasRecordedFixtures ? listCassettes('openai-responses') : [];
-
-export function pinnedUsage(usage: [number, number, number, number | undefined, number | undefined, number | undefined]): Usage {
-  const [inputTokens, outputTokens, totalTokens, cached, reasoning, written] = usage;
-  return {
-    inputTokens,
-    outputTokens,
-    totalTokens,
-    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
-    ...(written === undefined ? {} : { cacheCreationInputTokens: written }),
-    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }),
-  };
-}
 
 const finishReasons: Record<string, FinishReason> = { 'incomplete:max_output_tokens': 'length' };
 

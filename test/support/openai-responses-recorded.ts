@@ -8,6 +8,7 @@ import { deepStrictEqual } from 'node:assert/strict';
 import type { AssistantContentPart, Message, ToolResultPart } from '../../src/providers/messages.js';
 import type { OpenAIResponsesProviderOptions } from '../../src/providers/openai/index.js';
 import type { ToolDescription } from '../../src/providers/provider.js';
+import type { Usage } from '../../src/providers/usage.js';
 import { splitSseEvents, type Cassette, type WireInteraction } from './wire-server.js';
 
 type Json = Record<string, unknown>;
@@ -584,3 +585,16 @@ export const pinnedResponsesFacts: Record<string, ResponsesPinned[]> = {
   ],
   'vercel-gpt-5-nano-stream-error-insufficient-quota': [{ inBandError: 'insufficient_quota' }],
 };
+
+/** A pinned usage tuple as actorloop's `Usage`. */
+export function pinnedUsage(usage: [number, number, number, number | undefined, number | undefined, number | undefined]): Usage {
+  const [inputTokens, outputTokens, totalTokens, cached, reasoning, written] = usage;
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens,
+    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+    ...(written === undefined ? {} : { cacheCreationInputTokens: written }),
+    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }),
+  };
+}
