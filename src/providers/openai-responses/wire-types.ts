@@ -125,16 +125,27 @@ export type OpenAIResponsesRequestBody = OpenAIResponsesRequestParams & {
 /**
  * The part of an `openai` client the Responses provider uses. `new OpenAI(...)` fits it, and so
  * does any object with the same `responses.create` method (a wrapper that logs, a test double).
+ * The body it receives is an {@link OpenAIResponsesRequestBody}; the parameter is typed `object`
+ * because each `openai` SDK version types the body its own way (literal unions that change from
+ * release to release), and every one of them must fit.
  *
  * @example
  * ```ts
  * import OpenAI from 'openai';
  * const client: OpenAIResponsesClientLike = new OpenAI({ apiKey: process.env.OPENAI_API_KEY });
+ * const logged: OpenAIResponsesClientLike = {
+ *   responses: {
+ *     create(body, options) {
+ *       console.log((body as OpenAIResponsesRequestBody).input.length, 'input items');
+ *       return client.responses.create(body, options);
+ *     },
+ *   },
+ * };
  * ```
  */
 export interface OpenAIResponsesClientLike {
   responses: {
-    create(body: OpenAIResponsesRequestBody, options?: { signal?: AbortSignal; maxRetries?: number }): PromiseLike<unknown>;
+    create(body: object, options?: { signal?: AbortSignal; maxRetries?: number }): PromiseLike<unknown>;
   };
 }
 
