@@ -1,11 +1,15 @@
 import { lazySdkClient } from '../optional-sdk.js';
 
 /**
- * An `openai` client made on first use (the SDK is an optional peer), with its own retries off:
- * the conversation machine retries, so every attempt is a visible state. Both wires of
- * `openaiProvider` use the same client class.
+ * The client of an `openaiProvider`: the one passed in, or an `openai` client made on first use
+ * (the SDK is an optional peer) with its own retries off — the conversation machine retries, so
+ * every attempt is a visible state. Both wires of `openaiProvider` use the same client class.
  */
-export function openaiClientLoader<TClient>(options: { apiKey: string | undefined; baseURL: string | undefined }): () => Promise<TClient> {
+export function openaiClient<TClient>(
+  client: TClient | undefined,
+  options: { apiKey: string | undefined; baseURL: string | undefined },
+): () => Promise<TClient> {
+  if (client !== undefined) return () => Promise.resolve(client);
   const { apiKey, baseURL } = options;
   return lazySdkClient(
     () => import('openai'),
@@ -20,10 +24,12 @@ export function openaiClientLoader<TClient>(options: { apiKey: string | undefine
 }
 
 /**
- * The API key a request is made with, to keep out of errors: the client's own (passed in, or read
- * from the environment by the SDK), else the one given in the options.
+ * The API key a request was made with, to keep out of errors: the client's own (passed in, or read
+ * from the environment by the SDK), else the one in the options, else — for a client the provider
+ * builds, which reads it — `OPENAI_API_KEY`.
  */
-export function keyInUse(client: unknown, optionsKey: string | undefined): string | undefined {
+export function keyToHide(client: unknown, options: { apiKey: string | undefined; clientGiven: boolean }): string | undefined {
   const clientKey = typeof client === 'object' && client !== null ? (client as { apiKey?: unknown }).apiKey : undefined;
-  return typeof clientKey === 'string' ? clientKey : optionsKey;
+  if (typeof clientKey === 'string') return clientKey;
+  return options.apiKey ?? (options.clientGiven ? undefined : process.env.OPENAI_API_KEY);
 }

@@ -5,7 +5,7 @@ import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, Open
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
 import { toOpenAIMessages, toOpenAITools } from '../openai-wire/to-openai-messages.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
-import { keyInUse, openaiClientLoader } from './openai-client.js';
+import { keyToHide, openaiClient } from './openai-client.js';
 import type { OpenAIReasoningEffort } from './reasoning-effort.js';
 import { openaiResponsesProvider, type OpenAIResponsesProviderOptions } from './responses-provider.js';
 import { validateOpenAIOptions } from './validate-options.js';
@@ -241,20 +241,15 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
   const { model, apiKey, baseURL, params, strict, reasoningEffort } = options;
   const streaming = options.stream ?? true;
   const sendReasoning = options.sendReasoning ?? false;
-  const userClient = options.client;
-  const getClient: () => Promise<OpenAIClientLike> = userClient
-    ? () => Promise.resolve(userClient)
-    : openaiClientLoader<OpenAIClientLike>({ apiKey, baseURL });
+  const getClient = openaiClient<OpenAIClientLike>(options.client, { apiKey, baseURL });
 
   return {
     name: options.name ?? 'openai',
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
-      // The key in use may come from the client or the environment, not only from the options.
-      let secret = apiKey;
+      let openai: OpenAIClientLike | undefined;
       try {
-        const openai = await getClient();
-        secret = keyInUse(openai, apiKey);
+        openai = await getClient();
         const tools = toOpenAITools(request.tools, strict);
         const body: OpenAIChatRequestBody = {
           ...params,
@@ -285,7 +280,8 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
           yield* fromOpenAIChunks(single(completionAsChunk(response as ChatCompletionLike)));
         }
       } catch (error) {
-        throw redactSecret(classifySdkError(error, signal), secret ?? (options.client ? undefined : process.env.OPENAI_API_KEY));
+        // The key in use may come from the client or the environment, not only from the options.
+        throw redactSecret(classifySdkError(error, signal), keyToHide(openai, { apiKey, clientGiven: options.client !== undefined }));
       }
     },
   };

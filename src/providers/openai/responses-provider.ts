@@ -14,7 +14,7 @@ import type {
   OpenAIResponsesStreamEvent,
 } from '../openai-responses/wire-types.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
-import { keyInUse, openaiClientLoader } from './openai-client.js';
+import { keyToHide, openaiClient } from './openai-client.js';
 import type { OpenAIReasoningEffort } from './reasoning-effort.js';
 
 /**
@@ -213,19 +213,15 @@ export function openaiResponsesProvider(options: OpenAIResponsesProviderOptions)
   validateResponsesOptions(options);
   const settings = settingsOf(options);
   const { apiKey, baseURL } = options;
-  const userClient = options.client;
-  const getClient: () => Promise<OpenAIResponsesClientLike> = userClient
-    ? () => Promise.resolve(userClient)
-    : openaiClientLoader<OpenAIResponsesClientLike>({ apiKey, baseURL });
+  const getClient = openaiClient<OpenAIResponsesClientLike>(options.client, { apiKey, baseURL });
 
   return {
     name: options.name ?? 'openai',
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
-      let secret = apiKey;
+      let openai: OpenAIResponsesClientLike | undefined;
       try {
-        const openai = await getClient();
-        secret = keyInUse(openai, apiKey);
+        openai = await getClient();
         const body = requestBody(request, settings);
         const response = await openai.responses.create(body, { signal, maxRetries: 0 });
         const read = { keepIds: settings.store, signal };
@@ -244,7 +240,10 @@ export function openaiResponsesProvider(options: OpenAIResponsesProviderOptions)
           yield* fromResponsesResponse(response as OpenAIResponsesResponse, read);
         }
       } catch (error) {
-        throw redactSecret(classifyResponsesSdkError(error, signal), secret ?? (userClient ? undefined : process.env.OPENAI_API_KEY));
+        throw redactSecret(
+          classifyResponsesSdkError(error, signal),
+          keyToHide(openai, { apiKey, clientGiven: options.client !== undefined }),
+        );
       }
     },
   };
