@@ -61,7 +61,8 @@ export function classifyResponseFailure(failure: unknown, where: string, cause?:
   return new ProviderError(`${where}: ${text}${code === undefined ? '' : ` (${code})`}`, {
     code: errorCode,
     retryable,
-    cause: cause ?? failure,
+    // The body itself, not the event around it: its message is where an echoed key would be redacted.
+    cause: cause ?? body,
   });
 }
 

@@ -125,7 +125,7 @@ export class ResponseAssembler {
       case 'response.incomplete':
         return this.finish(event.response ?? {});
       case 'response.failed':
-        throw classifyResponseFailure(event.response?.error, 'the response failed', event);
+        throw classifyResponseFailure(event.response?.error, 'the response failed');
       case 'error':
         throw classifyResponseFailure(event, 'error event');
       default:
@@ -140,7 +140,7 @@ export class ResponseAssembler {
    */
   finish(response: OpenAIResponsesResponse): ProviderEvent[] {
     this.done = true;
-    if (response.status === 'failed') throw classifyResponseFailure(response.error, 'the response failed', response);
+    if (response.status === 'failed') throw classifyResponseFailure(response.error, 'the response failed');
     const responseId = typeof response.id === 'string' ? response.id : this.responseId;
     const items = this.finalItems(response);
     const status = response.status ?? undefined;
