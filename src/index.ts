@@ -83,6 +83,7 @@ export {
   type OpenAIAssistantMessageWithReasoning,
   type OpenAIReasoningEffort,
   type OpenAIResponsesProviderOptions,
+  isOpenAIReasoningModel,
 } from './providers/openai/index.js';
 export {
   anthropicProvider,
