@@ -31,7 +31,7 @@ describe('a run', () => {
         .map((event) => event.delta)
         .join(''),
     ).toBe('Hi there.');
-    expect(eventsOf(events, 'request.started')).toEqual([{ type: 'request.started', iteration: 0, attempt: 1 }]);
+    expect(eventsOf(events, 'request.started')).toEqual([{ type: 'request.started', iteration: 0, attempt: 1, provider: 'handler' }]);
     expect(eventsOf(events, 'usage')).toHaveLength(1);
   });
 

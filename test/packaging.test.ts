@@ -123,6 +123,15 @@ describe('the packed package in a fresh project', () => {
       }
       // One xstate in the tree: the package uses the project's own copy.
       expect(() => readFileSync(join(directory, 'node_modules/actorloop/node_modules/xstate/package.json'))).toThrow();
+      // The command a user gets with the package: offline, no key, no network.
+      const { OPENAI_API_KEY: _openai, ANTHROPIC_API_KEY: _anthropic, ...env } = process.env;
+      const answer = execFileSync('npx', ['--no-install', 'actorloop', 'run', 'what is 17*23?'], {
+        cwd: directory,
+        encoding: 'utf8',
+        env: { ...env, ACTORLOOP_OFFLINE_DELAY_MS: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      expect(answer).toBe('17*23 = 391\n');
       expect(check(directory)).toEqual({
         status: 'done',
         text: 'It is 5.',
