@@ -121,6 +121,8 @@ describe.skipIf(!hasRecordedFixtures)('conformance: recorded Responses traffic t
           expect(finish.finishReason).toBe(finishReasons[expected.status] ?? (calls.length > 0 ? 'tool-calls' : 'stop'));
           expect(finish.rawFinishReason).toBe(expected.status.replace(/^incomplete:/, ''));
           expect(finish.usage).toEqual(pinnedUsage(expected.usage));
+          expect({ model: finish.model, responseId: finish.responseId }).toEqual({ model: output.model, responseId: output.responseId });
+          expect(finish.model).toMatch(/^(gpt|o4)/);
           const texts = finish.content.flatMap((part) => (part.type === 'text' ? [part] : []));
           expect([...texts.map((part) => part.text).join('')].length).toBe(expected.textLength);
           const reasoning = finish.content.flatMap((part) => (part.type === 'reasoning' ? [part] : []));

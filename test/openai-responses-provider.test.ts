@@ -4,6 +4,10 @@
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createActor, toPromise } from 'xstate';
+import { z } from 'zod';
+import { createConversationMachine } from '../src/machines/conversation.js';
+import { reasoningEffort } from '../src/middleware/reasoning-effort.js';
 import { InvalidOptionsError } from '../src/errors/invalid-options-error.js';
 import { ProviderError } from '../src/providers/errors/provider-error.js';
 import type { Message } from '../src/providers/messages.js';
@@ -371,6 +375,8 @@ describe('openaiProvider({ api: "responses" }): non-streamed', () => {
         finishReason: 'tool-calls',
         rawFinishReason: 'completed',
         usage: { inputTokens: 7, outputTokens: 3, totalTokens: 10, cachedInputTokens: 0, reasoningTokens: 0 },
+        model: 'gpt-5-mini-2025-08-07',
+        responseId: expect.stringMatching(/^resp_/) as unknown,
       },
     ]);
   });
@@ -528,5 +534,86 @@ describe('openaiProvider({ api: "responses" }): clients and options', () => {
       );
       expect(() => openaiProvider(options as unknown as OpenAIResponsesProviderOptions), JSON.stringify(options)).toThrow(message);
     }
+  });
+});
+
+describe('openaiProvider({ api: "responses" }) in a run: structured answers, middleware, failed attempts, traces', () => {
+  const report = z.object({ city: z.string(), celsius: z.number() });
+
+  it('a structured answer goes as text.format json_schema, and the answer becomes output.object', async () => {
+    const wire = await serve([textAnswer('{"city":"Oslo","celsius":-3}')]);
+    const machine = createConversationMachine({
+      provider: provider(wire, { params: { text: { verbosity: 'low' } } }),
+      output: { schema: report, name: 'weather_report', strict: true },
+    });
+    const actor = createActor(machine, { input: {} }).start();
+    actor.send({ type: 'user.message', content: 'Weather in Oslo?' });
+    const output = await toPromise(actor);
+    expect(output).toMatchObject({ status: 'done', object: { city: 'Oslo', celsius: -3 } });
+    expect((wire.requests[0]!.body as { text: unknown }).text).toMatchObject({
+      verbosity: 'low',
+      format: { type: 'json_schema', name: 'weather_report', strict: true, schema: { type: 'object' } },
+    });
+  });
+
+  it('a text.format of the user wins over the machine’s', async () => {
+    const wire = await serve([textAnswer('{"city":"Oslo","celsius":-3}')]);
+    const mine = { type: 'json_schema', name: 'mine', schema: { type: 'object' }, strict: false };
+    const machine = createConversationMachine({
+      provider: provider(wire, { params: { text: { format: mine } } }),
+      output: { schema: report, name: 'weather_report' },
+    });
+    const actor = createActor(machine, { input: {} }).start();
+    actor.send({ type: 'user.message', content: 'Weather in Oslo?' });
+    await toPromise(actor);
+    expect((wire.requests[0]!.body as { text: unknown }).text).toEqual({ format: mine });
+  });
+
+  it('reasoningEffort middleware sets reasoning.effort and asks for encrypted reasoning; the provider’s own effort wins', async () => {
+    const wire = await serve([textAnswer('a'), textAnswer('b')]);
+    for (const own of [undefined, 'high'] as const) {
+      const machine = createConversationMachine({
+        provider: provider(wire, { model: 'my-azure-deployment', ...(own ? { reasoningEffort: own } : {}) }),
+        middleware: [reasoningEffort('low')],
+      });
+      const actor = createActor(machine, { input: {} }).start();
+      actor.send({ type: 'user.message', content: 'Hi' });
+      await toPromise(actor);
+    }
+    expect(wire.requests.map((sent) => (sent.body as { reasoning?: { effort?: string } }).reasoning?.effort)).toEqual(['low', 'high']);
+    expect(wire.requests[0]!.body).toMatchObject({ include: ['reasoning.encrypted_content'] });
+  });
+
+  it('finish names the answering model and the response; request.finished carries them', async () => {
+    const wire = await serve([textAnswer('hi', { id: 'resp_named' })]);
+    const machine = createConversationMachine({ provider: provider(wire) });
+    expect(provider(wire).model).toBe('gpt-5-mini');
+    const actor = createActor(machine, { input: {} });
+    const finished: unknown[] = [];
+    actor.on('request.finished', (event) => finished.push({ model: event.model, responseId: event.responseId }));
+    actor.start().send({ type: 'user.message', content: 'Hi' });
+    await toPromise(actor);
+    expect(finished).toEqual([{ model: 'gpt-5-mini-2025-08-07', responseId: 'resp_named' }]);
+  });
+
+  it('a failed response that reported usage is counted apart (failedUsage), and the retry succeeds', async () => {
+    const failed = responsesStream({
+      items: [],
+      status: 'failed',
+      error: { code: 'server_error', message: 'The server had an error.' },
+      usage: { input: 30, output: 4 },
+      failedUsage: true,
+    });
+    const wire = await serve([failed, textAnswer('Back.', { usage: { input: 30, output: 2 } })]);
+    const machine = createConversationMachine({
+      provider: provider(wire),
+      retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 1, jitter: false },
+    });
+    const actor = createActor(machine, { input: {} }).start();
+    actor.send({ type: 'user.message', content: 'Hi' });
+    const output = await toPromise(actor);
+    expect(output).toMatchObject({ status: 'done', text: 'Back.' });
+    expect(output.failedUsage).toEqual({ inputTokens: 30, outputTokens: 4, totalTokens: 34, cachedInputTokens: 0, reasoningTokens: 0 });
+    expect(output.usage).toEqual({ inputTokens: 30, outputTokens: 2, totalTokens: 32, cachedInputTokens: 0, reasoningTokens: 0 });
   });
 });

@@ -27,6 +27,7 @@ export type RecordedItem =
 
 export type RecordedOutput = {
   responseId?: string;
+  model?: string;
   status?: string;
   incompleteReason?: string;
   /** Final items in output order: `output_item.done` of a stream, `output` of a JSON body. */
@@ -129,6 +130,7 @@ export function parseRecordedResponsesOutput(response: WireInteraction['response
   }
   if (terminal) {
     if (str(terminal.id)) parsed.responseId = str(terminal.id);
+    if (str(terminal.model)) parsed.model = str(terminal.model);
     if (str(terminal.status)) parsed.status = str(terminal.status);
     if (isRecord(terminal.incomplete_details) && str(terminal.incomplete_details.reason)) {
       parsed.incompleteReason = str(terminal.incomplete_details.reason);

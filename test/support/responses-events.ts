@@ -33,6 +33,8 @@ export type ResponseSpec = {
   status?: 'completed' | 'incomplete' | 'failed';
   incompleteReason?: 'max_output_tokens' | 'content_filter';
   usage?: { input: number; output: number; cached?: number; reasoning?: number };
+  /** Usage on a failed response (the API sends `null` there, as a rule). */
+  failedUsage?: boolean;
   error?: { code: string; message: string };
   /** Leave out events from this one on (a stream cut short). */
   cutAfter?: number;
@@ -87,13 +89,14 @@ export function responsesEvents(spec: ResponseSpec): Event[] {
   const response = (state: string, output: unknown[]) => ({
     id: responseId,
     object: 'response',
+    model: 'gpt-5-mini-2025-08-07',
     status: state,
     store: spec.store ?? false,
     error: state === 'failed' ? (spec.error ?? { code: 'server_error', message: 'The server had an error.' }) : null,
     incomplete_details: state === 'incomplete' ? { reason: spec.incompleteReason ?? 'max_output_tokens' } : null,
     output,
     usage:
-      state === 'in_progress' || state === 'failed'
+      state === 'in_progress' || (state === 'failed' && !spec.failedUsage)
         ? null
         : {
             input_tokens: usage.input,

@@ -1,5 +1,6 @@
 import { isRecord } from '../../util/is-record.js';
 import { classifySdkError } from './classify-sdk-error.js';
+import type { Usage } from '../usage.js';
 import { ProviderError, type ProviderErrorCode } from './provider-error.js';
 
 type Classification = { code: ProviderErrorCode; retryable: boolean };
@@ -45,6 +46,7 @@ function classify(code: string | undefined, type: string | undefined): Classific
  * `error` of a `response.failed` event (or of a non-streamed body with `status: "failed"`), or an
  * `error` event (`{type, code, message}`, flat or nested under `error`). Transient failures
  * (`server_error`, `rate_limit_exceeded`, …) are retryable; everything else fails the run.
+ * `attempt` carries the usage and model the failed response reported, when it did.
  *
  * @example
  * ```ts
@@ -52,7 +54,12 @@ function classify(code: string | undefined, type: string | undefined): Classific
  * error.retryable; // true
  * ```
  */
-export function classifyResponseFailure(failure: unknown, where: string, cause?: unknown): ProviderError {
+export function classifyResponseFailure(
+  failure: unknown,
+  where: string,
+  cause?: unknown,
+  attempt: { usage?: Usage; model?: string } = {},
+): ProviderError {
   const body = isRecord(failure) && isRecord(failure.error) ? failure.error : isRecord(failure) ? failure : {};
   const code = typeof body.code === 'string' && body.code !== '' ? body.code : undefined;
   const type = typeof body.type === 'string' && body.type !== 'error' ? body.type : undefined;
@@ -63,6 +70,9 @@ export function classifyResponseFailure(failure: unknown, where: string, cause?:
     retryable,
     // The body itself, not the event around it: its message is where an echoed key would be redacted.
     cause: cause ?? body,
+    // What the failed attempt cost is counted apart from the run's usage, not lost.
+    ...(attempt.usage === undefined ? {} : { usage: attempt.usage }),
+    ...(attempt.model === undefined ? {} : { model: attempt.model }),
   });
 }
 

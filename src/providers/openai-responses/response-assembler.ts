@@ -1,4 +1,5 @@
 import { classifyResponseFailure } from '../errors/classify-response-failure.js';
+import type { ProviderError } from '../errors/provider-error.js';
 import type { ProviderEvent } from '../provider.js';
 import { emptyUsage } from '../usage.js';
 import { finishOf, fromResponsesUsage, isRefusal, isWholeCall, messageText, partsFromOutput, reasoningText } from './responses-output.js';
@@ -59,6 +60,7 @@ export class ResponseAssembler {
   private readonly drafts = new Map<number, Draft>();
   private readonly byItemId = new Map<string, Draft>();
   private responseId: string | undefined;
+  private model: string | undefined;
   private done = false;
 
   constructor(private readonly options: ResponseAssemblerOptions) {}
@@ -79,6 +81,7 @@ export class ResponseAssembler {
       case 'response.in_progress':
       case 'response.queued':
         if (typeof event.response?.id === 'string') this.responseId = event.response.id;
+        if (typeof event.response?.model === 'string') this.model = event.response.model;
         return [];
       case 'response.output_item.added':
         return event.item ? this.itemAdded(event.item, event.output_index) : [];
@@ -125,9 +128,9 @@ export class ResponseAssembler {
       case 'response.incomplete':
         return this.finish(event.response ?? {});
       case 'response.failed':
-        throw classifyResponseFailure(event.response?.error, 'the response failed');
+        throw this.failure(event.response ?? {});
       case 'error':
-        throw classifyResponseFailure(event, 'error event');
+        throw classifyResponseFailure(event, 'error event', undefined, this.model === undefined ? {} : { model: this.model });
       default:
         // Lifecycle and content-part events, annotations, built-in tool progress: nothing to show.
         return [];
@@ -140,8 +143,9 @@ export class ResponseAssembler {
    */
   finish(response: OpenAIResponsesResponse): ProviderEvent[] {
     this.done = true;
-    if (response.status === 'failed') throw classifyResponseFailure(response.error, 'the response failed');
+    if (response.status === 'failed') throw this.failure(response);
     const responseId = typeof response.id === 'string' ? response.id : this.responseId;
+    const model = typeof response.model === 'string' ? response.model : this.model;
     const items = this.finalItems(response);
     const status = response.status ?? undefined;
     const out: ProviderEvent[] = [];
@@ -158,8 +162,20 @@ export class ResponseAssembler {
       content,
       ...finishOf(response, content, refused),
       usage: response.usage ? fromResponsesUsage(response.usage) : emptyUsage(),
+      ...(model === undefined ? {} : { model }),
+      // The response's id names it in traces whether or not it was stored.
+      ...(responseId === undefined ? {} : { responseId }),
     });
     return out;
+  }
+
+  /** A failed response as a classified error, with what the attempt reported it cost. */
+  private failure(response: OpenAIResponsesResponse): ProviderError {
+    const model = typeof response.model === 'string' ? response.model : this.model;
+    return classifyResponseFailure(response.error, 'the response failed', undefined, {
+      ...(response.usage ? { usage: fromResponsesUsage(response.usage) } : {}),
+      ...(model === undefined ? {} : { model }),
+    });
   }
 
   private itemAdded(item: OpenAIResponsesOutputItem, index: number | undefined): DeltaEvent[] {

@@ -202,6 +202,8 @@ export type OpenAIResponsesOutputItem = {
 export type OpenAIResponsesResponse = {
   id?: string;
   object?: string;
+  /** The model that answered, e.g. `gpt-5-nano-2025-08-07`. */
+  model?: string;
   status?: string | null;
   output?: OpenAIResponsesOutputItem[] | null;
   usage?: OpenAIResponsesUsage | null;

@@ -139,62 +139,64 @@ export function isOpenAIReasoningModel(model: string): boolean {
   return /^(o\d|gpt-5|codex)/.test(id);
 }
 
-type Settings = {
-  model: string;
-  params: OpenAIResponsesRequestParams;
-  streaming: boolean;
-  store: boolean;
-  chain: boolean;
-  include: string[];
-  reasoning: OpenAIResponsesReasoning | undefined;
-  strict: boolean | undefined;
-};
-
-function settingsOf(options: OpenAIResponsesProviderOptions): Settings {
-  const { model, reasoningEffort, reasoningSummary } = options;
-  const params = options.params ?? {};
-  const chain = options.previousResponseId ?? false;
+/** `include` of a request: the user's entries, and encrypted reasoning when it is asked for. */
+function includeOf(options: OpenAIResponsesProviderOptions, request: ProviderRequest): string[] {
+  const include = [...(options.params?.include ?? [])];
+  const effort = options.reasoningEffort ?? request.reasoningEffort;
   const encrypted =
     options.encryptedReasoning ??
-    (!chain && (isOpenAIReasoningModel(model) || reasoningEffort !== undefined || reasoningSummary !== undefined));
-  const include = [...(params.include ?? [])];
+    (!options.previousResponseId &&
+      (isOpenAIReasoningModel(options.model) || effort !== undefined || options.reasoningSummary !== undefined));
   if (encrypted && !include.includes('reasoning.encrypted_content')) include.push('reasoning.encrypted_content');
-  const reasoning =
-    params.reasoning !== undefined || reasoningEffort !== undefined || reasoningSummary !== undefined
-      ? {
-          ...params.reasoning,
-          ...(reasoningEffort === undefined ? {} : { effort: reasoningEffort }),
-          ...(reasoningSummary === undefined ? {} : { summary: reasoningSummary }),
-        }
-      : undefined;
+  return include;
+}
+
+/** `reasoning` of a request: `params.reasoning` with the effort (the provider's, else the middleware's) and summary set. */
+function reasoningOf(options: OpenAIResponsesProviderOptions, request: ProviderRequest): OpenAIResponsesReasoning | undefined {
+  const effort = options.reasoningEffort ?? request.reasoningEffort;
+  const summary = options.reasoningSummary;
+  if (options.params?.reasoning === undefined && effort === undefined && summary === undefined) return undefined;
+  return { ...options.params?.reasoning, ...(effort === undefined ? {} : { effort }), ...(summary === undefined ? {} : { summary }) };
+}
+
+/** `text` of a request: the structured answer the machine asks for as `text.format`, unless `params.text.format` says otherwise. */
+function textOf(options: OpenAIResponsesProviderOptions, request: ProviderRequest): OpenAIResponsesRequestParams['text'] {
+  const text = options.params?.text;
+  const format = request.responseFormat;
+  if (format === undefined || text?.format !== undefined) return text;
   return {
-    model,
-    params,
-    streaming: options.stream ?? true,
-    store: chain || (options.store ?? false),
-    chain,
-    include,
-    reasoning,
-    strict: options.strict,
+    ...text,
+    format: {
+      type: 'json_schema',
+      name: format.name,
+      ...(format.description === undefined ? {} : { description: format.description }),
+      schema: format.schema,
+      strict: format.strict,
+    },
   };
 }
 
 /** The request body for one provider request. */
-function requestBody(request: ProviderRequest, settings: Settings): OpenAIResponsesRequestBody {
-  const { input, previousResponseId } = toResponsesInput(request.messages, { stored: settings.store, chain: settings.chain });
-  const tools = toResponsesTools(request.tools, settings.strict);
+function requestBody(options: OpenAIResponsesProviderOptions, request: ProviderRequest): OpenAIResponsesRequestBody {
+  const store = options.previousResponseId === true || options.store === true;
+  const { input, previousResponseId } = toResponsesInput(request.messages, { stored: store, chain: options.previousResponseId === true });
+  const tools = toResponsesTools(request.tools, options.strict);
+  const reasoning = reasoningOf(options, request);
+  const include = includeOf(options, request);
+  const text = textOf(options, request);
   return {
-    ...settings.params,
-    model: settings.model,
+    ...options.params,
+    model: options.model,
     input,
     // Instructions are not carried over by previous_response_id, so they go with every request.
     ...(request.system === undefined || request.system === '' ? {} : { instructions: request.system }),
     ...(tools.length > 0 ? { tools } : {}),
-    ...(settings.reasoning === undefined ? {} : { reasoning: settings.reasoning }),
-    ...(settings.include.length > 0 ? { include: settings.include } : {}),
-    store: settings.store,
+    ...(reasoning === undefined ? {} : { reasoning }),
+    ...(include.length > 0 ? { include } : {}),
+    ...(text === undefined ? {} : { text }),
+    store,
     ...(previousResponseId === undefined ? {} : { previous_response_id: previousResponseId }),
-    stream: settings.streaming,
+    stream: options.stream ?? true,
   };
 }
 
@@ -211,21 +213,22 @@ function isStream(value: unknown): value is AsyncIterable<OpenAIResponsesStreamE
  */
 export function openaiResponsesProvider(options: OpenAIResponsesProviderOptions): Provider {
   validateResponsesOptions(options);
-  const settings = settingsOf(options);
   const { apiKey, baseURL } = options;
+  const streaming = options.stream ?? true;
+  const keepIds = options.previousResponseId === true || options.store === true;
   const getClient = openaiClient<OpenAIResponsesClientLike>(options.client, { apiKey, baseURL });
 
   return {
     name: options.name ?? 'openai',
+    model: options.model,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
       let openai: OpenAIResponsesClientLike | undefined;
       try {
         openai = await getClient();
-        const body = requestBody(request, settings);
-        const response = await openai.responses.create(body, { signal, maxRetries: 0 });
-        const read = { keepIds: settings.store, signal };
-        if (settings.streaming) {
+        const response = await openai.responses.create(requestBody(options, request), { signal, maxRetries: 0 });
+        const read = { keepIds, signal };
+        if (streaming) {
           if (!isStream(response)) {
             throw new ProviderError('the OpenAI client returned no stream for a `stream: true` request', {
               code: 'unknown',
