@@ -73,7 +73,8 @@ export type OpenAIResponsesProviderOptions = {
    * Ask for reasoning items with `encrypted_content` (`include: ['reasoning.encrypted_content']`)
    * so they can go back in the history without being stored. Default: on for OpenAI reasoning
    * models (`o1`, `o3`, `o4-mini`, `gpt-5*` except the `-chat` ones, `codex-*`) or when
-   * `reasoningEffort` / `reasoningSummary` is set, unless `previousResponseId` is on. Other models
+   * `reasoningEffort` (here or from the `reasoningEffort()` middleware) or `reasoningSummary` is
+   * set, unless `previousResponseId` is on. Other models
    * refuse it ("Encrypted content is not supported with this model"); set it for a reasoning model
    * behind a name the rule does not know (an Azure deployment).
    */
