@@ -212,8 +212,10 @@ function isStream(value: unknown): value is AsyncIterable<OpenAIResponsesStreamE
  * `previous_response_id`. The SDK's retries are off: the machine retries, each attempt a visible
  * state. Called by `openaiProvider` once the common options are checked.
  */
-export function openaiResponsesProvider(options: OpenAIResponsesProviderOptions): Provider {
-  validateResponsesOptions(options);
+export function openaiResponsesProvider(given: OpenAIResponsesProviderOptions): Provider {
+  validateResponsesOptions(given);
+  // A copy: options changed after creation must not change the requests of a running machine.
+  const options: OpenAIResponsesProviderOptions = { ...given, ...(given.params ? { params: { ...given.params } } : {}) };
   const { apiKey, baseURL } = options;
   const streaming = options.stream ?? true;
   const keepIds = options.previousResponseId === true || options.store === true;
