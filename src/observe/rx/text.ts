@@ -1,0 +1,59 @@
+import { Observable, ReplaySubject, share } from 'rxjs';
+import type { ConversationEmittedEvent } from '../../machines/types.js';
+import { type ConversationSource, checkSource } from '../conversation-source.js';
+import { events$ } from './events.js';
+
+type TextEvent = Extract<ConversationEmittedEvent, { type: 'request.started' | 'request.retry' | 'text.delta' }>;
+
+/** The text so far after one more event, or `undefined` when the event leaves it as it is. */
+export function nextText(text: string, event: TextEvent): string | undefined {
+  if (event.type === 'text.delta') return event.delta === '' ? undefined : text + event.delta;
+  if (event.type === 'request.started') return '';
+  return event.discardPartial ? '' : undefined;
+}
+
+const shared = new WeakMap<object, Observable<string>>();
+
+/**
+ * The text of the response being streamed so far: `''` at each new request (`request.started`)
+ * and at a retry that throws away partial output (`request.retry` with `discardPartial`), then
+ * longer with each `text.delta`. Completes when the run ends (on an actor).
+ *
+ * All subscribers of one source share one stream: a subscriber that joins mid-response gets the
+ * text streamed so far at once, as long as another `text$` subscription of that source was open
+ * before (otherwise it starts from `''` and sees what streams from then on). Unsubscribing never
+ * stops the run.
+ *
+ * @example
+ * ```ts
+ * import { text$ } from 'actorloop/rx';
+ *
+ * text$(actor).subscribe((text) => render(text)); // '', 'The', 'The answer', 'The answer is 5', …
+ * ```
+ */
+export function text$(source: ConversationSource): Observable<string> {
+  checkSource(source, 'text$');
+  let stream = shared.get(source);
+  if (!stream) {
+    stream = new Observable<string>((subscriber) => {
+      let text = '';
+      subscriber.next(text);
+      return events$(source, 'request.started', 'request.retry', 'text.delta').subscribe({
+        next: (event) => {
+          const next = nextText(text, event);
+          if (next === undefined) return;
+          text = next;
+          subscriber.next(text);
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
+    }).pipe(
+      // After the run ended a late subscriber still gets the last text; when every subscriber has
+      // left, the listeners go too.
+      share({ connector: () => new ReplaySubject<string>(1), resetOnError: true, resetOnComplete: false, resetOnRefCountZero: true }),
+    );
+    shared.set(source, stream);
+  }
+  return stream;
+}
