@@ -1,4 +1,4 @@
-import { MissingDependencyError } from '../../errors/missing-dependency-error.js';
+import { importOptional } from '../import-optional.js';
 import { type Chart, type ChartState, chartStates } from './chart.js';
 import { textWidth } from './text-width.js';
 
@@ -67,15 +67,11 @@ let elkPromise: Promise<ElkLike> | undefined;
 /** elkjs, loaded on first use (an optional peer dependency); a failure is not cached. */
 function loadElk(): Promise<ElkLike> {
   if (!elkPromise) {
-    const pending = import('elkjs/lib/elk.bundled.js').then(
-      (module) => {
-        const Elk = (module as unknown as { default: new () => ElkLike }).default;
-        return new Elk();
-      },
-      (error: unknown) => {
-        throw new MissingDependencyError('elkjs', 'Drawing a statechart (actorloop/inspect, npm run visualize)', error);
-      },
-    );
+    const pending = importOptional(
+      'elkjs',
+      'Drawing a statechart (actorloop/inspect, npm run visualize)',
+      () => import('elkjs/lib/elk.bundled.js'),
+    ).then((module) => new (module as unknown as { default: new () => ElkLike }).default());
     elkPromise = pending;
     pending.catch(() => {
       if (elkPromise === pending) elkPromise = undefined;
