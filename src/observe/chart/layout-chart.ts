@@ -65,7 +65,7 @@ type ElkLike = { layout(graph: ElkNode): Promise<ElkNode> };
 let elkPromise: Promise<ElkLike> | undefined;
 
 /** elkjs, loaded on first use (an optional peer dependency); a failure is not cached. */
-function loadElk(): Promise<ElkLike> {
+export function loadElk(): Promise<ElkLike> {
   if (!elkPromise) {
     const pending = importOptional(
       'elkjs',
@@ -88,14 +88,17 @@ const rootOptions: Record<string, string> = {
   'elk.json.shapeCoords': 'ROOT',
   'elk.edgeRouting': 'ORTHOGONAL',
   'elk.edgeLabels.placement': 'CENTER',
+  // Labels of long arrows spread over the layers they cross instead of piling into one (narrower).
+  'elk.layered.edgeLabels.centerLabelPlacementStrategy': 'SPACE_EFFICIENT_LAYER',
   'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
+  // Brandes–Köpf keeps long arrows straight: the conversation overview draws without a crossing.
   'elk.layered.nodePlacement.strategy': 'BRANDES_KOEPF',
   'elk.layered.spacing.nodeNodeBetweenLayers': '36',
-  'elk.layered.spacing.edgeNodeBetweenLayers': '18',
-  'elk.layered.spacing.edgeEdgeBetweenLayers': '12',
-  'elk.spacing.nodeNode': '36',
-  'elk.spacing.edgeNode': '18',
-  'elk.spacing.edgeEdge': '12',
+  'elk.layered.spacing.edgeNodeBetweenLayers': '12',
+  'elk.layered.spacing.edgeEdgeBetweenLayers': '8',
+  'elk.spacing.nodeNode': '24',
+  'elk.spacing.edgeNode': '12',
+  'elk.spacing.edgeEdge': '8',
   'elk.spacing.edgeLabel': '4',
   'elk.spacing.nodeSelfLoop': '16',
   'elk.padding': '[top=16,left=16,bottom=16,right=16]',

@@ -1,6 +1,26 @@
 import { chartMetrics, type PlacedChart } from './layout-chart.js';
 import { chartFontFamily } from './text-width.js';
 
+/**
+ * The look of a chart (`.statechart` is the SVG's class): embedded in each SVG, and in the live
+ * viewer's page, whose content security policy ignores styles inside inserted SVGs.
+ */
+export const chartStyle = [
+  `.statechart text { font-family: ${chartFontFamily}; fill: #1e293b; }`,
+  `.statechart .state-name { font-size: ${chartMetrics.stateFontSize}px; font-weight: bold; }`,
+  `.statechart .transition-label, .statechart .note-text { font-size: ${chartMetrics.labelFontSize}px; fill: #334155; }`,
+  '.statechart .state rect { fill: #f8fafc; stroke: #475569; stroke-width: 1.5; }',
+  '.statechart .state.compound > rect { fill: #eef2f7; }',
+  '.statechart .state.final rect.inner { fill: none; }',
+  '.statechart .state.active > rect { fill: #fde68a; stroke: #b45309; stroke-width: 3; }',
+  '.statechart .state.compound.active > rect { fill: #fef3c7; }',
+  '.statechart .transition path, .statechart .initial path { fill: none; stroke: #64748b; stroke-width: 1.4; }',
+  '.statechart .transition.taken path { stroke: #b45309; stroke-width: 2.6; }',
+  '.statechart .transition rect { fill: #ffffff; fill-opacity: 0.9; }',
+  '.statechart .initial circle { fill: #1e293b; }',
+  '.statechart .note rect { fill: #fffbeb; stroke: #a8a29e; stroke-dasharray: 4 3; }',
+].join('\n');
+
 /** Options of {@link renderChartSvg}. */
 export type ChartSvgOptions = {
   /** Prefixes the ids inside the SVG, so several charts can share one page. Default: the chart id. */
@@ -70,22 +90,8 @@ export function renderChartSvg(chart: PlacedChart, options: ChartSvgOptions = {}
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" class="statechart" viewBox="0 0 ${n(chart.width)} ${n(chart.height)}" width="${n(chart.width)}" height="${n(chart.height)}" role="img" aria-labelledby="${prefix}-title">`,
     `<title id="${prefix}-title">${escapeXml(title)}</title>`,
-    '<style>',
-    `.statechart text { font-family: ${chartFontFamily}; fill: #1e293b; }`,
-    `.statechart .state-name { font-size: ${stateFontSize}px; font-weight: bold; }`,
-    `.statechart .transition-label, .statechart .note-text { font-size: ${labelFontSize}px; fill: #334155; }`,
-    '.statechart .state rect { fill: #f8fafc; stroke: #475569; stroke-width: 1.5; }',
-    '.statechart .state.compound > rect { fill: #eef2f7; }',
-    '.statechart .state.final rect.inner { fill: none; }',
-    '.statechart .state.active > rect { fill: #fde68a; stroke: #b45309; stroke-width: 3; }',
-    '.statechart .state.compound.active > rect { fill: #fef3c7; }',
-    '.statechart .transition path, .statechart .initial path { fill: none; stroke: #64748b; stroke-width: 1.4; }',
-    '.statechart .transition.taken path { stroke: #b45309; stroke-width: 2.6; }',
-    '.statechart .transition rect { fill: #ffffff; fill-opacity: 0.9; }',
-    '.statechart .initial circle { fill: #1e293b; }',
-    '.statechart .note rect { fill: #fffbeb; stroke: #a8a29e; stroke-dasharray: 4 3; }',
-    '</style>',
-    `<defs><marker id="${arrow}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#64748b"/></marker></defs>`,
+    `<style>${chartStyle}</style>`,
+    `<defs><marker id="${arrow}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#64748b"/></marker></defs>`,
     '<rect width="100%" height="100%" fill="#ffffff"/>',
   );
   // Outer states first, so children and arrows are drawn over them.

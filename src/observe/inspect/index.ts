@@ -12,3 +12,13 @@
 export { createStatelyInspector, type StatelyInspector, type StatelyInspectorOptions } from './stately-inspector.js';
 export { redactContent, redacted, type InspectableJson } from './inspectable.js';
 export { MissingDependencyError } from '../../errors/missing-dependency-error.js';
+export { startLiveViewer, type LiveViewer, type LiveViewerOptions, type WatchOptions } from './live-viewer.js';
+export type { RunSummary, RunDetail } from './run-view.js';
+export type { RunLogEntry, RunLogKind } from './run-log.js';
+export type {
+  ConversationActorLike,
+  ConversationFeed,
+  ConversationSource,
+  ConversationStateUpdate,
+  ConversationUpdate,
+} from '../conversation-source.js';

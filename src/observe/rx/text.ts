@@ -1,16 +1,7 @@
 import { Observable, ReplaySubject, share } from 'rxjs';
-import type { ConversationEmittedEvent } from '../../machines/types.js';
 import { type ConversationSource, checkSource } from '../conversation-source.js';
+import { nextText } from '../text-so-far.js';
 import { events$ } from './events.js';
-
-type TextEvent = Extract<ConversationEmittedEvent, { type: 'request.started' | 'request.retry' | 'text.delta' }>;
-
-/** The text so far after one more event, or `undefined` when the event leaves it as it is. */
-export function nextText(text: string, event: TextEvent): string | undefined {
-  if (event.type === 'text.delta') return event.delta === '' ? undefined : text + event.delta;
-  if (event.type === 'request.started') return '';
-  return event.discardPartial ? '' : undefined;
-}
 
 const shared = new WeakMap<object, Observable<string>>();
 
