@@ -144,7 +144,8 @@ export function renderOverviewMermaid(chart: Chart): string {
     lines.push(`  class ${finals.join(', ')} final`);
   }
   // A note about one state goes beside it; the others beside the initial state.
-  const notes = [...chart.notes, ...(finals.length > 0 ? [{ text: `${finals.join(', ')}: final (thick border)` }] : [])];
+  const finalsInWords = finals.length > 1 ? `${finals.slice(0, -1).join(', ')} and ${finals.at(-1)} are` : `${finals[0]} is`;
+  const notes = [...chart.notes, ...(finals.length > 0 ? [{ text: `${finalsInWords} final (thick border)` }] : [])];
   for (const note of notes) {
     const near = note.state ?? initial?.path;
     if (near !== undefined)

@@ -13,8 +13,11 @@ export type Chart = {
   notes: ChartNote[];
 };
 
-/** A note; `state` is the state it is about, when there is one (a picture may put it there). */
-export type ChartNote = { text: string; state?: string };
+/**
+ * A note; `state` is the state it is about, when there is one (a picture may put it there);
+ * `events` are the events whose transitions it stands for (so a viewer can point at it).
+ */
+export type ChartNote = { text: string; state?: string; events?: string[] };
 
 /** One state. `path` is its dotted path under the machine (`requesting.waiting`), unique in the chart. */
 export type ChartState = {

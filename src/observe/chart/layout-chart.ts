@@ -42,7 +42,7 @@ export type PlacedChart = {
   states: PlacedState[];
   transitions: PlacedTransition[];
   initials: PlacedInitial[];
-  notes?: Box & { lines: string[] };
+  notes?: Box & { lines: string[]; events: string[] };
 };
 
 // The part of elkjs's graph format used here (elkjs's own types stay out of the public ones).
@@ -244,7 +244,7 @@ export async function layoutChart(chart: Chart, overrides: Record<string, string
     const lines = chart.notes.map((note) => note.text);
     const noteWidth = Math.ceil(Math.max(...lines.map((line) => textWidth(line, noteFontSize))) + 2 * notePadding);
     const noteHeight = lines.length * lineHeight + 2 * notePadding;
-    notes = { x: 16, y: height, width: noteWidth, height: noteHeight, lines };
+    notes = { x: 16, y: height, width: noteWidth, height: noteHeight, lines, events: chart.notes.flatMap((note) => note.events ?? []) };
     width = Math.max(width, noteWidth + 32);
     height += noteHeight + noteGap;
   }

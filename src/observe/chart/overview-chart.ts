@@ -149,7 +149,7 @@ export function overviewChart(definition: JsonObject): Chart {
   for (const transition of transitions) transition.lines = compactLines(transition.lines);
   const notes: ChartNote[] = [];
   for (const [eventType, target] of everywhere)
-    notes.push({ text: `${eventType} → ${target}, from any state but a final one`, state: target });
+    notes.push({ text: `${eventType} → ${target}, from any state but a final one`, state: target, events: [eventType] });
   if (rejected.size > 0) notes.push({ text: `${[...rejected].join(', ')} out of turn → event.rejected, state unchanged` });
   return { id: root.id, states: chartStatesOf(root, 1), transitions, notes };
 }

@@ -19,6 +19,7 @@ export const chartStyle = [
   '.statechart .transition rect { fill: #ffffff; fill-opacity: 0.9; }',
   '.statechart .initial circle { fill: #1e293b; }',
   '.statechart .note rect { fill: #fffbeb; stroke: #a8a29e; stroke-dasharray: 4 3; }',
+  '.statechart .note.taken rect { stroke: #b45309; stroke-width: 2.6; stroke-dasharray: none; }',
 ].join('\n');
 
 /** Options of {@link renderChartSvg}. */
@@ -133,7 +134,7 @@ export function renderChartSvg(chart: PlacedChart, options: ChartSvgOptions = {}
   }
   const notes = chart.notes;
   if (notes) {
-    out.push('<g class="note">');
+    out.push(`<g class="note"${notes.events.length > 0 ? ` data-events="${escapeXml(notes.events.join(' '))}"` : ''}>`);
     out.push(`<rect x="${n(notes.x)}" y="${n(notes.y)}" width="${n(notes.width)}" height="${n(notes.height)}" rx="4"/>`);
     const firstBaseline = notes.y + notePadding + lineHeight / 2 + labelFontSize * 0.36;
     out.push(textLines(notes.lines, notes.x + notePadding, firstBaseline, 'note-text', 'start'));

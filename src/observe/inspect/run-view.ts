@@ -31,6 +31,8 @@ export type RunDetail = RunSummary & {
   activePaths: string[];
   /** The active states before the last state change (to mark the arrow just taken). */
   previousPaths: string[];
+  /** The user event that caused the last state change, when one did (`cancel`). */
+  cause?: string;
   /** The response being streamed so far. */
   text: string;
   log: RunLogEntry[];
@@ -39,7 +41,7 @@ export type RunDetail = RunSummary & {
 
 /** What changed in a run, as the page is told. */
 export type RunChange =
-  | { type: 'state'; run: RunSummary; activePaths: string[]; previousPaths: string[] }
+  | { type: 'state'; run: RunSummary; activePaths: string[]; previousPaths: string[]; cause?: string }
   | { type: 'log'; entry: RunLogEntry }
   | { type: 'text'; text: string }
   | { type: 'messages'; messages: readonly Message[] };
@@ -50,6 +52,9 @@ export class RunView {
   private status = 'active';
   private paths: string[] = ['idle'];
   private previousPaths: string[] = [];
+  private cause: string | undefined;
+  /** The user event just received, until the state change it causes. */
+  private lastReceived: string | undefined;
   private text = '';
   private messages: readonly Message[] = [];
   private readonly log: RunLogEntry[] = [];
@@ -84,6 +89,7 @@ export class RunView {
       ...this.summary(),
       activePaths: this.paths,
       previousPaths: this.previousPaths,
+      ...(this.cause ? { cause: this.cause } : {}),
       text: this.text,
       log: [...this.log],
       messages: this.messages,
@@ -99,8 +105,12 @@ export class RunView {
       this.messages = update.messages;
       this.changed({ type: 'messages', messages: this.messages });
     }
+    // A user event is relayed before the actor processes it: the change right after it is its doing.
+    const received = this.lastReceived;
+    this.lastReceived = undefined;
     const label = stateLabel(update.value);
     if (label === stateLabel(this.value) && update.status === this.status) return;
+    this.cause = received;
     const previousPaths = this.paths;
     this.previousPaths = previousPaths;
     this.value = update.value;
@@ -108,7 +118,7 @@ export class RunView {
     this.paths = activePaths(update.value);
     this.updatedAt = Date.now();
     this.append({ kind: 'state', text: `→ ${label}${update.status === 'active' ? '' : ` (${update.status})`}` });
-    this.changed({ type: 'state', run: this.summary(), activePaths: this.paths, previousPaths });
+    this.changed({ type: 'state', run: this.summary(), activePaths: this.paths, previousPaths, ...(received ? { cause: received } : {}) });
   }
 
   emitted(event: ConversationEmittedEvent): void {
@@ -124,6 +134,7 @@ export class RunView {
   }
 
   received(event: ConversationUserEvent): void {
+    this.lastReceived = event.type;
     this.append(logOfReceived(event, this.toolNames));
   }
 

@@ -76,9 +76,9 @@ function connect() {
   });
   on('state', (change) => {
     if (!view.detail || change.run.id !== view.detail.id) return;
-    Object.assign(view.detail, change.run, { activePaths: change.activePaths, previousPaths: change.previousPaths });
+    Object.assign(view.detail, change.run, { activePaths: change.activePaths, previousPaths: change.previousPaths, cause: change.cause });
     renderStatus();
-    highlight(change.activePaths, change.previousPaths);
+    highlight(change.activePaths, change.previousPaths, change.cause);
   });
   on('log', (entry) => {
     if (!view.detail) return;
@@ -147,10 +147,10 @@ async function loadChart() {
     holder.innerHTML = (await response.text()).replace(/<style>[\\s\\S]*?<\\/style>/, '');
     view.chart = key;
   }
-  highlight(view.detail.activePaths, view.detail.previousPaths);
+  highlight(view.detail.activePaths, view.detail.previousPaths, view.detail.cause);
 }
 
-function highlight(paths, previous) {
+function highlight(paths, previous, cause) {
   const holder = $('chart');
   let innermost = null;
   for (const node of holder.querySelectorAll('g.state')) {
@@ -158,10 +158,13 @@ function highlight(paths, previous) {
     node.classList.toggle('active', active);
     if (active) innermost = node;
   }
-  // The arrow just taken: from a state the run left to one it entered.
+  // The arrow just taken: from a state the run left to one it entered. A change caused by an event
+  // the chart says once in a note (cancel) points at the note instead.
+  const note = cause ? [...holder.querySelectorAll('g.note[data-events]')].find((node) => node.dataset.events.split(' ').includes(cause)) : undefined;
+  for (const node of holder.querySelectorAll('g.note')) node.classList.toggle('taken', node === note);
   for (const node of holder.querySelectorAll('g.transition')) {
     const { source, target } = node.dataset;
-    node.classList.toggle('taken', previous.includes(source) && paths.includes(target) && !previous.includes(target));
+    node.classList.toggle('taken', !note && previous.includes(source) && paths.includes(target) && !previous.includes(target));
   }
   // The full chart is drawn at its own size: keep the current state in view.
   if (view.kind === 'full' && innermost) {
