@@ -172,6 +172,10 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
   };
   function flush() {
     flushTimer = undefined;
+    if (clients.size === 0) {
+      pending.clear();
+      return;
+    }
     for (const [key, { event, data, run }] of pending) {
       const body = key === 'runs' ? summaries() : data;
       for (const client of clients) if (run === null || client.run === run) send(client, event, body);

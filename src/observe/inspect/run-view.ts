@@ -49,6 +49,7 @@ export type RunChange =
 /** One watched run: its state, log, streamed text and messages, kept up to date from its updates. */
 export class RunView {
   private value: ConversationStateValue = 'idle';
+  private stateName = 'idle';
   private status = 'active';
   private paths: string[] = ['idle'];
   private previousPaths: string[] = [];
@@ -77,7 +78,7 @@ export class RunView {
       label: this.label,
       chart: this.chart,
       value: this.value,
-      state: stateLabel(this.value),
+      state: this.stateName,
       status: this.status,
       startedAt: this.startedAt,
       updatedAt: this.updatedAt,
@@ -108,8 +109,11 @@ export class RunView {
     // A user event is relayed before the actor processes it: the change right after it is its doing.
     const received = this.lastReceived;
     this.lastReceived = undefined;
+    // Most snapshots (a streamed delta) leave the state as it was: XState then keeps the same value object.
+    if (update.value === this.value && update.status === this.status) return;
     const label = stateLabel(update.value);
-    if (label === stateLabel(this.value) && update.status === this.status) return;
+    if (label === this.stateName && update.status === this.status) return;
+    this.stateName = label;
     this.cause = received;
     const previousPaths = this.paths;
     this.previousPaths = previousPaths;
