@@ -65,7 +65,7 @@ export async function observe(options: { rounds: number; reps: number; warmup: n
         lastValueFrom(output$(actor)),
       );
     }
-    let unwatch = () => undefined as void;
+    let unwatch: () => void = () => undefined;
     if (side === 'viewer' || side === 'viewer + page') unwatch = viewer.watch(actor, { id: `r${++serial}` });
     actor.start();
     actor.send({ type: 'user.message', content: 'go' });
