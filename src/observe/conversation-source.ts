@@ -2,10 +2,25 @@ import type { ConversationEmittedEvent, ConversationStateValue } from '../machin
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { Message } from '../providers/messages.js';
 
-/** What an actor's `subscribe` / `on` return. */
+/**
+ * What an actor's `subscribe` / `on` return.
+ *
+ * @example
+ * ```ts
+ * const subscription: Unsubscribable = actor.on('text.delta', print);
+ * subscription.unsubscribe();
+ * ```
+ */
 export type Unsubscribable = { unsubscribe(): void };
 
-/** The snapshot fields the observers read: where the actor stands and how it ended. */
+/**
+ * The snapshot fields the observers read: where the actor stands and how it ended.
+ *
+ * @example
+ * ```ts
+ * const { status, output }: SnapshotLike = actor.getSnapshot();
+ * ```
+ */
 export type SnapshotLike = { status: 'active' | 'done' | 'error' | 'stopped'; output?: unknown; error?: unknown };
 
 /**
@@ -40,7 +55,14 @@ export type ConversationStateUpdate = {
   messages?: readonly Message[];
 };
 
-/** What a {@link ConversationFeed} pushes: every emitted event and every state change. */
+/**
+ * What a {@link ConversationFeed} pushes: every emitted event and every state change.
+ *
+ * @example
+ * ```ts
+ * const print = (update: ConversationUpdate) => console.log(update.type === 'state' ? update.value : update.type);
+ * ```
+ */
 export type ConversationUpdate = ConversationEmittedEvent | ConversationStateUpdate;
 
 /**

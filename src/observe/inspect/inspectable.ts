@@ -4,7 +4,14 @@
  * default the conversation's content is dropped before anything leaves the process.
  */
 
-/** Plain JSON. */
+/**
+ * Plain JSON: what a Stately inspection event is turned into before it is sanitized and sent.
+ *
+ * @example
+ * ```ts
+ * const sanitize = (event: InspectableJson): InspectableJson => redactContent(event);
+ * ```
+ */
 export type InspectableJson = null | boolean | number | string | InspectableJson[] | { [key: string]: InspectableJson };
 
 const maxDepth = 24;
@@ -46,12 +53,19 @@ export function toInspectable(value: unknown, depth = 0, seen: Set<object> = new
   }
 }
 
-/** What the default sanitizer puts in place of what it drops. */
+/**
+ * What the default sanitizer puts in place of what it drops.
+ *
+ * @example
+ * ```ts
+ * redactContent({ content: 'secret' }); // { content: redacted }
+ * ```
+ */
 export const redacted = '[redacted]';
 
 /**
  * Keys whose values are conversation content: message and part content (`content`, `text`,
- * `delta`, reasoning `signature` / `data`), tool arguments (`args`, `argsDelta`, `arguments`), tool
+ * `delta`, reasoning `signature` / `data`), tool arguments (`args`, `argsText`, `argsDelta`, `arguments`), tool
  * results (`result`), text derived from them (`finalText`, `notice`, `pendingNotice`) and the
  * run's `sessionData`.
  */
@@ -62,6 +76,7 @@ const contentKeys = new Set([
   'signature',
   'data',
   'args',
+  'argsText',
   'argsDelta',
   'arguments',
   'result',
@@ -74,7 +89,8 @@ const contentKeys = new Set([
 /**
  * The default sanitizer: the same JSON with every value under a content key replaced by
  * `[redacted]` (`null` and `''` stay, so "no content" still reads as such), wherever it sits —
- * messages in a snapshot's context or output, an event's payload, a child actor's input.
+ * messages in a snapshot's context or output, an event's payload, a child actor's input. A list of
+ * content parts keeps each part's type, tool name and call id.
  *
  * @example
  * ```ts
@@ -87,7 +103,9 @@ export function redactContent(value: InspectableJson): InspectableJson {
   if (value === null || typeof value !== 'object') return value;
   const out: { [key: string]: InspectableJson } = {};
   for (const [key, inner] of Object.entries(value)) {
-    out[key] = contentKeys.has(key) && inner !== null && inner !== '' ? redacted : redactContent(inner);
+    // A list of content parts keeps its parts' types, tool names and ids; what they say goes.
+    const parts = key === 'content' && Array.isArray(inner);
+    out[key] = contentKeys.has(key) && !parts && inner !== null && inner !== '' ? redacted : redactContent(inner);
   }
   return out;
 }

@@ -1,6 +1,13 @@
 import type { ConversationEmittedEvent, ConversationStateValue, ConversationUserEvent } from '../../machines/types.js';
 
-/** What a line of a run's log is about. */
+/**
+ * What a line of a run's log is about.
+ *
+ * @example
+ * ```ts
+ * const errors = run.log.filter((entry) => (['retry', 'rejected'] as RunLogKind[]).includes(entry.kind));
+ * ```
+ */
 export type RunLogKind =
   | 'state'
   | 'user'

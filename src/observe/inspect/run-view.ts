@@ -26,7 +26,15 @@ export type RunSummary = {
   updatedAt: number;
 };
 
-/** Everything the viewer shows of one run. */
+/**
+ * Everything the viewer shows of one run.
+ *
+ * @example
+ * ```ts
+ * const run: RunDetail = await (await fetch(`${viewer.url}api/runs/c-42`)).json();
+ * console.log(run.state, run.log.length, run.messages.length);
+ * ```
+ */
 export type RunDetail = RunSummary & {
   activePaths: string[];
   /** The active states before the last state change (to mark the arrow just taken). */

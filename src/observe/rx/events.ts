@@ -2,7 +2,14 @@ import { Observable } from 'rxjs';
 import type { ConversationEmittedEvent } from '../../machines/types.js';
 import { type ConversationSource, checkSource, isActorLike, watchActor, watchFeed } from '../conversation-source.js';
 
-/** One emitted event type, or several. */
+/**
+ * The type of an event a conversation emits.
+ *
+ * @example
+ * ```ts
+ * const watched: ConversationEmittedType[] = ['tool.call', 'tool.result'];
+ * ```
+ */
 export type ConversationEmittedType = ConversationEmittedEvent['type'];
 
 /**
