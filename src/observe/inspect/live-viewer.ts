@@ -5,15 +5,10 @@ import type { AnyStateMachine, InspectionEvent } from 'xstate';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { ConversationUserEvent } from '../../machines/types.js';
 import { loadElk } from '../chart/layout-chart.js';
-import {
-  type ConversationActorLike,
-  type ConversationFeed,
-  isActorLike,
-  isFeed,
-  stateUpdateOf,
-  watchActor,
-  watchFeed,
-} from '../conversation-source.js';
+import { type ConversationActorLike, type ConversationFeed, isActorLike, isFeed } from '../conversation-source.js';
+import { stateUpdateOf } from '../state-update.js';
+import { watchActor } from '../watch-actor.js';
+import { watchFeed } from '../watch-feed.js';
 import { ChartStore, type ChartKind } from './chart-store.js';
 import { userEventTypes } from './run-log.js';
 import { type RunChange, RunView } from './run-view.js';

@@ -1,13 +1,8 @@
 import { Observable } from 'rxjs';
-import {
-  type ConversationSource,
-  type ConversationStateUpdate,
-  type ConversationUpdate,
-  checkSource,
-  isActorLike,
-  stateUpdateOf,
-  watchActor,
-} from '../conversation-source.js';
+import { checkSource } from '../check-source.js';
+import { type ConversationSource, type ConversationStateUpdate, type ConversationUpdate, isActorLike } from '../conversation-source.js';
+import { stateUpdateOf } from '../state-update.js';
+import { watchActor } from '../watch-actor.js';
 
 /**
  * Everything about a conversation in one stream, in the host's vocabulary: each emitted event and

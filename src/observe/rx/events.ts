@@ -1,6 +1,9 @@
 import { Observable } from 'rxjs';
 import type { ConversationEmittedEvent } from '../../machines/types.js';
-import { type ConversationSource, checkSource, isActorLike, watchActor, watchFeed } from '../conversation-source.js';
+import { checkSource } from '../check-source.js';
+import { type ConversationSource, isActorLike } from '../conversation-source.js';
+import { watchActor } from '../watch-actor.js';
+import { watchFeed } from '../watch-feed.js';
 
 /**
  * The type of an event a conversation emits.

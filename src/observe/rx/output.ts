@@ -1,6 +1,8 @@
 import { Observable } from 'rxjs';
 import type { RunOutput } from '../../machines/types.js';
-import { type ConversationActorLike, checkSource, isActorLike, type SnapshotLike, watchActor } from '../conversation-source.js';
+import { checkSource } from '../check-source.js';
+import { type ConversationActorLike, isActorLike, type SnapshotLike } from '../conversation-source.js';
+import { watchActor } from '../watch-actor.js';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { RunStoppedError } from './run-stopped-error.js';
 

@@ -1,14 +1,14 @@
 import { Observable } from 'rxjs';
+import { checkSource } from '../check-source.js';
 import {
   type ConversationActorLike,
   type ConversationFeed,
   type ConversationStateUpdate,
-  checkSource,
   isActorLike,
   type SnapshotLike,
-  watchActor,
-  watchFeed,
 } from '../conversation-source.js';
+import { watchActor } from '../watch-actor.js';
+import { watchFeed } from '../watch-feed.js';
 
 /**
  * Where a run stands, as it moves: the current snapshot first (so a late subscriber starts from

@@ -1,5 +1,6 @@
 import { Observable, ReplaySubject, share } from 'rxjs';
-import { type ConversationSource, checkSource } from '../conversation-source.js';
+import { checkSource } from '../check-source.js';
+import type { ConversationSource } from '../conversation-source.js';
 import { nextText } from '../text-so-far.js';
 import { events$ } from './events.js';
 
