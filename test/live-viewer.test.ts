@@ -297,6 +297,19 @@ describe('the live viewer server', () => {
     expect(detail.log.map((entry) => entry.kind)).toEqual(expect.arrayContaining(['request', 'usage', 'state']));
   });
 
+  it('a page opened for a run before it is watched gets it once it is', async () => {
+    const live = await viewer();
+    const stream = await fetch(`${live.url}events?run=later`);
+    const reader = stream.body!.getReader();
+    const decoder = new TextDecoder();
+    let received = decoder.decode((await reader.read()).value);
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler) }), { input: {} });
+    live.watch(actor, { id: 'later' });
+    while (!received.includes('event: run\n')) received += decoder.decode((await reader.read()).value);
+    await reader.cancel();
+    expect(received).toContain('event: run\ndata: {"id":"later"');
+  });
+
   it('watching never stops a run, and unwatching lets go of the actor', async () => {
     const live = await viewer();
     const gate = deferred();

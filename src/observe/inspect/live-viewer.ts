@@ -246,6 +246,8 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
     }
     dropOldRuns();
     later('runs', 'runs', null, null);
+    // A page may already be waiting for this id (opened with #id before the run was watched).
+    for (const client of clients) if (client.run === id) send(client, 'run', view.detail());
     return run.stop;
   }
 
