@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -365,6 +367,16 @@ describe('the live viewer server', () => {
     const again = await viewer({ port: live.port });
     expect(again.port).toBe(live.port);
   });
+
+  it('examples/live-viewer.ts runs a conversation with a retry and an approval as a process, watched', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/live-viewer.ts', '--once'], {
+      cwd: join(import.meta.dirname, '..'),
+      timeout: 60_000,
+    });
+    expect(stdout).toMatch(/^live viewer: http:\/\/127\.0\.0\.1:\d+\/$/m);
+    expect(stdout).toContain('[output] status=done text=3 × 7 = 21.');
+    expect(stdout).toContain('[viewer] c-0:done');
+  }, 60_000);
 
   it('says which package is missing when an optional one cannot be loaded', async () => {
     const failure = importOptional('not-installed-package', 'A feature', () => import('not-installed-package' as string));
