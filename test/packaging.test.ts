@@ -30,8 +30,11 @@ function run(command: string, args: string[], cwd: string): string {
   }
 }
 
-/** A fresh project with the tarball and the given xstate installed (from the npm cache when it can). */
-function project(name: string, xstateVersion: string): string {
+/**
+ * A fresh project with the tarball and the given xstate installed (from the npm cache when it can),
+ * and `source` (a file of test/packaging) as its one program; `extra` packages are installed too.
+ */
+function project(name: string, xstateVersion: string, source = 'quick-start.ts', extra: string[] = []): string {
   const directory = join(work, name);
   mkdirSync(directory);
   writeFileSync(join(directory, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
@@ -48,10 +51,10 @@ function project(name: string, xstateVersion: string): string {
         noEmit: true,
         types: ['node'],
       },
-      include: ['quick-start.ts'],
+      include: [source],
     }),
   );
-  writeFileSync(join(directory, 'quick-start.ts'), readFileSync(join(root, 'test/packaging/quick-start.ts'), 'utf8'));
+  writeFileSync(join(directory, source), readFileSync(join(root, 'test/packaging', source), 'utf8'));
   run(
     'npm',
     [
@@ -63,18 +66,19 @@ function project(name: string, xstateVersion: string): string {
       `xstate@${xstateVersion}`,
       `@types/node@${pkg.devDependencies['@types/node']}`,
       `typescript@${pkg.devDependencies.typescript}`,
+      ...extra,
     ],
     directory,
   );
   return directory;
 }
 
-/** The quick start compiled by the project's own TypeScript, then run as JavaScript. */
-function check(directory: string) {
+/** The project's program compiled by its own TypeScript, then run as JavaScript. */
+function check(directory: string, source = 'quick-start.ts') {
   run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], directory);
   // The same source with its types stripped by TypeScript itself, run by plain Node (no tsx).
   run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit', 'false', '--outDir', 'out'], directory);
-  return JSON.parse(run(process.execPath, ['out/quick-start.js'], directory)) as Record<string, unknown>;
+  return JSON.parse(run(process.execPath, [`out/${source.replace(/\.ts$/, '.js')}`], directory)) as Record<string, unknown>;
 }
 
 beforeAll(() => {
@@ -142,4 +146,20 @@ describe('the packed package in a fresh project', () => {
       });
     }, 180_000);
   }
+
+  it('actorloop/rx and actorloop/inspect import, type-check and run with their optional peers (rxjs, elkjs), @statelyai/inspect absent', () => {
+    const directory = project('observe', pkg.devDependencies.xstate, 'observe.ts', [
+      `rxjs@${pkg.devDependencies.rxjs}`,
+      `elkjs@${pkg.devDependencies.elkjs}`,
+    ]);
+    expect(() => readFileSync(join(directory, 'node_modules/@statelyai/inspect/package.json'))).toThrow();
+    expect(check(directory, 'observe.ts')).toEqual({
+      states: ['idle', 'requesting', 'done'],
+      text: 'Hello there.',
+      tools: 0,
+      status: 'done',
+      viewer: { runs: ['r1'], chart: true },
+      statelyMissing: 'MissingDependencyError @statelyai/inspect',
+    });
+  }, 180_000);
 });
