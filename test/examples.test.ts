@@ -97,6 +97,9 @@ describe('examples run offline', { timeout: 90_000 }, () => {
     expect(stdout).toContain('[pool in sessionData] status=error: input.sessionData.db must be plain JSON');
   });
 
+  // Run as a process, its page followed in Chromium, by test/live-viewer.test.ts.
+  covered.add('live-viewer');
+
   covered.add('save-and-restore');
   it('examples/save-and-restore.ts: saved by one process, finished by another', async () => {
     const file = join(work, 'run.json');

@@ -95,7 +95,7 @@ describe('events$', () => {
     go(actor);
     const types = (await all).map((event) => event.type);
     expect(types[0]).toBe('request.started');
-    expect(types.at(-1)).toBe('usage');
+    expect(types.at(-1)).toBe('request.finished');
     expect(types.filter((type) => type === 'text.delta')).toHaveLength(1);
   });
 

@@ -67,12 +67,17 @@ const maxLineLength = 28;
  */
 function compactLines(lines: string[]): string[] {
   const suffixOf = (line: string) => (line.includes(', ') ? line.slice(line.lastIndexOf(', ') + 2) : undefined);
-  const suffix = suffixOf(lines[0] ?? '');
-  if (lines.length > 1 && suffix !== undefined && lines.every((line) => suffixOf(line) === suffix)) {
-    const heads = lines.map((line) => line.slice(0, line.lastIndexOf(', ')));
-    return [...wrap(`${heads.slice(0, -1).join(', ')} or ${heads.at(-1)}`, maxLineLength), `(${suffix})`];
+  // Grouped by ending, in the order the endings first appear; a lone phrase is kept as it is.
+  const groups = new Map<string, string[]>();
+  for (const line of lines) {
+    const key = suffixOf(line) ?? `\u0000${line}`;
+    groups.set(key, [...(groups.get(key) ?? []), line]);
   }
-  return lines.flatMap((line) => wrap(line, maxLineLength));
+  return [...groups.entries()].flatMap(([suffix, group]) => {
+    if (group.length < 2) return group.flatMap((line) => wrap(line, maxLineLength));
+    const heads = group.map((line) => line.slice(0, line.lastIndexOf(', ')));
+    return [...wrap(`${heads.slice(0, -1).join(', ')} or ${heads.at(-1)}`, maxLineLength), `(${suffix})`];
+  });
 }
 
 function isRejection(transition: LabelledTransition): boolean {
@@ -100,7 +105,9 @@ export function overviewChart(definition: JsonObject): Chart {
   const root = asStateDefinition(definition);
   const invokeSources = invokeSourcesOf(root);
   const topLevel = Object.values(root.states);
-  const running = topLevel.filter((state) => state.type !== 'final');
+  // A state with an unguarded eventless transition is left at once and never takes an event.
+  const transient = (state: StateDefinition) => (state.always ?? []).some((transition) => transition.guard === undefined);
+  const running = topLevel.filter((state) => state.type !== 'final' && !transient(state));
   const topOf = (stateId: string) => statePath(stateId, root.id).split('.')[0] ?? '';
 
   const perState = new Map<StateDefinition, LabelledTransition[][]>();

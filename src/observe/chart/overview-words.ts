@@ -14,8 +14,8 @@ export const guardWords: Record<string, GuardWords> = {
   missingResponse: { words: 'no response' },
   // After `answerAccepted` and `answerRepairable`: only an invalid structured answer gets here.
   noToolCalls: { words: 'answer invalid, no repair left' },
-  answerAccepted: { words: 'answered (valid, if a schema)' },
-  answerRepairable: { words: 'answer fails the output schema (repairs left)' },
+  answerAccepted: { words: 'answered' },
+  answerRepairable: { words: 'answer invalid (repairs left)' },
   iterationCapReached: { words: 'tool-round cap reached' },
   doomLoopPersists: { words: 'doom loop persists' },
   roundNeedsApproval: { words: 'a call needs approval' },
@@ -40,7 +40,7 @@ export const eventWords: Record<string, string> = {
 
 /** Unguarded eventless transitions in words, by the state they leave. */
 export const eventlessWords: Record<string, string> = {
-  repairing: 'the problem sent back',
+  repairing: 'problem sent back',
 };
 
 /** What the unguarded fallback of an event means when nothing before it matched. */
