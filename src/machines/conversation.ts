@@ -8,6 +8,7 @@ import { addUsage, emptyUsage } from '../providers/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
 import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOfPart } from './doom-loop.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
+import { resumeRunsOnRestore } from './resume-runs.js';
 import { rearmTimersOnRestore } from './resume-timers.js';
 import { canRetry, retryDelay } from './retry-policy.js';
 import { HaltError } from '../tools/halt-error.js';
@@ -198,6 +199,7 @@ export function createConversationMachine(options: ConversationOptions): Convers
         (event.type === 'tool.approve' || event.type === 'tool.deny') &&
         (context.round?.some((call) => call.toolCallId === event.toolCallId && call.state === 'awaiting-approval') ?? false),
       roundSettled: ({ context }) => context.round?.every((call) => call.state === 'settled') ?? false,
+      isRestored: ({ context }) => context.restored !== undefined,
       executionHalts: ({ context, event }) =>
         event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),
     },
@@ -435,6 +437,13 @@ export function createConversationMachine(options: ConversationOptions): Convers
         error: context.lastError ?? { name: 'ProviderError', message: 'unknown failure', retryable: true },
         discardPartial: context.partial,
       })),
+      clearRestored: assign({ restored: undefined }),
+      // The calls a restart interrupted got their result while the run was restored; their events go out now.
+      reportInterrupted: enqueueActions(({ context, enqueue }) => {
+        const interrupted = new Set(context.restored?.interrupted);
+        enqueue.assign({ restored: undefined });
+        for (const call of context.round ?? []) if (interrupted.has(call.toolCallId) && call.result) enqueue.emit(toolResultEvent(call));
+      }),
       markDone: assign({ status: 'done' }),
       markHalted: assign(({ context }) => ({ status: 'halted' as const, reason: context.reason ?? 'cancelled' })),
       markError: assign({ status: 'error' }),
@@ -516,6 +525,8 @@ export function createConversationMachine(options: ConversationOptions): Convers
         },
         on: {
           'provider.finish': { actions: 'receiveResponse' },
+          // Restored mid-request: the response in progress is lost, so the request is made again.
+          'run.resume': { guard: 'isRestored', target: 'requesting', reenter: true, actions: 'clearRestored' },
           ...outOfStateTransitions,
         },
         initial: 'waiting',
@@ -564,6 +575,8 @@ export function createConversationMachine(options: ConversationOptions): Convers
             },
             on: {
               'xstate.done.actor.*': { target: 'running', reenter: true, actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
+              // Restored mid-round: interrupted calls are reported, calls to run (again) start, and a settled round moves on.
+              'run.resume': { guard: 'isRestored', target: 'running', reenter: true, actions: ['reportInterrupted', 'startQueuedCalls'] },
               'xstate.error.actor.*': [
                 {
                   guard: 'executionHalts',
@@ -591,7 +604,7 @@ export function createConversationMachine(options: ConversationOptions): Convers
       ...(context.status === 'error' && context.lastError ? { error: context.lastError } : {}),
     }),
   });
-  return rearmTimersOnRestore(machine);
+  return resumeRunsOnRestore(rearmTimersOnRestore(machine), { isIdempotent: (name) => tools.get(name)?.idempotent === true });
 }
 
 function toolResultEvent(call: RoundCall) {
