@@ -22,6 +22,19 @@ const textOf = (message: OpenAIChatMessage | undefined) =>
       : message.content.map((part) => part.text).join('')
     : '';
 
+/** Where a request with this history stands in its conversation. */
+export function planStepOf(messages: OpenAIChatMessage[]): PlanStep {
+  const users = messages.filter((message) => message.role === 'user');
+  const lastUserIndex = messages.findLastIndex((message) => message.role === 'user');
+  return {
+    conversation: textOf(users[0]),
+    turn: users.length,
+    round: messages.slice(lastUserIndex + 1).filter((message) => message.role === 'assistant').length,
+    lastUser: textOf(users.at(-1)),
+    messages,
+  };
+}
+
 /**
  * A stateless model for many concurrent conversations: each request is answered from its own
  * history by `plan` (so a request made again after a restart gets the same answer), unlike
@@ -31,16 +44,7 @@ export function plannedModel(plan: (step: PlanStep) => ScriptedTurn) {
   const requests: HandlerRequest[] = [];
   const handler: ChunkHandler = (request) => {
     requests.push(request);
-    const users = request.messages.filter((message) => message.role === 'user');
-    const lastUserIndex = request.messages.findLastIndex((message) => message.role === 'user');
-    const step: PlanStep = {
-      conversation: textOf(users[0]),
-      turn: users.length,
-      round: request.messages.slice(lastUserIndex + 1).filter((message) => message.role === 'assistant').length,
-      lastUser: textOf(users.at(-1)),
-      messages: request.messages,
-    };
-    const turn = plan(step);
+    const turn = plan(planStepOf(request.messages));
     if (typeof turn === 'function') return turn(request);
     if ('error' in turn) throw turn.error;
     return turnChunks(turn);
