@@ -250,6 +250,20 @@ describe('the persisted snapshot', () => {
     actor.stop();
   });
 
+  it("is XState's own persisted snapshot, compacted (the context is handed over without XState's walk through it)", async () => {
+    const wait = defineTool({ name: 'wait', parameters: z.object({}), execute: never });
+    const model = scriptedModel([{ toolCalls: [{ id: 'w1', name: 'wait', args: {} }] }]);
+    const machine = createConversationMachine({ provider: handlerProvider(model.handler), tools: [wait] });
+    const actor = createActor(machine, { input: { messages: [], sessionData: { tenant: 't' } } }).start();
+    actor.send({ type: 'user.message', content: 'go' });
+    for (const state of ['requesting', 'executingTools'] as const) {
+      await waitFor(actor, (snapshot) => snapshot.matches(state));
+      const own = Object.getPrototypeOf(machine).getPersistedSnapshot.call(machine, actor.getSnapshot()) as unknown;
+      expect(JSON.parse(JSON.stringify(actor.getPersistedSnapshot()))).toEqual(JSON.parse(JSON.stringify(compactSnapshot(own))));
+    }
+    actor.stop();
+  });
+
   it('resumeSnapshot is pure and applying it twice equals applying it once', () => {
     const persisted = {
       status: 'active',
@@ -325,5 +339,27 @@ describe('the execution gate (write-ahead for hosts)', () => {
         { toolCallId: 'c2', result: 'Error: could not write ahead', isError: true },
       ],
     });
+  });
+});
+
+describe('the execution gate and idempotent tools', () => {
+  it('an idempotent tool does not wait for the gate: running it again after a crash does no harm', async () => {
+    let runs = 0;
+    const lookup = defineTool({
+      name: 'lookup',
+      idempotent: true,
+      parameters: z.object({}),
+      execute: () => {
+        runs++;
+        return 'found';
+      },
+    });
+    const model = scriptedModel([{ toolCalls: [{ id: 'l1', name: 'lookup', args: {} }] }, { text: 'done' }]);
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler), tools: [lookup] }), { input: {} });
+    setExecutionGate(actor.system, () => new Promise<void>(() => undefined));
+    actor.start();
+    actor.send({ type: 'user.message', content: 'go' });
+    expect(await toPromise(actor)).toMatchObject({ status: 'done', text: 'done' });
+    expect(runs).toBe(1);
   });
 });

@@ -24,15 +24,16 @@ export type ToolExecutionOutput = { toolCallId: string; result: string };
  * call's deadline passes, on cancel and on a halt, which aborts its `signal`: a well-behaved tool
  * stops its work, one that ignores it is simply no longer awaited. Resolves with the serialised
  * result (capped at `maxResultBytes`); rejects with whatever the tool threw, for the machine to
- * classify. When a host set an execution gate on the actor system, `execute` waits for it (see
- * `setExecutionGate`).
+ * classify. When a host set an execution gate on the actor system, `execute` of a tool that is not
+ * `idempotent` waits for it (see `setExecutionGate`).
  */
 export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, maxResultBytes: number) {
   return fromPromise<ToolExecutionOutput, ToolExecutionInput>(async ({ input, signal, system }) => {
     const tool = tools.get(input.toolName);
     // The conversation machine only starts known tools; this guards a snapshot restored with other tools.
     if (!tool) throw new Error(`tool "${input.toolName}" is not defined on this machine`);
-    const gate = executionGateOf(system);
+    // An idempotent call needs no write-ahead: should a crash lose the record that it started, running it again does no harm.
+    const gate = tool.idempotent ? undefined : executionGateOf(system);
     if (gate) {
       await gate({ toolCallId: input.toolCallId, toolName: input.toolName });
       // Stopped while it waited (a timeout, a cancel, the host letting go of the run): it never runs.

@@ -7,10 +7,19 @@ export type StoredShape = { value: string; status: string; messages: unknown; ro
 
 type SnapshotLike = { value: unknown; status: string; context: { messages: unknown; round: unknown } };
 
+/** A state value as one string (`executingTools.running`); called on every snapshot, so without JSON. */
+export function stateKeyOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value !== 'object' || value === null) return String(value);
+  let key = '';
+  for (const [name, inner] of Object.entries(value)) key += `${key === '' ? '' : ','}${name}.${stateKeyOf(inner)}`;
+  return key;
+}
+
 export function storedShapeOf(snapshot: SnapshotLike): StoredShape {
   const { value, status, context } = snapshot;
   return {
-    value: typeof value === 'string' ? value : JSON.stringify(value),
+    value: stateKeyOf(value),
     status,
     messages: context.messages,
     round: context.round,

@@ -2,6 +2,8 @@ import type { AnyActorRef, AnyStateMachine, SnapshotFrom } from 'xstate';
 import { compactSnapshot, type ResumePolicy, resumeSnapshot } from './resume-snapshot.js';
 import type { ConversationContext } from './types.js';
 
+const emptyContext = Object.freeze({});
+
 /** The part of the actor scope XState passes to a logic's `start` that resuming needs. */
 type StartScope = { self: AnyActorRef };
 
@@ -15,7 +17,9 @@ type StartScope = { self: AnyActorRef };
  *   nothing else would arrive to move it on (restoring runs no entry action and re-evaluates no
  *   eventless transition), so that event makes the request again, reports the interrupted calls
  *   (`tool.result`) and starts the calls that are to run;
- * - `getPersistedSnapshot` leaves out the history copies child actors hold ({@link compactSnapshot}).
+ * - `getPersistedSnapshot` leaves out the history copies child actors hold ({@link compactSnapshot}),
+ *   and hands the context over as it is: it is plain JSON (no actor references), so XState's walk
+ *   through all of it — the whole history, on every write a host makes — would find nothing to do.
  *
  * Applied to the machine it returns and to every machine its `provide(...)` builds.
  */
@@ -27,8 +31,14 @@ export function resumeRunsOnRestore<TMachine extends AnyStateMachine>(machine: T
   machine.provide = ((implementations) => resumeRunsOnRestore(provide(implementations), policy)) as TMachine['provide'];
   machine.restoreSnapshot = ((snapshot, actorScope) =>
     restoreSnapshot(resumeSnapshot(snapshot, policy), actorScope)) as TMachine['restoreSnapshot'];
-  machine.getPersistedSnapshot = ((snapshot, options) =>
-    compactSnapshot(getPersistedSnapshot(snapshot, options))) as TMachine['getPersistedSnapshot'];
+  machine.getPersistedSnapshot = ((snapshot: SnapshotFrom<TMachine>, options?: unknown) => {
+    const { context } = snapshot as { context: unknown };
+    const persisted = getPersistedSnapshot(
+      { ...(snapshot as object), context: emptyContext } as typeof snapshot,
+      options as never,
+    ) as unknown as Record<string, unknown>;
+    return compactSnapshot({ ...persisted, context });
+  }) as unknown as TMachine['getPersistedSnapshot'];
   // XState calls a logic's `start` with the actor scope too, though StateMachine declares one parameter.
   machine.start = ((started: SnapshotFrom<TMachine>, actorScope?: StartScope) => {
     start(started, actorScope);
