@@ -153,6 +153,22 @@ describe('a conversation host', () => {
     await host.close();
   });
 
+  it('a user.message sent the moment a run ends (its last write still under way) starts the next run', async () => {
+    const { host } = setup();
+    const sent = deferred<Promise<unknown>>();
+    const stop = host.subscribe('c-1', (event) => {
+      if (event.type !== 'state' || event.status !== 'done') return;
+      stop();
+      sent.resolve(host.send('c-1', { type: 'user.message', content: 'next' }));
+    });
+    await host.send('c-1', { type: 'user.message', content: 'first' });
+    await await sent.promise;
+    const output = await host.result('c-1');
+    expect(output.messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual(['first', 'next']);
+    expect(output.text).toBe('answer 2');
+    await host.close();
+  });
+
   it('rejects a user.message during a run like the machine does, and logs and stores nothing for it', async () => {
     const release = deferred();
     const slow = defineTool({

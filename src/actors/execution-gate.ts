@@ -11,10 +11,10 @@ const gates = new WeakMap<object, ExecutionGate>();
 
 /**
  * Makes every execution of a tool that is not `idempotent` in the actor system wait for `gate`
- * before it calls `execute`. A
- * durable host uses it to write ahead: XState starts a spawned child before the parent's observers
- * see the snapshot that holds it, so without a gate a tool could run before the snapshot saying it
- * runs is stored — and a crash in between would make the restored run ask for it again.
+ * before it calls `execute`. A durable host uses it to write ahead: XState starts a spawned child
+ * before the parent's observers see the snapshot that holds it, so without a gate a tool could run
+ * before the snapshot saying it runs is stored — and a crash in between would make the restored run
+ * ask for it again.
  */
 export function setExecutionGate(system: object, gate: ExecutionGate): void {
   gates.set(system, gate);

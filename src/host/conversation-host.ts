@@ -6,7 +6,7 @@ import { isRecord } from '../util/is-record.js';
 import { findJsonProblem } from '../util/json-problem.js';
 import type { ConversationLogEvent, ConversationStore } from './conversation-store.js';
 import { type ConversationView, statusOf, viewOf } from './conversation-view.js';
-import { decodeStored } from './decode-stored.js';
+import { type DecodedSnapshot, decodeStored } from './decode-stored.js';
 import { ConversationConflictError } from './errors/conversation-conflict-error.js';
 import { ConversationNotFoundError } from './errors/conversation-not-found-error.js';
 import { EventRejectedError } from './errors/event-rejected-error.js';
@@ -305,9 +305,36 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     if (closed) throw new HostClosedError(what);
   };
 
+  /** The next run of a conversation whose last run ended: from its history, with its sessionData unless the message sets it. */
+  function nextRun(
+    id: string,
+    event: ConversationUserEvent,
+    sendOptions: SendOptions,
+    last: DecodedSnapshot,
+    revision: number,
+    updatedAt: number,
+  ) {
+    if (event.type !== 'user.message') {
+      throw new EventRejectedError({
+        conversationId: id,
+        eventType: event.type,
+        code: 'rejected',
+        message: `${event.type} is not accepted: the last run ended (${statusOf(last)}); a user.message starts the next one`,
+      });
+    }
+    const sessionData = sendOptions.sessionData !== undefined ? sendOptions.sessionData : last.context.sessionData;
+    const input = { messages: last.context.messages, ...(sessionData === undefined || sessionData === null ? {} : { sessionData }) };
+    return hold(id, { input }, revision, updatedAt);
+  }
+
   /** The run an event goes to: held in memory, or loaded from the store (a waiting run, or the next run of a finished one). */
   async function runFor(id: string, event: ConversationUserEvent, sendOptions: SendOptions): Promise<LiveRun> {
     const held = live.get(id);
+    if (held?.snapshot.status === 'done') {
+      // Ended, its last write still under way: the next run starts from it once that is stored.
+      await held.written();
+      return nextRun(id, event, sendOptions, held.snapshot as DecodedSnapshot, held.revision, held.updatedAt);
+    }
     if (held) {
       if (sendOptions.sessionData !== undefined) {
         throw new EventRejectedError({
@@ -329,19 +356,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     }
     const decoded = decodeStored(stored, machine);
     const status = statusOf(decoded);
-    if (decoded.status === 'done') {
-      if (event.type !== 'user.message') {
-        throw new EventRejectedError({
-          conversationId: id,
-          eventType: event.type,
-          code: 'rejected',
-          message: `${event.type} is not accepted: the last run ended (${status}); a user.message starts the next one`,
-        });
-      }
-      const sessionData = sendOptions.sessionData !== undefined ? sendOptions.sessionData : decoded.context.sessionData;
-      const input = { messages: decoded.context.messages, ...(sessionData === undefined || sessionData === null ? {} : { sessionData }) };
-      return hold(id, { input }, stored.revision, stored.updatedAt);
-    }
+    if (decoded.status === 'done') return nextRun(id, event, sendOptions, decoded, stored.revision, stored.updatedAt);
     if (status === 'running') {
       throw new EventRejectedError({
         conversationId: id,
@@ -373,13 +388,14 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       ensureOpen(`send to ${JSON.stringify(id)}`);
       return serially(id, async () => {
         ensureOpen(`send to ${JSON.stringify(id)}`);
-        const wasHeld = live.has(id);
+        const held = live.get(id);
         const run = await runFor(id, event, sendOptions);
-        if (!wasHeld) run.start();
+        const fresh = run !== held;
+        if (fresh) run.start();
         const rejection = run.apply(event, logEventOf(event));
         if (rejection !== undefined) {
           // Loaded (or created) for this event only: nothing changed, nothing to keep in memory.
-          if (!wasHeld && !run.writesPending && live.get(id) === run) {
+          if (fresh && !run.writesPending && live.get(id) === run) {
             live.delete(id);
             run.detach(new Error('event rejected'));
           }
