@@ -34,10 +34,11 @@ const work = mkdtempSync(join(tmpdir(), 'actorloop-crash-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /**
- * Where a worker is killed: `request` — once the server has received requests from it (so runs are
- * in `requesting`, their request in flight); `tool` — as tool executions start (each takes 5–40 ms);
+ * Where a worker is killed: `request` — once the server has received requests from it, holding
+ * every response from then on and killing 50 ms later (runs are in `requesting`, stored so, their
+ * request in flight); `tool` — as tool executions start (each takes 5–40 ms);
  * `result` — as results arrive, between the results of a round; `write` — as the store starts
- * writes; `random` — 0.3–1.5 s after it started.
+ * writes; `random` — 0.2–0.8 s after it started.
  */
 type Target = 'request' | 'tool' | 'result' | 'write' | 'random';
 type RoundOutcome = { target: Target; killed: boolean; exit: string };
@@ -46,7 +47,7 @@ type RoundOutcome = { target: Target; killed: boolean; exit: string };
 async function killRound(
   database: string,
   sideFile: string,
-  server: { url: string; onRequest: (listener: (() => void) | undefined) => void },
+  server: { url: string; onRequest: (listener: (() => void) | undefined) => void; hold: (holding: boolean) => void },
   target: Target,
   acknowledged: Set<string>,
 ): Promise<RoundOutcome> {
@@ -54,7 +55,7 @@ async function killRound(
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, database, sideFile, server.url], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const count = 2 + Math.floor(Math.random() * 20);
+  const count = 2 + Math.floor(Math.random() * 10);
   let seen = 0;
   let killed = false;
   const kill = () => {
@@ -64,16 +65,19 @@ async function killRound(
   };
   child.on('message', (message: WorkerMessage) => {
     if (message.type === 'ack') acknowledged.add(`${message.id}#${message.turn}`);
-    if (message.type === 'ready' && target === 'random') setTimeout(kill, 300 + Math.random() * 1200);
+    if (message.type === 'ready' && target === 'random') setTimeout(kill, 200 + Math.random() * 600);
     if (message.type === 'phase' && message.phase === target && ++seen >= count) kill();
   });
   if (target === 'request') {
     server.onRequest(() => {
-      if (++seen >= count) kill();
+      if (++seen !== count) return;
+      server.hold(true);
+      setTimeout(kill, 50);
     });
   }
   const exit = await new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? `code ${code}`)));
   server.onRequest(undefined);
+  server.hold(false);
   return { target, killed: killed && exit === 'SIGKILL', exit };
 }
 
@@ -92,11 +96,20 @@ const resultsOf = (messages: Message[]) =>
 describe('crash test: SIGKILL at chosen points, recover from the same file', () => {
   it('every conversation finishes; nothing acknowledged is lost; no non-idempotent call runs twice; histories stay valid', async () => {
     let requestListener: (() => void) | undefined;
-    const server = await startPlannedWireServer(plan, { firstByteMs: [5, 30], chunkDelayMs: [0, 4], onRequest: () => requestListener?.() });
+    let holding = false;
+    const server = await startPlannedWireServer(plan, {
+      firstByteMs: [5, 30],
+      chunkDelayMs: [0, 4],
+      onRequest: () => requestListener?.(),
+      holdResponses: () => holding,
+    });
     const control = {
       url: server.url,
       onRequest: (listener: (() => void) | undefined) => {
         requestListener = listener;
+      },
+      hold: (value: boolean) => {
+        holding = value;
       },
     };
     const database = join(work, 'conversations.db');
@@ -116,7 +129,7 @@ describe('crash test: SIGKILL at chosen points, recover from the same file', () 
       // The kills happened where they were aimed (a worker that finished before its trigger killed nothing).
       expect(outcomes.filter((outcome) => outcome.exit !== 'SIGKILL' && outcome.exit !== 'code 0')).toEqual([]);
       expect(outcomes.filter((outcome) => outcome.killed).length).toBeGreaterThanOrEqual(4);
-      // Runs restored in requesting made their request again.
+      // Runs restored in requesting made their request again (a `request` kill leaves some there).
       expect(server.repeats()).toBeGreaterThan(0);
 
       const counts = executions(sideFile);

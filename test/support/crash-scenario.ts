@@ -11,7 +11,7 @@ import type { PlanStep } from './planned-model.js';
 import type { PlannedAnswer } from './planned-wire-server.js';
 
 /** Turns (user messages) per conversation, and tool rounds per turn; each round calls both tools. */
-export const turns = 2;
+export const turns = 3;
 export const roundsPerTurn = 2;
 export const conversationIds = Array.from({ length: 12 }, (_, index) => `c${index}`);
 

@@ -25,9 +25,16 @@ const between = ([min, max]: [number, number]) => min + Math.random() * (max - m
 
 export async function startPlannedWireServer(
   plan: (step: PlanStep) => PlannedAnswer,
-  options: { firstByteMs?: [number, number]; chunkDelayMs?: [number, number]; onRequest?: () => void } = {},
+  options: {
+    firstByteMs?: [number, number];
+    chunkDelayMs?: [number, number];
+    /** Called for each request, before it is answered. */
+    onRequest?: () => void;
+    /** While it returns true, no response starts: requests stay in flight. */
+    holdResponses?: () => boolean;
+  } = {},
 ): Promise<PlannedWireServer> {
-  const { firstByteMs = [0, 0], chunkDelayMs = [0, 0], onRequest } = options;
+  const { firstByteMs = [0, 0], chunkDelayMs = [0, 0], onRequest, holdResponses } = options;
   let requests = 0;
   let serial = 0;
   const histories = new Set<string>();
@@ -61,6 +68,7 @@ export async function startPlannedWireServer(
     );
     chunks.push('data: [DONE]\n\n');
     await sleep(between(firstByteMs));
+    while (holdResponses?.() && !res.destroyed) await sleep(5);
     // The client may be gone (a killed worker): nothing to answer then.
     if (res.destroyed || res.socket?.destroyed !== false) return;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
