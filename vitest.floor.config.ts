@@ -11,7 +11,7 @@ const floor = process.env.XSTATE_FLOOR_DIR ?? fileURLToPath(new URL('./node_modu
 export default defineConfig({
   resolve: { alias: [{ find: /^xstate(\/.*)?$/, replacement: `${floor}$1` }] },
   test: {
-    include: ['test/conversation.test.ts', 'test/graph.test.ts', 'test/xstate-version.test.ts'],
+    include: ['test/conversation.test.ts', 'test/graph.test.ts', 'test/xstate-version.test.ts', 'test/resume.test.ts', 'test/host.test.ts'],
     setupFiles: ['test/support/no-crash.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,

@@ -11,6 +11,14 @@ export type Job =
   | { kind: 's2'; baseURL: string; side: Side; n: number; rounds: number; connections: number }
   | { kind: 's3'; baseURL: string; side: Side; n: number; blockAt: number; connections: number; snapshotDir?: string }
   | { kind: 's4'; sizes: number[]; reps: number }
+  | {
+      kind: 's4-throughput';
+      baseURL: string;
+      side: 'off' | 'memory' | 'sqlite' | 'sqlite-normal';
+      n: number;
+      rounds: number;
+      connections: number;
+    }
   | { kind: 'engine'; rounds: number; reps: number; warmup: number; operations: number }
   | { kind: 'profile'; baseURL: string; side: Side; rounds: number; conversations: number; stream: boolean };
 export type Side = 'actorloop' | 'raw';

@@ -11,6 +11,8 @@ async function run(job: Job): Promise<unknown> {
       return (await import('./s3-memory.js')).runS3Job(job);
     case 's4':
       return (await import('./s4-persistence.js')).runS4Job(job);
+    case 's4-throughput':
+      return (await import('./s4-persistence.js')).runS4ThroughputJob(job);
     case 'engine':
       return (await import('./engine.js')).runEngineJob(job);
     case 'profile':

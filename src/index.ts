@@ -40,6 +40,7 @@ export type {
   UsageEvent,
   DoomLoopDetectedEvent,
   EventRejectedEvent,
+  RunResumeEvent,
 } from './machines/types.js';
 export { resultTexts } from './machines/tool-round.js';
 export type { ModelPrice, PriceTable, RunCost } from './machines/pricing.js';
@@ -54,6 +55,34 @@ export { injectSystemPrompt, type InjectSystemPromptOptions } from './middleware
 
 // Hooks
 export { withCallbacks, type ConversationCallbacks, type WithCallbacksOptions, type RunEnd } from './observe/callbacks/with-callbacks.js';
+
+// Durable conversations: the host and its stores (SQLite: `actorloop/sqlite`)
+export {
+  createConversationHost,
+  type ConversationHost,
+  type ConversationHostOptions,
+  type SendOptions,
+  type RecoverReport,
+} from './host/conversation-host.js';
+export type { ConversationHostEvent, ConversationStateEvent, WriteFailedEvent } from './host/live-run.js';
+export type { ConversationView, PendingApproval } from './host/conversation-view.js';
+export type {
+  ConversationStore,
+  ConversationStatus,
+  StoredConversation,
+  ConversationLogEvent,
+  ConversationLogEntry,
+  RunEndedLogEvent,
+  LogAppend,
+  ConversationSummary,
+  ListOptions,
+} from './host/conversation-store.js';
+export { memoryStore } from './host/memory-store.js';
+export { EventRejectedError, type EventRejectedCode } from './host/errors/event-rejected-error.js';
+export { ConversationNotFoundError } from './host/errors/conversation-not-found-error.js';
+export { ConversationLoadError, type ConversationLoadProblem } from './host/errors/conversation-load-error.js';
+export { ConversationConflictError } from './host/errors/conversation-conflict-error.js';
+export { HostClosedError } from './host/errors/host-closed-error.js';
 
 // Tools
 export { defineTool, type Tool, type ToolDefinition, type ToolExecuteContext, type InferArgs } from './tools/define-tool.js';

@@ -873,11 +873,12 @@ describe('timers survive a snapshot restore', () => {
       await new Promise<void>((resolve) => request.signal.addEventListener('abort', () => resolve(), { once: true }));
     })();
 
-  it('a tool that hangs in a restored run still times out, with only the time left of its deadline', async () => {
+  it('an idempotent tool that hangs in a restored run runs again and still times out, with a fresh deadline', async () => {
     let executions = 0;
     const hang = defineTool({
       name: 'hang',
       parameters: z.object({}),
+      idempotent: true,
       timeoutMs: 150,
       execute: () => {
         executions += 1;
@@ -900,14 +901,20 @@ describe('timers survive a snapshot restore', () => {
       role: 'tool',
       content: [{ toolCallId: 'h', result: resultTexts.timedOut('hang', 150), isError: true }],
     });
-    // The restored execution runs the tool again (at least once), and the deadline is the original one.
+    // The restored run runs the idempotent call again, once, with its whole timeout (it started afresh).
     expect(executions).toBe(2);
-    expect(Date.now() - restoredAt).toBeLessThan(150);
+    expect(Date.now() - restoredAt).toBeGreaterThanOrEqual(149);
     expectValidHistory(output.messages);
   });
 
   it('a machine built by machine.provide(...) keeps its timers across a restore too', async () => {
-    const hang = defineTool({ name: 'hang', parameters: z.object({}), timeoutMs: 150, execute: () => new Promise<never>(() => undefined) });
+    const hang = defineTool({
+      name: 'hang',
+      parameters: z.object({}),
+      idempotent: true,
+      timeoutMs: 150,
+      execute: () => new Promise<never>(() => undefined),
+    });
     const model = scriptedModel([{ toolCalls: [{ id: 'h', name: 'hang', args: {} }] }, { text: 'gave up' }]);
     const machine = createConversationMachine({ provider: handlerProvider(model.handler), tools: [hang] }).provide({});
     const first = createActor(machine, { input: {} }).start();

@@ -163,6 +163,8 @@ const afterRetryDelay = asEvent({ type: 'xstate.after.retryDelay.conversation.re
 const afterRequestTimeout = asEvent({ type: 'xstate.after.requestTimeout.conversation.requesting.waiting' });
 const afterToolDeadline = asEvent({ type: 'xstate.after.toolDeadline.conversation.executingTools.running' });
 const userMessage = asEvent({ type: 'user.message', content: 'What is 2+3?' });
+/** What a restored run sends itself on start. */
+const runResume = asEvent({ type: 'run.resume' });
 const emptyUserMessage = asEvent({ type: 'user.message', content: '   ' });
 // Carries both the single-delta (`delta`) and the batched (`deltas`) shape of `provider.delta`.
 const delta = asEvent({
@@ -415,6 +417,12 @@ const inertScope = (() => {
 })();
 function step(machine: Machine, snapshot: Snapshot, event: ConversationEvent): [Snapshot] {
   return [machine.transition(snapshot, event, inertScope as never)];
+}
+
+/** The snapshot persisted as JSON and restored on the machine's own restore path (as a new process would). */
+function restored(machine: Machine, snapshot: Snapshot): Snapshot {
+  const persisted: unknown = JSON.parse(JSON.stringify(machine.getPersistedSnapshot(snapshot)));
+  return machine.restoreSnapshot(persisted as never, inertScope as never) as Snapshot;
 }
 
 const isFinal = (snapshot: Snapshot) => snapshot.status === 'done';
@@ -697,6 +705,44 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
         }
       });
 
+      it('(f) a run restored from any reachable state resumes without running a call again (the tools are not idempotent)', () => {
+        const graph = buildGraph(config);
+        let resumedInRound = 0;
+        for (const [key, snapshot] of graph.nodes) {
+          if (isFinal(snapshot)) continue;
+          const restoredRun = restored(graph.machine, snapshot);
+          expect(Object.keys(restoredRun.children), `children restored from ${key}`).toEqual([]);
+          const resumes = snapshot.matches('requesting') || snapshot.matches('executingTools');
+          expect(restoredRun.context.restored !== undefined, key).toBe(resumes);
+          if (!resumes) {
+            expect(graph.key(restoredRun), key).toBe(key);
+            continue;
+          }
+          const [next] = step(graph.machine, restoredRun, runResume);
+          expect(next.context.restored, key).toBeUndefined();
+          if (snapshot.matches('requesting')) {
+            expect(next.value, key).toEqual({ requesting: 'waiting' });
+            expect(Object.keys(next.children), key).toEqual(['providerCall']);
+            expect(next.context.response, key).toBeNull();
+            continue;
+          }
+          resumedInRound++;
+          const wasRunning = new Set(snapshot.context.round?.filter((call) => call.state === 'running').map((call) => call.toolCallId));
+          // Every call that was running got the interrupted result, in the round or in the history it was committed to.
+          const round = next.context.round ?? [];
+          const committed = next.context.messages.flatMap((message) => (message.role === 'tool' ? message.content : []));
+          for (const id of wasRunning) {
+            const result = round.find((call) => call.toolCallId === id)?.result ?? committed.findLast((part) => part.toolCallId === id);
+            expect(result, `${id} from ${key}`).toMatchObject({ result: resultTexts.interrupted, isError: true });
+          }
+          // Nothing that was running runs again; only calls that were queued start.
+          const queued = new Set(snapshot.context.round?.filter((call) => call.state === 'queued').map((call) => call.toolCallId));
+          for (const call of next.context.round ?? []) if (call.state === 'running') expect(queued.has(call.toolCallId), key).toBe(true);
+          expect(historyProblem(step(graph.machine, next, cancel)[0].context.messages), key).toBeNull();
+        }
+        if (capOf(config) > 0) expect(resumedInRound).toBeGreaterThan(0);
+      });
+
       it('(e) cancel from every non-final state ends halted/cancelled with a valid history', () => {
         const graph = buildGraph(config);
         let checked = 0;
@@ -758,6 +804,16 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
               }
             }
           }
+        }
+      }
+    }
+    // `run.resume` is only ever taken by a restored run: restore every reachable snapshot.
+    for (const config of [capConfigs[1]!, capConfigs[2]!]) {
+      const graph = buildGraph(config);
+      for (const snapshot of graph.nodes.values()) {
+        if (isFinal(snapshot)) continue;
+        for (const taken of graph.machine.getTransitionData(restored(graph.machine, snapshot), runResume)) {
+          covered.add(nameOf(taken, (taken.source.transitions.get(taken.eventType) ?? []).indexOf(taken)));
         }
       }
     }

@@ -13,6 +13,7 @@ import { checkAnswer, type InferObject, repairPrompt } from './structured-output
 import { parsePartialJson } from '../util/parse-partial-json.js';
 import type { StandardSchemaV1 } from '../tools/standard-schema.js';
 import type { JSONSchema } from '../tools/validate.js';
+import { resumeRunsOnRestore } from './resume-runs.js';
 import { rearmTimersOnRestore } from './resume-timers.js';
 import { canRetry, retryDelay } from './retry-policy.js';
 import { HaltError } from '../tools/halt-error.js';
@@ -222,6 +223,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         (event.type === 'tool.approve' || event.type === 'tool.deny') &&
         (context.round?.some((call) => call.toolCallId === event.toolCallId && call.state === 'awaiting-approval') ?? false),
       roundSettled: ({ context }) => context.round?.every((call) => call.state === 'settled') ?? false,
+      isRestored: ({ context }) => context.restored !== undefined,
       executionHalts: ({ context, event }) =>
         event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),
     },
@@ -534,6 +536,13 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           },
         };
       }),
+      clearRestored: assign({ restored: undefined }),
+      // The calls a restart interrupted got their result while the run was restored; their events go out now.
+      reportInterrupted: enqueueActions(({ context, enqueue }) => {
+        const interrupted = new Set(context.restored?.interrupted);
+        enqueue.assign({ restored: undefined });
+        for (const call of context.round ?? []) if (interrupted.has(call.toolCallId) && call.result) enqueue.emit(toolResultEvent(call));
+      }),
       markDone: assign({ status: 'done' }),
       markHalted: assign(({ context }) => ({ status: 'halted' as const, reason: context.reason ?? 'cancelled' })),
       markError: assign({ status: 'error' }),
@@ -622,6 +631,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         },
         on: {
           'provider.finish': { actions: 'receiveResponse' },
+          // Restored mid-request: the response in progress is lost, so the request is made again.
+          'run.resume': { guard: 'isRestored', target: 'requesting', reenter: true, actions: 'clearRestored' },
           ...outOfStateTransitions,
         },
         initial: 'waiting',
@@ -676,6 +687,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
             },
             on: {
               'xstate.done.actor.*': { target: 'running', reenter: true, actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
+              // Restored mid-round: interrupted calls are reported, calls to run (again) start, and a settled round moves on.
+              'run.resume': { guard: 'isRestored', target: 'running', reenter: true, actions: ['reportInterrupted', 'startQueuedCalls'] },
               'xstate.error.actor.*': [
                 {
                   guard: 'executionHalts',
@@ -707,7 +720,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       ...(context.repairs > 0 ? { repairs: context.repairs } : {}),
     }),
   });
-  return rearmTimersOnRestore(machine) as unknown as ConversationMachine<
+  const isIdempotent = (name: string) => tools.get(name)?.idempotent === true;
+  return resumeRunsOnRestore(rearmTimersOnRestore(machine), { isIdempotent }) as unknown as ConversationMachine<
     [TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>
   >;
 }

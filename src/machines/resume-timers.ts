@@ -28,8 +28,9 @@ function delayOf(machine: AnyStateMachine, delay: string | number, context: unkn
  * a run restored in `requesting`, `retrying` or `executingTools` would wait forever on a timer that
  * no longer exists — a hanging tool would never time out. This re-arms the delayed transitions of
  * the restored states when the restored actor starts, under the ids XState gives them, so leaving
- * a state still cancels them: the request window and the retry backoff start afresh, and a tool
- * deadline (absolute, kept in context) keeps only what was left of it.
+ * a state still cancels them: the request window and the retry backoff start afresh. (A tool call
+ * never keeps running across a restore — see `resume-runs.ts` — so a call that runs again gets a
+ * fresh deadline when it starts.)
  *
  * Applied to the machine it returns and to every machine its `provide(...)` builds.
  */

@@ -22,6 +22,8 @@ export const resultTexts = {
   denied: (reason: string | undefined) => `denied by user: ${reason ?? 'no reason given'}`,
   timedOut: (name: string, timeoutMs: number) => `tool "${name}" timed out after ${timeoutMs} ms`,
   failed: (thrown: unknown) => `Error: ${thrownMessage(thrown)}`,
+  /** A call that was running when its process stopped, restored from a snapshot; its tool is not `idempotent`. */
+  interrupted: 'interrupted by a restart; not run again',
 };
 
 /**

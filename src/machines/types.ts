@@ -116,6 +116,13 @@ export type ToolCallErrorEvent = { type: `xstate.error.actor.toolCall-${string}`
 export type ProviderCallErrorEvent = { type: 'xstate.error.actor.providerCall'; error: unknown };
 
 /**
+ * Sent by a restored run to itself when it starts (never by users): a run restored in `requesting`
+ * makes its request again, one restored in `executingTools` reports the calls the restart
+ * interrupted and starts the calls that are to run (again).
+ */
+export type RunResumeEvent = { type: 'run.resume' };
+
+/**
  * Every event the machine handles: the user's and those its own actors send. Hosts only ever send
  * the {@link ConversationUserEvent} members.
  *
@@ -125,7 +132,13 @@ export type ProviderCallErrorEvent = { type: 'xstate.error.actor.providerCall'; 
  * actor.send(stop);
  * ```
  */
-export type ConversationEvent = ConversationUserEvent | ProviderCallEvent | ProviderCallErrorEvent | ToolCallDoneEvent | ToolCallErrorEvent;
+export type ConversationEvent =
+  | ConversationUserEvent
+  | ProviderCallEvent
+  | ProviderCallErrorEvent
+  | ToolCallDoneEvent
+  | ToolCallErrorEvent
+  | RunResumeEvent;
 
 /**
  * A provider request starts: `iteration` counts the tool rounds executed before it (0 for the
@@ -425,6 +438,12 @@ export type ConversationContext = {
   answerText: string;
   /** JSON of the last `object.delta` sent, to send only changes. */
   lastPartialJson: string | null;
+  /**
+   * Set when the run was restored from a persisted snapshot in `requesting` or `executingTools`,
+   * until the `run.resume` it sends itself on start is handled: `interrupted` lists the calls that
+   * were running and got the `interrupted` error result instead of running again.
+   */
+  restored?: { interrupted: string[] };
 };
 
 /**

@@ -2,6 +2,9 @@
 // (no provider SDK, no zod): type-checked with strict and skipLibCheck: false, then run.
 import {
   type ConversationActor,
+  type ConversationView,
+  createConversationHost,
+  memoryStore,
   type ConversationMachine,
   type ConversationSnapshot,
   createConversationMachine,
@@ -12,6 +15,7 @@ import {
   type TextDeltaEvent,
   type ToolResultEvent,
 } from 'actorloop';
+import { SqliteStoreError, sqliteStore } from 'actorloop/sqlite';
 import { createActor, toPromise } from 'xstate';
 
 const add = defineTool({
@@ -58,4 +62,30 @@ actor.send({ type: 'user.message', content: 'What is 2+3?' });
 const output: RunOutput = await toPromise(actor);
 const snapshot: ConversationSnapshot = actor.getSnapshot();
 const history: Message[] = output.messages;
-console.log(JSON.stringify({ status: output.status, text: output.text, deltas, results, value: snapshot.value, messages: history.length }));
+
+// The durable host from the root; the SQLite store's subpath loads without its optional peer
+// (better-sqlite3 is not installed here) and names what is missing at first use.
+const host = createConversationHost({ machine, store: memoryStore() });
+await host.send('c-1', { type: 'user.message', content: 'And again?' }, { sessionData: { scale: 1 } });
+const hosted: RunOutput = await host.result('c-1');
+const view: ConversationView | undefined = await host.get('c-1');
+await host.close();
+const sqlite = await sqliteStore({ path: 'conversations.db' })
+  .list()
+  .then(
+    () => 'opened',
+    (error: unknown) => (SqliteStoreError.isInstance(error) ? error.code : String(error)),
+  );
+console.log(
+  JSON.stringify({
+    status: output.status,
+    text: output.text,
+    deltas,
+    results,
+    value: snapshot.value,
+    messages: history.length,
+    host: hosted.status,
+    hostView: view?.status,
+    sqlite,
+  }),
+);

@@ -1,0 +1,510 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../machines/types.js';
+import { isRecord } from '../util/is-record.js';
+import { findJsonProblem } from '../util/json-problem.js';
+import type { ConversationLogEvent, ConversationStore } from './conversation-store.js';
+import { type ConversationView, statusOf, viewOf } from './conversation-view.js';
+import { type DecodedSnapshot, decodeStored } from './decode-stored.js';
+import { ConversationConflictError } from './errors/conversation-conflict-error.js';
+import { ConversationNotFoundError } from './errors/conversation-not-found-error.js';
+import { EventRejectedError } from './errors/event-rejected-error.js';
+import { HostClosedError } from './errors/host-closed-error.js';
+import { type ConversationHostEvent, LiveRun, type LiveRunOptions } from './live-run.js';
+
+/**
+ * What {@link createConversationHost} takes.
+ *
+ * @example
+ * ```ts
+ * const options: ConversationHostOptions = { machine, store: sqliteStore({ path: 'conversations.db' }), hostId: 'web-1' };
+ * ```
+ */
+export type ConversationHostOptions = {
+  /** One machine serves every conversation (per-conversation data goes in `sessionData`). */
+  machine: ConversationMachine;
+  /** Owned by the host from now on: `close()` closes it. */
+  store: ConversationStore;
+  /** How this host signs what it writes (`StoredConversation.owner`). Default: `<hostname>:<pid>:<random>`. */
+  hostId?: string;
+  /**
+   * Errors no caller is waiting for: a subscriber that threw, a write that failed while a run went
+   * on by itself. Default: `console.error`.
+   */
+  onError?: (error: unknown, conversationId: string) => void;
+};
+
+/**
+ * Options of `host.send`.
+ *
+ * @example
+ * ```ts
+ * await host.send('c-42', { type: 'user.message', content: 'Hi' }, { sessionData: { userId: 'u1', plan: 'pro' } });
+ * ```
+ */
+export type SendOptions = {
+  /**
+   * The conversation's `sessionData` (plain JSON) from the run this `user.message` starts on: it
+   * replaces what the conversation had and is kept for the runs after, until a `user.message`
+   * sets it again (`null` clears it). Only a `user.message` that starts a run can set it.
+   */
+  sessionData?: unknown;
+};
+
+/**
+ * What `host.recover()` did: the runs it resumes, the ones it left (another host holds them, or
+ * they are no longer in flight), and the ones it cannot load (with the `ConversationLoadError`).
+ *
+ * @example
+ * ```ts
+ * const { resumed, failed } = await host.recover();
+ * for (const { id, error } of failed) console.error(`not resumed: ${id}`, error);
+ * ```
+ */
+export type RecoverReport = { resumed: string[]; skipped: string[]; failed: Array<{ id: string; error: unknown }> };
+
+/**
+ * Keeps many conversations by id, each a run of one machine persisted in a store: it survives a
+ * restart, a crash, or an approval that waits for days.
+ *
+ * @example
+ * ```ts
+ * const host: ConversationHost = createConversationHost({ machine, store: memoryStore() });
+ * await host.send('c-42', { type: 'user.message', content: 'Hi' });
+ * const { text } = await host.result('c-42');
+ * ```
+ */
+export interface ConversationHost {
+  /** How this host signs what it writes. */
+  readonly hostId: string;
+  /**
+   * Applies a caller's event to the conversation and resolves, with the conversation as it then
+   * is, once the state the event led to is stored. A `user.message` starts a new conversation, or
+   * the next run of one whose last run ended (from the stored history); during a run it is rejected
+   * like in the machine. Events to one conversation are applied one at a time, in call order.
+   * Rejects with `EventRejectedError` (not taken: nothing stored), `ConversationNotFoundError`,
+   * `ConversationLoadError` (bad stored data) or `ConversationConflictError` (another host wrote it).
+   */
+  send(id: string, event: ConversationUserEvent, options?: SendOptions): Promise<ConversationView>;
+  /** The conversation now, or `undefined` when none is stored with this id. */
+  get(id: string): Promise<ConversationView | undefined>;
+  /**
+   * The output of the run in progress, once it ends, or of the last run when none is in progress.
+   * Waits only for runs this host drives: a run in another host ends there.
+   */
+  result(id: string): Promise<RunOutput>;
+  /**
+   * Calls `listener` with every event the conversation's runs emit in this host, a `state` event on
+   * each state change and `write.failed`. Returns the function that stops it; the run goes on.
+   */
+  subscribe(id: string, listener: (event: ConversationHostEvent) => void): () => void;
+  /**
+   * After a restart: resumes every run the store holds as in flight (`running`) that this host does
+   * not already hold (see the resume semantics in docs/durable-conversations.md). Runs waiting for
+   * approval need no recovery: any host takes the approval.
+   */
+  recover(): Promise<RecoverReport>;
+  /**
+   * Stops taking events, waits for the writes in progress, stops the runs in memory without
+   * writing (they stay stored as they were; the next `recover()` resumes them) and closes the store.
+   */
+  close(): Promise<void>;
+}
+
+const userEventTypes = new Set(['user.message', 'tool.approve', 'tool.deny', 'cancel']);
+const maxIdLength = 1024;
+/** Runs `recover()` claims at once (one page of the store's list). */
+const recoverPage = 500;
+
+function checkId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id === '' || id.length > maxIdLength) {
+    throw new InvalidOptionsError('id', `a conversation id: a non-empty string of at most ${maxIdLength} characters`, id);
+  }
+}
+
+function checkEvent(event: unknown): asserts event is ConversationUserEvent {
+  const expected = 'a user event { type: "user.message" | "tool.approve" | "tool.deny" | "cancel", ... }';
+  if (!isRecord(event) || typeof event.type !== 'string' || !userEventTypes.has(event.type)) {
+    throw new InvalidOptionsError('event', expected, isRecord(event) ? event.type : event);
+  }
+  if ((event.type === 'tool.approve' || event.type === 'tool.deny') && typeof event.toolCallId !== 'string') {
+    throw new InvalidOptionsError('event.toolCallId', 'the id of the tool call to approve or deny (a string)', event.toolCallId);
+  }
+  if ((event.type === 'tool.deny' || event.type === 'cancel') && event.reason !== undefined && typeof event.reason !== 'string') {
+    throw new InvalidOptionsError('event.reason', 'a string', event.reason);
+  }
+}
+
+/** The event as the log keeps it: its own fields only. */
+function logEventOf(event: ConversationUserEvent): ConversationLogEvent {
+  switch (event.type) {
+    case 'user.message':
+      return { type: event.type, content: event.content };
+    case 'tool.approve':
+      return { type: event.type, toolCallId: event.toolCallId };
+    case 'tool.deny':
+      return { type: event.type, toolCallId: event.toolCallId, ...(event.reason === undefined ? {} : { reason: event.reason }) };
+    case 'cancel':
+      return { type: event.type, ...(event.reason === undefined ? {} : { reason: event.reason }) };
+  }
+}
+
+const describeError = (error: unknown) =>
+  error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
+
+/**
+ * Creates a durable conversation host: conversations by id, each run persisted in `store` after
+ * every step that changes it, resumed after a crash without running a finished tool call again.
+ * See docs/durable-conversations.md for the resume semantics and what hosts sharing a store may do.
+ *
+ * @example
+ * ```ts
+ * import { createConversationHost } from 'actorloop';
+ * import { sqliteStore } from 'actorloop/sqlite';
+ *
+ * const host = createConversationHost({ machine, store: sqliteStore({ path: 'conversations.db' }) });
+ * await host.recover();                                             // resume what a crash interrupted
+ * const stop = host.subscribe('c-42', (event) => {
+ *   if (event.type === 'text.delta') process.stdout.write(event.delta);
+ *   if (event.type === 'tool.approval.requested') console.log('approve', event.toolCallId);
+ * });
+ * await host.send('c-42', { type: 'user.message', content: 'Hi' }); // resolves once stored
+ * const output = await host.result('c-42');
+ * stop();
+ * await host.close();
+ * ```
+ */
+export function createConversationHost(options: ConversationHostOptions): ConversationHost {
+  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { machine, store }', options);
+  const { machine, store } = options;
+  if (!isRecord(machine) || typeof machine.restoreSnapshot !== 'function' || typeof machine.getPersistedSnapshot !== 'function') {
+    throw new InvalidOptionsError('machine', 'a conversation machine from createConversationMachine(...)', machine);
+  }
+  for (const method of ['load', 'save', 'readLog', 'list', 'delete', 'close'] as const) {
+    if (!isRecord(store) || typeof store[method] !== 'function') {
+      throw new InvalidOptionsError(
+        `store.${method}`,
+        'a ConversationStore (e.g. memoryStore() or sqliteStore({ path }))',
+        isRecord(store) ? store[method] : store,
+      );
+    }
+  }
+  const hostId = options.hostId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  if (typeof hostId !== 'string' || hostId === '') throw new InvalidOptionsError('hostId', 'a non-empty string', hostId);
+  const onError =
+    options.onError ?? ((error: unknown, id: string) => console.error(`actorloop host, conversation ${JSON.stringify(id)}:`, error));
+  if (typeof onError !== 'function') throw new InvalidOptionsError('onError', 'a function (error, conversationId) => void', onError);
+
+  /** Runs held in memory: only those in flight (finished and waiting runs are stored, not held). */
+  const live = new Map<string, LiveRun>();
+  const listeners = new Map<string, Set<(event: ConversationHostEvent) => void>>();
+  const resultWaiters = new Map<string, Array<{ resolve: (output: RunOutput) => void; reject: (error: unknown) => void }>>();
+  const queues = new Map<string, { tail: Promise<void>; size: number }>();
+  let closed = false;
+  let closing: Promise<void> | undefined;
+
+  const report = (error: unknown, id: string) => {
+    try {
+      onError(error, id);
+    } catch {
+      // An error handler that throws has nowhere left to report to.
+    }
+  };
+
+  const publish = (id: string, event: ConversationHostEvent) => {
+    const subscribed = listeners.get(id);
+    if (!subscribed) return;
+    for (const listener of [...subscribed]) {
+      try {
+        listener(event);
+      } catch (error) {
+        report(error, id);
+      }
+    }
+  };
+
+  const settleResults = (
+    id: string,
+    settle: (waiter: { resolve: (output: RunOutput) => void; reject: (error: unknown) => void }) => void,
+  ) => {
+    const waiting = resultWaiters.get(id);
+    if (!waiting) return;
+    resultWaiters.delete(id);
+    for (const waiter of waiting) settle(waiter);
+  };
+
+  const waitForResult = (id: string) =>
+    new Promise<RunOutput>((resolve, reject) => {
+      const waiting = resultWaiters.get(id);
+      if (waiting) waiting.push({ resolve, reject });
+      else resultWaiters.set(id, [{ resolve, reject }]);
+    });
+
+  /** Lets go of a run waiting for approval once nothing is pending for it: it is stored, and reloaded when an event comes. */
+  const releaseIfWaiting = (run: LiveRun) => {
+    if (live.get(run.id) !== run || run.writesPending || queues.has(run.id) || run.status !== 'awaitingApproval') return;
+    live.delete(run.id);
+    run.detach(new Error('released: the run waits for approval and is stored'));
+  };
+
+  const written: LiveRunOptions['written'] = (run) => {
+    const snapshot = run.snapshot;
+    if (snapshot.status !== 'done') return releaseIfWaiting(run);
+    if (live.get(run.id) === run) live.delete(run.id);
+    run.detach(new Error('the run ended'));
+    const output = snapshot.output;
+    if (output) settleResults(run.id, (waiter) => waiter.resolve(output));
+  };
+
+  const failed: LiveRunOptions['failed'] = (run, error, awaited) => {
+    if (live.get(run.id) === run) live.delete(run.id);
+    // A caller waiting for that write (a send) or for the run (a result) gets the error itself.
+    if (!awaited && !resultWaiters.has(run.id)) report(error, run.id);
+    publish(run.id, { type: 'write.failed', error: describeError(error) });
+    settleResults(run.id, (waiter) => waiter.reject(error));
+  };
+
+  const hold = (id: string, from: LiveRunOptions['from'], revision: number, updatedAt: number) => {
+    const run = new LiveRun({
+      id,
+      machine,
+      store,
+      owner: hostId,
+      revision,
+      updatedAt,
+      from,
+      publish: (event) => publish(id, event),
+      written,
+      failed,
+    });
+    live.set(id, run);
+    return run;
+  };
+
+  /** Runs `task` after every earlier task of the same conversation: one event at a time per conversation. */
+  const serially = <T>(id: string, task: () => Promise<T>): Promise<T> => {
+    const queue = queues.get(id) ?? { tail: Promise.resolve(), size: 0 };
+    queues.set(id, queue);
+    queue.size++;
+    const result = queue.tail.then(task);
+    queue.tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    void queue.tail.then(() => {
+      if (--queue.size > 0 || queues.get(id) !== queue) return;
+      queues.delete(id);
+      const run = live.get(id);
+      if (run) releaseIfWaiting(run);
+    });
+    return result;
+  };
+
+  const ensureOpen = (what: string) => {
+    if (closed) throw new HostClosedError(what);
+  };
+
+  /** The next run of a conversation whose last run ended: from its history, with its sessionData unless the message sets it. */
+  function nextRun(
+    id: string,
+    event: ConversationUserEvent,
+    sendOptions: SendOptions,
+    last: DecodedSnapshot,
+    revision: number,
+    updatedAt: number,
+  ) {
+    if (event.type !== 'user.message') {
+      throw new EventRejectedError({
+        conversationId: id,
+        eventType: event.type,
+        code: 'rejected',
+        message: `${event.type} is not accepted: the last run ended (${statusOf(last)}); a user.message starts the next one`,
+      });
+    }
+    const sessionData = sendOptions.sessionData !== undefined ? sendOptions.sessionData : last.context.sessionData;
+    const input = { messages: last.context.messages, ...(sessionData === undefined || sessionData === null ? {} : { sessionData }) };
+    return hold(id, { input }, revision, updatedAt);
+  }
+
+  /** The run an event goes to: held in memory, or loaded from the store (a waiting run, or the next run of a finished one). */
+  async function runFor(id: string, event: ConversationUserEvent, sendOptions: SendOptions): Promise<LiveRun> {
+    const held = live.get(id);
+    if (held?.snapshot.status === 'done') {
+      // Ended, its last write still under way: the next run starts from it once that is stored.
+      await held.written();
+      return nextRun(id, event, sendOptions, held.snapshot as DecodedSnapshot, held.revision, held.updatedAt);
+    }
+    if (held) {
+      if (sendOptions.sessionData !== undefined) {
+        throw new EventRejectedError({
+          conversationId: id,
+          eventType: event.type,
+          code: 'rejected',
+          message: `sessionData is set by the user.message that starts a run; a run is in progress (${held.status})`,
+        });
+      }
+      return held;
+    }
+    const stored = await store.load(id);
+    ensureOpen(`send to ${JSON.stringify(id)}`);
+    if (!stored) {
+      if (event.type !== 'user.message')
+        throw new ConversationNotFoundError(id, `${event.type} needs a conversation; a user.message starts one`);
+      const { sessionData } = sendOptions;
+      return hold(id, { input: { messages: [], ...(sessionData === undefined || sessionData === null ? {} : { sessionData }) } }, 0, 0);
+    }
+    const decoded = decodeStored(stored, machine);
+    const status = statusOf(decoded);
+    if (decoded.status === 'done') return nextRun(id, event, sendOptions, decoded, stored.revision, stored.updatedAt);
+    if (status === 'running') {
+      throw new EventRejectedError({
+        conversationId: id,
+        eventType: event.type,
+        code: 'busy',
+        message: `it is running in host ${JSON.stringify(stored.owner)}; if that process has stopped, call recover() to resume the run here`,
+      });
+    }
+    if (sendOptions.sessionData !== undefined) {
+      throw new EventRejectedError({
+        conversationId: id,
+        eventType: event.type,
+        code: 'rejected',
+        message: `sessionData is set by the user.message that starts a run; a run is in progress (${status})`,
+      });
+    }
+    return hold(id, { snapshot: decoded }, stored.revision, stored.updatedAt);
+  }
+
+  return {
+    hostId,
+
+    async send(id, event, sendOptions = {}) {
+      checkId(id);
+      checkEvent(event);
+      if (!isRecord(sendOptions)) throw new InvalidOptionsError('options', 'an object { sessionData? }', sendOptions);
+      const problem = findJsonProblem(sendOptions.sessionData, 'sessionData');
+      if (problem) throw new InvalidOptionsError('sessionData', problem.replace(/^sessionData must be /, ''), sendOptions.sessionData);
+      ensureOpen(`send to ${JSON.stringify(id)}`);
+      return serially(id, async () => {
+        ensureOpen(`send to ${JSON.stringify(id)}`);
+        const held = live.get(id);
+        const run = await runFor(id, event, sendOptions);
+        const fresh = run !== held;
+        if (fresh) run.start();
+        const rejection = run.apply(event, logEventOf(event));
+        if (rejection !== undefined) {
+          // Loaded (or created) for this event only: nothing changed, nothing to keep in memory.
+          if (fresh && !run.writesPending && live.get(id) === run) {
+            live.delete(id);
+            run.detach(new Error('event rejected'));
+          }
+          throw new EventRejectedError({ conversationId: id, eventType: event.type, code: 'rejected', message: rejection });
+        }
+        await run.written();
+        return viewOf(id, run.snapshot, run.updatedAt);
+      });
+    },
+
+    async get(id) {
+      checkId(id);
+      ensureOpen(`get ${JSON.stringify(id)}`);
+      const held = live.get(id);
+      if (held) return viewOf(id, held.snapshot, held.updatedAt);
+      const stored = await store.load(id);
+      const now = live.get(id);
+      if (now) return viewOf(id, now.snapshot, now.updatedAt);
+      return stored ? viewOf(id, decodeStored(stored, machine), stored.updatedAt) : undefined;
+    },
+
+    async result(id) {
+      checkId(id);
+      ensureOpen(`result of ${JSON.stringify(id)}`);
+      if (live.has(id)) return waitForResult(id);
+      const stored = await store.load(id);
+      ensureOpen(`result of ${JSON.stringify(id)}`);
+      // A send may have started a run while the store answered.
+      if (live.has(id)) return waitForResult(id);
+      if (!stored) throw new ConversationNotFoundError(id, 'no run to wait for');
+      const decoded = decodeStored(stored, machine);
+      if (decoded.status === 'done' && decoded.output) return decoded.output;
+      return waitForResult(id);
+    },
+
+    subscribe(id, listener) {
+      checkId(id);
+      if (typeof listener !== 'function') throw new InvalidOptionsError('listener', 'a function (event) => void', listener);
+      let subscribed = listeners.get(id);
+      if (!subscribed) {
+        subscribed = new Set();
+        listeners.set(id, subscribed);
+      }
+      const own = (event: ConversationHostEvent) => listener(event);
+      subscribed.add(own);
+      return () => {
+        const current = listeners.get(id);
+        if (!current) return;
+        current.delete(own);
+        if (current.size === 0) listeners.delete(id);
+      };
+    },
+
+    async recover() {
+      ensureOpen('recover');
+      const outcome: RecoverReport = { resumed: [], skipped: [], failed: [] };
+      let after: string | undefined;
+      for (;;) {
+        const page = await store.list({ status: 'running', limit: recoverPage, ...(after === undefined ? {} : { after }) });
+        await Promise.all(
+          page.map(({ id }) =>
+            serially(id, async () => {
+              if (closed || live.has(id)) return void outcome.skipped.push(id);
+              const stored = await store.load(id);
+              if (stored?.status !== 'running') return void outcome.skipped.push(id);
+              let decoded: ReturnType<typeof decodeStored>;
+              try {
+                decoded = decodeStored(stored, machine);
+              } catch (error) {
+                return void outcome.failed.push({ id, error });
+              }
+              if (statusOf(decoded) !== 'running') return void outcome.skipped.push(id);
+              // Claimed before anything runs: of two hosts recovering at once, one gets the run, the other a conflict.
+              const claimed = { ...stored, revision: stored.revision + 1, owner: hostId, updatedAt: Date.now() };
+              try {
+                await store.save(claimed);
+              } catch (error) {
+                if (ConversationConflictError.isInstance(error)) return void outcome.skipped.push(id);
+                return void outcome.failed.push({ id, error });
+              }
+              if (closed) return void outcome.skipped.push(id);
+              hold(id, { snapshot: decoded }, claimed.revision, claimed.updatedAt).start();
+              outcome.resumed.push(id);
+            }),
+          ),
+        );
+        const last = page.at(-1);
+        if (page.length < recoverPage || !last) break;
+        after = last.id;
+      }
+      return outcome;
+    },
+
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        await Promise.all([...queues.values()].map((queue) => queue.tail));
+        const runs = [...live.values()];
+        await Promise.all(runs.map((run) => run.written().catch(() => undefined)));
+        live.clear();
+        for (const run of runs) run.detach(new HostClosedError('the run was stopped by close(); it resumes at the next recover()'));
+        for (const id of [...resultWaiters.keys()]) {
+          settleResults(id, (waiter) =>
+            waiter.reject(new HostClosedError(`result of ${JSON.stringify(id)}: the run resumes at the next recover()`)),
+          );
+        }
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

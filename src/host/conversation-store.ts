@@ -1,0 +1,154 @@
+import type { RunOutput, ToolCallEvent, ToolResultEvent } from '../machines/types.js';
+import type { UserMessage } from '../providers/messages.js';
+
+/**
+ * Where a conversation stands: `idle` before its first message, `running` while a run requests or
+ * executes tools (or waits to retry), `awaitingApproval` while tool calls wait for `tool.approve` /
+ * `tool.deny`, and the outcome of its last run once that run ended.
+ *
+ * @example
+ * ```ts
+ * const view = await host.get('c-42');
+ * if (view?.status === 'awaitingApproval') showApprovals(view.pendingApprovals);
+ * ```
+ */
+export type ConversationStatus = 'idle' | 'running' | 'awaitingApproval' | 'done' | 'halted' | 'error';
+
+/**
+ * One conversation as a store keeps it: the persisted snapshot of its current (or last) run as JSON
+ * text, and what a store needs to list it and to refuse a stale write.
+ *
+ * @example
+ * ```ts
+ * const stored: StoredConversation | undefined = await store.load('c-42');
+ * if (stored) console.log(stored.status, stored.revision, Buffer.byteLength(stored.snapshot));
+ * ```
+ */
+export type StoredConversation = {
+  id: string;
+  /** The snapshot format version the host wrote it with; a host refuses versions it does not know. */
+  version: number;
+  /** The id of the machine the snapshot belongs to. */
+  machineId: string;
+  status: ConversationStatus;
+  /** `JSON.stringify(actor.getPersistedSnapshot())` of the run. Stores keep it verbatim. */
+  snapshot: string;
+  /** 1 for the first write, one more on each write after; `save` refuses any other number. */
+  revision: number;
+  /** The host that wrote it last (`ConversationHostOptions.hostId`). */
+  owner: string;
+  /** When it was written (epoch milliseconds). */
+  updatedAt: number;
+};
+
+/**
+ * What the event log records: the events a caller sent that the run took, every tool call and
+ * its result, and how each run ended.
+ *
+ * @example
+ * ```ts
+ * const charges = (await store.readLog('c-42')).filter(({ event }) => event.type === 'tool.result' && event.name === 'charge');
+ * ```
+ */
+export type ConversationLogEvent =
+  | { type: 'user.message'; content: UserMessage['content'] }
+  | { type: 'tool.approve'; toolCallId: string }
+  | { type: 'tool.deny'; toolCallId: string; reason?: string }
+  | { type: 'cancel'; reason?: string }
+  | ToolCallEvent
+  | ToolResultEvent
+  | RunEndedLogEvent;
+
+/**
+ * A run ended: its `RunOutput` without the history (the snapshot holds that).
+ *
+ * @example
+ * ```ts
+ * const ended = (await store.readLog('c-42')).map(({ event }) => event).filter((event): event is RunEndedLogEvent => event.type === 'run.ended');
+ * ```
+ */
+export type RunEndedLogEvent = { type: 'run.ended' } & Omit<RunOutput, 'messages'>;
+
+/**
+ * One event to append to a conversation's log, with the time it happened (epoch milliseconds).
+ *
+ * @example
+ * ```ts
+ * const append: LogAppend = { at: Date.now(), event: { type: 'user.message', content: 'Hi' } };
+ * ```
+ */
+export type LogAppend = { at: number; event: ConversationLogEvent };
+
+/**
+ * A log entry as stored: `seq` grows with every entry a store writes (across conversations too),
+ * so it orders a conversation's entries and lets a reader continue after the last one it saw.
+ *
+ * @example
+ * ```ts
+ * let seen = 0;
+ * for (const entry of await store.readLog('c-42', { afterSeq: seen })) seen = entry.seq;
+ * ```
+ */
+export type ConversationLogEntry = LogAppend & { seq: number };
+
+/**
+ * A conversation as `list` gives it: enough to pick what to load.
+ *
+ * @example
+ * ```ts
+ * const waiting: ConversationSummary[] = await store.list({ status: 'awaitingApproval' });
+ * ```
+ */
+export type ConversationSummary = Pick<StoredConversation, 'id' | 'status' | 'revision' | 'owner' | 'updatedAt'>;
+
+/**
+ * What `list` selects: conversations in one of `status` (all when absent), ordered by id, at most
+ * `limit` (default 1000) after the id `after` (for paging).
+ *
+ * @example
+ * ```ts
+ * const page = await store.list({ status: ['running'], after: lastId, limit: 100 });
+ * ```
+ */
+export type ListOptions = {
+  status?: ConversationStatus | readonly ConversationStatus[];
+  after?: string;
+  limit?: number;
+};
+
+/**
+ * Where a conversation host keeps conversations: one snapshot per conversation and an
+ * append-only event log. `memoryStore()` keeps them in the process, `sqliteStore({ path })` (from
+ * `actorloop/sqlite`) in one SQLite file; any database fits behind these methods.
+ *
+ * What a store must guarantee:
+ * - `save` is atomic and conditional: the snapshot and the log entries are written together or
+ *   not at all, and only when the stored revision is `conversation.revision - 1` (no conversation
+ *   at all for revision 1); otherwise it rejects with `ConversationConflictError` and writes nothing.
+ *   A crash during a save leaves the previous snapshot readable.
+ * - Snapshots are kept verbatim: a store never parses or rewrites them, so a bad one stays as it
+ *   was for inspection.
+ *
+ * @example
+ * ```ts
+ * const store: ConversationStore = memoryStore();
+ * const host = createConversationHost({ machine, store });
+ * ```
+ */
+export interface ConversationStore {
+  /** The stored conversation, or `undefined` when there is none with this id. */
+  load(id: string): Promise<StoredConversation | undefined>;
+  /**
+   * Writes the conversation's snapshot and appends `log` to its event log, in one atomic step, if
+   * the stored revision is the one before `conversation.revision`.
+   */
+  save(conversation: StoredConversation, log?: readonly LogAppend[]): Promise<void>;
+  /** The conversation's event log in order, after `afterSeq` (exclusive), at most `limit` entries. */
+  readLog(id: string, options?: { afterSeq?: number; limit?: number }): Promise<ConversationLogEntry[]>;
+  /** Conversations by id (see {@link ListOptions}). */
+  list(options?: ListOptions): Promise<ConversationSummary[]>;
+  /** Removes the conversation and its log; `false` when there was none. */
+  delete(id: string): Promise<boolean>;
+  /** Releases what the store holds (a file handle); the store is unusable after. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,70 @@
+import type { ConversationContext, ConversationStateValue } from '../machines/types.js';
+import type { Message } from '../providers/messages.js';
+import type { ConversationStatus } from './conversation-store.js';
+
+/**
+ * A tool call waiting for `tool.approve` or `tool.deny`.
+ *
+ * @example
+ * ```ts
+ * for (const { toolCallId, name, args } of view.pendingApprovals) console.log(`${name}(${JSON.stringify(args)}) needs approval: ${toolCallId}`);
+ * ```
+ */
+export type PendingApproval = { toolCallId: string; name: string; args: unknown };
+
+/**
+ * A conversation as `host.get(id)` shows it.
+ *
+ * @example
+ * ```ts
+ * const view: ConversationView | undefined = await host.get('c-42');
+ * if (view?.status === 'done') console.log(view.messages.at(-1));
+ * ```
+ */
+export type ConversationView = {
+  id: string;
+  status: ConversationStatus;
+  /** The state of its current (or last) run. */
+  value: ConversationStateValue;
+  /** The whole history so far. */
+  messages: Message[];
+  pendingApprovals: PendingApproval[];
+  /** When it was last stored (epoch milliseconds). */
+  updatedAt: number;
+};
+
+/** What the status and view are computed from: a live snapshot or a stored one. */
+export type RunState = { value: unknown; context: Pick<ConversationContext, 'messages' | 'round' | 'status'> };
+
+/**
+ * The conversation status of a run's state.
+ *
+ * @example
+ * ```ts
+ * statusOf({ value: { executingTools: 'running' }, context }); // 'running'
+ * ```
+ */
+export function statusOf({ value, context }: RunState): ConversationStatus {
+  if (value === 'idle') return 'idle';
+  if (value === 'awaitingApproval') return 'awaitingApproval';
+  if (value === 'done' || value === 'halted' || value === 'error') return context.status ?? value;
+  return 'running';
+}
+
+/** The calls of the round that wait for approval. */
+export function pendingApprovalsOf(context: RunState['context']): PendingApproval[] {
+  return (context.round ?? [])
+    .filter((call) => call.state === 'awaiting-approval')
+    .map((call) => ({ toolCallId: call.toolCallId, name: call.toolName, args: call.args }));
+}
+
+export function viewOf(id: string, state: RunState, updatedAt: number): ConversationView {
+  return {
+    id,
+    status: statusOf(state),
+    value: state.value as ConversationStateValue,
+    messages: state.context.messages,
+    pendingApprovals: pendingApprovalsOf(state.context),
+    updatedAt,
+  };
+}

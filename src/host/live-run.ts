@@ -1,0 +1,278 @@
+import { createActor, type Subscription } from 'xstate';
+import { setExecutionGate } from '../machines/execution-gate.js';
+import type {
+  ConversationActor,
+  ConversationEmittedEvent,
+  ConversationInput,
+  ConversationMachine,
+  ConversationSnapshot,
+  ConversationStateValue,
+  ConversationUserEvent,
+} from '../machines/types.js';
+import type { ConversationLogEvent, ConversationStatus, ConversationStore, LogAppend, StoredConversation } from './conversation-store.js';
+import { statusOf } from './conversation-view.js';
+import { snapshotVersion } from './decode-stored.js';
+import { changesStoredState, type StoredShape, storedShapeOf } from './stored-state.js';
+
+/**
+ * A state change, as `host.subscribe` reports it beside the run's own events.
+ *
+ * @example
+ * ```ts
+ * host.subscribe('c-42', (event) => {
+ *   if (event.type === 'state') console.log(event.status, JSON.stringify(event.value));
+ * });
+ * ```
+ */
+export type ConversationStateEvent = { type: 'state'; value: ConversationStateValue; status: ConversationStatus };
+
+/**
+ * This host could not store the run (the store failed, or another host wrote the conversation in
+ * between): it stopped its copy of the run. The stored state is the last one written; `recover()`
+ * (here or in another process) resumes from it.
+ *
+ * @example
+ * ```ts
+ * host.subscribe('c-42', (event) => {
+ *   if (event.type === 'write.failed') console.error(event.error.message);
+ * });
+ * ```
+ */
+export type WriteFailedEvent = { type: 'write.failed'; error: { name: string; message: string } };
+
+/**
+ * What `host.subscribe` delivers: every event the run emits, a `state` event on each state change,
+ * and `write.failed`.
+ *
+ * @example
+ * ```ts
+ * const stop = host.subscribe('c-42', (event: ConversationHostEvent) => {
+ *   if (event.type === 'text.delta') process.stdout.write(event.delta);
+ * });
+ * ```
+ */
+export type ConversationHostEvent = ConversationEmittedEvent | ConversationStateEvent | WriteFailedEvent;
+
+export type LiveRunOptions = {
+  id: string;
+  machine: ConversationMachine;
+  store: ConversationStore;
+  owner: string;
+  /** The stored revision the run continues from (0: not stored yet). */
+  revision: number;
+  updatedAt: number;
+  from: { input: ConversationInput } | { snapshot: unknown };
+  publish: (event: ConversationHostEvent) => void;
+  /** After each successful write. */
+  written: (run: LiveRun) => void;
+  /** A write failed: the run is already detached; `awaited` says whether a caller was waiting for that write. */
+  failed: (run: LiveRun, error: unknown, awaited: boolean) => void;
+};
+
+/** Waits for the write of a generation: a caller's (`written()`) or a tool call's gate. */
+type Waiter = { generation: number; caller: boolean; resolve: () => void; reject: (error: unknown) => void };
+
+/**
+ * One conversation's run while a host holds it in memory: the actor, and the writes that keep the
+ * store in step with it. Every change that matters (see `changesStoredState`) is written in order,
+ * the latest snapshot at a time, with the log entries of the events that led to it, in one
+ * conditional save. A tool's `execute` waits until the snapshot in which its call runs is written
+ * (the execution gate): a crash can then never leave a call executed that the store does not know
+ * was started.
+ */
+export class LiveRun {
+  readonly id: string;
+  readonly actor: ConversationActor;
+  revision: number;
+  updatedAt: number;
+  private readonly options: LiveRunOptions;
+  private readonly subscriptions: Subscription[] = [];
+  private readonly pendingLog: LogAppend[] = [];
+  private lastShape: StoredShape;
+  private lastPublished: { value: string; status: ConversationStatus };
+  /** Counts changes that must be written; `writtenGeneration` says how far the store has caught up. */
+  private generation = 0;
+  private writtenGeneration = 0;
+  private writing = false;
+  private waiters: Waiter[] = [];
+  private unassignedGates: Array<Pick<Waiter, 'resolve' | 'reject'>> = [];
+  private rejections: Array<{ eventType: string; message: string }> | undefined;
+  private detachedWith: unknown;
+  detached = false;
+
+  constructor(options: LiveRunOptions) {
+    this.options = options;
+    this.id = options.id;
+    this.revision = options.revision;
+    this.updatedAt = options.updatedAt;
+    this.actor =
+      'snapshot' in options.from
+        ? createActor(options.machine, { snapshot: options.from.snapshot as ConversationSnapshot, input: {} })
+        : createActor(options.machine, { input: options.from.input });
+    const initial = this.actor.getSnapshot();
+    this.lastShape = storedShapeOf(initial);
+    this.lastPublished = { value: this.lastShape.value, status: statusOf(initial) };
+    setExecutionGate(this.actor.system, () => this.gate());
+    this.subscriptions.push(
+      this.actor.on('*', (event) => this.onEmitted(event)),
+      this.actor.subscribe({
+        next: (snapshot) => this.onSnapshot(snapshot),
+        // The machine routes every failure to a final state; an actor error would be a bug, not a run outcome.
+        error: (error) => this.fail(error),
+      }),
+    );
+  }
+
+  /** Starts the actor (a restored run resumes here: see `resumeRunsOnRestore`). */
+  start(): void {
+    this.actor.start();
+  }
+
+  get snapshot(): ConversationSnapshot {
+    return this.actor.getSnapshot();
+  }
+
+  get status(): ConversationStatus {
+    return statusOf(this.actor.getSnapshot());
+  }
+
+  /**
+   * Sends a caller's event and logs it when the run takes it. Returns the machine's rejection
+   * message when it does not (the machine answers those with `event.rejected`).
+   */
+  apply(event: ConversationUserEvent, log: ConversationLogEvent): string | undefined {
+    const entry: LogAppend = { at: Date.now(), event: log };
+    // Logged before the send so it goes out with the write of the state the event leads to.
+    this.pendingLog.push(entry);
+    const rejections: Array<{ eventType: string; message: string }> = [];
+    this.rejections = rejections;
+    try {
+      // Handled at once: the host never sends from inside the actor's own callbacks.
+      this.actor.send(event);
+    } finally {
+      this.rejections = undefined;
+    }
+    const rejection = rejections.find((rejected) => rejected.eventType === event.type);
+    if (!rejection) return undefined;
+    this.pendingLog.splice(this.pendingLog.indexOf(entry), 1);
+    return rejection.message;
+  }
+
+  /** Resolves once every change so far is stored; rejects if the run was let go before that. */
+  written(): Promise<void> {
+    if (this.detached) return Promise.reject(this.detachedWith);
+    if (this.writtenGeneration >= this.generation) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ generation: this.generation, caller: true, resolve, reject }));
+  }
+
+  /** Whether a write is pending or in progress. */
+  get writesPending(): boolean {
+    return this.writing || this.writtenGeneration < this.generation;
+  }
+
+  /** Stops the actor without writing anything: the store keeps the last state written. */
+  detach(reason: unknown): void {
+    if (this.detached) return;
+    this.detached = true;
+    this.detachedWith = reason;
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.actor.stop();
+    const waiting = [...this.waiters, ...this.unassignedGates];
+    this.waiters = [];
+    this.unassignedGates = [];
+    for (const waiter of waiting) waiter.reject(reason);
+  }
+
+  private gate(): Promise<void> {
+    if (this.detached) return Promise.reject(this.detachedWith);
+    return new Promise((resolve, reject) => {
+      this.unassignedGates.push({ resolve, reject });
+      // XState starts a spawned child just before its parent's observers see the snapshot that
+      // holds it; `onSnapshot` assigns the gate to that snapshot's write. Should no snapshot follow,
+      // the gate waits for what is changed so far.
+      queueMicrotask(() => this.assignGates());
+    });
+  }
+
+  private assignGates(): void {
+    const gates = this.unassignedGates;
+    if (gates.length === 0) return;
+    this.unassignedGates = [];
+    for (const gate of gates) {
+      if (this.writtenGeneration >= this.generation) gate.resolve();
+      else this.waiters.push({ ...gate, generation: this.generation, caller: false });
+    }
+  }
+
+  private onEmitted(event: ConversationEmittedEvent): void {
+    if (this.detached) return;
+    if (event.type === 'tool.call' || event.type === 'tool.result') this.pendingLog.push({ at: Date.now(), event });
+    if (event.type === 'event.rejected' && this.rejections) this.rejections.push(event);
+    this.options.publish(event);
+  }
+
+  private onSnapshot(snapshot: ConversationSnapshot): void {
+    if (this.detached) return;
+    const shape = storedShapeOf(snapshot);
+    if (changesStoredState(this.lastShape, shape)) {
+      this.lastShape = shape;
+      if (snapshot.status === 'done' && snapshot.output) {
+        const { messages: _messages, ...outcome } = snapshot.output;
+        this.pendingLog.push({ at: Date.now(), event: { type: 'run.ended', ...outcome } });
+      }
+      this.generation++;
+      if (!this.writing) {
+        this.writing = true;
+        // After the current macrostep and the caller's bookkeeping: one write can then take several changes.
+        queueMicrotask(() => void this.writeChanges());
+      }
+    }
+    const status = statusOf(snapshot);
+    if (shape.value !== this.lastPublished.value || status !== this.lastPublished.status) {
+      this.lastPublished = { value: shape.value, status };
+      this.options.publish({ type: 'state', value: snapshot.value, status });
+    }
+    this.assignGates();
+  }
+
+  private async writeChanges(): Promise<void> {
+    try {
+      while (!this.detached && this.writtenGeneration < this.generation) {
+        const generation = this.generation;
+        const snapshot = this.actor.getSnapshot();
+        const stored: StoredConversation = {
+          id: this.id,
+          version: snapshotVersion,
+          machineId: this.options.machine.id,
+          status: statusOf(snapshot),
+          snapshot: JSON.stringify(this.actor.getPersistedSnapshot()),
+          revision: this.revision + 1,
+          owner: this.options.owner,
+          updatedAt: Date.now(),
+        };
+        const log = this.pendingLog.splice(0);
+        await this.options.store.save(stored, log);
+        this.revision = stored.revision;
+        this.updatedAt = stored.updatedAt;
+        this.writtenGeneration = generation;
+        const done = this.waiters.filter((waiter) => waiter.generation <= generation);
+        this.waiters = this.waiters.filter((waiter) => waiter.generation > generation);
+        for (const waiter of done) waiter.resolve();
+      }
+    } catch (error) {
+      this.fail(error);
+      return;
+    } finally {
+      this.writing = false;
+    }
+    if (!this.detached) this.options.written(this);
+  }
+
+  private fail(error: unknown): void {
+    if (this.detached) return;
+    // Only callers' waits count: the gates of tool calls are the run's own.
+    const awaited = this.waiters.some((waiter) => waiter.caller);
+    this.detach(error);
+    this.options.failed(this, error, awaited);
+  }
+}

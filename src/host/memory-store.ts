@@ -1,0 +1,85 @@
+import type {
+  ConversationLogEntry,
+  ConversationStore,
+  ConversationSummary,
+  ListOptions,
+  LogAppend,
+  StoredConversation,
+} from './conversation-store.js';
+import { ConversationConflictError } from './errors/conversation-conflict-error.js';
+import { listLimit, statusFilter } from './list-options.js';
+
+/**
+ * A {@link ConversationStore} in this process's memory: for tests, examples and single-process
+ * services that need no restart. It keeps the same guarantees as a durable store (conditional
+ * atomic saves, verbatim snapshots, log entries copied in and out as JSON), so code moves to
+ * `sqliteStore` unchanged. Everything is lost when the process ends.
+ *
+ * @example
+ * ```ts
+ * import { createConversationHost, memoryStore } from 'actorloop';
+ *
+ * const host = createConversationHost({ machine, store: memoryStore() });
+ * await host.send('c-1', { type: 'user.message', content: 'Hi' });
+ * ```
+ */
+export function memoryStore(): ConversationStore {
+  const conversations = new Map<string, StoredConversation>();
+  /** Log entries as JSON text, so nothing a caller holds can change what was logged. */
+  const logs = new Map<string, Array<{ seq: number; at: number; event: string }>>();
+  let nextSeq = 1;
+  let closed = false;
+  const open = (what: string) => {
+    if (closed) throw new Error(`memoryStore: ${what} after close()`);
+  };
+
+  return {
+    async load(id) {
+      open('load');
+      const stored = conversations.get(id);
+      return stored ? { ...stored } : undefined;
+    },
+    async save(conversation: StoredConversation, log: readonly LogAppend[] = []) {
+      open('save');
+      const storedRevision = conversations.get(conversation.id)?.revision ?? 0;
+      if (storedRevision !== conversation.revision - 1) {
+        throw new ConversationConflictError(conversation.id, conversation.revision - 1, storedRevision);
+      }
+      // Serialised before anything is written, so a log entry that is not JSON leaves no half-save behind.
+      const entries = log.map(({ at, event }) => ({ seq: 0, at, event: JSON.stringify(event) }));
+      for (const entry of entries) entry.seq = nextSeq++;
+      conversations.set(conversation.id, { ...conversation });
+      if (entries.length > 0) {
+        const existing = logs.get(conversation.id);
+        if (existing) existing.push(...entries);
+        else logs.set(conversation.id, entries);
+      }
+    },
+    async readLog(id, options = {}): Promise<ConversationLogEntry[]> {
+      open('readLog');
+      const afterSeq = options.afterSeq ?? 0;
+      const limit = listLimit(options.limit, 'readLog');
+      const entries = (logs.get(id) ?? []).filter((entry) => entry.seq > afterSeq).slice(0, limit);
+      return entries.map(({ seq, at, event }) => ({ seq, at, event: JSON.parse(event) as ConversationLogEntry['event'] }));
+    },
+    async list(options: ListOptions = {}): Promise<ConversationSummary[]> {
+      open('list');
+      const statuses = statusFilter(options.status);
+      const limit = listLimit(options.limit, 'list');
+      const after = options.after;
+      return [...conversations.values()]
+        .filter((stored) => (statuses === undefined || statuses.has(stored.status)) && (after === undefined || stored.id > after))
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, limit)
+        .map(({ id, status, revision, owner, updatedAt }) => ({ id, status, revision, owner, updatedAt }));
+    },
+    async delete(id) {
+      open('delete');
+      logs.delete(id);
+      return conversations.delete(id);
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}

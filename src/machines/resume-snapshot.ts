@@ -1,0 +1,87 @@
+import { isRecord } from '../util/is-record.js';
+import { errorResult, resultTexts } from './tool-round.js';
+import type { ConversationContext, RoundCall } from './types.js';
+
+/** What resuming needs to know about the machine's tools. */
+export type ResumePolicy = {
+  /** Whether a call of this tool that a restart interrupted may run again. */
+  isIdempotent: (toolName: string) => boolean;
+};
+
+type PersistedChild = { snapshot?: unknown } & Record<string, unknown>;
+
+const isState = (value: unknown, name: string) => isRecord(value) && name in value;
+
+/**
+ * The persisted snapshot a run resumes from — the resume semantics of a durable run, as a pure
+ * function of the stored JSON (the machine's restore path applies it, so a plain
+ * `createActor(machine, { snapshot })` resumes the same way as the host does):
+ *
+ * - No child actor is restored: XState would restart every active one by itself, running a tool
+ *   call again whatever its tool is. The machine decides what runs again when the `run.resume` it
+ *   sends itself on start arrives.
+ * - Restored in `requesting`: the response in progress is dropped and the request is made again.
+ * - Restored in `executingTools`: settled calls keep their results and never run again. A call
+ *   that was running goes back to the queue when its tool is `idempotent` (it then runs again, with
+ *   a fresh deadline); otherwise it is settled with `resultTexts.interrupted`, and the model decides.
+ * - Any other state, and a snapshot that is not an active run, is returned as it is.
+ *
+ * Applying it twice gives the same result as once (a run restored again before it resumed keeps
+ * the calls it had interrupted in `restored.interrupted`).
+ *
+ * @example
+ * ```ts
+ * const resumed = resumeSnapshot(JSON.parse(stored), { isIdempotent: (name) => name === 'lookup' });
+ * ```
+ */
+export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
+  if (!isRecord(persisted) || persisted.status !== 'active' || !isRecord(persisted.context)) return persisted;
+  const context = persisted.context as unknown as ConversationContext;
+  const earlier = Array.isArray(context.restored?.interrupted) ? context.restored.interrupted : [];
+  if (isState(persisted.value, 'requesting')) {
+    const resumed: ConversationContext = {
+      ...context,
+      response: null,
+      partial: false,
+      progressed: false,
+      restored: { interrupted: earlier },
+    };
+    return { ...persisted, context: resumed, children: {} } as T;
+  }
+  if (isState(persisted.value, 'executingTools') && Array.isArray(context.round)) {
+    const interrupted = [...earlier];
+    const round = context.round.map((call): RoundCall => {
+      if (call.state !== 'running') return call;
+      const { deadline: _deadline, ...rest } = call;
+      if (policy.isIdempotent(call.toolName)) return { ...rest, state: 'queued' };
+      interrupted.push(call.toolCallId);
+      return { ...rest, state: 'settled', result: errorResult(call, resultTexts.interrupted) };
+    });
+    return { ...persisted, context: { ...context, round, restored: { interrupted } }, children: {} } as T;
+  }
+  return persisted;
+}
+
+/**
+ * A persisted snapshot without the copies of the history its child actors hold: each running tool
+ * call's and the provider call's input carries the whole `messages` (and `sessionData`), so a round
+ * of N calls would write the history N + 1 times. Restoring never needs them ({@link resumeSnapshot}
+ * drops the children); what identifies a call (`toolCallId`, `toolName`, `args`) stays.
+ *
+ * @example
+ * ```ts
+ * const json = JSON.stringify(compactSnapshot(actor.getPersistedSnapshot()));
+ * ```
+ */
+export function compactSnapshot<T>(persisted: T): T {
+  if (!isRecord(persisted) || !isRecord(persisted.children)) return persisted;
+  let children: Record<string, unknown> | undefined;
+  for (const [id, child] of Object.entries(persisted.children)) {
+    const snapshot = isRecord(child) ? (child as PersistedChild).snapshot : undefined;
+    if (!isRecord(snapshot) || !isRecord(snapshot.input) || !('messages' in snapshot.input || 'sessionData' in snapshot.input)) continue;
+    const { messages: _messages, sessionData: _sessionData, ...input } = snapshot.input;
+    children ??= { ...persisted.children };
+    children[id] = { ...(child as PersistedChild), snapshot: { ...snapshot, input } };
+  }
+  return children ? ({ ...persisted, children } as T) : persisted;
+}

@@ -1,0 +1,15 @@
+/**
+ * `actorloop/sqlite`: the embedded conversation store, one SQLite file through `better-sqlite3`
+ * (an optional peer: `npm install better-sqlite3@12`).
+ *
+ * @example
+ * ```ts
+ * import { createConversationHost } from 'actorloop';
+ * import { sqliteStore } from 'actorloop/sqlite';
+ *
+ * const host = createConversationHost({ machine, store: sqliteStore({ path: 'conversations.db' }) });
+ * ```
+ * @packageDocumentation
+ */
+export { sqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { SqliteStoreError, type SqliteStoreErrorCode } from './sqlite-store-error.js';

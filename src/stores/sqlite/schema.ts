@@ -1,0 +1,65 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { SqliteStoreError } from './sqlite-store-error.js';
+
+/** The schema version this store writes and reads, kept in the file's `user_version`. */
+export const schemaVersion = 1;
+/** Marks the file as an actorloop conversation store (`application_id`, "aclp"). */
+export const applicationId = 0x61636c70;
+
+const createStatements = [
+  // STRICT: a value of the wrong type is refused rather than stored.
+  `CREATE TABLE conversations (
+    id TEXT PRIMARY KEY NOT NULL,
+    version INTEGER NOT NULL,
+    machine_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    owner TEXT NOT NULL,
+    snapshot TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT`,
+  'CREATE INDEX conversations_by_status ON conversations (status, id)',
+  // AUTOINCREMENT: a sequence number is never used twice, also after entries are deleted.
+  `CREATE TABLE conversation_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    event TEXT NOT NULL
+  ) STRICT`,
+  'CREATE INDEX conversation_log_by_conversation ON conversation_log (conversation_id, seq)',
+];
+
+/**
+ * Creates the schema in a new file, or checks that an existing file is a store of a schema
+ * version this code reads. Runs in one `BEGIN IMMEDIATE` transaction, so two processes opening a
+ * new file at once create it once.
+ */
+export function openSchema(db: BetterSqlite3.Database, path: string): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    const application = db.pragma('application_id', { simple: true }) as number;
+    const tables = (db.prepare("SELECT count(*) AS count FROM sqlite_schema WHERE type = 'table'").get() as { count: number }).count;
+    if (application === 0 && version === 0 && tables === 0) {
+      for (const statement of createStatements) db.exec(statement);
+      db.pragma(`application_id = ${applicationId}`);
+      db.pragma(`user_version = ${schemaVersion}`);
+      return;
+    }
+    if (application !== applicationId) {
+      throw new SqliteStoreError(
+        'not_a_store',
+        path,
+        `the file is a SQLite database of something else (application_id ${application}, ${tables} table(s)), not an actorloop conversation store`,
+      );
+    }
+    if (version !== schemaVersion) {
+      throw new SqliteStoreError(
+        'unknown_schema_version',
+        path,
+        `the file has schema version ${version}; this actorloop reads version ${schemaVersion}` +
+          (version > schemaVersion ? ' (a newer actorloop wrote it: upgrade actorloop)' : ''),
+      );
+    }
+  }).immediate();
+}

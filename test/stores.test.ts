@@ -1,0 +1,240 @@
+/**
+ * The ConversationStore contract, run against both stores, then what only the SQLite file does:
+ * created on first use, WAL, a recorded schema version, refusing files it must not touch, and
+ * surviving a process killed in the middle of a write.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  ConversationConflictError,
+  InvalidOptionsError,
+  memoryStore,
+  type ConversationStore,
+  type StoredConversation,
+} from '../src/index.js';
+import { SqliteStoreError, sqliteStore } from '../src/stores/sqlite/index.js';
+
+const work = mkdtempSync(join(tmpdir(), 'actorloop-stores-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+let files = 0;
+const newPath = () => join(work, `store-${++files}.db`);
+
+const conversation = (id: string, revision: number, extra: Partial<StoredConversation> = {}): StoredConversation => ({
+  id,
+  version: 1,
+  machineId: 'conversation',
+  status: 'running',
+  snapshot: JSON.stringify({ id, revision }),
+  revision,
+  owner: 'test',
+  updatedAt: 1_700_000_000_000 + revision,
+  ...extra,
+});
+
+const stores: Array<[string, () => ConversationStore]> = [
+  ['memoryStore', () => memoryStore()],
+  ['sqliteStore', () => sqliteStore({ path: newPath() })],
+];
+
+describe.each(stores)('%s keeps the ConversationStore contract', (_name, create) => {
+  it('saves and loads a conversation; each save must carry the next revision', async () => {
+    const store = create();
+    expect(await store.load('a')).toBeUndefined();
+    await store.save(conversation('a', 1));
+    expect(await store.load('a')).toEqual(conversation('a', 1));
+    for (const stale of [1, 3]) {
+      const error = await store.save(conversation('a', stale)).catch((caught: unknown) => caught);
+      expect(ConversationConflictError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ conversationId: 'a', expectedRevision: stale - 1, storedRevision: 1 });
+    }
+    await expect(store.save(conversation('b', 2))).rejects.toMatchObject({ storedRevision: 0 });
+    await store.save(conversation('a', 2, { status: 'done' }));
+    expect(await store.load('a')).toMatchObject({ revision: 2, status: 'done' });
+    await store.close();
+  });
+
+  it('appends the log with the snapshot, atomically: a refused save appends nothing', async () => {
+    const store = create();
+    await store.save(conversation('a', 1), [{ at: 1, event: { type: 'user.message', content: 'hi' } }]);
+    await expect(store.save(conversation('a', 1), [{ at: 2, event: { type: 'cancel' } }])).rejects.toThrow(ConversationConflictError);
+    await store.save(conversation('b', 1), [{ at: 3, event: { type: 'user.message', content: 'other' } }]);
+    await store.save(conversation('a', 2), [
+      { at: 4, event: { type: 'tool.call', toolCallId: 't', name: 'add', args: { a: 1 } } },
+      { at: 5, event: { type: 'tool.result', toolCallId: 't', name: 'add', result: '2', isError: false } },
+    ]);
+    const log = await store.readLog('a');
+    expect(log.map(({ at, event }) => [at, event.type])).toEqual([
+      [1, 'user.message'],
+      [4, 'tool.call'],
+      [5, 'tool.result'],
+    ]);
+    expect(log[1]?.event).toEqual({ type: 'tool.call', toolCallId: 't', name: 'add', args: { a: 1 } });
+    expect(log.map((entry) => entry.seq)).toEqual([...log.map((entry) => entry.seq)].sort((x, y) => x - y));
+    expect(await store.readLog('a', { afterSeq: log[0]!.seq, limit: 1 })).toEqual([log[1]]);
+    expect(await store.readLog('nobody')).toEqual([]);
+    await store.close();
+  });
+
+  it('keeps snapshots verbatim, also ones that are not JSON', async () => {
+    const store = create();
+    const text = '{"broken": [1, 2,';
+    await store.save(conversation('a', 1, { snapshot: text }));
+    expect((await store.load('a'))?.snapshot).toBe(text);
+    await store.close();
+  });
+
+  it('lists by status in id order, page by page', async () => {
+    const store = create();
+    for (const [id, status] of [
+      ['c', 'running'],
+      ['a', 'done'],
+      ['b', 'running'],
+      ['d', 'awaitingApproval'],
+    ] as const) {
+      await store.save(conversation(id, 1, { status }));
+    }
+    expect((await store.list()).map((summary) => summary.id)).toEqual(['a', 'b', 'c', 'd']);
+    expect(await store.list({ status: 'running' })).toEqual([
+      { id: 'b', status: 'running', revision: 1, owner: 'test', updatedAt: 1_700_000_000_001 },
+      { id: 'c', status: 'running', revision: 1, owner: 'test', updatedAt: 1_700_000_000_001 },
+    ]);
+    expect((await store.list({ status: ['done', 'awaitingApproval'] })).map((summary) => summary.id)).toEqual(['a', 'd']);
+    expect((await store.list({ after: 'a', limit: 2 })).map((summary) => summary.id)).toEqual(['b', 'c']);
+    await expect(store.list({ status: 'finished' as never })).rejects.toThrow(InvalidOptionsError);
+    await expect(store.list({ limit: 0 })).rejects.toThrow(InvalidOptionsError);
+    await store.close();
+  });
+
+  it('deletes a conversation with its log', async () => {
+    const store = create();
+    await store.save(conversation('a', 1), [{ at: 1, event: { type: 'cancel' } }]);
+    expect(await store.delete('a')).toBe(true);
+    expect(await store.delete('a')).toBe(false);
+    expect(await store.load('a')).toBeUndefined();
+    expect(await store.readLog('a')).toEqual([]);
+    // A new conversation under the same id starts again at revision 1.
+    await store.save(conversation('a', 1));
+    await store.close();
+  });
+
+  it('takes many saves at once (one transaction per turn for SQLite) and keeps each conversation consistent', async () => {
+    const store = create();
+    await Promise.all(Array.from({ length: 200 }, (_, index) => store.save(conversation(`c${index}`, 1))));
+    const results = await Promise.allSettled(Array.from({ length: 200 }, (_, index) => store.save(conversation(`c${index % 100}`, 2))));
+    // Two saves of revision 2 per conversation: the first wins, the second conflicts.
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(100);
+    expect(results.filter((result) => result.status === 'rejected')).toHaveLength(100);
+    expect((await store.list({ limit: 1000 })).filter((summary) => summary.revision === 2)).toHaveLength(100);
+    await store.close();
+  });
+});
+
+const hashOf = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+describe('sqliteStore', () => {
+  it('creates its file on first use, in WAL mode, with the schema version recorded in it', async () => {
+    const path = newPath();
+    const store = sqliteStore({ path });
+    expect(existsSync(path)).toBe(false);
+    await store.save(conversation('a', 1));
+    expect(existsSync(path)).toBe(true);
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('user_version', { simple: true })).toBe(1);
+    expect(db.pragma('application_id', { simple: true })).toBe(0x61636c70);
+    db.close();
+    await store.close();
+    // Reopened: the data is there.
+    const again = sqliteStore({ path });
+    expect(await again.load('a')).toEqual(conversation('a', 1));
+    await again.close();
+    await expect(again.load('a')).rejects.toMatchObject({ code: 'closed' });
+  });
+
+  it('refuses a file of an unknown schema version and leaves it untouched', async () => {
+    const path = newPath();
+    const store = sqliteStore({ path });
+    await store.save(conversation('a', 1));
+    await store.close();
+    const db = new Database(path);
+    db.pragma('user_version = 7');
+    db.close();
+    const before = hashOf(path);
+    const error = await sqliteStore({ path })
+      .load('a')
+      .catch((caught: unknown) => caught);
+    expect(SqliteStoreError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'unknown_schema_version', path });
+    expect((error as Error).message).toContain('schema version 7; this actorloop reads version 1 (a newer actorloop wrote it');
+    expect(hashOf(path)).toBe(before);
+  });
+
+  it('refuses another application’s database and a file that is not SQLite', async () => {
+    const other = newPath();
+    const db = new Database(other);
+    db.exec('CREATE TABLE users (id INTEGER PRIMARY KEY)');
+    db.close();
+    const before = hashOf(other);
+    await expect(sqliteStore({ path: other }).list()).rejects.toMatchObject({ code: 'not_a_store' });
+    expect(hashOf(other)).toBe(before);
+    const text = newPath();
+    writeFileSync(text, 'just some text, long enough to look like a header of something else entirely'.repeat(20));
+    await expect(sqliteStore({ path: text }).list()).rejects.toMatchObject({ code: 'not_a_store' });
+  });
+
+  it('names a bad option', () => {
+    expect(() => sqliteStore({ path: '' })).toThrow(/Invalid option path/);
+    expect(() => sqliteStore({ path: 'x.db', synchronous: 'off' as never })).toThrow(/Invalid option synchronous/);
+    expect(() => sqliteStore({ path: 'x.db', busyTimeoutMs: -1 })).toThrow(/Invalid option busyTimeoutMs/);
+  });
+
+  it('a process killed in the middle of writes leaves the last written snapshot whole and readable', async () => {
+    const path = newPath();
+    const script = join(import.meta.dirname, 'support', 'sqlite-writer.ts');
+    let lastSeen = 0;
+    for (let round = 0; round < 4; round++) {
+      // The writer saves ever newer 256 KiB snapshots as fast as it can and prints each revision once stored.
+      const child = spawn(process.execPath, ['--import', 'tsx', script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let acknowledged = lastSeen;
+      let buffered = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString();
+        const lines = buffered.split('\n');
+        buffered = lines.pop() ?? '';
+        for (const line of lines) if (line) acknowledged = Number(line);
+      });
+      await new Promise<void>((resolve) => {
+        const check = setInterval(() => {
+          if (acknowledged >= lastSeen + 5) {
+            clearInterval(check);
+            resolve();
+          }
+        }, 5);
+      });
+      // Somewhere in the next few writes.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      const store = sqliteStore({ path });
+      const stored = await store.load('big');
+      expect(stored).toBeDefined();
+      const snapshot = JSON.parse(stored!.snapshot) as { revision: number; payload: string };
+      expect(snapshot.revision).toBe(stored!.revision);
+      expect(snapshot.payload).toBe(String(stored!.revision % 10).repeat(256 * 1024));
+      // Nothing acknowledged is lost; at most the write in flight is.
+      expect(stored!.revision).toBeGreaterThanOrEqual(acknowledged);
+      const log = await store.readLog('big', { limit: 100_000 });
+      expect(log.at(-1)?.event).toMatchObject({ type: 'cancel', reason: `revision ${stored!.revision}` });
+      await store.close();
+      lastSeen = stored!.revision;
+    }
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+  }, 60_000);
+});

@@ -1,0 +1,43 @@
+/**
+ * A worker process of the crash test: a host on the SQLite file that recovers what a killed
+ * predecessor left in flight and drives every conversation on. It reports over IPC what it is
+ * doing — requests, tool executions, results, writes, acknowledged messages — so the test can kill
+ * it (SIGKILL) at the point it aims for.
+ *
+ * argv: <database path> <side file> <wire server url>
+ */
+import { createConversationHost, type ConversationStore } from '../../src/index.js';
+import { sqliteStore } from '../../src/stores/sqlite/index.js';
+import { conversationIds, crashMachine, drive } from './crash-scenario.js';
+
+export type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'phase'; phase: 'request' | 'tool' | 'result' | 'write' }
+  | { type: 'ack'; id: string; turn: number }
+  | { type: 'finished' };
+
+const [path, sideFile, url] = process.argv.slice(2);
+if (!path || !sideFile || !url) throw new Error('usage: crash-worker.ts <database> <side file> <url>');
+const report = (message: WorkerMessage) => process.send?.(message);
+
+const sqlite = sqliteStore({ path });
+const store: ConversationStore = {
+  ...sqlite,
+  save: (conversation, log) => {
+    report({ type: 'phase', phase: 'write' });
+    return sqlite.save(conversation, log);
+  },
+};
+const host = createConversationHost({ machine: crashMachine(url, sideFile, () => report({ type: 'phase', phase: 'tool' })), store });
+for (const id of conversationIds) {
+  host.subscribe(id, (event) => {
+    if (event.type === 'request.started') report({ type: 'phase', phase: 'request' });
+    if (event.type === 'tool.result') report({ type: 'phase', phase: 'result' });
+  });
+}
+report({ type: 'ready' });
+await host.recover();
+await Promise.all(conversationIds.map((id) => drive(host, id, (conversation, turn) => report({ type: 'ack', id: conversation, turn }))));
+await host.close();
+report({ type: 'finished' });
+process.disconnect?.();
