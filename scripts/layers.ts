@@ -54,11 +54,13 @@ export type LayerProblem = { file: string; line: number; message: string };
 /** Relative imports of a TypeScript source (static, type-only, re-exports and dynamic imports). */
 export function importsOf(source: string): Array<{ specifier: string; line: number }> {
   const found: Array<{ specifier: string; line: number }> = [];
+  // Imports in comments (a TSDoc example) are not imports; blanked out, lines kept for the numbers.
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, ' ')).replace(/^[ \t]*\/\/.*$/gm, '');
   const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
-  for (const match of source.matchAll(pattern)) {
+  for (const match of code.matchAll(pattern)) {
     const specifier = match[1];
     if (specifier === undefined) continue;
-    const line = source.slice(0, match.index).split('\n').length;
+    const line = code.slice(0, match.index + match[0].length).split('\n').length;
     found.push({ specifier, line });
   }
   return found;

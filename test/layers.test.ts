@@ -20,6 +20,17 @@ describe('layer direction check (docs/architecture.md)', () => {
     ]);
   });
 
+  it('ignores imports inside comments (TSDoc examples)', () => {
+    const source = [
+      '/**',
+      " * import { createConversationHost } from 'actorloop';",
+      ' */',
+      "// import { x } from '../x.js';",
+      "import { y } from './y.js';",
+    ].join('\n');
+    expect(importsOf(source)).toEqual([{ specifier: './y.js', line: 5 }]);
+  });
+
   it('puts the neutral model files of src/providers in the model layer, the wires in providers', () => {
     expect(layerOf('src/providers/messages.ts')?.name).toBe('model');
     expect(layerOf('src/providers/errors/provider-error.ts')?.name).toBe('model');

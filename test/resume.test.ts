@@ -224,7 +224,7 @@ describe('a run restored in requesting', () => {
     const output = await toPromise(actor);
     expect(output).toMatchObject({ status: 'done', text: 'whole answer' });
     expect(model.requests).toHaveLength(2);
-    expect(eventsOf(events, 'request.started')).toEqual([{ type: 'request.started', iteration: 0, attempt: 1 }]);
+    expect(eventsOf(events, 'request.started')).toEqual([{ type: 'request.started', iteration: 0, attempt: 1, provider: 'handler' }]);
     expect(output.messages).toEqual([
       { role: 'user', content: 'go' },
       { role: 'assistant', content: [{ type: 'text', text: 'whole answer' }] },

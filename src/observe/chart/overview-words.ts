@@ -9,6 +9,7 @@ export type GuardWords = { words: string | null; negated?: string };
 
 export const guardWords: Record<string, GuardWords> = {
   hasInputProblem: { words: 'invalid input' },
+  isRestored: { words: 'restored from a snapshot' },
   isValidUserMessage: { words: null },
   canRetryFailure: { words: 'retries left', negated: 'no retry left' },
   missingResponse: { words: 'no response' },
