@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
 
@@ -30,8 +30,15 @@ function run(command: string, args: string[], cwd: string): string {
   }
 }
 
-/** A fresh project with the tarball and the given xstate installed (from the npm cache when it can). */
-function project(name: string, xstateVersion: string): string {
+/**
+ * A fresh project with the tarball and the given xstate installed (from the npm cache when it can),
+ * plus `packages`, with the test/packaging `files` copied in (the .ts ones type-checked with `lib`).
+ */
+function project(
+  name: string,
+  xstateVersion: string,
+  { packages = [], files = ['quick-start.ts'], lib = ['ES2023'] }: { packages?: string[]; files?: string[]; lib?: string[] } = {},
+): string {
   const directory = join(work, name);
   mkdirSync(directory);
   writeFileSync(join(directory, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
@@ -40,7 +47,7 @@ function project(name: string, xstateVersion: string): string {
     JSON.stringify({
       compilerOptions: {
         target: 'ES2022',
-        lib: ['ES2023'],
+        lib,
         module: 'NodeNext',
         moduleResolution: 'NodeNext',
         strict: true,
@@ -48,10 +55,10 @@ function project(name: string, xstateVersion: string): string {
         noEmit: true,
         types: ['node'],
       },
-      include: ['quick-start.ts'],
+      include: files.filter((file) => file.endsWith('.ts')),
     }),
   );
-  writeFileSync(join(directory, 'quick-start.ts'), readFileSync(join(root, 'test/packaging/quick-start.ts'), 'utf8'));
+  for (const file of files) writeFileSync(join(directory, file), readFileSync(join(root, 'test/packaging', file), 'utf8'));
   run(
     'npm',
     [
@@ -63,18 +70,19 @@ function project(name: string, xstateVersion: string): string {
       `xstate@${xstateVersion}`,
       `@types/node@${pkg.devDependencies['@types/node']}`,
       `typescript@${pkg.devDependencies.typescript}`,
+      ...packages,
     ],
     directory,
   );
   return directory;
 }
 
-/** The quick start compiled by the project's own TypeScript, then run as JavaScript. */
-function check(directory: string) {
+/** The quick start (or `entry`) compiled by the project's own TypeScript, then run as JavaScript. */
+function check(directory: string, entry = 'quick-start') {
   run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], directory);
   // The same source with its types stripped by TypeScript itself, run by plain Node (no tsx).
   run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit', 'false', '--outDir', 'out'], directory);
-  return JSON.parse(run(process.execPath, ['out/quick-start.js'], directory)) as Record<string, unknown>;
+  return JSON.parse(run(process.execPath, [`out/${entry}.js`], directory)) as Record<string, unknown>;
 }
 
 beforeAll(() => {
@@ -131,6 +139,57 @@ describe('the packed package in a fresh project', () => {
         value: 'done',
         messages: 4,
       });
+      // actorloop/mcp loads without the MCP SDK too, and says what to install when it is used.
+      const missing = run(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          "import('actorloop/mcp').then((m) => m.mcpTools({ command: 'x' })).catch((e) => console.log(e.message))",
+        ],
+        directory,
+      );
+      expect(missing).toMatch(
+        /^actorloop\/mcp needs the MCP SDK, an optional peer dependency of actorloop: npm install @modelcontextprotocol\/sdk/,
+      );
     }, 180_000);
   }
+
+  it('actorloop/mcp with the MCP SDK installed: type-checks (strict, skipLibCheck: false) and runs a tool from a stdio MCP server', () => {
+    const directory = project(
+      'with-mcp-sdk',
+      pkg.devDependencies.xstate,
+      {
+        packages: [`@modelcontextprotocol/sdk@${pkg.devDependencies['@modelcontextprotocol/sdk']}`, `zod@${pkg.devDependencies.zod}`],
+        files: ['mcp-check.ts', 'mcp-server.mjs'],
+        // The SDK's own declarations use the DOM lib's fetch types (HeadersInit); actorloop's do not.
+        lib: ['ES2023', 'DOM'],
+      },
+    );
+    expect(check(directory, 'mcp-check')).toEqual({
+      tools: ['calc_add'],
+      status: 'done',
+      text: 'It is 5.',
+      results: ['5'],
+      isError: false,
+    });
+  }, 300_000);
+});
+
+describe('the root entry point', () => {
+  it('declares no type from an optional library: the d.ts files it reaches never name @modelcontextprotocol/sdk, openai or @anthropic-ai/sdk', () => {
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      // TSDoc examples may import anything; the declarations themselves may not.
+      const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+      expect(text, file).not.toMatch(/(?:from |import\()['"](?:@modelcontextprotocol\/sdk|openai|@anthropic-ai\/sdk)/);
+      for (const [, specifier] of text.matchAll(/(?:from |import\()['"](\.[^'"]+)['"]/g)) {
+        visit(join(dirname(file), specifier!.replace(/\.js$/, '.d.ts')));
+      }
+    };
+    visit(join(root, 'dist/index.d.ts'));
+    expect(seen.size).toBeGreaterThan(10);
+  });
 });
