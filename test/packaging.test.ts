@@ -156,16 +156,12 @@ describe('the packed package in a fresh project', () => {
   }
 
   it('actorloop/mcp with the MCP SDK installed: type-checks (strict, skipLibCheck: false) and runs a tool from a stdio MCP server', () => {
-    const directory = project(
-      'with-mcp-sdk',
-      pkg.devDependencies.xstate,
-      {
-        packages: [`@modelcontextprotocol/sdk@${pkg.devDependencies['@modelcontextprotocol/sdk']}`, `zod@${pkg.devDependencies.zod}`],
-        files: ['mcp-check.ts', 'mcp-server.mjs'],
-        // The SDK's own declarations use the DOM lib's fetch types (HeadersInit); actorloop's do not.
-        lib: ['ES2023', 'DOM'],
-      },
-    );
+    const directory = project('with-mcp-sdk', pkg.devDependencies.xstate, {
+      packages: [`@modelcontextprotocol/sdk@${pkg.devDependencies['@modelcontextprotocol/sdk']}`, `zod@${pkg.devDependencies.zod}`],
+      files: ['mcp-check.ts', 'mcp-server.mjs'],
+      // The SDK's own declarations use the DOM lib's fetch types (HeadersInit); actorloop's do not.
+      lib: ['ES2023', 'DOM'],
+    });
     expect(check(directory, 'mcp-check')).toEqual({
       tools: ['calc_add'],
       status: 'done',
