@@ -207,7 +207,12 @@ describe('bad input', () => {
     const cases: Array<[unknown, unknown, string]> = [
       [client, { prefixx: 'a' }, 'Invalid option prefixx: expected a known option'],
       [client, { prefix: 'has space' }, 'Invalid option prefix: expected at most 48 letters, digits, "_" or "-", got "has space"'],
-      [client, { include: 'read_file' }, 'Invalid option include: expected an array of tool names'],
+      [
+        client,
+        { include: 'read_file' },
+        'Invalid option include: expected an array of tool names (the server’s names, without prefix) or a function',
+      ],
+      [client, { exclude: [1] }, 'Invalid option exclude: expected an array of tool names'],
       [client, { needsApproval: 'yes' }, 'Invalid option needsApproval: expected a boolean, an array of tool names or a function'],
       [client, { timeoutMs: -1 }, 'Invalid option timeoutMs: expected a number of milliseconds between 1 and 2147483647, got -1'],
       [client, { timeoutMs: { read_file: 'soon' } }, 'Invalid option timeoutMs.read_file: expected a number of milliseconds'],
@@ -226,6 +231,35 @@ describe('bad input', () => {
     }
     const set = await mcpTools(client);
     expect(() => set.onToolsChanged('listener' as never)).toThrow('Invalid option listener: expected a function');
+  });
+
+  it('a list naming a tool the server does not offer is refused (a typo in needsApproval would leave the tool unguarded)', async () => {
+    const client = await connected(fileServer());
+    for (const [option, value] of [
+      ['needsApproval', ['write_fille']],
+      ['idempotent', ['read']],
+      ['timeoutMs', { write: 5 }],
+      ['include', ['read_file', 'delete_file']],
+    ] as const) {
+      const error = await mcpTools(client, { [option]: value }).catch((caught: unknown) => caught);
+      expect(InvalidOptionsError.isInstance(error), String(error)).toBe(true);
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `^Invalid option ${option}: expected names of tools the server offers \\(read_file, write_file, files.search; for tools that come and go, use a function\\), got "`,
+        ),
+      );
+    }
+    // exclude may name tools the server does not (or no longer) offer: leaving out is the safe side.
+    const set = await mcpTools(client, { exclude: ['delete_file', 'write_file'] });
+    expect(set.tools.map((tool) => tool.name)).toEqual(['read_file', 'files_search']);
+  });
+
+  it('include and exclude as functions of the tool', async () => {
+    const client = await connected(fileServer());
+    const readOnly = await mcpTools(client, { include: (tool) => tool.annotations?.readOnlyHint === true });
+    expect(readOnly.tools.map((tool) => tool.name)).toEqual(['read_file']);
+    const safe = await mcpTools(client, { exclude: (tool) => tool.annotations?.destructiveHint === true });
+    expect(safe.tools.map((tool) => tool.name)).toEqual(['read_file', 'files_search']);
   });
 
   it('a tool whose input schema cannot be compiled: mcpTools says which and how to leave it out', async () => {

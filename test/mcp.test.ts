@@ -30,7 +30,7 @@ const transports: Array<() => Transport & { setUp(): Promise<void>; tearDown(): 
     let server: HttpServer | undefined;
     return {
       name: 'http',
-      source: () => server!.source,
+      source: () => ({ ...server!.source, headers: { 'x-actorloop-test': 'sent-by-the-source' } }),
       starts: () => log.starts().length,
       setUp: async () => {
         server = await startHttpServer({ startLog: log.path });
@@ -82,7 +82,10 @@ describe.each(transports)('MCP tools over %#', (makeTransport) => {
     expect(offered?.function.parameters).toMatchObject({ properties: { a: { type: 'number' } } });
     expect(requests[1]!.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'c1', content: '5' });
     expectValidHistory(output.messages);
-    expect((await serverLog(set.tools)).calls).toContainEqual({ name: 'add', args: { a: 2, b: 3 } });
+    const log = await serverLog(set.tools);
+    expect(log.calls).toContainEqual({ name: 'add', args: { a: 2, b: 3 } });
+    // The source's headers go with every HTTP request.
+    expect(log.headers).toEqual(transport.name === 'http' ? ['sent-by-the-source'] : []);
   });
 
   it(`${transport.name}: an isError answer is an error result the model reads, and the run goes on`, async () => {

@@ -35,6 +35,8 @@ const log = {
   sessions: 0,
   calls: [] as Array<{ name: string; args: unknown }>,
   cancellations: [] as Array<{ name: string; reason: string }>,
+  /** Values of the x-actorloop-test header seen on HTTP requests (to check a source's headers arrive). */
+  headers: [] as string[],
 };
 
 if (process.env.MCP_TEST_START_LOG) appendFileSync(process.env.MCP_TEST_START_LOG, `${process.pid} ${mode}\n`);
@@ -175,6 +177,8 @@ async function serveHttp(): Promise<void> {
       response.writeHead(405, { allow: 'POST, DELETE' }).end();
       return;
     }
+    const header = request.headers['x-actorloop-test'];
+    if (typeof header === 'string' && !log.headers.includes(header)) log.headers.push(header);
     const body = request.method === 'POST' ? await readBody(request) : undefined;
     const sessionId = request.headers['mcp-session-id'];
     let transport = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;

@@ -17,6 +17,7 @@ export type ServerLog = {
   sessions: number;
   calls: Array<{ name: string; args: unknown }>;
   cancellations: Array<{ name: string; reason: string }>;
+  headers: string[];
 };
 
 /** A file each server start appends its pid to, so a test can count starts. */

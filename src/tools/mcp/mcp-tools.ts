@@ -130,15 +130,14 @@ class ToolSet implements McpToolSet {
   }
 
   private apply(offered: McpToolDefinition[], client: Client): void {
-    const { include, exclude, prefix } = this.options;
-    const chosen = offered.filter((tool) => (!include || include.has(tool.name)) && !exclude.has(tool.name));
+    const chosen = offered.filter((tool) => this.options.offers(tool) === true);
     this.offered = offered;
     this.listedFrom = client;
     const signature = JSON.stringify(chosen);
     if (signature === this.signature) return;
     const names = modelToolNames(
       chosen.map((tool) => tool.name),
-      prefix,
+      this.options.prefix,
     );
     this.tools = chosen.map((definition, index) => this.toTool(definition, names[index] as string));
     this.signature = signature;
@@ -273,14 +272,17 @@ export async function mcpTools(source: McpSource, options?: McpToolsOptions): Pr
   const set = new ToolSet(resolvedSource, resolvedOptions, ToolListChangedNotificationSchema);
   try {
     await set.refresh();
-    const include = resolvedOptions.include;
-    const missing = include ? [...include].filter((name) => !set.offered.some((tool) => tool.name === name)) : [];
-    if (missing.length > 0) {
-      throw new InvalidOptionsError(
-        'include',
-        `names of tools the server offers (${set.offered.map((tool) => tool.name).join(', ') || 'none'})`,
-        missing.join(', '),
-      );
+    // A misspelt name would silently leave a tool unguarded (needsApproval) or missing (include).
+    const offered = new Set(set.offered.map((tool) => tool.name));
+    for (const [option, names] of resolvedOptions.named) {
+      const unknown = [...names].filter((name) => !offered.has(name));
+      if (unknown.length > 0) {
+        throw new InvalidOptionsError(
+          option,
+          `names of tools the server offers (${[...offered].join(', ') || 'none'}; for tools that come and go, use a function)`,
+          unknown.join(', '),
+        );
+      }
     }
   } catch (error) {
     await set.close();

@@ -19,10 +19,10 @@ import type { McpCallToolResult, McpToolDefinition } from './mcp-types.js';
 export type McpToolsOptions = {
   /** Put before every tool's name (letters, digits, `_`, `-`), to tell servers apart: `github_`. */
   prefix?: string;
-  /** Offer only these tools. */
-  include?: readonly string[];
-  /** Never offer these tools. */
-  exclude?: readonly string[];
+  /** Offer only these tools (or those a function picks). */
+  include?: readonly string[] | ((tool: McpToolDefinition) => boolean);
+  /** Never offer these tools (or those a function picks). */
+  exclude?: readonly string[] | ((tool: McpToolDefinition) => boolean);
   /**
    * Ask the user before a call (`tool.approve` / `tool.deny`): all tools, the named ones, or the
    * calls a predicate picks, given the server's tool definition and the validated arguments.
@@ -61,8 +61,8 @@ export type McpToolsOptions = {
 /** Options with defaults applied, every value checked. */
 export type ResolvedMcpOptions = {
   prefix: string;
-  include: ReadonlySet<string> | undefined;
-  exclude: ReadonlySet<string>;
+  /** Whether a tool the server lists is offered, after `include` and `exclude`. */
+  offers: (tool: McpToolDefinition) => boolean;
   needsApproval: (tool: McpToolDefinition) => boolean | ((args: Record<string, unknown>) => boolean);
   idempotent: (tool: McpToolDefinition) => boolean;
   timeoutMs: (tool: McpToolDefinition) => number | undefined;
@@ -70,6 +70,8 @@ export type ResolvedMcpOptions = {
   connectTimeoutMs: number;
   onError: (error: Error) => void;
   clientInfo: { name: string; version: string };
+  /** The tool names each option lists (all but `exclude`), checked against the server's first list. */
+  named: ReadonlyArray<[option: string, names: ReadonlySet<string>]>;
 };
 
 const knownOptions = [
@@ -106,6 +108,21 @@ function milliseconds(value: unknown, option: string): number {
 function perToolFlag(value: unknown, option: string): (tool: McpToolDefinition) => boolean {
   if (value === undefined || typeof value === 'boolean') return () => value === true;
   if (!Array.isArray(value)) throw new InvalidOptionsError(option, 'a boolean, an array of tool names or a function', value);
+  const listed = names(value, option) as Set<string>;
+  return (tool) => listed.has(tool.name);
+}
+
+/** `include` / `exclude`: a list of names, or a function of the tool. */
+function toolFilter(value: unknown, option: string, fallback: boolean): (tool: McpToolDefinition) => boolean {
+  if (value === undefined) return () => fallback;
+  if (typeof value === 'function') return (tool) => value(tool) === true;
+  if (!Array.isArray(value)) {
+    throw new InvalidOptionsError(
+      option,
+      'an array of tool names (the server’s names, without prefix) or a function (tool) => boolean',
+      value,
+    );
+  }
   const listed = names(value, option) as Set<string>;
   return (tool) => listed.has(tool.name);
 }
@@ -152,10 +169,18 @@ export function resolveMcpOptions(options: McpToolsOptions | undefined): Resolve
     throw new InvalidOptionsError('clientInfo', 'an object { name, version } of strings', clientInfo);
   }
   const { needsApproval, idempotent } = options;
+  const include = toolFilter(options.include, 'include', true);
+  const exclude = toolFilter(options.exclude, 'exclude', false);
+  const named: Array<[string, ReadonlySet<string>]> = [];
+  for (const option of ['include', 'needsApproval', 'idempotent'] as const) {
+    const value = options[option];
+    if (Array.isArray(value)) named.push([option, new Set(value as string[])]);
+  }
+  if (isRecord(options.timeoutMs)) named.push(['timeoutMs', new Set(Object.keys(options.timeoutMs))]);
   return {
+    named,
     prefix,
-    include: names(options.include, 'include'),
-    exclude: names(options.exclude, 'exclude') ?? new Set(),
+    offers: (tool) => include(tool) && !exclude(tool),
     // A function is asked about each call, with its arguments; a list or a boolean is settled per tool.
     needsApproval:
       typeof needsApproval === 'function'
