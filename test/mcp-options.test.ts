@@ -279,6 +279,18 @@ describe('bad input', () => {
     expect(set.tools.map((tool) => tool.name)).toEqual(['good']);
   });
 
+  it('a tool the server runs only as an MCP task (it cannot be called with tools/call) is not offered', async () => {
+    const tasks = listServer(() => ({
+      tools: [
+        { name: 'quick', inputSchema: { type: 'object' } },
+        { name: 'long_job', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } },
+        { name: 'either', inputSchema: { type: 'object' }, execution: { taskSupport: 'optional' } },
+      ],
+    }));
+    const set = await mcpTools(await connected(tasks));
+    expect(set.tools.map((tool) => tool.name)).toEqual(['quick', 'either']);
+  });
+
   it('a list whose cursor repeats is refused instead of read forever', async () => {
     const looping = listServer(() => ({ tools: [{ name: 'a', inputSchema: { type: 'object' } }], nextCursor: 'same' }));
     await expect(mcpTools(await connected(looping))).rejects.toThrow(

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
+import pkg from '../package.json' with { type: 'json' };
 import { createConversationMachine, handlerProvider, type ToolResultEvent } from '../src/index.js';
 import { type McpSource, type McpToolSet, mcpTools } from '../src/tools/mcp/index.js';
 import { callContext, eventually, type HttpServer, serverLog, startHttpServer, startLog, stdioSource } from './support/mcp-servers.js';
@@ -86,6 +87,7 @@ describe.each(transports)('MCP tools over %#', (makeTransport) => {
     expect(log.calls).toContainEqual({ name: 'add', args: { a: 2, b: 3 } });
     // The source's headers go with every HTTP request.
     expect(log.headers).toEqual(transport.name === 'http' ? ['sent-by-the-source'] : []);
+    expect(log.client).toEqual({ name: 'actorloop', version: pkg.version });
   });
 
   it(`${transport.name}: an isError answer is an error result the model reads, and the run goes on`, async () => {

@@ -37,6 +37,8 @@ const log = {
   cancellations: [] as Array<{ name: string; reason: string }>,
   /** Values of the x-actorloop-test header seen on HTTP requests (to check a source's headers arrive). */
   headers: [] as string[],
+  /** How the last client introduced itself (initialize's clientInfo). */
+  client: undefined as unknown,
 };
 
 if (process.env.MCP_TEST_START_LOG) appendFileSync(process.env.MCP_TEST_START_LOG, `${process.pid} ${mode}\n`);
@@ -62,6 +64,9 @@ function waitForCancel(name: string, signal: AbortSignal, ms = 600_000): Promise
 
 function createToolServer(): McpServer {
   const server = new McpServer({ name: 'actorloop-test', version: '1.0.0' });
+  server.server.oninitialized = () => {
+    log.client = server.server.getClientVersion();
+  };
   const record = (name: string, args: unknown) => log.calls.push({ name, args });
 
   server.registerTool(

@@ -18,6 +18,7 @@ export type ServerLog = {
   calls: Array<{ name: string; args: unknown }>;
   cancellations: Array<{ name: string; reason: string }>;
   headers: string[];
+  client: unknown;
 };
 
 /** A file each server start appends its pid to, so a test can count starts. */

@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import { isRecord } from '../../util/is-record.js';
 import { createTool, type Tool } from '../define-tool.js';
 import { classifyCallFailure } from './call-failure.js';
 import { closedError, createConnection, type McpConnection } from './connection.js';
@@ -57,6 +58,8 @@ export interface McpToolSet {
    */
   close(): Promise<void>;
 }
+
+const requiresTask = (tool: McpToolDefinition) => isRecord(tool.execution) && tool.execution.taskSupport === 'required';
 
 /** setTimeout's longest delay: the machine, not the SDK, times tool calls out. */
 const noSdkTimeout = 2_147_483_647;
@@ -130,7 +133,8 @@ class ToolSet implements McpToolSet {
   }
 
   private apply(offered: McpToolDefinition[], client: Client): void {
-    const chosen = offered.filter((tool) => this.options.offers(tool) === true);
+    // A tool the server runs only as an MCP task cannot be called with tools/call: never offered.
+    const chosen = offered.filter((tool) => !requiresTask(tool) && this.options.offers(tool) === true);
     this.offered = offered;
     this.listedFrom = client;
     const signature = JSON.stringify(chosen);

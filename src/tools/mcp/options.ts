@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { isRecord } from '../../util/is-record.js';
 import type { McpCallToolResult, McpToolDefinition } from './mcp-types.js';
@@ -54,7 +55,7 @@ export type McpToolsOptions = {
    * reconnects). Default: ignored.
    */
   onError?: (error: Error) => void;
-  /** How actorloop introduces itself to the server. Default `{ name: 'actorloop', version: '0.1.0' }`. */
+  /** How actorloop introduces itself to the server. Default `{ name: 'actorloop', version: <this package's version> }`. */
   clientInfo?: { name: string; version: string };
 };
 
@@ -88,6 +89,16 @@ const knownOptions = [
 ];
 
 const maxTimerMs = 2_147_483_647;
+
+/** This package's version (src/ and dist/ sit at the same depth); 'unknown' where a bundler moved the file. */
+function packageVersion(): string {
+  try {
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof version === 'string' ? version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 
 function names(value: unknown, option: string): Set<string> | undefined {
   if (value === undefined) return undefined;
@@ -191,6 +202,6 @@ export function resolveMcpOptions(options: McpToolsOptions | undefined): Resolve
     mapResult,
     connectTimeoutMs: connectTimeoutMs === undefined ? 30_000 : milliseconds(connectTimeoutMs, 'connectTimeoutMs'),
     onError: onError ?? (() => undefined),
-    clientInfo: clientInfo ? { name: clientInfo.name, version: clientInfo.version } : { name: 'actorloop', version: '0.1.0' },
+    clientInfo: clientInfo ? { name: clientInfo.name, version: clientInfo.version } : { name: 'actorloop', version: packageVersion() },
   };
 }
