@@ -291,6 +291,25 @@ describe('bad input', () => {
     expect(set.tools.map((tool) => tool.name)).toEqual(['quick', 'either']);
   });
 
+  it('schemas with an $id work in any number of sets; a refresh keeps the tools that did not change', async () => {
+    const tools: ListToolsResult['tools'] = [
+      { name: 'a', inputSchema: { type: 'object', $id: 'https://example.com/args/a', properties: { n: { type: 'integer' } } } },
+      { name: 'b', inputSchema: { type: 'object' } },
+    ];
+    const server = () => listServer(() => ({ tools }));
+    const first = await mcpTools(await connected(server()));
+    const second = await mcpTools(await connected(server()));
+    for (const set of [first, second]) {
+      expect(set.tools[0]!.validate({ n: 1.5 })).toEqual({ success: false, error: 'arguments.n must be integer' });
+    }
+    const [a, b] = first.tools;
+    tools[1] = { name: 'b', description: 'now described', inputSchema: { type: 'object' } };
+    const refreshed = await first.refresh();
+    expect(refreshed[0]).toBe(a);
+    expect(refreshed[1]).not.toBe(b);
+    expect(refreshed[1]!.description).toBe('now described');
+  });
+
   it('a list whose cursor repeats is refused instead of read forever', async () => {
     const looping = listServer(() => ({ tools: [{ name: 'a', inputSchema: { type: 'object' } }], nextCursor: 'same' }));
     await expect(mcpTools(await connected(looping))).rejects.toThrow(

@@ -61,6 +61,15 @@ export interface McpToolSet {
 
 const requiresTask = (tool: McpToolDefinition) => isRecord(tool.execution) && tool.execution.taskSupport === 'required';
 
+/**
+ * The schema without its `$id`: ajv registers a schema's `$id` once per process, so a second set
+ * on the same server (or a changed tool) would be refused; a tool's schema needs no identity.
+ */
+function withoutId(schema: McpToolDefinition['inputSchema']): McpToolDefinition['inputSchema'] {
+  const { $id: _id, ...rest } = schema;
+  return rest as McpToolDefinition['inputSchema'];
+}
+
 /** setTimeout's longest delay: the machine, not the SDK, times tool calls out. */
 const noSdkTimeout = 2_147_483_647;
 
@@ -71,6 +80,8 @@ class ToolSet implements McpToolSet {
   /** The client the current list came from: a call on another (a reconnect) lists again. */
   private listedFrom: Client | undefined;
   private signature = '';
+  /** The tools built from the current list, by name and definition: an unchanged tool is kept as it is. */
+  private built = new Map<string, McpTool>();
   private readonly listeners = new Set<(tools: ReadonlyArray<McpTool>) => void>();
   private refreshing: Promise<void> | undefined;
   private stale = false;
@@ -143,7 +154,15 @@ class ToolSet implements McpToolSet {
       chosen.map((tool) => tool.name),
       this.options.prefix,
     );
-    this.tools = chosen.map((definition, index) => this.toTool(definition, names[index] as string));
+    const built = new Map<string, McpTool>();
+    this.tools = chosen.map((definition, index) => {
+      const name = names[index] as string;
+      const key = `${name} ${JSON.stringify(definition)}`;
+      const tool = this.built.get(key) ?? this.toTool(definition, name);
+      built.set(key, tool);
+      return tool;
+    });
+    this.built = built;
     this.signature = signature;
     for (const listener of [...this.listeners]) {
       try {
@@ -162,7 +181,7 @@ class ToolSet implements McpToolSet {
         {
           name,
           description: definition.description ?? definition.title ?? definition.annotations?.title ?? '',
-          parameters: definition.inputSchema,
+          parameters: withoutId(definition.inputSchema),
           execute: (args, { signal }) => this.call(definition, args, signal),
           needsApproval: this.options.needsApproval(definition),
           idempotent: this.options.idempotent(definition),
