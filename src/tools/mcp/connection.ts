@@ -138,10 +138,12 @@ function ownedConnection(source: Exclude<ResolvedSource, { kind: 'client' }>, ho
     hooks.prepare(client);
     // Transport errors also reach the request they belong to; a client with no handler would throw them.
     client.onerror = () => undefined;
+    let connected = false;
     client.onclose = () => {
       const wasCurrent = !opened.retired;
       opened.retired = true;
-      if (wasCurrent && !closed) {
+      // A connection that never came up is reported by the request that opened it.
+      if (wasCurrent && connected && !closed) {
         hooks.lost(new McpToolError(`the connection to the ${source.label} closed; the next call reconnects`, { kind: 'connection' }));
       }
     };
@@ -153,6 +155,7 @@ function ownedConnection(source: Exclude<ResolvedSource, { kind: 'client' }>, ho
       const reason = error instanceof Error ? error.message : String(error);
       throw new McpToolError(`could not connect to the ${source.label}: ${reason}`, { kind: 'connection', cause: error });
     }
+    connected = true;
     return opened;
   };
 
