@@ -71,9 +71,7 @@ describe('a stdio server that dies', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(output.status).toBe('done');
     expect(results(events)).toEqual([
-      'hang (error): Error: McpToolError: the connection to the stdio server "' +
-        process.execPath +
-        '" closed before it answered; the next call reconnects',
+      'hang (error): Error: McpToolError: the connection to the stdio server "node" closed before it answered; the next call reconnects',
       'add: 42',
     ]);
     expectValidHistory(output.messages);
@@ -119,7 +117,7 @@ describe('an HTTP server that dies', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(output.status).toBe('done');
     expect(results(events)).toEqual([
-      `hang (error): Error: McpToolError: the connection to the HTTP server http://127.0.0.1:${server.port}/mcp closed before it answered; the next call reconnects`,
+      `hang (error): Error: McpToolError: the connection to the HTTP server http://127.0.0.1:${server.port} closed before it answered; the next call reconnects`,
     ]);
 
     // While it is down, a call fails with an error result naming the server…

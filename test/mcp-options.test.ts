@@ -223,6 +223,16 @@ describe('bad input', () => {
       [{ command: 'node', env: { PORT: 80 } }, {}, 'Invalid option source.env: expected an object of string values'],
       [{ url: 'ftp://example.com' }, {}, 'Invalid option source.url: expected an http(s) URL'],
       [{ url: 'http://x', headers: { a: 1 } }, {}, 'Invalid option source.headers: expected an object of string values'],
+      [
+        { command: 'node', argz: ['x'] },
+        {},
+        'Invalid option source.argz: expected one of command, args, env, cwd, stderr (a stdio source), got "an unknown key"',
+      ],
+      [
+        { url: 'http://x', header: {} },
+        {},
+        'Invalid option source.header: expected one of url, headers (a streamable HTTP source), got "an unknown key"',
+      ],
     ];
     for (const [source, options, message] of cases) {
       const error = await mcpTools(source as never, options as never).catch((caught: unknown) => caught);

@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { basename } from 'node:path';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { isRecord } from '../../util/is-record.js';
 
@@ -73,10 +74,23 @@ function stringRecord(value: unknown, option: string): Record<string, string> {
 const sourceExpected =
   'a connected MCP SDK Client, { command, args?, env?, cwd?, stderr? } to start a stdio server, or { url, headers? } for streamable HTTP';
 
+const stdioKeys = ['command', 'args', 'env', 'cwd', 'stderr'];
+const httpKeys = ['url', 'headers'];
+
 /** Checks a source, naming what is wrong. */
 export function resolveSource(source: unknown): ResolvedSource {
   if (isClient(source)) return { kind: 'client', client: source, label: 'server of the MCP client' };
   if (!isRecord(source)) throw new InvalidOptionsError('source', sourceExpected, source);
+  const known = 'command' in source ? stdioKeys : 'url' in source ? httpKeys : [];
+  for (const key of Object.keys(source)) {
+    if (known.length > 0 && !known.includes(key)) {
+      throw new InvalidOptionsError(
+        `source.${key}`,
+        `one of ${known.join(', ')} (a ${known === stdioKeys ? 'stdio' : 'streamable HTTP'} source)`,
+        'an unknown key',
+      );
+    }
+  }
   if ('command' in source) {
     const { command, args = [], cwd, stderr } = source;
     if (typeof command !== 'string' || command === '') throw new InvalidOptionsError('source.command', 'a non-empty string', command);
@@ -95,7 +109,8 @@ export function resolveSource(source: unknown): ResolvedSource {
       ...(cwd ? { cwd } : {}),
       ...(stderr ? { stderr } : {}),
     };
-    return { kind: 'stdio', stdio, label: `stdio server "${command}"` };
+    // Labels go into error texts the model reads: the program's name, not where it lives.
+    return { kind: 'stdio', stdio, label: `stdio server "${basename(command)}"` };
   }
   if ('url' in source) {
     let url: URL;
@@ -105,12 +120,12 @@ export function resolveSource(source: unknown): ResolvedSource {
       throw new InvalidOptionsError('source.url', 'an http(s) URL', source.url);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidOptionsError('source.url', 'an http(s) URL', source.url);
-    // The label goes into error texts the model reads: no credentials, no query string.
     return {
       kind: 'http',
       url,
       headers: stringRecord(source.headers, 'source.headers'),
-      label: `HTTP server ${url.origin}${url.pathname}`,
+      // Only the origin: some services put a secret in the path.
+      label: `HTTP server ${url.origin}`,
     };
   }
   throw new InvalidOptionsError('source', sourceExpected, source);
