@@ -9,13 +9,7 @@ import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
-import {
-  createConversationMachine,
-  defineTool,
-  handlerProvider,
-  type HandlerRequest,
-  type OpenAIChatCompletionChunk,
-} from '../src/index.js';
+import { createConversationMachine, defineTool, handlerProvider, type HandlerRequest, type OpenAIChatCompletionChunk } from 'actorloop';
 
 const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 

@@ -23,9 +23,11 @@ export const layers: Layer[] = [
   },
   { name: 'providers', paths: ['src/providers/'], mayImport: ['model', 'providers'] },
   { name: 'tools', paths: ['src/tools/'], mayImport: ['model', 'tools'] },
+  // Request middleware shapes a provider request through the Provider interface only.
+  { name: 'middleware', paths: ['src/middleware/'], mayImport: ['model', 'middleware'] },
   // The machine knows providers only through the `Provider` interface (the model), never a wire.
-  { name: 'actors', paths: ['src/actors/'], mayImport: ['model', 'tools', 'actors'] },
-  { name: 'machines', paths: ['src/machines/'], mayImport: ['model', 'tools', 'actors', 'machines'] },
+  { name: 'actors', paths: ['src/actors/'], mayImport: ['model', 'tools', 'middleware', 'actors'] },
+  { name: 'machines', paths: ['src/machines/'], mayImport: ['model', 'tools', 'middleware', 'actors', 'machines'] },
   { name: 'host', paths: ['src/host/'], mayImport: ['model', 'tools', 'machines', 'host'] },
   { name: 'stores', paths: ['src/stores/'], mayImport: ['model', 'host', 'stores'] },
   { name: 'observe', paths: ['src/observe/'], mayImport: ['model', 'tools', 'machines', 'host', 'observe'] },
@@ -33,12 +35,12 @@ export const layers: Layer[] = [
   {
     name: 'cli',
     paths: ['src/cli/'],
-    mayImport: ['model', 'providers', 'tools', 'machines', 'host', 'stores', 'observe', 'scale', 'cli'],
+    mayImport: ['model', 'providers', 'tools', 'middleware', 'machines', 'host', 'stores', 'observe', 'scale', 'cli'],
   },
   {
     name: 'root',
     paths: ['src/index.ts'],
-    mayImport: ['model', 'providers', 'tools', 'actors', 'machines', 'host', 'stores', 'observe', 'scale', 'root'],
+    mayImport: ['model', 'providers', 'tools', 'middleware', 'actors', 'machines', 'host', 'stores', 'observe', 'scale', 'root'],
   },
 ];
 

@@ -26,6 +26,10 @@ export type {
   RunError,
   HaltReason,
   RequestStartedEvent,
+  RequestFinishedEvent,
+  ToolStartedEvent,
+  ObjectDeltaEvent,
+  OutputRepairEvent,
   TextDeltaEvent,
   ReasoningDeltaEvent,
   ToolCallDeltaEvent,
@@ -38,6 +42,18 @@ export type {
   EventRejectedEvent,
 } from './machines/types.js';
 export { resultTexts } from './machines/tool-round.js';
+export type { ModelPrice, PriceTable, RunCost } from './machines/pricing.js';
+export type { OutputOptions, InferObject } from './machines/structured-output.js';
+
+// Shaping requests
+export type { RequestMiddleware, NextRequest } from './middleware/request-middleware.js';
+export { MiddlewareError } from './middleware/middleware-error.js';
+export { truncateHistory, truncateMessages, estimateTokens, type TruncateHistoryOptions } from './middleware/truncate-history.js';
+export { reasoningEffort } from './middleware/reasoning-effort.js';
+export { injectSystemPrompt, type InjectSystemPromptOptions } from './middleware/inject-system-prompt.js';
+
+// Hooks
+export { withCallbacks, type ConversationCallbacks, type WithCallbacksOptions, type RunEnd } from './observe/callbacks/with-callbacks.js';
 
 // Tools
 export { defineTool, type Tool, type ToolDefinition, type ToolExecuteContext, type InferArgs } from './tools/define-tool.js';
@@ -86,6 +102,7 @@ export {
   type AnthropicClientLike,
   type AnthropicThinkingConfig,
   type AnthropicMessageParam,
+  type AnthropicStructuredOutput,
 } from './providers/anthropic/index.js';
 export { toAnthropicMessages } from './providers/anthropic/index.js';
 export type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from './providers/openai-wire/chat-types.js';

@@ -272,6 +272,8 @@ describe('anthropicProvider over the real SDK', () => {
         rawFinishReason: 'tool_use',
         // inputTokens counts every input token: 40 uncached + 2000 read from + 100 written to the cache.
         usage: { inputTokens: 2140, outputTokens: 87, totalTokens: 2227, cachedInputTokens: 2000, cacheCreationInputTokens: 100 },
+        model: 'claude-haiku-4-5-20251001',
+        responseId: 'msg_01FixtureToolsWithPings01',
       },
     ]);
   });
@@ -379,6 +381,8 @@ describe('anthropicProvider over the real SDK', () => {
         finishReason: 'tool-calls',
         rawFinishReason: 'tool_use',
         usage: { inputTokens: 2140, outputTokens: 87, totalTokens: 2227, cachedInputTokens: 2000, cacheCreationInputTokens: 100 },
+        model: 'claude-sonnet-4-5-20250929',
+        responseId: 'msg_01FixtureNonStreamMixed001',
       },
     ]);
 
@@ -550,6 +554,8 @@ describe('anthropicProvider over the real SDK', () => {
         finishReason: neutral,
         rawFinishReason: raw,
         usage: { inputTokens: 9, outputTokens: 2, totalTokens: 11 },
+        model: 'claude-haiku-4-5',
+        responseId: 'msg_01Stop',
       });
     }
   });

@@ -31,7 +31,7 @@ describe('a run', () => {
         .map((event) => event.delta)
         .join(''),
     ).toBe('Hi there.');
-    expect(eventsOf(events, 'request.started')).toEqual([{ type: 'request.started', iteration: 0, attempt: 1 }]);
+    expect(eventsOf(events, 'request.started')).toEqual([{ type: 'request.started', iteration: 0, attempt: 1, provider: 'handler' }]);
     expect(eventsOf(events, 'usage')).toHaveLength(1);
   });
 
@@ -98,7 +98,7 @@ describe('a run', () => {
   });
 });
 
-describe('tool failures go back to the model (DESIGN §3.3)', () => {
+describe('tool failures go back to the model (docs/behaviour.md item 3)', () => {
   it('5 parallel calls where the 3rd throws: the others succeed, results stay in call order', async () => {
     let running = 0;
     let peak = 0;
@@ -276,7 +276,7 @@ describe('tool failures go back to the model (DESIGN §3.3)', () => {
   });
 });
 
-describe('tool timeouts are enforced by the machine (DESIGN §3.7)', () => {
+describe('tool timeouts are enforced by the machine (docs/behaviour.md item 7)', () => {
   it('a tool that ignores its signal and never settles does not stall the run', async () => {
     let signal: AbortSignal | undefined;
     const hang = defineTool({
@@ -407,7 +407,7 @@ describe('tool timeouts are enforced by the machine (DESIGN §3.7)', () => {
   });
 });
 
-describe('HaltError (DESIGN §3.3)', () => {
+describe('HaltError (docs/behaviour.md item 3)', () => {
   it('among parallel calls ends the run halted with its content; unfinished calls get a halted result', async () => {
     let slowSignal: AbortSignal | undefined;
     const slow = defineTool({
@@ -457,7 +457,7 @@ describe('HaltError (DESIGN §3.3)', () => {
   });
 });
 
-describe('the iteration cap (DESIGN §3.4)', () => {
+describe('the iteration cap (docs/behaviour.md item 4)', () => {
   const loopForever = (count: number) =>
     Array.from({ length: count }, (_, index) => ({ toolCalls: [{ id: `c${index}`, name: 'add', args: { a: index, b: 1 } }] }));
 
@@ -497,7 +497,7 @@ describe('the iteration cap (DESIGN §3.4)', () => {
   });
 });
 
-describe('doom loops (DESIGN §3.5)', () => {
+describe('doom loops (docs/behaviour.md item 5)', () => {
   const same = (id: string) => ({ toolCalls: [{ id, name: 'add', args: { a: 1, b: 1 } }] });
 
   it('A,A,A: one notice after that round’s results, then halt when it repeats once more', async () => {
@@ -551,7 +551,7 @@ describe('doom loops (DESIGN §3.5)', () => {
   });
 });
 
-describe('retries (DESIGN §3.6)', () => {
+describe('retries (docs/behaviour.md item 6)', () => {
   it('retries 429 and 5xx with backoff, honouring retry-after-ms, then succeeds', async () => {
     const started = Date.now();
     const { output, events, requests } = await runConversation(
@@ -655,7 +655,7 @@ describe('retries (DESIGN §3.6)', () => {
   });
 });
 
-describe('cancel (DESIGN §3.8)', () => {
+describe('cancel (docs/behaviour.md item 8)', () => {
   it('during requesting aborts the request and halts', async () => {
     const signalSeen = deferred<AbortSignal>();
     const { output } = await runConversation(
@@ -831,7 +831,7 @@ describe('maxConcurrentTools', () => {
   });
 });
 
-describe('snapshots are plain JSON at every point (DESIGN §2)', () => {
+describe('snapshots are plain JSON at every point (docs/behaviour.md "Save and restore")', () => {
   it('every snapshot of a run with tools, a retry and approval survives JSON round-trip', async () => {
     const guarded = defineTool({ name: 'guarded', parameters: z.object({}), needsApproval: true, execute: () => 'ok' });
     const model = scriptedModel([

@@ -101,7 +101,12 @@ type GraphConfig = {
   doomLoop: boolean;
   /** The `provider.finish` variants offered as events. */
   finishes: FinishName[];
+  /** A structured `output` schema (`{ ok: boolean }`, 2 repairs at most). */
+  output?: boolean;
 };
+
+/** The structured answer the `output` config asks for; the `text` finish is not JSON, `json` is valid. */
+const outputOption = { schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] }, maxRepairs: 2 };
 
 function machineOptions(
   config: GraphConfig,
@@ -116,6 +121,7 @@ function machineOptions(
     retry,
     ...(config.doomLoop ? {} : { doomLoop: false }),
     toolTimeoutMs: 5_000,
+    ...(config.output ? { output: outputOption } : {}),
     ...extra,
   };
 }
@@ -128,10 +134,11 @@ const capOf = (config: GraphConfig) => config.maxToolIterations ?? 10;
 const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5 };
 const asEvent = (event: EventObject & Record<string, unknown>) => event as unknown as ConversationEvent;
 
-type FinishName = 'text' | 'approval' | 'normal' | 'unknown' | 'two';
+type FinishName = 'text' | 'json' | 'approval' | 'normal' | 'unknown' | 'two';
 
 const finishContent: Record<FinishName, ProviderContentPart[]> = {
   text: [{ type: 'text', text: 'the answer' }],
+  json: [{ type: 'text', text: '{"ok":true}' }],
   approval: [{ type: 'tool-call', toolCallId: 'call_guarded', toolName: 'guarded', argsText: '{}' }],
   normal: [{ type: 'tool-call', toolCallId: 'call_lookup', toolName: 'lookup', argsText: '{}' }],
   unknown: [{ type: 'tool-call', toolCallId: 'call_nope', toolName: 'nope', argsText: '{}' }],
@@ -145,7 +152,7 @@ const finishEvent = (name: FinishName) =>
   asEvent({
     type: 'provider.finish',
     content: finishContent[name],
-    finishReason: name === 'text' ? 'stop' : 'tool-calls',
+    finishReason: name === 'text' || name === 'json' ? 'stop' : 'tool-calls',
     usage,
     finish: name,
   });
@@ -175,7 +182,7 @@ const httpError = (status: number, message: string, extra: Record<string, unknow
   Object.assign(new Error(message), { status, ...extra });
 
 /**
- * Every provider error class of DESIGN §3.6, with the verdict the design asks for. `retryable`
+ * Every provider error class of docs/behaviour.md item 6, with the verdict it asks for. `retryable`
  * here is the test's expectation, written down independently of the classifier.
  */
 const providerFailures: ProviderFailure[] = [
@@ -318,11 +325,13 @@ function stateKey(config: GraphConfig, { coarse = false } = {}) {
       response: context.response && {
         calls: context.response.calls.map((call) => `${call.toolName}:${call.state}`),
         doomLoop: context.response.doomLoop.action,
+        answer: context.response.answer?.ok,
       },
       round: context.round?.map((call) => `${call.toolName}:${call.state}`) ?? null,
       children: Object.keys(snapshot.children).sort(),
       reason: context.reason,
       doomLoopNoticed: context.doomLoopNoticed,
+      repairs: context.repairs,
       pendingNotice: context.pendingNotice !== null,
       // The doom-loop verdict depends on the tail of the tool-call history.
       ...(config.doomLoop ? { tail: recentCallSignatures(context.messages, 3 * maxDoomLoopPeriod).map((call) => call.name) } : {}),
@@ -413,7 +422,7 @@ const stateValueOf = (snapshot: Snapshot) => (typeof snapshot.value === 'string'
 const inState = (snapshot: Snapshot, state: string) => snapshot.matches(state as never);
 
 /**
- * DESIGN §3.2: every assistant message with tool calls is followed by one tool message holding
+ * docs/behaviour.md item 2: every assistant message with tool calls is followed by one tool message holding
  * exactly one result per call, in call order; nothing else sits between them.
  */
 function historyProblem(messages: Message[]): string | null {
@@ -455,7 +464,15 @@ const doomLoopConfig: GraphConfig = {
   doomLoop: true,
   finishes: ['text', 'normal'],
 };
-const allConfigs = [...capConfigs, doomLoopConfig];
+/** A structured answer: repairs are bounded like tool rounds. */
+const outputConfig: GraphConfig = {
+  name: 'structured output',
+  maxToolIterations: 1,
+  doomLoop: false,
+  finishes: ['text', 'json', 'normal'],
+  output: true,
+};
+const allConfigs = [...capConfigs, doomLoopConfig, outputConfig];
 
 // ---------------------------------------------------------------------------------------------
 // Part 1: properties of the whole graph
@@ -716,7 +733,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     }
     const covered = new Set<string>();
     // The small graphs suffice (the larger caps repeat the same transitions per round).
-    for (const config of [capConfigs[1]!, capConfigs[2]!, doomLoopConfig]) {
+    for (const config of [capConfigs[1]!, capConfigs[2]!, doomLoopConfig, outputConfig]) {
       const graph = buildGraph(config);
       for (const [key, edges] of graph.edges) {
         const snapshot = graph.nodes.get(key)!;
@@ -816,6 +833,43 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
       }
     }
     expect(checked).toBeGreaterThan(0);
+  });
+
+  it('(f) structured output: repairs never exceed maxRepairs; an invalid answer then ends in error, a valid one in done with its object', () => {
+    const graph = buildGraph(outputConfig);
+    const maxRepairs = outputOption.maxRepairs;
+    let exhausted = 0;
+    let repaired = 0;
+    for (const [key, snapshot] of graph.nodes) {
+      expect(snapshot.context.repairs, key).toBeLessThanOrEqual(maxRepairs);
+      if (isFinal(snapshot) || !inState(snapshot, 'requesting')) continue;
+      const answer = snapshot.context.response?.answer;
+      if (!answer) continue;
+      const [next] = step(graph.machine, snapshot, providerDone);
+      if (answer.ok) {
+        expect(next.value).toBe('done');
+        expect(next.output?.object).toEqual({ ok: true });
+      } else if (snapshot.context.repairs < maxRepairs) {
+        repaired++;
+        // `repairing` is left at once: the next request starts with the repair message last.
+        expect(next.matches('requesting'), key).toBe(true);
+        expect(next.context.repairs).toBe(snapshot.context.repairs + 1);
+        expect(next.context.messages.at(-1)).toMatchObject({
+          role: 'user',
+          content: expect.stringMatching(/^Your answer could not be used/),
+        });
+      } else {
+        exhausted++;
+        expect(next.value, key).toBe('error');
+        expect(next.output?.error?.code).toBe('invalid_output');
+        expect(next.output?.object).toBeUndefined();
+      }
+      expect(historyProblem(next.context.messages)).toBeNull();
+    }
+    expect(repaired).toBeGreaterThan(0);
+    expect(exhausted).toBeGreaterThan(0);
+    const repairing = getStateNodes(graph.machine.root).find((node: AnyStateNode) => node.key === 'repairing');
+    expect(repairing?.always?.map((transition) => transition.target?.map((target) => target.key))).toEqual([['requesting']]);
   });
 });
 
@@ -1134,7 +1188,7 @@ describe('real actors follow the graph', () => {
 // ---------------------------------------------------------------------------------------------
 // Found while building the graph (fixed in 5aa7f57, kept as regression tests): `executingTools`
 // handles `xstate.done.actor.*` by wildcard and trusted the event's `output`. A caller can send
-// such an event (`actor.send` takes any type), and DESIGN §3.1 says no run may throw or reject
+// such an event (`actor.send` takes any type), and docs/behaviour.md item 1 says no run may throw or reject
 // "whatever the caller do". Before the fix, an output of undefined/null threw a TypeError in
 // `recordOutcome` (actor status 'error', `toPromise` rejected), and any done event carrying a
 // `halt` ended the run as `tool_halt`.
@@ -1198,7 +1252,7 @@ describe('caller-sent actor events while tools run (regressions)', () => {
 // `idle`, `retrying` and `awaitingApproval` had no such handler (`requesting` only `providerCall`'s),
 // so a caller sending e.g. `xstate.error.actor.providerCall` while the run was idle, retrying or
 // waiting for approval ended the actor in status 'error' and `toPromise(actor)` rejected, against
-// DESIGN §3.1. A stopped child cannot send it, so only callers can.
+// docs/behaviour.md item 1. A stopped child cannot send it, so only callers can.
 describe('caller-sent xstate.error.actor.* events (regressions)', () => {
   it('no reachable state fails on an error event of an actor it does not hold', () => {
     const graph = buildGraph(capConfigs[1]!);

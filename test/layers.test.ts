@@ -37,7 +37,7 @@ describe('layer direction check (docs/architecture.md)', () => {
     );
     expect(problems.map((problem) => problem.message)).toEqual([
       'src/providers/openai/openai-provider.ts:3 (providers) imports src/machines/conversation.ts (machines): providers may import only model, providers',
-      'src/machines/conversation.ts:7 (machines) imports src/providers/openai/openai-provider.ts (providers): machines may import only model, tools, actors, machines',
+      'src/machines/conversation.ts:7 (machines) imports src/providers/openai/openai-provider.ts (providers): machines may import only model, tools, middleware, actors, machines',
     ]);
   });
 

@@ -160,9 +160,9 @@ describe.each(transports)('MCP tools over %#', (makeTransport) => {
     expect(resultLines(events).sort()).toEqual(
       [
         'picture: Here is the chart.\n[image: image/png, 68 bytes; not shown to the model]',
-        'readme: [resource file:///docs/readme.md (text/markdown)]\n# Hello\n' +
-          '[resource file:///docs/logo.bin (application/octet-stream), 3 bytes of binary data; not shown to the model]\n' +
-          '[resource link: guide <file:///docs/guide.md> (text/markdown: The guide)]',
+        'readme: [resource file:///srv/readme.md (text/markdown)]\n# Hello\n' +
+          '[resource file:///srv/logo.bin (application/octet-stream), 3 bytes of binary data; not shown to the model]\n' +
+          '[resource link: guide <file:///srv/guide.md> (text/markdown: The guide)]',
         'weather: {"city":"Oslo","celsius":21}',
       ].sort(),
     );

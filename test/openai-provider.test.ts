@@ -86,6 +86,8 @@ describe('openaiProvider: streaming', () => {
         finishReason: 'stop',
         rawFinishReason: 'stop',
         usage: { inputTokens: 1200, outputTokens: 40, totalTokens: 1240, cachedInputTokens: 1024, reasoningTokens: 16 },
+        model: 'gpt-4o-mini-2024-07-18',
+        responseId: 'chatcmpl-test1',
       },
     ]);
   });
@@ -204,6 +206,8 @@ describe('openaiProvider: streaming', () => {
       finishReason: 'tool-calls',
       rawFinishReason: 'tool_calls',
       usage: { inputTokens: 80, outputTokens: 30, totalTokens: 110, cachedInputTokens: 0, reasoningTokens: 0 },
+      model: 'gpt-4o-mini-2024-07-18',
+      responseId: 'chatcmpl-test1',
     });
   });
 
@@ -223,6 +227,8 @@ describe('openaiProvider: streaming', () => {
         finishReason: 'tool-calls',
         rawFinishReason: 'tool_calls',
         usage: { inputTokens: 50, outputTokens: 20, totalTokens: 70, reasoningTokens: 9 },
+        model: 'gpt-4o-mini-2024-07-18',
+        responseId: 'chatcmpl-test1',
       },
     ]);
   });

@@ -98,7 +98,7 @@ describe('createConversationMachine validates its options at creation', () => {
     });
   }
 
-  it('accepts the full option set of DESIGN §2', () => {
+  it('accepts the full option set of docs/behaviour.md "Options"', () => {
     expect(() =>
       createConversationMachine({
         provider,

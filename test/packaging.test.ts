@@ -115,7 +115,11 @@ describe('the packed package in a fresh project', () => {
   it('declares xstate a peer with a range and needs no provider SDK or zod at run time', () => {
     expect(pkg.peerDependencies.xstate).toMatch(/^\^5\.\d+\.\d+$/);
     expect(Object.keys(pkg.dependencies)).toEqual(['ajv']);
-    expect(pkg.peerDependenciesMeta).toMatchObject({ openai: { optional: true }, '@anthropic-ai/sdk': { optional: true } });
+    expect(pkg.peerDependenciesMeta).toMatchObject({
+      openai: { optional: true },
+      '@anthropic-ai/sdk': { optional: true },
+      '@modelcontextprotocol/sdk': { optional: true },
+    });
   });
 
   for (const [name, version] of [
@@ -131,6 +135,15 @@ describe('the packed package in a fresh project', () => {
       }
       // One xstate in the tree: the package uses the project's own copy.
       expect(() => readFileSync(join(directory, 'node_modules/actorloop/node_modules/xstate/package.json'))).toThrow();
+      // The command a user gets with the package: offline, no key, no network.
+      const { OPENAI_API_KEY: _openai, ANTHROPIC_API_KEY: _anthropic, ...env } = process.env;
+      const answer = execFileSync('npx', ['--no-install', 'actorloop', 'run', 'what is 17*23?'], {
+        cwd: directory,
+        encoding: 'utf8',
+        env: { ...env, ACTORLOOP_OFFLINE_DELAY_MS: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      expect(answer).toBe('17*23 = 391\n');
       expect(check(directory)).toEqual({
         status: 'done',
         text: 'It is 5.',

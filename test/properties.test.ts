@@ -1,5 +1,5 @@
 /**
- * DESIGN §3 as properties: random fault schedules (test/support/fault-server.ts), random tool sets,
+ * docs/behaviour.md "Behaviour every run keeps" as properties: random fault schedules (test/support/fault-server.ts), random tool sets,
  * random options and random cancel / approval points, over the real `openai` and
  * `@anthropic-ai/sdk` clients. Each run is checked by `runCase` (test/support/property-run.ts):
  *
@@ -15,7 +15,7 @@
  *   halted/cancelled;
  * - attempts per request ≤ `maxRetries + 1`, numbered 1, 2, …; a retry after a 429 waits at least
  *   its `retry-after` (the event's `delayMs` and the wall time between the two requests); a run ends
- *   in a retryable error only with its retries spent, and never takes a fault §3.6 retries as fatal;
+ *   in a retryable error only with its retries spent, and never takes a fault item 6 retries as fatal;
  * - nothing is left behind: no child actors, every HTTP request answered or its connection closed,
  *   no handle (timer, socket, server) more than before the run;
  * - the run's API key never appears in the output, an emitted event, an error or a persisted
@@ -32,7 +32,7 @@ import type { Wire } from './support/fault-server.js';
 const seed = Number(process.env.PROPERTY_SEED ?? 20_261_202);
 const runsPerWire = Number(process.env.PROPERTY_RUNS ?? 100);
 
-describe('DESIGN §3 holds under random faults, tools, options, cancels and approvals', () => {
+describe('docs/behaviour.md "Behaviour every run keeps" holds under random faults, tools, options, cancels and approvals', () => {
   const wires: Wire[] = ['openai', 'anthropic'];
   for (const [position, wire] of wires.entries()) {
     it(`over the ${wire} wire (${runsPerWire} runs, seed ${seed + position})`, { timeout: 120_000 }, async () => {

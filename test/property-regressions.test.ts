@@ -48,8 +48,8 @@ async function run(plan: FaultStep[], options: Partial<ConversationOptions>) {
 }
 
 describe('property counterexamples', () => {
-  // KB1, fixed in 84ec67b. Found by the soak (seed 2: 64 of 1000 runs; seed 1: run #23). DESIGN §2: "A tool.result event
-  // is emitted for every call, also for unknown tools, invalid arguments, …". A call settled while
+  // KB1, fixed in 84ec67b. Found by the soak (seed 2: 64 of 1000 runs; seed 1: run #23). docs/behaviour.md "Events": a tool.result
+  // event for every call, also for unknown tools, invalid arguments, …. A call settled while
   // planning (unknown tool, invalid JSON, arguments failing the schema, arguments too large) gets
   // its tool.result from `startRound`; when the response instead ends the run at the iteration cap
   // (`haltAtIterationCap`) or as a persisting doom loop (`haltOnDoomLoop`), `settleAll` emits only

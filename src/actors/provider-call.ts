@@ -2,7 +2,7 @@ import { fromEventObservable, type Observer, type Subscribable, type Subscriptio
 import { toProviderError } from '../providers/errors/classify-error.js';
 import { ProviderError } from '../providers/errors/provider-error.js';
 import type { Message } from '../providers/messages.js';
-import type { Provider, ProviderEvent, ToolDescription } from '../providers/provider.js';
+import type { Provider, ProviderEvent, ResponseFormat, ToolDescription } from '../providers/provider.js';
 
 /** What one provider request needs; plain JSON so a persisted snapshot can restart it. */
 export type ProviderCallInput = {
@@ -35,7 +35,12 @@ function toObserver<T>(
  * stopping the actor (cancel, timeout, leaving `requesting`) aborts the request's signal so the
  * HTTP connection closes. No rejection escapes: the stream is consumed inside one guarded task.
  */
-export function createProviderCallLogic(provider: Provider, tools: ToolDescription[], system: string | undefined) {
+export function createProviderCallLogic(
+  provider: Provider,
+  tools: ToolDescription[],
+  system: string | undefined,
+  responseFormat?: ResponseFormat,
+) {
   return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input }) => {
     const subscribable: Subscribable<ProviderCallEvent> = {
       subscribe(
@@ -66,6 +71,7 @@ export function createProviderCallLogic(provider: Provider, tools: ToolDescripti
               tools,
               signal: controller.signal,
               ...(input.sessionData === undefined ? {} : { sessionData: input.sessionData }),
+              ...(responseFormat === undefined ? {} : { responseFormat }),
             });
             for await (const event of stream) {
               if (closed) break;

@@ -8,6 +8,11 @@ import { addUsage, emptyUsage } from '../providers/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
 import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOfPart } from './doom-loop.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
+import { addCost, zeroCost } from './pricing.js';
+import { checkAnswer, type InferObject, repairPrompt } from './structured-output.js';
+import { parsePartialJson } from '../util/parse-partial-json.js';
+import type { StandardSchemaV1 } from '../tools/standard-schema.js';
+import type { JSONSchema } from '../tools/validate.js';
 import { rearmTimersOnRestore } from './resume-timers.js';
 import { canRetry, retryDelay } from './retry-policy.js';
 import { HaltError } from '../tools/halt-error.js';
@@ -151,9 +156,11 @@ const outOfStateTransitions = {
  * const output = await toPromise(actor); // { status: 'done', text: '5', messages, ... }
  * ```
  */
-export function createConversationMachine(options: ConversationOptions): ConversationMachine {
+export function createConversationMachine<TOutputSchema extends StandardSchemaV1 | JSONSchema = never>(
+  options: ConversationOptions<TOutputSchema>,
+): ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>> {
   const resolved = resolveOptions(options);
-  const { tools, retry } = resolved;
+  const { tools, retry, output } = resolved;
   const toolTimeoutOf = (name: string) => tools.get(name)?.timeoutMs ?? resolved.toolTimeoutMs;
   /** The run's final text and the halting call's result when a tool throws `HaltError` (the guard checked it is one). */
   const haltText = (event: { type: string }) => capText((thrownBy(event) as HaltError).content, resolved.maxToolResultBytes);
@@ -167,7 +174,17 @@ export function createConversationMachine(options: ConversationOptions): Convers
       emitted: {} as ConversationEmittedEvent,
     },
     actors: {
-      providerCall: createProviderCallLogic(resolved.provider, resolved.toolDescriptions, resolved.system),
+      providerCall: createProviderCallLogic(
+        resolved.provider,
+        resolved.toolDescriptions,
+        resolved.system,
+        output && {
+          name: output.name,
+          schema: output.jsonSchema,
+          strict: output.strict,
+          ...(output.description === undefined ? {} : { description: output.description }),
+        },
+      ),
       executeTool: createToolExecutionLogic(tools, resolved.maxToolResultBytes),
     },
     delays: {
@@ -190,6 +207,13 @@ export function createConversationMachine(options: ConversationOptions): Convers
       missingResponse: ({ context }) => context.response === null,
       streamProgressed: ({ context }) => context.progressed,
       noToolCalls: ({ context }) => context.response !== null && context.response.calls.length === 0,
+      answerAccepted: ({ context }) =>
+        context.response !== null && context.response.calls.length === 0 && (context.response.answer?.ok ?? true),
+      answerRepairable: ({ context }) =>
+        context.response !== null &&
+        context.response.calls.length === 0 &&
+        context.response.answer?.ok === false &&
+        context.repairs < (output?.maxRepairs ?? 0),
       iterationCapReached: ({ context }) => context.iterations >= resolved.maxToolIterations,
       doomLoopPersists: ({ context }) => context.response?.doomLoop.action === 'halt',
       roundNeedsApproval: ({ context }) => context.response?.calls.some((call) => call.state === 'awaiting-approval') ?? false,
@@ -228,17 +252,20 @@ export function createConversationMachine(options: ConversationOptions): Convers
       })),
       firstAttempt: assign({ attempt: 1 }),
       nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
-      beginAttempt: assign({ partial: false, progressed: false, response: null }),
+      beginAttempt: assign({ partial: false, progressed: false, response: null, answerText: '', lastPartialJson: null }),
       emitRequestStarted: emit(({ context }) => ({
         type: 'request.started' as const,
         iteration: context.iterations,
         attempt: context.attempt,
+        provider: resolved.provider.name,
+        ...(resolved.provider.model === undefined ? {} : { model: resolved.provider.model }),
       })),
       forwardDeltas: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'provider.delta') return;
         // Assigned once per timeout window, not per delta: most deltas only emit.
         if (!context.partial || !context.progressed) enqueue.assign({ partial: true, progressed: true });
         for (const delta of event.deltas) enqueue.emit(delta);
+        if (output) streamPartialObject(context, event.deltas, enqueue);
       }),
       resetProgress: assign({ progressed: false }),
       receiveResponse: enqueueActions(({ context, event, enqueue }) => {
@@ -260,17 +287,36 @@ export function createConversationMachine(options: ConversationOptions): Convers
             };
           }
         }
-        const total = addUsage(context.usage, finish.usage);
+        const model = finish.model ?? resolved.provider.model;
+        const answer = output && calls.length === 0 ? checkAnswer(textOfParts(content), finish.finishReason, output) : undefined;
         enqueue.assign({
-          response: { content, finishReason: finish.finishReason, calls, doomLoop },
-          usage: total,
+          response: {
+            content,
+            finishReason: finish.finishReason,
+            calls,
+            doomLoop,
+            usage: finish.usage,
+            ...(model === undefined ? {} : { model }),
+            ...(answer === undefined ? {} : { answer }),
+          },
           finishReason: finish.finishReason,
         });
-        enqueue.emit({ type: 'usage', step: finish.usage, total });
+        // The total as it will be once this response is committed (every answered request is).
+        enqueue.emit({ type: 'usage', step: finish.usage, total: addUsage(context.usage, finish.usage) });
         for (const part of content) {
           if (part.type === 'tool-call')
             enqueue.emit({ type: 'tool.call', toolCallId: part.toolCallId, name: part.toolName, args: part.args });
         }
+        // Last, so a listener has seen the response's tool calls when it learns the request is over.
+        enqueue.emit({
+          type: 'request.finished',
+          iteration: context.iterations,
+          attempt: context.attempt,
+          finishReason: finish.finishReason,
+          usage: finish.usage,
+          ...(model === undefined ? {} : { model }),
+          ...(finish.responseId === undefined ? {} : { responseId: finish.responseId }),
+        });
       }),
       // The run's text is the last response's, even when that response is empty: an earlier
       // round's text would read as an answer the model never gave.
@@ -281,8 +327,13 @@ export function createConversationMachine(options: ConversationOptions): Convers
       }),
       commitResponse: assign(({ context }) => {
         const response = context.response;
-        if (!response || response.content.length === 0) return {};
-        return { messages: [...context.messages, { role: 'assistant', content: response.content }] };
+        if (!response) return {};
+        const spent = {
+          usage: addUsage(context.usage, response.usage),
+          ...(context.cost && resolved.prices ? { cost: addCost(context.cost, resolved.prices, response.model, response.usage) } : {}),
+        };
+        if (response.content.length === 0) return spent;
+        return { ...spent, messages: [...context.messages, { role: 'assistant', content: response.content }] };
       }),
       startRound: enqueueActions(({ context, enqueue }) => {
         const response = context.response;
@@ -339,6 +390,7 @@ export function createConversationMachine(options: ConversationOptions): Convers
             ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
           };
           enqueue.spawnChild('executeTool', { id: toolCallActorId(context.iterations, index), input });
+          enqueue.emit({ type: 'tool.started', toolCallId: call.toolCallId, name: call.toolName });
           return { ...call, state: 'running' as const, deadline: Date.now() + toolTimeoutOf(call.toolName) };
         });
         enqueue.assign({ round: next });
@@ -421,9 +473,29 @@ export function createConversationMachine(options: ConversationOptions): Convers
         // A response not yet committed is dropped like any partial output; a round in progress is closed.
         if (context.round) settleAll(context.round, resultTexts.cancelled(reason), context.messages, enqueue);
       }),
-      recordFailure: assign(({ event }) => {
+      recordFailure: assign(({ context, event }) => {
         const failure = failureOf(event, resolved.requestTimeoutMs);
-        return { lastError: runErrorOf(failure), lastRetryAfterMs: failure.retryAfterMs ?? null };
+        // A failed attempt's tokens are billed but not the run's: counted apart.
+        const wasted = failure.usage ?? context.response?.usage;
+        return {
+          lastError: runErrorOf(failure),
+          lastRetryAfterMs: failure.retryAfterMs ?? null,
+          ...(wasted
+            ? {
+                failedUsage: addUsage(context.failedUsage, wasted),
+                ...(context.cost && resolved.prices
+                  ? {
+                      cost: addCost(
+                        context.cost,
+                        resolved.prices,
+                        failure.model ?? context.response?.model ?? resolved.provider.model,
+                        wasted,
+                      ),
+                    }
+                  : {}),
+              }
+            : {}),
+        };
       }),
       scheduleRetry: assign(({ context }) => ({
         retryDelayMs: retryDelay(context.attempt, retry, context.lastRetryAfterMs),
@@ -435,6 +507,33 @@ export function createConversationMachine(options: ConversationOptions): Convers
         error: context.lastError ?? { name: 'ProviderError', message: 'unknown failure', retryable: true },
         discardPartial: context.partial,
       })),
+      recordObject: assign(({ context }) => {
+        const answer = context.response?.answer;
+        return answer?.ok ? { object: answer.object } : {};
+      }),
+      startRepair: enqueueActions(({ context, enqueue }) => {
+        const answer = context.response?.answer;
+        if (!output || !answer || answer.ok) return;
+        const repair = context.repairs + 1;
+        enqueue.assign({
+          repairs: repair,
+          response: null,
+          messages: [...context.messages, { role: 'user', content: repairPrompt(answer.problem, output) }],
+        });
+        enqueue.emit({ type: 'output.repair', repair, maxRepairs: output.maxRepairs, problem: answer.problem });
+      }),
+      failOnAnswer: assign(({ context }) => {
+        const answer = context.response?.answer;
+        const problem = answer && !answer.ok ? answer.problem : 'no valid answer';
+        return {
+          lastError: {
+            name: 'OutputValidationError',
+            message: `the final answer did not match the output schema after ${context.repairs} repair(s): ${problem}`,
+            retryable: false,
+            code: 'invalid_output',
+          },
+        };
+      }),
       markDone: assign({ status: 'done' }),
       markHalted: assign(({ context }) => ({ status: 'halted' as const, reason: context.reason ?? 'cancelled' })),
       markError: assign({ status: 'error' }),
@@ -468,6 +567,11 @@ export function createConversationMachine(options: ConversationOptions): Convers
         reason: null,
         finalText: null,
         finishReason: null,
+        failedUsage: emptyUsage(),
+        cost: resolved.prices ? zeroCost() : null,
+        repairs: 0,
+        answerText: '',
+        lastPartialJson: null,
       };
     },
     initial: 'idle',
@@ -503,7 +607,9 @@ export function createConversationMachine(options: ConversationOptions): Convers
           onDone: [
             { guard: and(['missingResponse', 'canRetryFailure']), target: 'retrying', actions: 'recordFailure' },
             { guard: 'missingResponse', target: 'error', actions: 'recordFailure' },
-            { guard: 'noToolCalls', target: 'done', actions: ['recordFinalText', 'commitResponse'] },
+            { guard: 'answerAccepted', target: 'done', actions: ['recordFinalText', 'commitResponse', 'recordObject'] },
+            { guard: 'answerRepairable', target: 'repairing', actions: 'commitResponse' },
+            { guard: 'noToolCalls', target: 'error', actions: ['recordFinalText', 'commitResponse', 'failOnAnswer'] },
             { guard: 'iterationCapReached', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltAtIterationCap'] },
             { guard: 'doomLoopPersists', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltOnDoomLoop'] },
             { guard: 'roundNeedsApproval', target: 'awaitingApproval', actions: ['commitResponse', 'startRound'] },
@@ -533,6 +639,12 @@ export function createConversationMachine(options: ConversationOptions): Convers
             },
           },
         },
+      },
+      // The final answer failed the `output` schema: it goes back to the model with what was wrong
+      // (at most `output.maxRepairs` times), and the request is made again.
+      repairing: {
+        entry: 'startRepair',
+        always: { target: 'requesting', actions: 'firstAttempt' },
       },
       retrying: {
         entry: ['scheduleRetry', 'emitRetry'],
@@ -589,9 +701,38 @@ export function createConversationMachine(options: ConversationOptions): Convers
       usage: context.usage,
       ...(context.finishReason === null ? {} : { finishReason: context.finishReason }),
       ...(context.status === 'error' && context.lastError ? { error: context.lastError } : {}),
+      ...(context.failedUsage.totalTokens > 0 || context.failedUsage.inputTokens > 0 ? { failedUsage: context.failedUsage } : {}),
+      ...(context.cost ? { cost: context.cost } : {}),
+      ...(context.status === 'done' && context.object !== undefined ? { object: context.object } : {}),
+      ...(context.repairs > 0 ? { repairs: context.repairs } : {}),
     }),
   });
-  return rearmTimersOnRestore(machine);
+  return rearmTimersOnRestore(machine) as unknown as ConversationMachine<
+    [TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>
+  >;
+}
+
+/** The text parts of a response, joined. */
+function textOfParts(content: ReadonlyArray<{ type: string; text?: string }>): string {
+  let text = '';
+  for (const part of content) if (part.type === 'text' && part.text !== undefined) text += part.text;
+  return text;
+}
+
+/** Sends `object.delta` when the streamed answer, parsed best effort, has changed. */
+function streamPartialObject(
+  context: ConversationContext,
+  deltas: ReadonlyArray<{ type: string; delta?: string }>,
+  enqueue: Enqueue,
+): void {
+  let added = '';
+  for (const delta of deltas) if (delta.type === 'text.delta' && delta.delta !== undefined) added += delta.delta;
+  if (added === '') return;
+  const answerText = context.answerText + added;
+  const partial = parsePartialJson(answerText);
+  const json = partial === undefined ? null : JSON.stringify(partial);
+  enqueue.assign({ answerText, ...(json !== null && json !== context.lastPartialJson ? { lastPartialJson: json } : {}) });
+  if (json !== null && json !== context.lastPartialJson) enqueue.emit({ type: 'object.delta', object: partial });
 }
 
 function toolResultEvent(call: RoundCall) {

@@ -1,6 +1,12 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { Provider, ToolDescription } from '../providers/provider.js';
+import type { RequestMiddleware } from '../middleware/request-middleware.js';
+import { withMiddleware } from '../middleware/with-middleware.js';
 import { createTool, isTool, type Tool } from '../tools/define-tool.js';
+import { type PriceTable, validatePrices } from './pricing.js';
+import { type OutputOptions, type ResolvedOutput, resolveOutput } from './structured-output.js';
+import type { StandardSchemaV1 } from '../tools/standard-schema.js';
+import type { JSONSchema } from '../tools/validate.js';
 
 /**
  * Retry policy for provider requests. The machine retries, not the SDK, so every attempt is a
@@ -49,7 +55,7 @@ export type DoomLoopOptions = {
  * const options: ConversationOptions = { provider, tools: [add], maxToolIterations: 5 };
  * ```
  */
-export type ConversationOptions = {
+export type ConversationOptions<TOutputSchema extends StandardSchemaV1 | JSONSchema = StandardSchemaV1 | JSONSchema> = {
   provider: Provider;
   // Tools differ in argument types; the machine only hands each tool the arguments its own schema validated.
   tools?: ReadonlyArray<Tool<never, unknown>>;
@@ -68,6 +74,15 @@ export type ConversationOptions = {
   maxToolResultBytes?: number;
   /** Tool-call arguments longer than this many bytes are refused with an error result. Default 1 MB. */
   maxToolArgsBytes?: number;
+  /**
+   * Request middleware, composed in order around every provider request (the first is the
+   * outermost): history truncation, prompt injection, reasoning effort, your own.
+   */
+  middleware?: ReadonlyArray<RequestMiddleware>;
+  /** Prices per million tokens by model: the output then carries `cost`. */
+  prices?: PriceTable;
+  /** Ask for a structured final answer, validated (and repaired) against a schema: `output.object`. */
+  output?: OutputOptions<TOutputSchema>;
 };
 
 /** Options with defaults applied and every value checked. */
@@ -84,6 +99,8 @@ export type ResolvedOptions = {
   requestTimeoutMs: number;
   maxToolResultBytes: number;
   maxToolArgsBytes: number;
+  prices: PriceTable | undefined;
+  output: ResolvedOutput | undefined;
 };
 
 const knownOptions = new Set([
@@ -98,6 +115,9 @@ const knownOptions = new Set([
   'requestTimeoutMs',
   'maxToolResultBytes',
   'maxToolArgsBytes',
+  'middleware',
+  'prices',
+  'output',
 ]);
 
 function integer(value: unknown, option: string, fallback: number, minimum: number): number {
@@ -122,7 +142,7 @@ function isProvider(value: unknown): value is Provider {
 }
 
 /** Validates options at creation, naming the option and what was expected on failure. */
-export function resolveOptions(options: ConversationOptions): ResolvedOptions {
+export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | JSONSchema>): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidOptionsError('options', 'an object { provider, tools?, ... }', options);
   }
@@ -183,8 +203,15 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
   const maxConcurrentTools =
     options.maxConcurrentTools === undefined ? Number.POSITIVE_INFINITY : integer(options.maxConcurrentTools, 'maxConcurrentTools', 1, 1);
 
+  const middleware: unknown = options.middleware ?? [];
+  if (!Array.isArray(middleware))
+    throw new InvalidOptionsError('middleware', 'an array of functions (request, next) => events', middleware);
+  middleware.forEach((entry: unknown, index) => {
+    if (typeof entry !== 'function') throw new InvalidOptionsError(`middleware[${index}]`, 'a function (request, next) => events', entry);
+  });
+
   return {
-    provider: options.provider,
+    provider: withMiddleware(options.provider, middleware as RequestMiddleware[]),
     tools,
     toolDescriptions: [...tools.values()].map((tool) => ({
       name: tool.name,
@@ -200,5 +227,7 @@ export function resolveOptions(options: ConversationOptions): ResolvedOptions {
     requestTimeoutMs: duration(options.requestTimeoutMs, 'requestTimeoutMs', 120_000),
     maxToolResultBytes: integer(options.maxToolResultBytes, 'maxToolResultBytes', 100_000, 256),
     maxToolArgsBytes: integer(options.maxToolArgsBytes, 'maxToolArgsBytes', 1_000_000, 2),
+    prices: validatePrices(options.prices),
+    output: resolveOutput(options.output, new Set(tools.keys())),
   };
 }

@@ -24,6 +24,25 @@ export const resultTexts = {
   failed: (thrown: unknown) => `Error: ${thrownMessage(thrown)}`,
 };
 
+/**
+ * A low-cardinality kind for an error result's text (traces use it as `error.type`): `timeout`,
+ * `cancelled`, `halted`, `denied`, `not_executed`, or `tool_error` for what a tool threw or any
+ * other refusal (unknown tool, invalid arguments).
+ *
+ * @example
+ * ```ts
+ * toolErrorType(resultTexts.timedOut('search', 30_000)); // 'timeout'
+ * ```
+ */
+export function toolErrorType(text: string): 'timeout' | 'cancelled' | 'halted' | 'denied' | 'not_executed' | 'tool_error' {
+  if (/^tool ".*" timed out after \d+ ms$/s.test(text)) return 'timeout';
+  if (text === 'cancelled' || text.startsWith('cancelled: ')) return 'cancelled';
+  if (text === resultTexts.halted) return 'halted';
+  if (text.startsWith('denied by user: ')) return 'denied';
+  if (text.startsWith('not executed: ')) return 'not_executed';
+  return 'tool_error';
+}
+
 type ParsedArgs = { ok: true; value: unknown } | { ok: false; error: string };
 
 /** Parses streamed argument text; no text at all means a call without arguments. */

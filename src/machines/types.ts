@@ -4,6 +4,8 @@ import type { ToolExecutionOutput } from '../actors/tool-execution.js';
 import type { AssistantContentPart, Message, ToolResultPart } from '../providers/messages.js';
 import type { FinishReason } from '../providers/provider.js';
 import type { Usage } from '../providers/usage.js';
+import type { RunCost } from './pricing.js';
+import type { AnswerCheck } from './structured-output.js';
 
 /**
  * Why a run ended in `halted` (or a host-defined reason).
@@ -44,7 +46,7 @@ export type RunError = {
  * const next = createActor(machine, { input: { messages: output.messages } });
  * ```
  */
-export type RunOutput = {
+export type RunOutput<TObject = unknown> = {
   status: 'done' | 'halted' | 'error';
   reason?: HaltReason | (string & {});
   /** The final assistant text ('' if none). */
@@ -57,6 +59,17 @@ export type RunOutput = {
   /** The last response's finish reason, when there was one. */
   finishReason?: FinishReason;
   error?: RunError;
+  /** Tokens that failed attempts reported before failing (not in `usage`); absent when none did. */
+  failedUsage?: Usage;
+  /** What the run cost, when the machine has a `prices` table (failed attempts included). */
+  cost?: RunCost;
+  /**
+   * The structured answer, when the machine has an `output` schema and the run ended `done`: it
+   * passed validation (never set to data that failed it).
+   */
+  object?: TObject;
+  /** Repairs of an invalid structured answer this run made. */
+  repairs?: number;
 };
 
 /**
@@ -123,7 +136,67 @@ export type ConversationEvent = ConversationUserEvent | ProviderCallEvent | Prov
  * actor.on('request.started', ({ iteration, attempt }: RequestStartedEvent) => console.log(`round ${iteration}, attempt ${attempt}`));
  * ```
  */
-export type RequestStartedEvent = { type: 'request.started'; iteration: number; attempt: number };
+export type RequestStartedEvent = {
+  type: 'request.started';
+  iteration: number;
+  attempt: number;
+  /** The provider's name (`openai`, `anthropic`, …). */
+  provider: string;
+  /** The model requested, when the provider says. */
+  model?: string;
+};
+
+/**
+ * A provider request answered: why it stopped, what it cost in tokens, which model answered.
+ *
+ * @example
+ * ```ts
+ * actor.on('request.finished', (event: RequestFinishedEvent) => console.log(event.model, event.finishReason, event.usage.totalTokens));
+ * ```
+ */
+export type RequestFinishedEvent = {
+  type: 'request.finished';
+  iteration: number;
+  attempt: number;
+  finishReason: FinishReason;
+  usage: Usage;
+  /** The model that answered, as the response names it (else the one requested). */
+  model?: string;
+  responseId?: string;
+};
+
+/**
+ * The structured answer streaming so far, parsed best effort (machines with an `output` schema):
+ * for live display; only `output.object` is validated.
+ *
+ * @example
+ * ```ts
+ * actor.on('object.delta', (event: ObjectDeltaEvent) => render(event.object));
+ * ```
+ */
+export type ObjectDeltaEvent = { type: 'object.delta'; object: unknown };
+
+/**
+ * The final answer did not match the `output` schema and goes back to the model (`repair` counts
+ * from 1, at most `maxRepairs`).
+ *
+ * @example
+ * ```ts
+ * actor.on('output.repair', (event: OutputRepairEvent) => console.warn(`repair ${event.repair}/${event.maxRepairs}: ${event.problem}`));
+ * ```
+ */
+export type OutputRepairEvent = { type: 'output.repair'; repair: number; maxRepairs: number; problem: string };
+
+/**
+ * A tool call starts running (after validation and any approval): its `execute` is called now.
+ *
+ * @example
+ * ```ts
+ * const started = new Map<string, number>();
+ * actor.on('tool.started', (event: ToolStartedEvent) => started.set(event.toolCallId, Date.now()));
+ * ```
+ */
+export type ToolStartedEvent = { type: 'tool.started'; toolCallId: string; name: string };
 
 /**
  * A piece of the answer's text as it streams.
@@ -251,6 +324,10 @@ export type EventRejectedEvent = { type: 'event.rejected'; eventType: string; me
  */
 export type ConversationEmittedEvent =
   | RequestStartedEvent
+  | RequestFinishedEvent
+  | ToolStartedEvent
+  | ObjectDeltaEvent
+  | OutputRepairEvent
   | TextDeltaEvent
   | ReasoningDeltaEvent
   | ToolCallDeltaEvent
@@ -287,6 +364,12 @@ export type DoomLoopVerdict =
 export type PendingResponse = {
   content: AssistantContentPart[];
   finishReason: FinishReason;
+  /** The response's tokens, added to the run's usage once the response is committed. */
+  usage: Usage;
+  /** The model that answered (else the one requested). */
+  model?: string;
+  /** For a final answer of a machine with an `output` schema: its object, or what was wrong with it. */
+  answer?: AnswerCheck;
   calls: RoundCall[];
   doomLoop: DoomLoopVerdict;
 };
@@ -330,6 +413,18 @@ export type ConversationContext = {
   reason: string | null;
   finalText: string | null;
   finishReason: FinishReason | null;
+  /** Tokens of failed attempts, counted apart. */
+  failedUsage: Usage;
+  /** Running cost, when the machine has prices. */
+  cost: RunCost | null;
+  /** Repairs of an invalid structured answer so far. */
+  repairs: number;
+  /** The validated structured answer, once there is one. */
+  object?: unknown;
+  /** Text of the current attempt (machines with an `output` schema, for `object.delta`). */
+  answerText: string;
+  /** JSON of the last `object.delta` sent, to send only changes. */
+  lastPartialJson: string | null;
 };
 
 /**
@@ -344,6 +439,7 @@ export type ConversationContext = {
 export type ConversationStateValue =
   | 'idle'
   | { requesting: 'waiting' }
+  | 'repairing'
   | 'retrying'
   | 'awaitingApproval'
   | { executingTools: 'running' }
@@ -362,7 +458,7 @@ export type ConversationStateValue =
  * const actor = createActor(machine, { input: { messages: [] } }); // ConversationActor
  * ```
  */
-export type ConversationMachine = StateMachine<
+export type ConversationMachine<TObject = unknown> = StateMachine<
   ConversationContext,
   ConversationEvent,
   Record<string, AnyActorRef | undefined>,
@@ -372,8 +468,8 @@ export type ConversationMachine = StateMachine<
   string,
   ConversationStateValue,
   string,
-  ConversationInput,
-  RunOutput,
+  ConversationInput | undefined,
+  RunOutput<TObject>,
   ConversationEmittedEvent,
   MetaObject,
   StateSchema
@@ -388,7 +484,7 @@ export type ConversationMachine = StateMachine<
  * actor.on('text.delta', (event) => process.stdout.write(event.delta));
  * ```
  */
-export type ConversationActor = Actor<ConversationMachine>;
+export type ConversationActor<TObject = unknown> = Actor<ConversationMachine<TObject>>;
 
 /**
  * A snapshot of a run (`actor.getSnapshot()`); `actor.getPersistedSnapshot()` of it is plain JSON.
@@ -399,4 +495,4 @@ export type ConversationActor = Actor<ConversationMachine>;
  * console.log(snapshot.value, snapshot.context.iterations);
  * ```
  */
-export type ConversationSnapshot = SnapshotFrom<ConversationMachine>;
+export type ConversationSnapshot<TObject = unknown> = SnapshotFrom<ConversationMachine<TObject>>;

@@ -41,7 +41,45 @@ export type ProviderRequest = {
   signal: AbortSignal;
   /** Free data the host attached to the run, handed through untouched. */
   sessionData?: unknown;
+  /**
+   * How hard a reasoning model should think, set by middleware (see `reasoningEffort()`): OpenAI
+   * sends it as `reasoning_effort`, Anthropic as a thinking budget. A provider's own option wins.
+   */
+  reasoningEffort?: ReasoningEffort;
+  /**
+   * The machine wants the final answer as a JSON object matching `schema` (the `output` option):
+   * use the wire's native structured-output mode where it has one. The machine validates and
+   * repairs the answer either way.
+   */
+  responseFormat?: ResponseFormat;
 };
+
+/**
+ * A structured final answer a request asks for.
+ *
+ * @example
+ * ```ts
+ * const format: ResponseFormat = { name: 'weather_report', schema: { type: 'object', properties: { celsius: { type: 'number' } } }, strict: false };
+ * ```
+ */
+export type ResponseFormat = {
+  name: string;
+  description?: string;
+  /** JSON Schema of the answer (an object schema). */
+  schema: Record<string, unknown>;
+  /** OpenAI strict mode. */
+  strict: boolean;
+};
+
+/**
+ * One reasoning effort for every wire.
+ *
+ * @example
+ * ```ts
+ * const effort: ReasoningEffort = 'low';
+ * ```
+ */
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
 
 /**
  * Why the model stopped, normalised over the wires; `rawFinishReason` keeps the wire's word.
@@ -100,6 +138,10 @@ export type ProviderEvent =
       finishReason: FinishReason;
       rawFinishReason?: string;
       usage: Usage;
+      /** The model that answered, as the response names it (e.g. `gpt-4o-mini-2024-07-18`). */
+      model?: string;
+      /** The response's id on the wire. */
+      responseId?: string;
     };
 
 /**
@@ -120,7 +162,9 @@ export type ProviderEvent =
  * ```
  */
 export interface Provider {
-  /** A short name for logs and errors, e.g. `openai`. */
+  /** A short name for logs, traces and errors, e.g. `openai` (the GenAI `gen_ai.provider.name`). */
   readonly name: string;
+  /** The model requested, when the provider knows it (traces and price lookups use it). */
+  readonly model?: string;
   stream(request: ProviderRequest): AsyncIterable<ProviderEvent>;
 }

@@ -33,11 +33,22 @@ export type CompiledSchema<T> = {
 // One compiler for the process: compiling is per schema, the instance itself is only a cache.
 let ajv: Ajv | undefined;
 
-function formatAjvErrors(errors: ErrorObject[] | null | undefined): string {
+/**
+ * What a schema checks, as messages name it: a tool's `arguments`, or a structured `answer`. Both
+ * must be JSON objects (tool arguments are; the wires' structured-output modes require it).
+ */
+export type SchemaSubject = 'arguments' | 'answer';
+
+const objectReason: Record<SchemaSubject, string> = {
+  arguments: 'tool arguments are a JSON object',
+  answer: 'a structured answer is a JSON object',
+};
+
+function formatAjvErrors(errors: ErrorObject[] | null | undefined, subject: SchemaSubject): string {
   if (!errors || errors.length === 0) return 'does not match the schema';
   return errors
     .map((error) => {
-      const where = error.instancePath === '' ? 'arguments' : `arguments${error.instancePath.replaceAll('/', '.')}`;
+      const where = error.instancePath === '' ? subject : `${subject}${error.instancePath.replaceAll('/', '.')}`;
       const extra =
         error.keyword === 'additionalProperties' && typeof error.params.additionalProperty === 'string'
           ? ` (${error.params.additionalProperty})`
@@ -52,8 +63,8 @@ function formatAjvErrors(errors: ErrorObject[] | null | undefined): string {
  * `type: "object"`).
  * `option` names the option in errors, e.g. `tools[0].parameters`.
  */
-export function compileSchema<T>(parameters: unknown, option: string): CompiledSchema<T> {
-  if (isStandardSchema(parameters)) return compileStandardSchema<T>(parameters, option);
+export function compileSchema<T>(parameters: unknown, option: string, subject: SchemaSubject = 'arguments'): CompiledSchema<T> {
+  if (isStandardSchema(parameters)) return compileStandardSchema<T>(parameters, option, subject);
   if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) {
     throw new InvalidOptionsError(option, 'a zod (≥ 4.2) or other Standard Schema, or a JSON Schema object', parameters);
   }
@@ -61,7 +72,7 @@ export function compileSchema<T>(parameters: unknown, option: string): CompiledS
   if (jsonSchema.type !== 'object') {
     throw new InvalidOptionsError(
       option,
-      'a JSON Schema with type "object" (tool arguments are a JSON object)',
+      `a JSON Schema with type "object" (${objectReason[subject]})`,
       `type ${JSON.stringify(jsonSchema.type)}`,
     );
   }
@@ -77,23 +88,23 @@ export function compileSchema<T>(parameters: unknown, option: string): CompiledS
     jsonSchema,
     validate(args) {
       if (check(args)) return { success: true, value: args as T };
-      return { success: false, error: formatAjvErrors(check.errors) };
+      return { success: false, error: formatAjvErrors(check.errors, subject) };
     },
   };
 }
 
 /** Where an issue is, as the model reads it: `arguments.items.0.name`. */
-function issuePath(issue: StandardIssue): string {
-  if (!issue.path || issue.path.length === 0) return 'arguments';
+function issuePath(issue: StandardIssue, subject: SchemaSubject): string {
+  if (!issue.path || issue.path.length === 0) return subject;
   const keys = issue.path.map((segment) => (typeof segment === 'object' && segment !== null ? segment.key : segment));
-  return `arguments.${keys.map(String).join('.')}`;
+  return `${subject}.${keys.map(String).join('.')}`;
 }
 
 /**
  * A Standard Schema (zod ≥ 4.2, …): the library converts it to JSON Schema and validates with it,
  * so actorloop needs no schema library of its own and never meets a second copy of the user's.
  */
-function compileStandardSchema<T>(parameters: StandardSchemaV1, option: string): CompiledSchema<T> {
+function compileStandardSchema<T>(parameters: StandardSchemaV1, option: string, subject: SchemaSubject): CompiledSchema<T> {
   const standard = parameters['~standard'];
   if (!standard.jsonSchema) {
     throw new InvalidOptionsError(
@@ -113,7 +124,7 @@ function compileStandardSchema<T>(parameters: StandardSchemaV1, option: string):
   if (jsonSchema.type !== 'object') {
     throw new InvalidOptionsError(
       option,
-      `an object schema (tool arguments are a JSON object), not a ${standard.vendor} ${String(jsonSchema.type ?? 'non-object')} schema`,
+      `an object schema (${objectReason[subject]}), not a ${standard.vendor} ${String(jsonSchema.type ?? 'non-object')} schema`,
     );
   }
   return {
@@ -126,7 +137,7 @@ function compileStandardSchema<T>(parameters: StandardSchemaV1, option: string):
         return { success: false, error: "the tool's schema validates asynchronously, which actorloop does not support" };
       }
       if (!result.issues) return { success: true, value: result.value as T };
-      return { success: false, error: result.issues.map((issue) => `${issuePath(issue)}: ${issue.message}`).join('; ') };
+      return { success: false, error: result.issues.map((issue) => `${issuePath(issue, subject)}: ${issue.message}`).join('; ') };
     },
   };
 }

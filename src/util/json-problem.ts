@@ -35,7 +35,8 @@ export function findJsonProblem(value: unknown, path: string): string | undefine
         }
         if (prototype !== Object.prototype && prototype !== null) {
           const name = (current as { constructor?: { name?: unknown } }).constructor?.name;
-          return problem(where, `a ${typeof name === 'string' && name !== '' ? name : 'class'} instance`);
+          const className = typeof name === 'string' && name !== '' ? name : 'class';
+          return problem(where, `${/^[aeiou]/i.test(className) ? 'an' : 'a'} ${className} instance`);
         }
         seen.add(current);
         for (const [key, inner] of Object.entries(current)) {

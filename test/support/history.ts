@@ -3,7 +3,7 @@ import { findMessagesProblem, type Message } from '../../src/providers/messages.
 
 /**
  * Checks a run's history is valid to send again: well formed, and every tool call answered by
- * exactly one result, in call order, in the tool message right after it (DESIGN §3.2; both wires
+ * exactly one result, in call order, in the tool message right after it (docs/behaviour.md item 2; both wires
  * require the pairing).
  */
 export function expectValidHistory(messages: Message[]): void {

@@ -103,9 +103,9 @@ function createToolServer(): McpServer {
     record('readme', {});
     return {
       content: [
-        { type: 'resource', resource: { uri: 'file:///docs/readme.md', mimeType: 'text/markdown', text: '# Hello' } },
-        { type: 'resource', resource: { uri: 'file:///docs/logo.bin', mimeType: 'application/octet-stream', blob: 'AAEC' } },
-        { type: 'resource_link', uri: 'file:///docs/guide.md', name: 'guide', mimeType: 'text/markdown', description: 'The guide' },
+        { type: 'resource', resource: { uri: 'file:///srv/readme.md', mimeType: 'text/markdown', text: '# Hello' } },
+        { type: 'resource', resource: { uri: 'file:///srv/logo.bin', mimeType: 'application/octet-stream', blob: 'AAEC' } },
+        { type: 'resource_link', uri: 'file:///srv/guide.md', name: 'guide', mimeType: 'text/markdown', description: 'The guide' },
       ],
     };
   });

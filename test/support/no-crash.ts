@@ -2,7 +2,7 @@ import { afterEach, expect } from 'vitest';
 
 /**
  * Registered for every test file: any unhandled rejection or uncaught exception during a test
- * fails that test, naming what escaped — DESIGN §3.1 says nothing may escape a run.
+ * fails that test, naming what escaped — docs/behaviour.md item 1 says nothing may escape a run.
  */
 const escaped: unknown[] = [];
 process.on('unhandledRejection', (reason) => escaped.push(reason));

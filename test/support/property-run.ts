@@ -1,7 +1,7 @@
 /**
  * One property-test run: a random case (wire, tools, options, fault plan, cancel and approval
  * decisions) played through the real SDK providers against a {@link startFaultServer}, and every
- * guarantee of DESIGN §3 checked afterwards. Shared by `test/properties.test.ts` (a fast sample
+ * guarantee of docs/behaviour.md checked afterwards. Shared by `test/properties.test.ts` (a fast sample
  * under vitest) and `test/soak.ts` (thousands of runs). Cases are plain JSON, so a failing one can
  * be printed, pasted into a regression test and replayed with {@link runCase}.
  *
@@ -641,7 +641,7 @@ export async function waitForDrain(baseline: Record<string, number>, timeoutMs =
 // ---------------------------------------------------------------------------------------------
 
 const finalStatuses = new Set(['done', 'halted', 'error']);
-/** Faults DESIGN §3.6 says are retried. */
+/** Faults docs/behaviour.md item 6 says are retried. */
 const contractRetryable = (injected: string[]) =>
   injected.some((kind) =>
     /^429|^status 5\d\d|overloaded_error in stream|error chunk in stream|^reset$|stream cut \(connection dropped\)|stall|slow first byte/.test(
@@ -795,7 +795,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       if (safeJson(events).includes(apiKey))
         violations.push(`an emitted event holds the API key: ${events.find((event) => safeJson(event).includes(apiKey))?.type}`);
 
-      // §3.2: one result per call, in order; valid on both wires.
+      // docs/behaviour.md item 2: one result per call, in order; valid on both wires.
       violations.push(...historyProblems(output.messages));
       try {
         violations.push(...openaiRequestProblems(output.messages, system));
@@ -879,7 +879,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       // Tool calls of a round run at most maxConcurrentTools at once.
       if (o.maxConcurrentTools !== undefined && toolState.maxActive > o.maxConcurrentTools)
         violations.push(`${toolState.maxActive} tools ran at once, maxConcurrentTools ${o.maxConcurrentTools}`);
-      // §3.7: a tool that outlives its timeout gets the timeout result (or the run's cancel/halt result).
+      // docs/behaviour.md item 7: a tool that outlives its timeout gets the timeout result (or the run's cancel/halt result).
       for (const call of calls) {
         const kind = call.toolName.slice(0, call.toolName.lastIndexOf('_'));
         if (!['hang', 'hangHonours', 'abortRejects'].includes(kind) || !toolState.executions.has(call.toolCallId)) continue;
@@ -887,7 +887,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         if (!/timed out after \d+ ms$/.test(text) && !text.startsWith('cancelled') && !text.startsWith('halted:'))
           violations.push(`${kind} call ${call.toolCallId} (timeout ${o.toolTimeoutMs} ms) got ${JSON.stringify(text).slice(0, 80)}`);
       }
-      // §3.3: a HaltError's content as a result means the run ended tool_halt.
+      // docs/behaviour.md item 3: a HaltError's content as a result means the run ended tool_halt.
       if (
         [...results.values()].some((part) => part.isError !== true && /^halted by tool \d$/.test(String(part.result))) &&
         !(output.status === 'halted' && output.reason === 'tool_halt')
@@ -895,7 +895,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         violations.push(`a HaltError result is in the history but the run ended ${output.status}/${output.reason ?? ''}`);
       }
 
-      // §3.4: rounds and executions within the cap; every execution is a call of the history, once.
+      // docs/behaviour.md item 4: rounds and executions within the cap; every execution is a call of the history, once.
       if (output.iterations > o.maxToolIterations)
         violations.push(`iterations ${output.iterations} > maxToolIterations ${o.maxToolIterations}`);
       const callIds = new Set(calls.map((call) => call.toolCallId));
@@ -916,7 +916,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       const executedTools = [...toolState.executions.keys()].length;
       if (executedTools > 0 && o.maxToolIterations === 0) violations.push('tools executed with maxToolIterations 0');
 
-      // §3.3/4/5/8: reasons agree with what happened.
+      // docs/behaviour.md items 3/4/5/8: reasons agree with what happened.
       if (output.status === 'halted' && output.reason === 'tool_halt' && !/^halted by tool \d$/.test(output.text))
         violations.push(`tool_halt with text ${JSON.stringify(output.text)}`);
       if (output.reason === 'doom_loop' && o.doomLoop === false) violations.push('doom_loop halt with doomLoop: false');
@@ -928,7 +928,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       if (output.status === 'halted' && output.reason === 'cancelled' && !cancelSentWhileActive)
         violations.push('halted/cancelled without a cancel');
 
-      // §3.6: attempts per logical request, retry-after honoured.
+      // docs/behaviour.md item 6: attempts per logical request, retry-after honoured.
       const startedEvents = events.filter((event) => event.type === 'request.started');
       let previous: { iteration: number; attempt: number } | undefined;
       for (const event of startedEvents) {
@@ -989,7 +989,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         }
         if (output.error?.retryable === false && contractRetryable(injected) && !contractFatal(injected)) {
           violations.push(
-            `a fault DESIGN §3.6 retries (${injected.join(', ')}) ended the run as non-retryable: ${output.error.code} ${output.error.message.slice(0, 120)}`,
+            `a fault docs/behaviour.md item 6 retries (${injected.join(', ')}) ended the run as non-retryable: ${output.error.code} ${output.error.message.slice(0, 120)}`,
           );
         }
       }

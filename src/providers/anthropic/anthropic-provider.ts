@@ -2,10 +2,17 @@ import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../errors/provider-error.js';
-import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
+import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../provider.js';
 import { fromAnthropicMessage } from './from-anthropic-message.js';
 import { fromAnthropicStream } from './from-anthropic-stream.js';
 import { toAnthropicMessages, toAnthropicTools } from './to-anthropic-messages.js';
+import {
+  type AnthropicStructuredOutput,
+  answerTool,
+  answerToolAsText,
+  structuredAnswerFields,
+  structuredOutputMode,
+} from './structured-answer.js';
 import type { AnthropicClientLike, AnthropicRequestParams, AnthropicThinkingConfig } from './wire-types.js';
 
 /**
@@ -35,6 +42,11 @@ export type AnthropicProviderOptions = {
   thinking?: AnthropicThinkingConfig;
   /** Further request parameters, passed through. */
   params?: AnthropicRequestParams;
+  /**
+   * How a machine's `output` schema is asked for: `native` (`output_config.format`), `tool` (a
+   * forced final-answer tool), or `auto` (default: native for Claude 4.5+ and Opus 4.1 ids).
+   */
+  structuredOutput?: AnthropicStructuredOutput;
   /** Stream the response (default `true`); `false` uses a single JSON response. */
   stream?: boolean;
   /**
@@ -50,6 +62,34 @@ type AnthropicModule = typeof import('@anthropic-ai/sdk');
 
 const defaultSdkTimeoutMs = 10 * 60 * 1000;
 
+async function* fromEvents(events: ProviderEvent[]): AsyncGenerator<ProviderEvent> {
+  yield* events;
+}
+
+/** Thinking budgets for a neutral reasoning effort; Anthropic's smallest budget is 1,024 tokens. */
+const thinkingBudgets: Record<ReasoningEffort, number> = { minimal: 1024, low: 2048, medium: 8192, high: 24_576 };
+
+/**
+ * The `thinking` field: the provider's own option wins; otherwise a request's reasoning effort
+ * (from middleware) becomes a budget, kept below `max_tokens` as the API requires — and left out
+ * when `max_tokens` leaves no room for the smallest budget.
+ *
+ * @example
+ * ```ts
+ * thinkingParam(undefined, 'low', 4096); // { thinking: { type: 'enabled', budget_tokens: 2048 } }
+ * ```
+ */
+export function thinkingParam(
+  thinking: AnthropicThinkingConfig | undefined,
+  effort: ReasoningEffort | undefined,
+  maxTokens: number,
+): { thinking?: AnthropicThinkingConfig } {
+  if (thinking !== undefined) return { thinking };
+  if (effort === undefined) return {};
+  const budget = Math.min(thinkingBudgets[effort], maxTokens - 1);
+  return budget < 1024 ? {} : { thinking: { type: 'enabled', budget_tokens: budget } };
+}
+
 function validateOptions(options: AnthropicProviderOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidOptionsError('anthropicProvider(options)', 'an options object with model and maxTokens', options);
@@ -62,6 +102,9 @@ function validateOptions(options: AnthropicProviderOptions): void {
   }
   if (options.stream !== undefined && typeof options.stream !== 'boolean') {
     throw new InvalidOptionsError('stream', 'a boolean', options.stream);
+  }
+  if (options.structuredOutput !== undefined && !['auto', 'native', 'tool'].includes(options.structuredOutput)) {
+    throw new InvalidOptionsError('structuredOutput', "'auto' | 'native' | 'tool'", options.structuredOutput);
   }
   if (options.timeoutMs !== undefined && (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0)) {
     throw new InvalidOptionsError('timeoutMs', 'a positive number of milliseconds', options.timeoutMs);
@@ -120,31 +163,39 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
 
   return {
     name: 'anthropic',
+    model,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       try {
         const client = await getClient();
         const { system, messages } = toAnthropicMessages(request.messages, request.system);
+        const format = request.responseFormat;
+        const mode = format && structuredOutputMode(options.structuredOutput ?? 'auto', model);
+        const thinkingField = thinkingParam(thinking, request.reasoningEffort, maxTokens);
+        const tools = [...toAnthropicTools(request.tools), ...(format && mode === 'tool' ? [answerTool(format)] : [])];
         const body = {
           ...params,
           model,
           max_tokens: maxTokens,
           messages,
           ...(system === undefined ? {} : { system }),
-          ...(request.tools.length === 0 ? {} : { tools: toAnthropicTools(request.tools) }),
-          ...(thinking === undefined ? {} : { thinking }),
+          ...(tools.length === 0 ? {} : { tools }),
+          ...thinkingField,
+          ...(format && mode
+            ? structuredAnswerFields(format, mode, { hasTools: request.tools.length > 0, thinking: thinkingField.thinking, params })
+            : {}),
         };
         const requestOptions = {
           signal: request.signal,
           maxRetries: 0,
           ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
         };
+        let events: AsyncIterable<ProviderEvent>;
         if (streaming) {
-          const events = await client.messages.create({ ...body, stream: true }, requestOptions);
-          yield* fromAnthropicStream(events, { signal: request.signal });
+          events = fromAnthropicStream(await client.messages.create({ ...body, stream: true }, requestOptions), { signal: request.signal });
         } else {
-          const message = await client.messages.create({ ...body, stream: false }, requestOptions);
-          yield* fromAnthropicMessage(message);
+          events = fromEvents(fromAnthropicMessage(await client.messages.create({ ...body, stream: false }, requestOptions)));
         }
+        yield* format && mode === 'tool' ? answerToolAsText(events, format.name) : events;
       } catch (error) {
         throw redactSecret(classifySdkError(error, request.signal), apiKey);
       }

@@ -137,6 +137,8 @@ export function fromAnthropicMessage(message: AnthropicMessage): ProviderEvent[]
     finishReason: fromAnthropicStopReason(rawFinishReason),
     ...(rawFinishReason === undefined ? {} : { rawFinishReason }),
     usage: fromAnthropicUsage(message.usage ?? {}),
+    ...(typeof message.model === 'string' ? { model: message.model } : {}),
+    ...(typeof message.id === 'string' ? { responseId: message.id } : {}),
   });
   return events;
 }

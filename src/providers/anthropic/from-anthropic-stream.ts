@@ -51,6 +51,8 @@ export async function* fromAnthropicStream(
   const blocks = new Map<number, StreamBlock>();
   let counters: AnthropicUsageCounters = {};
   let rawFinishReason: string | undefined;
+  let model: string | undefined;
+  let responseId: string | undefined;
   let stopped = false;
 
   const blockAt = (index: number, kind: 'text' | 'reasoning' | 'tool-call'): StreamBlock => {
@@ -72,6 +74,8 @@ export async function* fromAnthropicStream(
     switch (event.type) {
       case 'message_start':
         counters = mergeUsageCounters(counters, event.message?.usage);
+        if (typeof event.message?.model === 'string') model = event.message.model;
+        if (typeof event.message?.id === 'string') responseId = event.message.id;
         break;
 
       case 'content_block_start': {
@@ -205,5 +209,7 @@ export async function* fromAnthropicStream(
     finishReason: fromAnthropicStopReason(rawFinishReason),
     ...(rawFinishReason === undefined ? {} : { rawFinishReason }),
     usage: fromAnthropicUsage(counters),
+    ...(model === undefined ? {} : { model }),
+    ...(responseId === undefined ? {} : { responseId }),
   };
 }

@@ -16,3 +16,4 @@ export {
   fromAnthropicUsage,
 } from './from-anthropic-message.js';
 export type * from './wire-types.js';
+export type { AnthropicStructuredOutput } from './structured-answer.js';

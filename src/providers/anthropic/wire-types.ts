@@ -96,7 +96,7 @@ export type AnthropicMessage = {
  * ```
  */
 export type AnthropicStreamEvent =
-  | { type: 'message_start'; message?: { usage?: AnthropicUsageCounters | null } | null }
+  | { type: 'message_start'; message?: { id?: string; model?: string; usage?: AnthropicUsageCounters | null } | null }
   | { type: 'content_block_start'; index: number; content_block: unknown }
   | { type: 'content_block_delta'; index: number; delta: unknown }
   | { type: 'content_block_stop'; index: number }

@@ -1,3 +1,5 @@
+import type { Usage } from '../usage.js';
+
 const marker = Symbol.for('actorloop.error.ProviderError');
 
 /**
@@ -30,6 +32,10 @@ export type ProviderErrorOptions = {
   status?: number;
   retryAfterMs?: number;
   cause?: unknown;
+  /** Tokens the failed attempt reported before it failed (counted apart from the run's usage). */
+  usage?: Usage;
+  /** The model that answered the failed attempt, when the wire said (to price `usage`). */
+  model?: string;
 };
 
 /**
@@ -47,6 +53,10 @@ export class ProviderError extends Error {
   readonly retryable: boolean;
   readonly status?: number;
   readonly retryAfterMs?: number;
+  /** Tokens the failed attempt reported before it failed, when the wire said. */
+  readonly usage?: Usage;
+  /** The model that answered the failed attempt, when the wire said. */
+  readonly model?: string;
   readonly [marker] = true;
 
   constructor(message: string, options: ProviderErrorOptions) {
@@ -55,6 +65,8 @@ export class ProviderError extends Error {
     this.retryable = options.retryable;
     if (options.status !== undefined) this.status = options.status;
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+    if (options.usage !== undefined) this.usage = options.usage;
+    if (options.model !== undefined) this.model = options.model;
   }
 
   /** True for a ProviderError, also one from another copy of this package. */

@@ -1,8 +1,8 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
-import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
-import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from '../openai-wire/chat-types.js';
+import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../provider.js';
+import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIResponseFormat } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
-import { toOpenAIMessages, toOpenAITools } from '../openai-wire/to-openai-messages.js';
+import { toOpenAIMessages, toOpenAIResponseFormat, toOpenAITools } from '../openai-wire/to-openai-messages.js';
 
 /**
  * What a handler receives: the request in OpenAI Chat Completions format, so it can go to any
@@ -26,6 +26,13 @@ export type HandlerRequest = {
   /** Fires when the run no longer wants the answer (cancel, timeout): stop work and close connections. */
   signal: AbortSignal;
   sessionData?: unknown;
+  /**
+   * Set when the machine has an `output` schema: the structured answer it wants, in Chat
+   * Completions form (pass it on as `response_format`).
+   */
+  response_format?: OpenAIResponseFormat;
+  /** Set by the `reasoningEffort()` middleware (Chat Completions `reasoning_effort`). */
+  reasoning_effort?: ReasoningEffort;
 };
 
 /**
@@ -76,6 +83,8 @@ export function handlerProvider(handler: ChunkHandler): Provider {
         tools: toOpenAITools(request.tools),
         signal: request.signal,
         ...(request.sessionData === undefined ? {} : { sessionData: request.sessionData }),
+        ...(request.responseFormat === undefined ? {} : { response_format: toOpenAIResponseFormat(request.responseFormat) }),
+        ...(request.reasoningEffort === undefined ? {} : { reasoning_effort: request.reasoningEffort }),
       });
       if (chunks === null || typeof chunks !== 'object' || !(Symbol.asyncIterator in chunks)) {
         throw new TypeError('handlerProvider: the handler must return an AsyncIterable of chat.completion.chunk objects');

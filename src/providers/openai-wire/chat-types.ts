@@ -83,3 +83,16 @@ export type OpenAIChatCompletionChunk = {
   usage?: OpenAIChatUsage | null;
   error?: unknown;
 };
+
+/**
+ * The Chat Completions `response_format` for a JSON Schema answer (structured outputs).
+ *
+ * @example
+ * ```ts
+ * const format: OpenAIResponseFormat = { type: 'json_schema', json_schema: { name: 'report', schema: { type: 'object' }, strict: false } };
+ * ```
+ */
+export type OpenAIResponseFormat = {
+  type: 'json_schema';
+  json_schema: { name: string; description?: string; schema: Record<string, unknown>; strict?: boolean };
+};

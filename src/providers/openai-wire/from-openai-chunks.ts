@@ -34,18 +34,27 @@ export function toUsage(usage: OpenAIChatUsage): Usage {
   return result;
 }
 
-/** An error chunk sent inside a 200 stream (OpenRouter and other compatible servers). */
-function inBandError(error: unknown): ProviderError {
+/**
+ * An error chunk sent inside a 200 stream (OpenRouter and other compatible servers). `usage` is what
+ * the stream reported before failing: a failed attempt's tokens are counted apart, not lost.
+ */
+function inBandError(error: unknown, usage: Usage | undefined, model: string | undefined): ProviderError {
   const body = typeof error === 'object' && error !== null ? (error as Record<string, unknown>) : {};
   const message = typeof body.message === 'string' ? body.message : `in-band stream error: ${JSON.stringify(error)}`;
   const status = typeof body.code === 'number' && body.code >= 100 && body.code < 600 ? body.code : undefined;
   const type = typeof body.type === 'string' ? body.type : undefined;
   if (status !== undefined) {
     const { code, retryable } = classifyStatus(status);
-    return new ProviderError(message, { code, retryable, status, cause: error });
+    return new ProviderError(message, { code, retryable, status, cause: error, ...(usage ? { usage } : {}), ...(model ? { model } : {}) });
   }
   const retryable = type === 'server_error' || type === 'overloaded_error' || type === 'rate_limit_error';
-  return new ProviderError(message, { code: retryable ? 'server' : 'unknown', retryable, cause: error });
+  return new ProviderError(message, {
+    code: retryable ? 'server' : 'unknown',
+    retryable,
+    cause: error,
+    ...(usage ? { usage } : {}),
+    ...(model ? { model } : {}),
+  });
 }
 
 type PendingToolCall = { toolCallId: string; toolName: string; argsText: string };
@@ -63,6 +72,8 @@ export async function* fromOpenAIChunks(chunks: AsyncIterable<OpenAIChatCompleti
   const toolCallsByIndex = new Map<number, PendingToolCall>();
   let rawFinishReason: string | undefined;
   let usage: Usage | undefined;
+  let model: string | undefined;
+  let responseId: string | undefined;
 
   for await (const chunk of chunks) {
     if (chunk === null || typeof chunk !== 'object') {
@@ -71,8 +82,11 @@ export async function* fromOpenAIChunks(chunks: AsyncIterable<OpenAIChatCompleti
         retryable: false,
       });
     }
-    if (chunk.error !== undefined && chunk.error !== null) throw inBandError(chunk.error);
+    if (chunk.error !== undefined && chunk.error !== null) throw inBandError(chunk.error, usage, model);
     if (chunk.usage) usage = toUsage(chunk.usage);
+    // Azure's first chunk has an empty id and model: keep the first real ones.
+    if (!model && typeof chunk.model === 'string' && chunk.model !== '') model = chunk.model;
+    if (!responseId && typeof chunk.id === 'string' && chunk.id !== '') responseId = chunk.id;
     const choice = chunk.choices?.find((candidate) => (candidate.index ?? 0) === 0);
     if (!choice) continue;
     const delta = choice.delta;
@@ -126,5 +140,13 @@ export async function* fromOpenAIChunks(chunks: AsyncIterable<OpenAIChatCompleti
   if (text !== '') content.push({ type: 'text', text });
   for (const call of toolCalls) content.push({ type: 'tool-call', ...call });
   const finishReason = toFinishReason(rawFinishReason);
-  yield { type: 'finish', content, finishReason, rawFinishReason, usage: usage ?? emptyUsage() };
+  yield {
+    type: 'finish',
+    content,
+    finishReason,
+    rawFinishReason,
+    usage: usage ?? emptyUsage(),
+    ...(model === undefined ? {} : { model }),
+    ...(responseId === undefined ? {} : { responseId }),
+  };
 }

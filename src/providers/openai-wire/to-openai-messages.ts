@@ -1,7 +1,7 @@
 import { serializeResult } from '../../util/serialize-result.js';
 import type { Message } from '../messages.js';
-import type { ToolDescription } from '../provider.js';
-import type { OpenAIChatMessage, OpenAIChatTool, OpenAIChatToolCall } from './chat-types.js';
+import type { ResponseFormat, ToolDescription } from '../provider.js';
+import type { OpenAIChatMessage, OpenAIChatTool, OpenAIChatToolCall, OpenAIResponseFormat } from './chat-types.js';
 
 /** Tool-call arguments on the OpenAI wire: the raw text when the model's JSON was invalid. */
 function argumentsText(args: unknown): string {
@@ -81,4 +81,17 @@ export function toOpenAITools(tools: ToolDescription[], strict?: boolean): OpenA
       ...(strict === undefined ? {} : { strict }),
     },
   }));
+}
+
+/** The `response_format` for the machine's structured answer. */
+export function toOpenAIResponseFormat(format: ResponseFormat): OpenAIResponseFormat {
+  return {
+    type: 'json_schema',
+    json_schema: {
+      name: format.name,
+      ...(format.description === undefined ? {} : { description: format.description }),
+      schema: format.schema,
+      strict: format.strict,
+    },
+  };
 }

@@ -5,7 +5,7 @@ import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIChatUsage } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
-import { toOpenAIMessages, toOpenAITools } from '../openai-wire/to-openai-messages.js';
+import { toOpenAIMessages, toOpenAIResponseFormat, toOpenAITools } from '../openai-wire/to-openai-messages.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
 
 /**
@@ -141,6 +141,9 @@ type ChatCompletionLike = {
   }>;
   usage?: OpenAIChatUsage | null;
 };
+
+/** `reasoning_effort` when one is set: the provider's own option, else the request's (middleware). */
+const reasoningEffortParam = (effort: OpenAIReasoningEffort | undefined) => (effort === undefined ? {} : { reasoning_effort: effort });
 
 /**
  * A non-streamed `chat.completion` as one chunk, so both modes share the chunk accumulator and
@@ -293,6 +296,7 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
 
   return {
     name: options.name ?? 'openai',
+    model,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
       // The key in use may come from the client or the environment, not only from the options.
@@ -308,7 +312,11 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
           messages: requestMessages(request, sendReasoning),
           // OpenAI rejects an empty `tools` array, so a run without tools sends none.
           ...(tools.length > 0 ? { tools } : {}),
-          ...(reasoningEffort === undefined ? {} : { reasoning_effort: reasoningEffort }),
+          ...reasoningEffortParam(reasoningEffort ?? request.reasoningEffort),
+          // A `response_format` in `params` is the user's choice and wins.
+          ...(request.responseFormat && params?.response_format === undefined
+            ? { response_format: toOpenAIResponseFormat(request.responseFormat) }
+            : {}),
           stream: streaming,
           ...(streaming
             ? { stream_options: { ...(isRecord(params?.stream_options) ? params.stream_options : {}), include_usage: true } }

@@ -273,7 +273,6 @@ class ToolSet implements McpToolSet {
  *
  * @example
  * ```ts
- * import { createConversationMachine, openaiProvider } from 'actorloop';
  * import { mcpTools } from 'actorloop/mcp';
  *
  * const github = await mcpTools(

@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+/**
+ * The `actorloop` command: `actorloop run "prompt"` and friends (see `usage`).
+ * @packageDocumentation
+ */
+import { createRequire } from 'node:module';
+import { CliUsageError } from './cli-usage-error.js';
+import { parseArguments, usage } from './parse-arguments.js';
+import { type CliEnvironment, runCommand } from './run-command.js';
+
+const environment: CliEnvironment = {
+  env: process.env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  onInterrupt(handler) {
+    let presses = 0;
+    const listener = () => {
+      presses += 1;
+      // A second Ctrl-C does not wait for the clean cancel.
+      if (presses > 1) process.exit(130);
+      handler();
+    };
+    process.on('SIGINT', listener);
+    return () => process.off('SIGINT', listener);
+  },
+};
+
+async function main(argv: string[]): Promise<number> {
+  const command = parseArguments(argv);
+  switch (command.command) {
+    case 'help':
+      process.stdout.write(`${usage}\n`);
+      return 0;
+    case 'version': {
+      const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+      process.stdout.write(`${pkg.version}\n`);
+      return 0;
+    }
+    case 'run':
+      if (command.db !== undefined) throw new CliUsageError('--db needs the durable host, which this build does not have yet');
+      return (await runCommand(command, environment)).code;
+    default:
+      throw new CliUsageError(`${command.command} needs --db support, which this build does not have yet`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (CliUsageError.isInstance(error)) {
+      process.stderr.write(`actorloop: ${error.message}\n\n${usage}\n`);
+    } else {
+      process.stderr.write(`actorloop: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,159 @@
+import { createActor, toPromise } from 'xstate';
+import { createConversationMachine } from '../machines/conversation.js';
+import type { ConversationMachine, RunOutput } from '../machines/types.js';
+import type { Message } from '../providers/messages.js';
+import type { Provider } from '../providers/provider.js';
+import { anthropicProvider } from '../providers/anthropic/anthropic-provider.js';
+import { handlerProvider } from '../providers/handler/handler-provider.js';
+import { openaiProvider } from '../providers/openai/openai-provider.js';
+import { CliUsageError } from './cli-usage-error.js';
+import { demoTools } from './demo-tools.js';
+import { offlineModel, offlineModelName } from './offline-model.js';
+import type { ProviderChoice, RunCommand } from './parse-arguments.js';
+import { showProgress } from './progress.js';
+
+/** What the command reads from its process: environment, streams, signals. */
+export type CliEnvironment = {
+  env: Record<string, string | undefined>;
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  /** Registers a Ctrl-C handler; returns a function that removes it. */
+  onInterrupt(handler: () => void): () => void;
+};
+
+/** The provider a run uses, and how to describe it. */
+export type ChosenProvider = { provider: Provider; label: string; offline: boolean };
+
+/**
+ * Picks the provider: `--provider`, else `compatible` with `--base-url`, `openai` with
+ * OPENAI_API_KEY, `anthropic` with ANTHROPIC_API_KEY, and the offline scripted model otherwise.
+ */
+export function chooseProvider(command: Pick<RunCommand, 'provider' | 'model' | 'baseURL'>, env: CliEnvironment['env']): ChosenProvider {
+  const choice: ProviderChoice =
+    command.provider ?? (command.baseURL ? 'compatible' : env.OPENAI_API_KEY ? 'openai' : env.ANTHROPIC_API_KEY ? 'anthropic' : 'offline');
+  switch (choice) {
+    case 'openai': {
+      const apiKey = env.OPENAI_API_KEY;
+      if (!apiKey && !command.baseURL) throw new CliUsageError('--provider openai needs OPENAI_API_KEY (or --base-url)');
+      const model = command.model ?? 'gpt-4o-mini';
+      return {
+        provider: openaiProvider({ model, apiKey: apiKey ?? 'not-needed', ...(command.baseURL ? { baseURL: command.baseURL } : {}) }),
+        label: `openai ${model}`,
+        offline: false,
+      };
+    }
+    case 'anthropic': {
+      const apiKey = env.ANTHROPIC_API_KEY;
+      if (!apiKey) throw new CliUsageError('--provider anthropic needs ANTHROPIC_API_KEY');
+      const model = command.model ?? 'claude-haiku-4-5';
+      return {
+        provider: anthropicProvider({ model, apiKey, maxTokens: 4096, ...(command.baseURL ? { baseURL: command.baseURL } : {}) }),
+        label: `anthropic ${model}`,
+        offline: false,
+      };
+    }
+    case 'compatible': {
+      if (!command.baseURL)
+        throw new CliUsageError('--provider compatible needs --base-url <url> (e.g. http://127.0.0.1:11434/v1 for Ollama)');
+      if (!command.model) throw new CliUsageError('--provider compatible needs --model <id> (the server decides which models exist)');
+      return {
+        provider: openaiProvider({
+          model: command.model,
+          baseURL: command.baseURL,
+          apiKey: env.OPENAI_API_KEY ?? 'not-needed',
+          name: 'compatible',
+        }),
+        label: `${command.model} at ${command.baseURL}`,
+        offline: false,
+      };
+    }
+    case 'offline':
+      return {
+        provider: {
+          ...handlerProvider(offlineModel({ delayMs: Number(env.ACTORLOOP_OFFLINE_DELAY_MS ?? 15) })),
+          name: 'offline',
+          model: offlineModelName,
+        },
+        label: offlineModelName,
+        offline: true,
+      };
+  }
+}
+
+/** The exit code of a run: 0 done, 2 halted, 1 error, 130 cancelled by Ctrl-C. */
+export function exitCodeOf(output: RunOutput, interrupted: boolean): number {
+  if (interrupted && output.status === 'halted' && output.reason === 'cancelled') return 130;
+  return output.status === 'done' ? 0 : output.status === 'halted' ? 2 : 1;
+}
+
+/** Builds the machine a CLI run uses: the chosen provider and the demo tools. */
+export function cliMachine(command: RunCommand, provider: Provider): ConversationMachine {
+  return createConversationMachine({
+    provider,
+    tools: demoTools,
+    ...(command.system === undefined ? {} : { system: command.system }),
+    ...(command.maxIterations === undefined ? {} : { maxToolIterations: command.maxIterations }),
+  });
+}
+
+/**
+ * Runs one turn: streams the answer to stdout (or every event as a JSON line with `--json`),
+ * progress to stderr, and resolves with the exit code. Ctrl-C cancels the run cleanly (the request
+ * and running tools are aborted) and exits 130.
+ */
+export async function runCommand(
+  command: RunCommand,
+  environment: CliEnvironment,
+  history: Message[] = [],
+): Promise<{ code: number; output: RunOutput }> {
+  const chosen = chooseProvider(command, environment.env);
+  const machine = cliMachine(command, chosen.provider);
+  const actor = createActor(machine, { input: { messages: history } });
+  const { stdout, stderr } = environment;
+  if (chosen.offline) {
+    stderr.write(
+      'actorloop: offline scripted model (no OPENAI_API_KEY, ANTHROPIC_API_KEY or --base-url): a real engine and real tools, no real model\n',
+    );
+  }
+  let progress: ReturnType<typeof showProgress> | undefined;
+  if (command.json) {
+    stdout.write(
+      `${JSON.stringify({ type: 'run.started', provider: chosen.provider.name, model: chosen.label, offline: chosen.offline })}\n`,
+    );
+    actor.on('*', (event) => stdout.write(`${JSON.stringify(event)}\n`));
+  } else {
+    progress = showProgress(actor, stderr);
+    let wrote = false;
+    actor.on('text.delta', (event) => {
+      progress?.beforeText();
+      stdout.write(event.delta);
+      wrote = true;
+    });
+    // An answer already streamed is not printed again; a new request starts a new paragraph.
+    actor.on('request.started', () => {
+      if (wrote) stdout.write('\n');
+      wrote = false;
+    });
+  }
+  let interrupted = false;
+  const removeInterrupt = environment.onInterrupt(() => {
+    interrupted = true;
+    actor.send({ type: 'cancel', reason: 'interrupted (Ctrl-C)' });
+  });
+  actor.start();
+  actor.send({ type: 'user.message', content: command.prompt });
+  const output = await toPromise(actor);
+  removeInterrupt();
+  progress?.stop();
+  if (command.json) stdout.write(`${JSON.stringify({ type: 'run.output', output })}\n`);
+  else {
+    stdout.write(output.text === '' || output.text.endsWith('\n') ? '' : '\n');
+    if (output.status !== 'done') stderr.write(`actorloop: ${describeEnd(output)}\n`);
+  }
+  return { code: exitCodeOf(output, interrupted), output };
+}
+
+function describeEnd(output: RunOutput): string {
+  if (output.status === 'error') return `error: ${output.error?.message ?? 'unknown error'}`;
+  return `halted: ${output.reason ?? 'halted'}`;
+}

@@ -1,0 +1,123 @@
+import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import type { Usage } from '../providers/usage.js';
+
+/**
+ * What a model costs, per million tokens. Cached input and cache writes fall back to the input
+ * price when not given.
+ *
+ * @example
+ * ```ts
+ * const price: ModelPrice = { input: 0.15, cachedInput: 0.075, output: 0.6 }; // gpt-4o-mini, USD
+ * ```
+ */
+export type ModelPrice = {
+  input: number;
+  output: number;
+  /** Input tokens read from a prompt cache (OpenAI cached tokens, Anthropic cache reads). */
+  cachedInput?: number;
+  /** Input tokens written to a prompt cache (Anthropic cache creation). */
+  cacheWrite?: number;
+};
+
+/**
+ * Prices by model id. A response's model (`gpt-4o-mini-2024-07-18`) matches its own key or the
+ * longest key it starts with followed by `-` (`gpt-4o-mini`).
+ *
+ * @example
+ * ```ts
+ * const prices: PriceTable = { 'gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6 } };
+ * createConversationMachine({ provider, prices }); // output.cost
+ * ```
+ */
+export type PriceTable = Record<string, ModelPrice>;
+
+/**
+ * A run's cost in the price table's currency, failed attempts included (they are billed too).
+ *
+ * @example
+ * ```ts
+ * const { cost } = await toPromise(actor);
+ * if (cost) console.log(`$${cost.total.toFixed(4)}`, cost.unpricedModels);
+ * ```
+ */
+export type RunCost = {
+  input: number;
+  cachedInput: number;
+  cacheWrite: number;
+  output: number;
+  total: number;
+  /** Models that answered but have no price: their tokens are not in the totals. */
+  unpricedModels: string[];
+};
+
+export const zeroCost = (): RunCost => ({ input: 0, cachedInput: 0, cacheWrite: 0, output: 0, total: 0, unpricedModels: [] });
+
+/** The price of `model`: its own key, else the longest key it extends (`<key>-…`). */
+export function findPrice(prices: PriceTable, model: string): ModelPrice | undefined {
+  const exact = prices[model];
+  if (exact) return exact;
+  let best: string | undefined;
+  for (const key of Object.keys(prices)) {
+    if (model.startsWith(`${key}-`) && (best === undefined || key.length > best.length)) best = key;
+  }
+  return best === undefined ? undefined : prices[best];
+}
+
+/**
+ * `cost` plus what `usage` cost on `model`. Input tokens in the neutral usage include cached and
+ * cache-written ones, so those are taken out of the plain input price.
+ *
+ * @example
+ * ```ts
+ * addCost(zeroCost(), prices, 'gpt-4o-mini', { inputTokens: 1000, cachedInputTokens: 400, outputTokens: 100, totalTokens: 1100 });
+ * ```
+ */
+export function addCost(cost: RunCost, prices: PriceTable, model: string | undefined, usage: Usage): RunCost {
+  if (usage.totalTokens === 0 && usage.inputTokens === 0 && usage.outputTokens === 0) return cost;
+  const name = model ?? 'unknown';
+  const price = findPrice(prices, name);
+  if (!price) {
+    return cost.unpricedModels.includes(name) ? cost : { ...cost, unpricedModels: [...cost.unpricedModels, name] };
+  }
+  const cached = usage.cachedInputTokens ?? 0;
+  const written = usage.cacheCreationInputTokens ?? 0;
+  const plain = Math.max(0, usage.inputTokens - cached - written);
+  const input = (plain * price.input) / 1e6;
+  const cachedInput = (cached * (price.cachedInput ?? price.input)) / 1e6;
+  const cacheWrite = (written * (price.cacheWrite ?? price.input)) / 1e6;
+  const output = (usage.outputTokens * price.output) / 1e6;
+  return {
+    input: cost.input + input,
+    cachedInput: cost.cachedInput + cachedInput,
+    cacheWrite: cost.cacheWrite + cacheWrite,
+    output: cost.output + output,
+    total: cost.total + input + cachedInput + cacheWrite + output,
+    unpricedModels: cost.unpricedModels,
+  };
+}
+
+/** Checks a price table at machine creation, naming the model and field that is wrong. */
+export function validatePrices(prices: unknown): PriceTable | undefined {
+  if (prices === undefined) return undefined;
+  if (typeof prices !== 'object' || prices === null || Array.isArray(prices)) {
+    throw new InvalidOptionsError(
+      'prices',
+      'an object { [model]: { input, output, cachedInput?, cacheWrite? } } (per million tokens)',
+      prices,
+    );
+  }
+  for (const [model, price] of Object.entries(prices)) {
+    if (typeof price !== 'object' || price === null) {
+      throw new InvalidOptionsError(`prices.${model}`, 'an object { input, output, cachedInput?, cacheWrite? }', price);
+    }
+    for (const field of ['input', 'output', 'cachedInput', 'cacheWrite'] as const) {
+      const value: unknown = (price as Record<string, unknown>)[field];
+      const required = field === 'input' || field === 'output';
+      if (value === undefined && !required) continue;
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+        throw new InvalidOptionsError(`prices.${model}.${field}`, 'a price per million tokens (a number ≥ 0)', value);
+      }
+    }
+  }
+  return prices as PriceTable;
+}

@@ -1,0 +1,82 @@
+import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import type { Message } from '../providers/messages.js';
+import type { RequestMiddleware } from './request-middleware.js';
+
+/**
+ * Options of {@link truncateHistory}: a message budget, a token budget, or both.
+ *
+ * @example
+ * ```ts
+ * const options: TruncateHistoryOptions = { maxTokens: 24_000, countTokens: (message) => myTokenizer(JSON.stringify(message)) };
+ * ```
+ */
+export type TruncateHistoryOptions = {
+  /** Most messages sent (system messages not counted). */
+  maxMessages?: number;
+  /** Most tokens sent (system messages not counted), as `countTokens` counts them. */
+  maxTokens?: number;
+  /** Tokens of one message. Default: a rough estimate, a quarter of its JSON length. */
+  countTokens?: (message: Message) => number;
+};
+
+/** A rough token count: about four characters of JSON per token. */
+export const estimateTokens = (message: Message): number => Math.ceil(JSON.stringify(message).length / 4);
+
+/**
+ * The tail of a history that fits the budget. It keeps every system message, and it starts at a
+ * user message, so a tool call is never separated from its result and both wires accept the
+ * history (Anthropic wants a user message first). The latest user turn is always kept, even when
+ * it alone is over the budget: dropping the question would answer nothing.
+ *
+ * @example
+ * ```ts
+ * truncateMessages(history, { maxMessages: 20 }); // system messages + the last turns that fit in 20
+ * ```
+ */
+export function truncateMessages(messages: Message[], options: TruncateHistoryOptions): Message[] {
+  const { maxMessages = Number.POSITIVE_INFINITY, maxTokens = Number.POSITIVE_INFINITY, countTokens = estimateTokens } = options;
+  let keepFrom = -1;
+  let count = 0;
+  let tokens = 0;
+  // Walk back from the end; every user message passed is a place the history may start.
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index] as Message;
+    if (message.role === 'system') continue;
+    count += 1;
+    tokens += countTokens(message);
+    const fits = count <= maxMessages && tokens <= maxTokens;
+    if (!fits && keepFrom !== -1) break;
+    if (message.role === 'user') keepFrom = index;
+  }
+  // Nothing to drop (only system messages before the cut): the history goes as it is.
+  if (keepFrom <= 0 || messages.slice(0, keepFrom).every((message) => message.role === 'system')) return messages;
+  return messages.filter((message, index) => index >= keepFrom || message.role === 'system');
+}
+
+/**
+ * Middleware that sends only the tail of the history that fits a message or token budget (see
+ * {@link truncateMessages}). The run's own history is untouched: only the request is shortened.
+ *
+ * @example
+ * ```ts
+ * createConversationMachine({ provider, tools, middleware: [truncateHistory({ maxTokens: 24_000 })] });
+ * ```
+ */
+export function truncateHistory(options: TruncateHistoryOptions): RequestMiddleware {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidOptionsError('truncateHistory(options)', 'an object { maxMessages?, maxTokens?, countTokens? }', options);
+  }
+  for (const key of ['maxMessages', 'maxTokens'] as const) {
+    const value = options[key];
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1)) {
+      throw new InvalidOptionsError(`truncateHistory.${key}`, 'an integer ≥ 1', value);
+    }
+  }
+  if (options.maxMessages === undefined && options.maxTokens === undefined) {
+    throw new InvalidOptionsError('truncateHistory(options)', 'maxMessages or maxTokens');
+  }
+  if (options.countTokens !== undefined && typeof options.countTokens !== 'function') {
+    throw new InvalidOptionsError('truncateHistory.countTokens', 'a function (message) => number', options.countTokens);
+  }
+  return (request, next) => next({ ...request, messages: truncateMessages(request.messages, options) });
+}

@@ -1,0 +1,209 @@
+import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import type { Message } from '../../providers/messages.js';
+import type { Usage } from '../../providers/usage.js';
+import type {
+  ConversationActor,
+  ConversationEmittedEvent,
+  RequestRetryEvent,
+  RequestStartedEvent,
+  RunError,
+  RunOutput,
+  ToolApprovalRequestedEvent,
+  ToolCallEvent,
+  UsageEvent,
+} from '../../machines/types.js';
+
+/** What every end-of-run callback gets. */
+export type RunEnd = { output: RunOutput; messages: Message[]; usage: Usage };
+
+/**
+ * Callbacks on a run. Each gets one object; a callback may be async. A callback that throws or
+ * rejects never breaks the run: it is reported to `onCallbackError` (default: `console.error`).
+ *
+ * @example
+ * ```ts
+ * const callbacks: ConversationCallbacks = {
+ *   onToolUse: ({ name, isError, durationMs }) => metrics.timing(`tool.${name}`, durationMs, { isError }),
+ *   onComplete: ({ output }) => log.info(output.status, output.usage),
+ *   onError: ({ error }) => alert(error.message),
+ * };
+ * ```
+ */
+export type ConversationCallbacks = {
+  /** A provider request starts (every attempt). */
+  onRequest?: (request: Omit<RequestStartedEvent, 'type'>) => unknown;
+  /** A piece of answer text streams in. */
+  onText?: (text: { delta: string }) => unknown;
+  /** A piece of reasoning streams in. */
+  onReasoning?: (reasoning: { delta: string }) => unknown;
+  /** The model asked for a tool call (before it is validated, approved or run). */
+  onToolCall?: (call: Omit<ToolCallEvent, 'type'>) => unknown;
+  /** A tool call has its result (also errors, timeouts, denials); `durationMs` when it ran. */
+  onToolUse?: (use: { toolCallId: string; name: string; args: unknown; result: string; isError: boolean; durationMs?: number }) => unknown;
+  /** A tool call waits for `tool.approve` / `tool.deny`. */
+  onApprovalRequested?: (approval: Omit<ToolApprovalRequestedEvent, 'type'>) => unknown;
+  /** A failed request will be retried. */
+  onRetry?: (retry: Omit<RequestRetryEvent, 'type'>) => unknown;
+  /** A response's tokens, and the run's so far. */
+  onUsage?: (usage: Omit<UsageEvent, 'type'>) => unknown;
+  /** The run ended, whatever its status (`done`, `halted`, `error`). */
+  onComplete?: (end: RunEnd) => unknown;
+  /** The run ended `done`. */
+  onDone?: (end: RunEnd & { text: string }) => unknown;
+  /** The run ended `halted` (cap, doom loop, `HaltError`, cancel). */
+  onHalt?: (end: RunEnd & { reason: string }) => unknown;
+  /** The run ended in `error`. */
+  onError?: (end: RunEnd & { error: RunError }) => unknown;
+};
+
+/**
+ * Options of {@link withCallbacks}.
+ *
+ * @example
+ * ```ts
+ * withCallbacks(actor, callbacks, { onCallbackError: (error, { callback }) => logger.warn({ error, callback }) });
+ * ```
+ */
+export type WithCallbacksOptions = {
+  /** Where a callback that throws or rejects is reported. Default: `console.error`. */
+  onCallbackError?: (error: unknown, where: { callback: keyof ConversationCallbacks }) => void;
+};
+
+const callbackNames = [
+  'onRequest',
+  'onText',
+  'onReasoning',
+  'onToolCall',
+  'onToolUse',
+  'onApprovalRequested',
+  'onRetry',
+  'onUsage',
+  'onComplete',
+  'onDone',
+  'onHalt',
+  'onError',
+] as const satisfies ReadonlyArray<keyof ConversationCallbacks>;
+
+/** Edit distance, to suggest the callback a misspelt key meant. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** Checks callbacks when they are attached, naming a wrong key (and what it may have meant). */
+export function validateCallbacks(callbacks: unknown): ConversationCallbacks {
+  if (typeof callbacks !== 'object' || callbacks === null || Array.isArray(callbacks)) {
+    throw new InvalidOptionsError('callbacks', `an object of callbacks (${callbackNames.join(', ')})`, callbacks);
+  }
+  for (const [key, value] of Object.entries(callbacks)) {
+    if (!(callbackNames as readonly string[]).includes(key)) {
+      const nearest = [...callbackNames].sort((a, b) => distance(key, a) - distance(key, b))[0];
+      const hint = nearest !== undefined && distance(key, nearest) <= 3 ? `did you mean ${nearest}? ` : '';
+      throw new InvalidOptionsError(`callbacks.${key}`, `a known callback (${hint}one of ${callbackNames.join(', ')})`, 'an unknown key');
+    }
+    if (typeof value !== 'function') throw new InvalidOptionsError(`callbacks.${key}`, 'a function', value);
+  }
+  return callbacks as ConversationCallbacks;
+}
+
+/**
+ * Attaches callbacks to a conversation actor (validated now: an unknown key or a non-function
+ * throws `InvalidOptionsError` naming it). Returns a function that detaches them; detaching never
+ * stops the run.
+ *
+ * @example
+ * ```ts
+ * const actor = createActor(machine, { input: { messages: [] } });
+ * const detach = withCallbacks(actor, {
+ *   onToolUse: ({ name, result }) => console.log(name, '→', result),
+ *   onComplete: ({ output }) => console.log(output.status, output.text),
+ * });
+ * actor.start();
+ * actor.send({ type: 'user.message', content: 'What is 2+3?' });
+ * ```
+ */
+export function withCallbacks(
+  actor: Pick<ConversationActor, 'on' | 'subscribe' | 'getSnapshot'>,
+  callbacks: ConversationCallbacks,
+  options: WithCallbacksOptions = {},
+): () => void {
+  const valid = validateCallbacks(callbacks);
+  const report =
+    options.onCallbackError ?? ((error: unknown, where) => console.error(`actorloop: callback ${where.callback} failed:`, error));
+  const call = <TName extends keyof ConversationCallbacks>(
+    name: TName,
+    payload: Parameters<NonNullable<ConversationCallbacks[TName]>>[0],
+  ) => {
+    const callback = valid[name] as ((value: typeof payload) => unknown) | undefined;
+    if (!callback) return;
+    try {
+      const result = callback(payload);
+      if (result instanceof Promise) result.catch((error: unknown) => report(error, { callback: name }));
+    } catch (error) {
+      report(error, { callback: name });
+    }
+  };
+  const strip = <TEvent extends ConversationEmittedEvent>({ type: _type, ...rest }: TEvent) => rest;
+
+  const subscriptions: Array<{ unsubscribe(): void }> = [];
+  let detached = false;
+  const listen = <TType extends ConversationEmittedEvent['type']>(
+    type: TType,
+    handler: (event: Extract<ConversationEmittedEvent, { type: TType }>) => void,
+  ) => {
+    subscriptions.push(actor.on(type, handler as never));
+  };
+  if (valid.onRequest) listen('request.started', (event) => call('onRequest', strip(event)));
+  if (valid.onText) listen('text.delta', (event) => call('onText', { delta: event.delta }));
+  if (valid.onReasoning) listen('reasoning.delta', (event) => call('onReasoning', { delta: event.delta }));
+  if (valid.onToolCall) listen('tool.call', (event) => call('onToolCall', strip(event)));
+  if (valid.onApprovalRequested) listen('tool.approval.requested', (event) => call('onApprovalRequested', strip(event)));
+  if (valid.onRetry) listen('request.retry', (event) => call('onRetry', strip(event)));
+  if (valid.onUsage) listen('usage', (event) => call('onUsage', strip(event)));
+  if (valid.onToolUse) {
+    const args = new Map<string, unknown>();
+    const started = new Map<string, number>();
+    listen('tool.call', (event) => args.set(event.toolCallId, event.args));
+    listen('tool.started', (event) => started.set(event.toolCallId, performance.now()));
+    listen('tool.result', (event) => {
+      const start = started.get(event.toolCallId);
+      call('onToolUse', {
+        toolCallId: event.toolCallId,
+        name: event.name,
+        args: args.get(event.toolCallId),
+        result: event.result,
+        isError: event.isError,
+        ...(start === undefined ? {} : { durationMs: performance.now() - start }),
+      });
+      args.delete(event.toolCallId);
+      started.delete(event.toolCallId);
+    });
+  }
+
+  let ended = false;
+  const end = () => {
+    const snapshot = actor.getSnapshot();
+    if (ended || detached || snapshot.status !== 'done' || !snapshot.output) return;
+    ended = true;
+    const output = snapshot.output;
+    const base: RunEnd = { output, messages: output.messages, usage: output.usage };
+    call('onComplete', base);
+    if (output.status === 'done') call('onDone', { ...base, text: output.text });
+    if (output.status === 'halted') call('onHalt', { ...base, reason: output.reason ?? 'halted' });
+    if (output.status === 'error' && output.error) call('onError', { ...base, error: output.error });
+  };
+  subscriptions.push(actor.subscribe({ next: end, complete: end, error: () => undefined }));
+  // Attached to a run that already ended: its end is reported at once, not never.
+  queueMicrotask(end);
+  return () => {
+    detached = true;
+    for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
+  };
+}

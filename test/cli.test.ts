@@ -1,0 +1,163 @@
+/**
+ * The `actorloop` command as a process (docs/cli.md): the offline demo, --json, exit codes, bad
+ * flags, Ctrl-C, and a live provider through the real SDK against the local wire server.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { closedPortUrl, openaiSse, startWireServer } from './support/wire-server.js';
+
+const root = join(import.meta.dirname, '..');
+const main = join(root, 'src/cli/main.ts');
+
+type Result = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+/** Runs the command from source (tsx), with a clean environment: no keys unless given. */
+function actorloop(args: string[], env: Record<string, string> = {}, onSpawn?: (child: ChildProcess) => void): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', ACTORLOOP_OFFLINE_DELAY_MS: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (data: Buffer) => {
+      stdout += data.toString();
+    });
+    child.stderr.on('data', (data: Buffer) => {
+      stderr += data.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    onSpawn?.(child);
+  });
+}
+
+describe('actorloop run (offline)', () => {
+  it('answers "what is 17*23?" with the real calculator, says it is offline, exits 0', async () => {
+    const { code, stdout, stderr } = await actorloop(['run', 'what is 17*23?']);
+    expect(code).toBe(0);
+    expect(stdout).toBe('17*23 = 391\n');
+    expect(stderr).toContain('offline scripted model');
+    expect(stderr).toMatch(/tool calculator done in \d+ ms: 391/);
+    expect(stderr).toContain('requesting offline offline-scripted (round 1, attempt 1)');
+  });
+
+  it('converts units and tells the time with the real tools', async () => {
+    expect((await actorloop(['run', 'convert 100 °F to celsius'])).stdout).toBe('100 °F = 37.7777777778 celsius\n');
+    const clock = await actorloop(['run', 'what time is it in Europe/Oslo?']);
+    expect(clock.code).toBe(0);
+    expect(clock.stdout).toMatch(/^It is .+ \(Europe\/Oslo\)\.\n$/);
+  });
+
+  it('--json writes every emitted event as a JSON line, labelled offline, ending with the output', async () => {
+    const { code, stdout } = await actorloop(['run', '--json', 'what is 2 plus 3?']);
+    expect(code).toBe(0);
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; [key: string]: unknown });
+    expect(lines[0]).toEqual({ type: 'run.started', provider: 'offline', model: 'offline-scripted', offline: true });
+    expect(lines.map((line) => line.type)).toEqual(
+      expect.arrayContaining(['request.started', 'tool.call', 'tool.started', 'tool.result', 'text.delta', 'request.finished']),
+    );
+    expect(lines.at(-1)).toMatchObject({ type: 'run.output', output: { status: 'done', text: '2 + 3 = 5', iterations: 1 } });
+  });
+
+  it('exits 2 when the run halts (no tool rounds allowed)', async () => {
+    const { code, stderr } = await actorloop(['run', '--max-iterations', '0', 'what is 1+1?']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('actorloop: halted: max_iterations');
+  });
+
+  it('Ctrl-C cancels the run cleanly and exits 130', async () => {
+    let sent = false;
+    const result = await actorloop(['run', 'what is 6*7?'], { ACTORLOOP_OFFLINE_DELAY_MS: '3000' }, (child) => {
+      child.stderr?.on('data', (data: Buffer) => {
+        if (!sent && data.toString().includes('requesting')) {
+          sent = true;
+          child.kill('SIGINT');
+        }
+      });
+    });
+    expect(sent).toBe(true);
+    expect(result.code).toBe(130);
+    expect(result.stderr).toContain('actorloop: halted: cancelled');
+  });
+});
+
+describe('actorloop run (live providers over HTTP)', () => {
+  it('--provider openai with a base URL streams the answer through the real SDK', async () => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+      id: 'c1',
+      object: 'chat.completion.chunk',
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    const server = await startWireServer([openaiSse([chunk({ content: 'Hello ' }, null), chunk({ content: 'there.' }, 'stop')])]);
+    try {
+      const { code, stdout, stderr } = await actorloop(
+        ['run', '--provider', 'openai', '--base-url', `${server.url}/v1`, '--system', 'Be brief.', 'hi'],
+        {
+          OPENAI_API_KEY: 'sk-test',
+        },
+      );
+      expect(code).toBe(0);
+      expect(stdout).toBe('Hello there.\n');
+      expect(stderr).not.toContain('offline');
+      expect(server.requests[0]!.body).toMatchObject({
+        model: 'gpt-4o-mini',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'hi' },
+        ],
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('exits 1 when the run ends in error (nothing listening), naming the error', async () => {
+    const { code, stderr } = await actorloop([
+      'run',
+      '--provider',
+      'compatible',
+      '--model',
+      'llama3',
+      '--base-url',
+      `${await closedPortUrl()}/v1`,
+      'hi',
+    ]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/actorloop: error: .*(connect|Connection)/i);
+  }, 20_000);
+});
+
+describe.concurrent('actorloop usage errors', () => {
+  for (const [args, env, message] of [
+    [['run', '--frobnicate', 'hi'], {}, "Unknown option '--frobnicate'"],
+    [['run', '--provider', 'gemini', 'hi'], {}, 'unknown provider "gemini" (expected openai, anthropic, compatible or offline)'],
+    [['run', '--provider', 'openai', 'hi'], {}, '--provider openai needs OPENAI_API_KEY (or --base-url)'],
+    [['run', '--provider', 'anthropic', 'hi'], {}, '--provider anthropic needs ANTHROPIC_API_KEY'],
+    [['run', '--max-iterations', 'many', 'hi'], {}, '--max-iterations needs an integer ≥ 0, got "many"'],
+    [['run'], {}, 'run needs a prompt'],
+    [['fly'], {}, 'unknown command "fly"'],
+  ] as const) {
+    it(`${args.join(' ')} → a one-line error and the usage, exit 1`, async () => {
+      const { code, stdout, stderr } = await actorloop([...args], env);
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      const [first] = stderr.split('\n');
+      expect(first).toContain(message);
+      expect(first?.startsWith('actorloop: ')).toBe(true);
+      expect(stderr).toContain('Usage:\n  actorloop run');
+    });
+  }
+
+  it('help prints the usage and exits 0', async () => {
+    const { code, stdout } = await actorloop(['help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('Exit codes: 0 done, 2 halted, 1 error, 130 cancelled (Ctrl-C).');
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * Every example in examples/ runs as a process, offline (no key or base URL in its environment),
+ * and prints what its header promises: a scripted model on a local replay server or in-process,
+ * real tools, real SDKs where the example is about a wire. A new example must get a case here.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import pkg from '../package.json' with { type: 'json' };
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'actorloop-examples-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** The environment without anything that would make an example go live. */
+const offline: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !/^(OPENAI|ANTHROPIC)_(API_KEY|BASE_URL|MODEL)$/.test(name)),
+);
+
+async function run(file: string, args: string[] = []): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', file, ...args], {
+    cwd: root,
+    env: offline,
+    timeout: 60_000,
+  });
+  return stdout;
+}
+
+/** Cases by example name; the last test checks that every example has one. */
+const covered = new Set(['demo']); // test/demo.test.ts
+
+function example(name: string, check: (stdout: string) => void | Promise<void>, args: string[] = []) {
+  covered.add(name);
+  it(`examples/${name}.ts`, async () => {
+    const stdout = await run(`examples/${name}.ts`, args);
+    expect(stdout.split('\n')[0]).toMatch(new RegExp(`^actorloop example "${name}" — OFFLINE: a SCRIPTED model`));
+    await check(stdout);
+  });
+}
+
+describe('examples run offline', { timeout: 90_000 }, () => {
+  example('openai', (stdout) => {
+    expect(stdout).toContain('on the local replay server http://127.0.0.1:');
+    expect(stdout).toContain('[tool.call] get_time({"timeZone":"Asia/Tokyo"})');
+    expect(stdout).toContain('[tool.call] get_time({"timeZone":"Europe/Lisbon"})');
+    // The real tool ran: a formatted local time, not a scripted string.
+    expect(stdout).toMatch(/\[tool\.result\] get_time → \d{1,2} \w{3,4} \d{4}, \d{2}:\d{2}\n/);
+    expect(stdout).toMatch(/\[answer\] In Tokyo it is \d.+; in Lisbon it is \d.+\.\n/);
+    expect(stdout).toContain('[output] status=done iterations=1');
+  });
+
+  example('anthropic', (stdout) => {
+    expect(stdout).toContain('on the local replay server http://127.0.0.1:');
+    expect(stdout).toContain('[thinking] Two dates; the tool counts the days exactly.\nLet me count.\n');
+    expect(stdout).toContain('[tool.result] days_between → {"from":"1969-07-20","to":"1998-11-20","days":10715}');
+    expect(stdout).toContain('[answer] 10715 days passed between the two.');
+    expect(stdout).toContain('[history] 1 thinking block(s), signed: true');
+  });
+
+  example('openai-compatible', (stdout) => {
+    // The model was found through GET /models, as with Ollama or vLLM.
+    expect(stdout).toContain('a SCRIPTED model "scripted-model" on the local replay server');
+    expect(stdout).toContain('[tool.call] package_field({"field":"peerDependencies"})');
+    expect(stdout).toContain(`[answer] actorloop accepts xstate ${pkg.peerDependencies.xstate}.`);
+  });
+
+  example('approvals', (stdout) => {
+    const approvalRequests = stdout.split('\n').filter((line) => line.startsWith('[tool.approval.requested]'));
+    expect(approvalRequests).toEqual([
+      '[tool.approval.requested] issue_refund({"orderId":"B-7"})',
+      '[tool.approval.requested] issue_refund({"orderId":"C-3"})',
+    ]);
+    expect(stdout).toContain('[tool.approve] call_0_1');
+    expect(stdout).toContain('[tool.deny] call_0_2: over €100');
+    expect(stdout).toContain('[tool.result] issue_refund → refunded order A-1: €20\n');
+    expect(stdout).toContain('[tool.result] issue_refund → refunded order B-7: €80\n');
+    expect(stdout).toContain(
+      '[tool.result] issue_refund → denied by user: over €100, which needs a person, and no one is at a terminal (error)',
+    );
+    expect(stdout).toContain('[output] status=done iterations=1');
+  });
+
+  example('custom-provider', (stdout) => {
+    expect(stdout).toMatch(/\[request\.retry\] attempt 2 in 200 ms after: http:\/\/127\.0\.0\.1:\d+\/v1 answered 503/);
+    expect(stdout).toContain('[tool.result] convert_temperature → {"value":232.8,"unit":"C"}');
+    expect(stdout).toContain('[answer] 451 °F is 232.8 °C, so it is hotter than 200 °C.');
+  });
+
+  example('session-data', (stdout) => {
+    expect(stdout).toContain('[ada] [tool.result] list_orders → ["analytical engine manual","punched cards ×500"]');
+    expect(stdout).toContain('[linus] [tool.result] list_orders → ["mechanical keyboard"]');
+    expect(stdout).toContain('[linus] [answer] Your orders: mechanical keyboard.');
+    expect(stdout).toContain('[pool in sessionData] status=error: input.sessionData.db must be plain JSON');
+  });
+
+  example('mcp', (stdout) => {
+    expect(stdout).toContain('[mcp] tools: notes_add_note, notes_delete_note, notes_chart_notes, notes_enable_export\n');
+    // An image result: the model reads a placeholder naming it.
+    expect(stdout).toContain('[tool.result] notes_chart_notes → Chart of 1 note:\n[image: image/png, 68 bytes; not shown to the model]');
+    expect(stdout).toContain('[tool.approval.requested] notes_delete_note({"title":"shopping"})\n[tool.approve] call_2_0\n');
+    expect(stdout).toContain('[tool.result] notes_delete_note → Deleted "shopping".');
+    expect(stdout).toContain(
+      "[mcp] the server's tool list changed: notes_add_note, notes_delete_note, notes_chart_notes, notes_enable_export, notes_export_notes",
+    );
+    expect(stdout).toContain('[tool.result] notes_export_notes → # meeting\nTuesday 10:00');
+    expect(stdout.match(/\[output\] status=done iterations=1/g)).toHaveLength(4);
+    expect(stdout).toContain('[mcp] closed: the server process has ended.');
+  });
+
+  covered.add('save-and-restore');
+  it('examples/save-and-restore.ts: saved by one process, finished by another', async () => {
+    const file = join(work, 'run.json');
+    const saved = await run('examples/save-and-restore.ts', ['save', file]);
+    expect(saved.split('\n')[0]).toMatch(/OFFLINE: a SCRIPTED model/);
+    expect(saved).toContain('[tool.approval.requested] publish_post({"title":"Hello, actors"})');
+    expect(saved).toContain(`[save] waiting for approval; run saved to ${file}`);
+    const snapshot = JSON.parse(readFileSync(file, 'utf8')) as { value: unknown; context: { sessionData: unknown } };
+    expect(snapshot.value).toBe('awaitingApproval');
+    expect(snapshot.context.sessionData).toEqual({ author: 'ada' });
+
+    const restored = await run('examples/save-and-restore.ts', ['restore', file]);
+    expect(restored).toContain(`[restore] from ${file}: state "awaitingApproval", 2 messages`);
+    expect(restored).toContain('[tool.result] publish_post → published "Hello, actors" by ada');
+    expect(restored).toContain('[output] status=done iterations=1');
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('npm run example -- <name> runs an example with its arguments, and lists them when the name is unknown', async () => {
+    const file = join(work, 'via-runner.json');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/example.ts', 'save-and-restore', 'save', file],
+      {
+        cwd: root,
+        env: offline,
+        timeout: 60_000,
+      },
+    );
+    expect(stdout).toContain(`run saved to ${file}`);
+    const unknown = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/example.ts', 'nope'], {
+      cwd: root,
+      env: offline,
+    }).then(
+      () => expect.fail('an unknown example must fail'),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('No example "nope"');
+    expect(unknown.stderr).toMatch(/Examples: .*approvals.*save-and-restore/);
+  });
+
+  it('every example has a case here', () => {
+    const examples = readdirSync(join(root, 'examples'))
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => file.slice(0, -3));
+    expect(examples.filter((name) => !covered.has(name))).toEqual([]);
+  });
+});
