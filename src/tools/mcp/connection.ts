@@ -183,6 +183,8 @@ function ownedConnection(source: Exclude<ResolvedSource, { kind: 'client' }>, ho
   return {
     client(signal) {
       if (closed) return Promise.reject(closedError());
+      // The common case, on every call: connected, nothing to wait for.
+      if (live && !live.retired) return Promise.resolve(live.client);
       return unlessAborted(
         current().then((opened) => opened.client),
         signal,
