@@ -7,7 +7,7 @@
  *   --rounds K         S1 tool rounds per conversation (default 20); S2 uses 5 unless given
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,OBSERVE; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
@@ -26,6 +26,7 @@ import { s2, type S2RunResult } from './s2-concurrency.js';
 import { s3, type S3RunResult } from './s3-memory.js';
 import type { S4Result } from './s4-persistence.js';
 import type { EngineResult } from './engine.js';
+import { observe, type ObserveResult } from './observe.js';
 import { fmt, mb } from './stats.js';
 import { startWireServerProcess } from './wire.js';
 import { runInWorker, type Side } from './worker-process.js';
@@ -56,7 +57,9 @@ function parseFlags(argv: string[]): Flags {
       .filter(Boolean);
   const ns = list(value('--n'))?.map(Number) ?? (quick ? [100, 250] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
-  const only = new Set((list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE']).map((name) => name.toUpperCase()));
+  const only = new Set(
+    (list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE', 'OBSERVE']).map((name) => name.toUpperCase()),
+  );
   const cpuProfIndex = argv.indexOf('--cpu-prof');
   const cpuProfArg = cpuProfIndex === -1 ? undefined : argv[cpuProfIndex + 1];
   const cpuProfSide: Side | null =
@@ -143,6 +146,7 @@ async function main(): Promise<void> {
     s4?: S4Result;
     rounds?: FlatnessResult;
     engine?: EngineResult;
+    observe?: ObserveResult;
     profile?: ProfileResult;
     serverPeakRssBytes?: number;
   } = {};
@@ -176,6 +180,10 @@ async function main(): Promise<void> {
         warmup: flags.quick ? 30 : 150,
         operations: flags.quick ? 2_000 : 20_000,
       });
+    }
+    if (flags.only.has('OBSERVE')) {
+      log('OBSERVE: a run bare, through actorloop/rx, and watched by the live viewer…');
+      results.observe = await observe({ rounds: 5, reps: flags.quick ? 30 : 150, warmup: flags.quick ? 15 : 60 });
     }
     if (flags.only.has('PROFILE') && flags.cpuProfSide) {
       const conversations = flags.quick ? 40 : 200;
@@ -221,6 +229,7 @@ function render(
     s4?: S4Result;
     rounds?: FlatnessResult;
     engine?: EngineResult;
+    observe?: ObserveResult;
     profile?: ProfileResult;
   },
   flags: Flags,
@@ -337,6 +346,16 @@ function render(
     lines.push(`| ${fmt(e.actorloopUsPerRound, 0)} | ${fmt(e.floorUsPerRound, 0)} | ${fmt(e.machineUsPerRound, 0)} |`, '');
     lines.push('XState building blocks on this machine (CPU µs each, best of 5 batches):', '', '| operation | µs |', '|---|---:|');
     for (const row of e.primitives) lines.push(`| ${row.name} | ${fmt(row.cpuUs, 1)} |`);
+    lines.push('');
+  }
+  if (results.observe) {
+    const o = results.observe;
+    lines.push(
+      `### OBSERVE — what watching costs: 1 conversation × ${o.rounds} tool rounds (10 text deltas per answer), zero-latency scripted model, ${o.reps} reps after ${o.warmup} warm-up, interleaved; medians`,
+      '',
+    );
+    lines.push('| side | CPU µs per run | × bare |', '|---|---:|---:|');
+    for (const row of o.sides) lines.push(`| ${row.side} | ${fmt(row.cpuUs, 0)} | ${fmt(row.ratio, 2)} |`);
     lines.push('');
   }
   if (results.profile) {

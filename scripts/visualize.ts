@@ -1,6 +1,6 @@
 /**
- * `npm run visualize`: writes the machine definitions and Mermaid diagrams of `visualizations/`,
- * generated from `src/machines`, and the conversation diagram into README.md. Commit the result; `test/visualizations.test.ts` fails when the
+ * `npm run visualize`: writes the machine definitions, Mermaid diagrams and SVG pictures of
+ * `visualizations/`, generated from `src/machines`, and the conversation overview into README.md. Commit the result; `test/visualizations.test.ts` fails when the
  * committed files are stale.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { readmeWithDiagram, renderVisualizations, visualizationsDir } from './vi
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = join(root, visualizationsDir);
 mkdirSync(outDir, { recursive: true });
-const files = renderVisualizations();
+const files = await renderVisualizations();
 for (const [name, content] of Object.entries(files)) {
   writeFileSync(join(outDir, name), content);
   console.log(`wrote ${visualizationsDir}/${name}`);

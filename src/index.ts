@@ -83,6 +83,10 @@ export type {
   ToolCallPart,
   ToolResultPart,
   AssistantContentPart,
+  OpenAIItemMetadata,
+  OpenAITextMetadata,
+  OpenAIReasoningMetadata,
+  OpenAIMessagePhase,
 } from './providers/messages.js';
 export { type Usage, emptyUsage, addUsage } from './providers/usage.js';
 export { handlerProvider, type ChunkHandler, type HandlerRequest } from './providers/handler/handler-provider.js';
@@ -94,6 +98,8 @@ export {
   type OpenAIChatRequestBody,
   type OpenAIAssistantMessageWithReasoning,
   type OpenAIReasoningEffort,
+  type OpenAIResponsesProviderOptions,
+  isOpenAIReasoningModel,
 } from './providers/openai/index.js';
 export {
   anthropicProvider,
@@ -107,6 +113,16 @@ export {
 export { toAnthropicMessages } from './providers/anthropic/index.js';
 export type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from './providers/openai-wire/chat-types.js';
 export { toOpenAIMessages } from './providers/openai-wire/to-openai-messages.js';
+export type {
+  OpenAIResponsesClientLike,
+  OpenAIResponsesRequestParams,
+  OpenAIResponsesRequestBody,
+  OpenAIResponsesInputItem,
+  OpenAIResponsesFunctionTool,
+  OpenAIResponsesReasoning,
+  OpenAIResponsesPhase,
+} from './providers/openai-responses/wire-types.js';
+export { toResponsesInput, type ResponsesInput, type ResponsesInputOptions } from './providers/openai-responses/to-responses-input.js';
 
 // Errors
 export { ProviderError, type ProviderErrorCode } from './providers/errors/provider-error.js';

@@ -32,13 +32,10 @@ function run(command: string, args: string[], cwd: string): string {
 
 /**
  * A fresh project with the tarball and the given xstate installed (from the npm cache when it can),
- * plus `packages`, with the test/packaging `files` copied in (the .ts ones type-checked with `lib`).
+ * and `source` (a file of test/packaging) as its one program; `extra` packages are installed too;
+ * `lib` is the program's TypeScript lib.
  */
-function project(
-  name: string,
-  xstateVersion: string,
-  { packages = [], files = ['quick-start.ts'], lib = ['ES2023'] }: { packages?: string[]; files?: string[]; lib?: string[] } = {},
-): string {
+function project(name: string, xstateVersion: string, source = 'quick-start.ts', extra: string[] = [], lib = ['ES2023']): string {
   const directory = join(work, name);
   mkdirSync(directory);
   writeFileSync(join(directory, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
@@ -55,10 +52,10 @@ function project(
         noEmit: true,
         types: ['node'],
       },
-      include: files.filter((file) => file.endsWith('.ts')),
+      include: [source],
     }),
   );
-  for (const file of files) writeFileSync(join(directory, file), readFileSync(join(root, 'test/packaging', file), 'utf8'));
+  writeFileSync(join(directory, source), readFileSync(join(root, 'test/packaging', source), 'utf8'));
   run(
     'npm',
     [
@@ -70,19 +67,19 @@ function project(
       `xstate@${xstateVersion}`,
       `@types/node@${pkg.devDependencies['@types/node']}`,
       `typescript@${pkg.devDependencies.typescript}`,
-      ...packages,
+      ...extra,
     ],
     directory,
   );
   return directory;
 }
 
-/** The quick start (or `entry`) compiled by the project's own TypeScript, then run as JavaScript. */
-function check(directory: string, entry = 'quick-start') {
+/** The project's program compiled by its own TypeScript, then run as JavaScript. */
+function check(directory: string, source = 'quick-start.ts') {
   run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], directory);
   // The same source with its types stripped by TypeScript itself, run by plain Node (no tsx).
   run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit', 'false', '--outDir', 'out'], directory);
-  return JSON.parse(run(process.execPath, [`out/${entry}.js`], directory)) as Record<string, unknown>;
+  return JSON.parse(run(process.execPath, [`out/${source.replace(/\.ts$/, '.js')}`], directory)) as Record<string, unknown>;
 }
 
 beforeAll(() => {
@@ -168,14 +165,33 @@ describe('the packed package in a fresh project', () => {
     }, 180_000);
   }
 
-  it('actorloop/mcp with the MCP SDK installed: type-checks (strict, skipLibCheck: false) and runs a tool from a stdio MCP server', () => {
-    const directory = project('with-mcp-sdk', pkg.devDependencies.xstate, {
-      packages: [`@modelcontextprotocol/sdk@${pkg.devDependencies['@modelcontextprotocol/sdk']}`, `zod@${pkg.devDependencies.zod}`],
-      files: ['mcp-check.ts', 'mcp-server.mjs'],
-      // The SDK's own declarations use the DOM lib's fetch types (HeadersInit); actorloop's do not.
-      lib: ['ES2023', 'DOM'],
+  it('actorloop/rx and actorloop/inspect import, type-check and run with their optional peers (rxjs, elkjs), @statelyai/inspect absent', () => {
+    const directory = project('observe', pkg.devDependencies.xstate, 'observe.ts', [
+      `rxjs@${pkg.devDependencies.rxjs}`,
+      `elkjs@${pkg.devDependencies.elkjs}`,
+    ]);
+    expect(() => readFileSync(join(directory, 'node_modules/@statelyai/inspect/package.json'))).toThrow();
+    expect(check(directory, 'observe.ts')).toEqual({
+      states: ['idle', 'requesting', 'done'],
+      text: 'Hello there.',
+      tools: 0,
+      status: 'done',
+      viewer: { runs: ['r1'], chart: true },
+      statelyMissing: 'MissingDependencyError @statelyai/inspect',
     });
-    expect(check(directory, 'mcp-check')).toEqual({
+  }, 180_000);
+
+  it('actorloop/mcp with the MCP SDK installed: type-checks (strict, skipLibCheck: false) and runs a tool from a stdio MCP server', () => {
+    const directory = project(
+      'with-mcp-sdk',
+      pkg.devDependencies.xstate,
+      'mcp-check.ts',
+      [`@modelcontextprotocol/sdk@${pkg.devDependencies['@modelcontextprotocol/sdk']}`, `zod@${pkg.devDependencies.zod}`],
+      // The SDK's own declarations use the DOM lib's fetch types (HeadersInit); actorloop's do not.
+      ['ES2023', 'DOM'],
+    );
+    writeFileSync(join(directory, 'mcp-server.mjs'), readFileSync(join(root, 'test/packaging/mcp-server.mjs'), 'utf8'));
+    expect(check(directory, 'mcp-check.ts')).toEqual({
       tools: ['calc_add'],
       status: 'done',
       text: 'It is 5.',

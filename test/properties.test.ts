@@ -1,15 +1,16 @@
 /**
  * docs/behaviour.md "Behaviour every run keeps" as properties: random fault schedules (test/support/fault-server.ts), random tool sets,
- * random options and random cancel / approval points, over the real `openai` and
- * `@anthropic-ai/sdk` clients. Each run is checked by `runCase` (test/support/property-run.ts):
+ * random options and random cancel / approval points, over the real `openai` (Chat Completions and
+ * Responses) and `@anthropic-ai/sdk` clients. Each run is checked by `runCase` (test/support/property-run.ts):
  *
  * - the run reaches a final state and `toPromise` resolves; nothing escapes (unhandled rejection,
  *   uncaught exception);
  * - every tool call of the history has exactly one result, right after it, in call order, and one
  *   `tool.result` event agreeing with it; denied calls never run; results respect the byte cap;
- * - the history converts with the real converters to a valid OpenAI request and a valid Anthropic
- *   request (results after their calls with matching ids, user/assistant alternation starting with
- *   user, tool_result blocks first, no empty content, thinking blocks byte-identical and in order);
+ * - the history converts with the real converters to a valid OpenAI request, a valid Responses
+ *   request and a valid Anthropic request (results after their calls with matching ids,
+ *   user/assistant alternation starting with user, tool_result blocks first, no empty content,
+ *   thinking blocks byte-identical and in order, encrypted reasoning right before its follower);
  * - at most `maxToolIterations` rounds run and each call executes at most once, never one settled
  *   as "not executed"; halt reasons agree with what happened; a cancel sent to an active run ends it
  *   halted/cancelled;
@@ -33,7 +34,7 @@ const seed = Number(process.env.PROPERTY_SEED ?? 20_261_202);
 const runsPerWire = Number(process.env.PROPERTY_RUNS ?? 100);
 
 describe('docs/behaviour.md "Behaviour every run keeps" holds under random faults, tools, options, cancels and approvals', () => {
-  const wires: Wire[] = ['openai', 'anthropic'];
+  const wires: Wire[] = ['openai', 'anthropic', 'responses'];
   for (const [position, wire] of wires.entries()) {
     it(`over the ${wire} wire (${runsPerWire} runs, seed ${seed + position})`, { timeout: 120_000 }, async () => {
       console.log(

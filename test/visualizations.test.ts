@@ -1,8 +1,15 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { readmeWithDiagram, renderVisualizations, visualizationsDir } from '../scripts/visualize-lib.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  machineDefinitionJson,
+  readmeWithDiagram,
+  renderVisualizations,
+  visualizationsDir,
+  visualizedMachines,
+} from '../scripts/visualize-lib.js';
+import { guardWords } from '../src/observe/chart/overview-words.js';
 
 const dir = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), visualizationsDir);
 
@@ -14,11 +21,17 @@ function committed(name: string): string | undefined {
   }
 }
 
-describe('visualizations/ is generated from src/machines', () => {
-  const generated = renderVisualizations();
+const names = ['conversation.full.mmd', 'conversation.full.svg', 'conversation.machine.json', 'conversation.mmd', 'conversation.svg'];
 
-  it('generates the definition and diagram of the machine', () => {
-    expect(Object.keys(generated).sort()).toEqual(['conversation.machine.json', 'conversation.mmd']);
+describe('visualizations/ is generated from src/machines', async () => {
+  const generated = await renderVisualizations();
+  let again: Record<string, string> = {};
+  beforeAll(async () => {
+    again = await renderVisualizations();
+  });
+
+  it('generates the definition, the overview and the full chart of the machine, as Mermaid and SVG', () => {
+    expect(Object.keys(generated).sort()).toEqual(names);
   });
 
   it('README.md shows the generated conversation diagram', () => {
@@ -29,7 +42,7 @@ describe('visualizations/ is generated from src/machines', () => {
   });
 
   it('is deterministic', () => {
-    expect(renderVisualizations()).toEqual(generated);
+    expect(again).toEqual(generated);
   });
 
   for (const [name, content] of Object.entries(generated)) {
@@ -44,7 +57,7 @@ describe('visualizations/ is generated from src/machines', () => {
 
   it('holds no stale generated file of a machine that no longer exists', () => {
     const generatedNames = new Set(Object.keys(generated));
-    const orphans = readdirSync(dir).filter((name) => /\.(machine\.json|mmd)$/.test(name) && !generatedNames.has(name));
+    const orphans = readdirSync(dir).filter((name) => /\.(machine\.json|mmd|svg)$/.test(name) && !generatedNames.has(name));
     expect(orphans, `remove ${orphans.join(', ')} from ${visualizationsDir}/ (run \`npm run visualize\`)`).toEqual([]);
   });
 
@@ -55,8 +68,67 @@ describe('visualizations/ is generated from src/machines', () => {
     }
   });
 
-  it('diagrams show the conversation loop', () => {
-    const mermaid = generated['conversation.mmd'] ?? '';
+  it('the overview shows the main states and the transitions between them in words, cancel and rejections as one note', () => {
+    expect(generated['conversation.mmd']).toBe(
+      [
+        'stateDiagram-v2',
+        '  [*] --> idle',
+        '  idle --> requesting : user.message',
+        '  idle --> error : invalid input',
+        '  requesting --> retrying : no response, request failed<br/>or timed out<br/>(retries left)',
+        '  requesting --> error : no response, request failed<br/>or timed out<br/>(no retry left)',
+        '  requesting --> done : no tool calls',
+        '  requesting --> halted : tool-round cap reached<br/>doom loop persists',
+        '  requesting --> awaitingApproval : a call needs approval',
+        '  requesting --> executingTools : tool calls to run',
+        '  retrying --> requesting : after the backoff',
+        '  awaitingApproval --> executingTools : all approved or denied',
+        '  executingTools --> requesting : all results in',
+        '  executingTools --> halted : a tool threw HaltError',
+        '  classDef final stroke-width:4px,font-weight:bold',
+        '  class done, halted, error final',
+        '  note right of halted : cancel → halted, from any state but a final one',
+        '  note left of idle : user.message, tool.approve, tool.deny out of turn → event.rejected, state unchanged',
+        '  note left of idle : done, halted and error are final (thick border)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('names every guard of the machine in words for the overview', () => {
+    const guards = new Set<string>();
+    const collect = (value: unknown): void => {
+      if (Array.isArray(value)) for (const item of value) collect(item);
+      else if (value && typeof value === 'object') {
+        for (const [key, inner] of Object.entries(value)) {
+          if (key === 'guard' && typeof inner === 'string')
+            for (const name of inner.replace(/^and\((.*)\)$/, '$1').split(', ')) guards.add(name);
+          else collect(inner);
+        }
+      }
+    };
+    collect(machineDefinitionJson(visualizedMachines().conversation!));
+    expect(
+      [...guards].filter((guard) => !(guard in guardWords)),
+      'add words for these guards to src/observe/chart/overview-words.ts',
+    ).toEqual([]);
+  });
+
+  it('the SVGs mark every state and arrow for the viewer to light up', () => {
+    const overview = generated['conversation.svg'] ?? '';
+    for (const state of ['idle', 'requesting', 'retrying', 'awaitingApproval', 'executingTools', 'done', 'halted', 'error']) {
+      expect(overview).toContain(`data-state="${state}"`);
+    }
+    expect(overview).toContain('data-source="executingTools" data-target="requesting"');
+    expect(overview).not.toContain('data-state="requesting.waiting"');
+    const full = generated['conversation.full.svg'] ?? '';
+    expect(full).toContain('data-state="requesting.waiting"');
+    expect(full).toContain('data-state="executingTools.running"');
+    expect(full).toContain('data-source="executingTools.running" data-target="halted"');
+  });
+
+  it('the full diagram shows the conversation loop', () => {
+    const mermaid = generated['conversation.full.mmd'] ?? '';
     expect(mermaid.startsWith('stateDiagram-v2\n')).toBe(true);
     for (const line of [
       '[*] --> idle',

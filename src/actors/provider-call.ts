@@ -77,6 +77,8 @@ export function createProviderCallLogic(
               if (closed) break;
               if (event.type === 'finish') {
                 flush();
+                // A listener of those deltas may have ended the run (a cancel): then nobody is left to tell.
+                if (closed) break;
                 const { type: _type, ...finish } = event;
                 observer.next?.({ type: 'provider.finish', ...finish });
               } else {

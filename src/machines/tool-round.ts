@@ -1,5 +1,5 @@
-import type { AssistantContentPart, ToolMessage, ToolResultPart } from '../providers/messages.js';
-import type { ProviderContentPart } from '../providers/provider.js';
+import type { AssistantContentPart, ToolCallPart, ToolMessage, ToolResultPart } from '../providers/messages.js';
+import type { ProviderContentPart, ProviderToolCall } from '../providers/provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import { thrownMessage } from '../tools/result-text.js';
 import type { RoundCall } from './types.js';
@@ -76,7 +76,7 @@ export function planResponse(
     if (size > maxArgsBytes) {
       // Neither parsed nor kept: a huge argument text would ride along in every later request.
       const base = { toolCallId: part.toolCallId, toolName: part.toolName };
-      assistant.push({ type: 'tool-call', ...base, args: {} });
+      assistant.push({ type: 'tool-call', ...base, args: {}, ...origin(part) });
       calls.push(
         settled(
           base,
@@ -89,10 +89,15 @@ export function planResponse(
     const parsed = parseArgs(part.argsText);
     // Unparsable arguments are kept as their raw text so the history shows what the model sent.
     const args = parsed.ok ? parsed.value : part.argsText;
-    assistant.push({ type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args });
+    assistant.push({ type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args, ...origin(part) });
     calls.push(planCall(part.toolCallId, part.toolName, parsed, tools));
   }
   return { content: assistant, calls };
+}
+
+/** The wire's metadata of a call (the Responses item id), kept in the history when there is any. */
+function origin(part: ProviderToolCall): Pick<ToolCallPart, 'openai'> {
+  return part.openai === undefined ? {} : { openai: part.openai };
 }
 
 function planCall(toolCallId: string, toolName: string, parsed: ParsedArgs, tools: ReadonlyMap<string, Tool>): RoundCall {

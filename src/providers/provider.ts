@@ -1,4 +1,4 @@
-import type { Message, TextPart, ReasoningPart, RedactedReasoningPart } from './messages.js';
+import type { Message, OpenAIItemMetadata, TextPart, ReasoningPart, RedactedReasoningPart } from './messages.js';
 import type { Usage } from './usage.js';
 
 /**
@@ -94,14 +94,15 @@ export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' |
 
 /**
  * A tool call as the provider assembled it: the argument text exactly as streamed, so the machine
- * can tell malformed JSON from valid JSON and report it to the model.
+ * can tell malformed JSON from valid JSON and report it to the model. `openai` (the Responses
+ * API's item) is carried into the history's tool-call part unchanged.
  *
  * @example
  * ```ts
  * const call: ProviderToolCall = { type: 'tool-call', toolCallId: 'c1', toolName: 'add', argsText: '{"a":2,"b":3}' };
  * ```
  */
-export type ProviderToolCall = { type: 'tool-call'; toolCallId: string; toolName: string; argsText: string };
+export type ProviderToolCall = { type: 'tool-call'; toolCallId: string; toolName: string; argsText: string; openai?: OpenAIItemMetadata };
 
 /**
  * The assembled content of one response, in the order the model produced it.

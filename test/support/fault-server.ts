@@ -31,7 +31,7 @@ import {
   type WireStep,
 } from './wire-server.js';
 
-export type Wire = 'openai' | 'anthropic';
+export type Wire = 'openai' | 'anthropic' | 'responses';
 
 /** How one tool call of a response is formed. */
 export type CallSpec = {
@@ -116,7 +116,7 @@ export interface FaultServer {
   close(): Promise<void>;
 }
 
-const model = { openai: 'gpt-4o-mini', anthropic: 'claude-haiku-4-5' } as const;
+const model = { openai: 'gpt-4o-mini', anthropic: 'claude-haiku-4-5', responses: 'gpt-5-mini' } as const;
 
 /** The arguments text a call spec stands for. */
 function argsTextOf(spec: CallSpec, hugeBytes: number): string {
@@ -296,9 +296,107 @@ function anthropicJson(reply: Reply): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// OpenAI Responses
+
+/** The encrypted content a thinking block of the plan is sent as on the Responses wire. */
+export const encryptedOf = (block: RequestLog['thinking'][number]) => `enc:${'thinking' in block ? block.signature : block.redacted}`;
+
+function responsesOutput(reply: Reply, index: number): Array<Record<string, unknown>> {
+  const output: Array<Record<string, unknown>> = [];
+  reply.thinking.forEach((block, position) => {
+    output.push({
+      id: `rs_r${index}_${position}`,
+      type: 'reasoning',
+      encrypted_content: encryptedOf(block),
+      summary: 'thinking' in block ? [{ type: 'summary_text', text: block.thinking }] : [],
+    });
+  });
+  if (reply.text !== '') {
+    output.push({
+      id: `msg_r${index}`,
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', annotations: [], logprobs: [], text: reply.text }],
+    });
+  }
+  reply.calls.forEach((call, position) => {
+    output.push({
+      id: `fc_r${index}_${position}`,
+      type: 'function_call',
+      status: 'completed',
+      call_id: call.id,
+      name: call.name,
+      arguments: call.argsText,
+    });
+  });
+  return output;
+}
+
+function responsesResponse(reply: Reply, index: number, status: string): Record<string, unknown> {
+  const done = status !== 'in_progress';
+  return {
+    id: `resp_fault_${index}`,
+    object: 'response',
+    status,
+    model: model.responses,
+    store: false,
+    error: null,
+    incomplete_details: null,
+    output: done ? responsesOutput(reply, index) : [],
+    usage: done
+      ? {
+          input_tokens: 10,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 3,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: 13,
+        }
+      : null,
+  };
+}
+
+function responsesStreamEvents(reply: Reply, index: number): string[] {
+  const events: string[] = [
+    anEvent({ type: 'response.created', response: responsesResponse(reply, index, 'in_progress') }),
+    anEvent({ type: 'response.in_progress', response: responsesResponse(reply, index, 'in_progress') }),
+  ];
+  responsesOutput(reply, index).forEach((item, outputIndex) => {
+    const base = { item_id: item.id, output_index: outputIndex };
+    if (item.type === 'message') {
+      const text = reply.text;
+      const middle = Math.ceil(text.length / 2);
+      events.push(
+        anEvent({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, status: 'in_progress', content: [] } }),
+      );
+      events.push(anEvent({ type: 'response.output_text.delta', ...base, content_index: 0, delta: text.slice(0, middle) }));
+      events.push(anEvent({ type: 'response.output_text.delta', ...base, content_index: 0, delta: text.slice(middle) }));
+    } else if (item.type === 'function_call') {
+      const args = String(item.arguments);
+      const middle = Math.ceil(args.length / 2);
+      events.push(
+        anEvent({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, status: 'in_progress', arguments: '' } }),
+      );
+      events.push(anEvent({ type: 'response.function_call_arguments.delta', ...base, delta: args.slice(0, middle) }));
+      events.push(anEvent({ type: 'response.function_call_arguments.delta', ...base, delta: args.slice(middle) }));
+      events.push(anEvent({ type: 'response.function_call_arguments.done', ...base, arguments: args }));
+    } else {
+      const summary = item.summary as Array<{ text: string }>;
+      events.push(anEvent({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, summary: [] } }));
+      summary.forEach((part, summaryIndex) => {
+        events.push(anEvent({ type: 'response.reasoning_summary_text.delta', ...base, summary_index: summaryIndex, delta: part.text }));
+      });
+    }
+    events.push(anEvent({ type: 'response.output_item.done', output_index: outputIndex, item }));
+  });
+  events.push(anEvent({ type: 'response.completed', response: responsesResponse(reply, index, 'completed') }));
+  return events;
+}
+
+// ---------------------------------------------------------------------------------------------
 
 function errorBody(wire: Wire, status: number, message: string): string {
-  if (wire === 'openai') {
+  if (wire === 'openai' || wire === 'responses') {
     const type =
       status === 429 ? 'requests' : status >= 500 ? 'server_error' : status === 401 ? 'invalid_request_error' : 'invalid_request_error';
     return JSON.stringify({
@@ -385,7 +483,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
       else control.socket.destroy();
     };
 
-    const expectedPath = wire === 'openai' ? '/v1/chat/completions' : '/v1/messages';
+    const expectedPath = { openai: '/v1/chat/completions', anthropic: '/v1/messages', responses: '/v1/responses' }[wire];
     if (request.path !== expectedPath) {
       entry.injected.push('wrong path');
       await control.respond({
@@ -421,7 +519,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
           if (args === 'huge') entry.injected.push('huge args');
           if (spec.unknown) entry.injected.push('unknown tool');
           const name = spec.unknown ? 'no_such_tool' : (toolNames[spec.tool % Math.max(1, toolNames.length)] ?? 'no_such_tool');
-          const id = `${wire === 'openai' ? 'call' : 'toolu'}_r${index}_${position}`;
+          const id = `${wire === 'anthropic' ? 'toolu' : 'call'}_r${index}_${position}`;
           entry.callIds.push(id);
           return { id, name, argsText: argsTextOf({ ...spec, args }, 2_000 + spec.n * 1_000) };
         });
@@ -435,26 +533,33 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
       return { text: `Answer ${index}.`, thinking, calls: [] };
     };
 
+    const streamEvents = (reply: Reply): string[] =>
+      wire === 'openai'
+        ? openaiStreamEvents(reply)
+        : wire === 'responses'
+          ? responsesStreamEvents(reply, index)
+          : anthropicStreamEvents(reply);
+    const jsonBody = (reply: Reply): string =>
+      wire === 'openai'
+        ? openaiJson(reply)
+        : wire === 'responses'
+          ? JSON.stringify(responsesResponse(reply, index, 'completed'))
+          : anthropicJson(reply);
     const success = async (reply: Reply) => {
       if (stream) {
-        const events = wire === 'openai' ? openaiStreamEvents(reply) : anthropicStreamEvents(reply);
-        await control.respond({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: events.join('') });
+        await control.respond({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: streamEvents(reply).join('') });
       } else {
-        await control.respond({
-          status: 200,
-          headers: { 'content-type': 'application/json' },
-          body: wire === 'openai' ? openaiJson(reply) : anthropicJson(reply),
-        });
+        await control.respond({ status: 200, headers: { 'content-type': 'application/json' }, body: jsonBody(reply) });
       }
     };
     /** The first part of a normal answer, as raw text, and the header. */
     const partial = (): { headers: Record<string, string>; head: string } => {
       const reply: Reply = { text: `Partial answer ${index} that will not arrive whole.`, thinking: [], calls: [] };
       if (stream) {
-        const events = wire === 'openai' ? openaiStreamEvents(reply) : anthropicStreamEvents(reply);
+        const events = streamEvents(reply);
         return { headers: { 'content-type': 'text/event-stream' }, head: events.slice(0, Math.ceil(events.length / 2)).join('') };
       }
-      const json = wire === 'openai' ? openaiJson(reply) : anthropicJson(reply);
+      const json = jsonBody(reply);
       return { headers: { 'content-type': 'application/json' }, head: json.slice(0, Math.floor(json.length / 2)) };
     };
     const writeHead = (status: number, headers: Record<string, string>) => {
@@ -510,13 +615,20 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
           });
           return;
         }
-        entry.injected.push(wire === 'anthropic' ? 'overloaded_error in stream' : 'error chunk in stream');
+        entry.injected.push(
+          { anthropic: 'overloaded_error in stream', openai: 'error chunk in stream', responses: 'error event in stream' }[wire],
+        );
         if (step.echoKey) entry.injected.push('key echoed in error');
         const { headers, head } = partial();
         const tail =
           wire === 'anthropic'
             ? anEvent({ type: 'error', error: { type: 'overloaded_error', message: `Overloaded${keyNote(step.echoKey)}` } })
-            : `data: ${JSON.stringify({ error: { message: `Overloaded${keyNote(step.echoKey)}`, type: 'overloaded_error', code: 529 } })}\n\n`;
+            : wire === 'responses'
+              ? anEvent({
+                  type: 'error',
+                  error: { type: 'server_error', code: 'server_error', message: `Overloaded${keyNote(step.echoKey)}`, param: null },
+                })
+              : `data: ${JSON.stringify({ error: { message: `Overloaded${keyNote(step.echoKey)}`, type: 'overloaded_error', code: 529 } })}\n\n`;
         await control.respond({ status: 200, headers, body: head + tail });
         return;
       }
@@ -545,7 +657,9 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
         const garbage = stream
           ? wire === 'openai'
             ? 'data: {"id":"chatcmpl-fault","choices":[{"index"\n\n'
-            : 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{\n\n'
+            : wire === 'responses'
+              ? 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":\n\n'
+              : 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{\n\n'
           : '{"broken": tru';
         await control.respond({ status: 200, headers, body: head + garbage });
         return;
@@ -579,7 +693,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
   const server = await startWireServer(steps);
   return {
     url: server.url,
-    baseURL: wire === 'openai' ? `${server.url}/v1` : server.url,
+    baseURL: wire === 'anthropic' ? server.url : `${server.url}/v1`,
     wire: server,
     log,
     injected: () => log.flatMap((entry) => entry.injected),

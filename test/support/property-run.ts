@@ -27,10 +27,11 @@ import { toAnthropicMessages } from '../../src/providers/anthropic/to-anthropic-
 import { openaiProvider } from '../../src/providers/openai/index.js';
 import { toOpenAIMessages } from '../../src/providers/openai-wire/to-openai-messages.js';
 import type { OpenAIChatMessage } from '../../src/providers/openai-wire/chat-types.js';
+import { toResponsesInput } from '../../src/providers/openai-responses/to-responses-input.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import { defineTool, type Tool } from '../../src/tools/define-tool.js';
 import { HaltError } from '../../src/tools/halt-error.js';
-import { startFaultServer, type CallSpec, type FaultServer, type FaultStep, type Wire } from './fault-server.js';
+import { encryptedOf, startFaultServer, type CallSpec, type FaultServer, type FaultStep, type Wire } from './fault-server.js';
 // Loaded up front: the providers import their SDK on first use, and a cold import can take longer
 // than the short request timeouts used here, which would turn the first runs into timeouts.
 import 'openai';
@@ -487,6 +488,78 @@ export function openaiBodyProblems(out: OpenAIChatMessage[]): string[] {
   return problems;
 }
 
+/**
+ * The history converted by the real Responses converter (stateless), checked as the API checks it;
+ * and every encrypted reasoning item of the history that something followed goes back, in order.
+ */
+export function responsesRequestProblems(messages: Message[]): string[] {
+  const { input } = toResponsesInput(messages, { stored: false });
+  const problems = responsesBodyProblems(input, undefined);
+  const expected = messages.flatMap((message) => {
+    if (message.role !== 'assistant') return [];
+    return message.content.flatMap((part, index) => {
+      if (part.type !== 'reasoning' || part.openai?.encryptedContent === undefined) return [];
+      const followed = message.content
+        .slice(index + 1)
+        .some((later) => later.type === 'tool-call' || (later.type === 'text' && later.text !== ''));
+      return followed ? [part.openai.encryptedContent] : [];
+    });
+  });
+  const sent = input.flatMap((item) =>
+    'type' in item && item.type === 'reasoning' && item.encrypted_content ? [item.encrypted_content] : [],
+  );
+  if (JSON.stringify(sent) !== JSON.stringify(expected))
+    problems.push('responses: encrypted reasoning of the history not sent back one to one in order');
+  return problems;
+}
+
+/**
+ * Responses `input` as the API checks it (stateless): every `function_call` answered by one
+ * `function_call_output` after it; a reasoning item carries encrypted content the server sent and is
+ * followed by the item that followed it (a call or an assistant message); no item refers to a stored one.
+ */
+export function responsesBodyProblems(input: unknown[], sentEncrypted: Set<string> | undefined): string[] {
+  const problems: string[] = [];
+  const open = new Set<string>();
+  const answered = new Set<string>();
+  input.forEach((raw, index) => {
+    const where = `responses item ${index}`;
+    if (!isRecord(raw)) {
+      problems.push(`${where}: not an object`);
+      return;
+    }
+    if (raw.id !== undefined) problems.push(`${where}: refers to a stored item (${String(raw.id)}) in a stateless request`);
+    if (raw.type === 'function_call') {
+      if (typeof raw.call_id !== 'string' || raw.call_id === '') problems.push(`${where}: call without call_id`);
+      else if (open.has(raw.call_id) || answered.has(raw.call_id)) problems.push(`${where}: call_id ${raw.call_id} used twice`);
+      else open.add(raw.call_id);
+      if (typeof raw.arguments !== 'string') problems.push(`${where}: arguments not a string`);
+      if (typeof raw.name !== 'string' || raw.name === '') problems.push(`${where}: call without name`);
+    } else if (raw.type === 'function_call_output') {
+      const id = String(raw.call_id);
+      if (!open.has(id)) problems.push(`${where}: output for ${id}, which no earlier call is waiting for`);
+      open.delete(id);
+      answered.add(id);
+      if (typeof raw.output !== 'string') problems.push(`${where}: output is not a string`);
+    } else if (raw.type === 'reasoning') {
+      if (typeof raw.encrypted_content !== 'string') problems.push(`${where}: reasoning without encrypted content`);
+      else if (sentEncrypted && !sentEncrypted.has(raw.encrypted_content)) problems.push(`${where}: reasoning the server never sent`);
+      const next = input[index + 1];
+      const follows =
+        isRecord(next) &&
+        (next.type === 'function_call' || (next.role === 'assistant' && next.type === undefined) || next.type === 'message');
+      if (!follows) problems.push(`${where}: reasoning without its following item`);
+    } else if (raw.role === 'user' || raw.role === 'assistant' || raw.role === 'system') {
+      const text = typeof raw.content === 'string' ? raw.content : JSON.stringify(raw.content);
+      if (text.trim() === '' || text === '[]') problems.push(`${where}: empty ${String(raw.role)} content`);
+    } else {
+      problems.push(`${where}: unknown item ${JSON.stringify(raw).slice(0, 60)}`);
+    }
+  });
+  if (open.size > 0) problems.push(`responses: calls ${[...open].join(', ')} never answered`);
+  return problems;
+}
+
 /** The history converted by the real Anthropic converter, checked as the API checks it. */
 export function anthropicRequestProblems(messages: Message[], system: string | undefined, sentThinking: Set<string>): string[] {
   const { messages: out, system: systemText } = toAnthropicMessages(messages, system);
@@ -644,7 +717,7 @@ const finalStatuses = new Set(['done', 'halted', 'error']);
 /** Faults docs/behaviour.md item 6 says are retried. */
 const contractRetryable = (injected: string[]) =>
   injected.some((kind) =>
-    /^429|^status 5\d\d|overloaded_error in stream|error chunk in stream|^reset$|stream cut \(connection dropped\)|stall|slow first byte/.test(
+    /^429|^status 5\d\d|overloaded_error in stream|error chunk in stream|error event in stream|^reset$|stream cut \(connection dropped\)|stall|slow first byte/.test(
       kind,
     ),
   );
@@ -683,10 +756,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
 
   try {
     server = await startFaultServer({ wire: testCase.wire, plan: testCase.plan, toolNames, apiKey, stallMs: 2_000 });
-    const provider =
-      testCase.wire === 'openai'
-        ? openaiProvider({ model: 'gpt-4o-mini', apiKey, baseURL: server.baseURL, stream: testCase.stream })
-        : anthropicProvider({ model: 'claude-haiku-4-5', apiKey, baseURL: server.baseURL, maxTokens: 1024, stream: testCase.stream });
+    const provider = providerFor(testCase.wire, server.baseURL, apiKey, testCase.stream);
     const options: ConversationOptions = {
       provider,
       tools: tools as unknown as ConversationOptions['tools'],
@@ -801,6 +871,11 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         violations.push(...openaiRequestProblems(output.messages, system));
       } catch (error) {
         violations.push(`toOpenAIMessages threw: ${String(error)}`);
+      }
+      try {
+        violations.push(...responsesRequestProblems(output.messages));
+      } catch (error) {
+        violations.push(`toResponsesInput threw: ${String(error)}`);
       }
       const sentThinking = new Set(
         log.flatMap((entry) =>
@@ -1003,9 +1078,10 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         ),
       ),
     );
+    const sentForWire = testCase.wire === 'responses' ? new Set(log.flatMap((entry) => entry.thinking.map(encryptedOf))) : sentThinkingAll;
     server.wire.requests.forEach((request, index) => {
       violations.push(
-        ...bodyProblems(testCase.wire, request.body, sentThinkingAll, testCase.stream).map((problem) => `request #${index}: ${problem}`),
+        ...bodyProblems(testCase.wire, request.body, sentForWire, testCase.stream).map((problem) => `request #${index}: ${problem}`),
       );
     });
 
@@ -1050,8 +1126,27 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
   };
 }
 
-/** Problems of a request body as received by the server. */
+/** The provider of a wire, pointed at a fault server. */
+function providerFor(wire: Wire, baseURL: string, apiKey: string, stream: boolean) {
+  switch (wire) {
+    case 'openai':
+      return openaiProvider({ model: 'gpt-4o-mini', apiKey, baseURL, stream });
+    case 'responses':
+      return openaiProvider({ api: 'responses', model: 'gpt-5-mini', apiKey, baseURL, stream });
+    case 'anthropic':
+      return anthropicProvider({ model: 'claude-haiku-4-5', apiKey, baseURL, maxTokens: 1024, stream });
+  }
+}
+
+/** Problems of a request body as received by the server; `sentThinking` is what the server sent (thinking blocks, encrypted reasoning). */
 function bodyProblems(wire: Wire, body: unknown, sentThinking: Set<string>, stream: boolean): string[] {
+  if (wire === 'responses') {
+    if (!isRecord(body) || !Array.isArray(body.input)) return ['request body without input'];
+    const problems = responsesBodyProblems(body.input, sentThinking);
+    if ((body.stream === true) !== stream) problems.push(`stream ${String(body.stream)} sent, provider set to ${stream}`);
+    if (body.store !== false) problems.push(`store ${String(body.store)} sent in the stateless mode`);
+    return problems;
+  }
   if (!isRecord(body) || !Array.isArray(body.messages)) return ['request body without messages'];
   const problems: string[] = [];
   if ((body.stream === true) !== stream) problems.push(`stream ${String(body.stream)} sent, provider set to ${stream}`);
@@ -1070,14 +1165,12 @@ async function nextTurnOnOtherWire(
   apiKey: string,
   system: string | undefined,
 ): Promise<string[]> {
-  const wire: Wire = testCase.wire === 'openai' ? 'anthropic' : 'openai';
+  // Chat Completions and Responses histories go on to Anthropic, Anthropic's to Chat Completions.
+  const wire: Wire = testCase.wire === 'anthropic' ? 'openai' : 'anthropic';
   const problems: string[] = [];
   const server = await startFaultServer({ wire, plan: [], toolNames: tools.map((tool) => tool.name), apiKey });
   try {
-    const provider =
-      wire === 'openai'
-        ? openaiProvider({ model: 'gpt-4o-mini', apiKey, baseURL: server.baseURL, stream: testCase.stream })
-        : anthropicProvider({ model: 'claude-haiku-4-5', apiKey, baseURL: server.baseURL, maxTokens: 1024, stream: testCase.stream });
+    const provider = providerFor(wire, server.baseURL, apiKey, testCase.stream);
     const machine = createConversationMachine({
       provider,
       tools: tools as unknown as ConversationOptions['tools'],

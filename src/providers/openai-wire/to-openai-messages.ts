@@ -3,8 +3,8 @@ import type { Message } from '../messages.js';
 import type { ResponseFormat, ToolDescription } from '../provider.js';
 import type { OpenAIChatMessage, OpenAIChatTool, OpenAIChatToolCall, OpenAIResponseFormat } from './chat-types.js';
 
-/** Tool-call arguments on the OpenAI wire: the raw text when the model's JSON was invalid. */
-function argumentsText(args: unknown): string {
+/** Tool-call arguments on the OpenAI wires: the raw text when the model's JSON was invalid. */
+export function argumentsText(args: unknown): string {
   return typeof args === 'string' ? args : JSON.stringify(args ?? {});
 }
 

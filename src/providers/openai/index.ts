@@ -7,3 +7,4 @@ export {
   type OpenAIAssistantMessageWithReasoning,
   type OpenAIReasoningEffort,
 } from './openai-provider.js';
+export { type OpenAIResponsesProviderOptions, isOpenAIReasoningModel } from './responses-provider.js';

@@ -1,23 +1,16 @@
 import { isRecord } from '../../util/is-record.js';
-import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
-import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIChatUsage } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
 import { toOpenAIMessages, toOpenAIResponseFormat, toOpenAITools } from '../openai-wire/to-openai-messages.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
+import { keyToHide, openaiClient } from './openai-client.js';
+import type { OpenAIReasoningEffort } from './reasoning-effort.js';
+import { openaiResponsesProvider, type OpenAIResponsesProviderOptions } from './responses-provider.js';
+import { validateOpenAIOptions } from './validate-options.js';
 
-/**
- * How hard a reasoning model thinks before it answers (`reasoning_effort` on the wire).
- *
- * @example
- * ```ts
- * const effort: OpenAIReasoningEffort = 'low';
- * openaiProvider({ model: 'o4-mini', reasoningEffort: effort });
- * ```
- */
-export type OpenAIReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+export type { OpenAIReasoningEffort } from './reasoning-effort.js';
 
 /**
  * Extra Chat Completions request parameters, merged into every request. The common ones are typed;
@@ -90,7 +83,9 @@ export interface OpenAIClientLike {
 }
 
 /**
- * Options of {@link openaiProvider}.
+ * Options of {@link openaiProvider} on Chat Completions (`POST /chat/completions`, the default),
+ * which every OpenAI-compatible server speaks. The Responses API takes
+ * {@link OpenAIResponsesProviderOptions} (`api: 'responses'`).
  *
  * @example
  * ```ts
@@ -98,6 +93,8 @@ export interface OpenAIClientLike {
  * ```
  */
 export type OpenAIProviderOptions = {
+  /** Chat Completions (the default). */
+  api?: 'chat';
   /** The model id, e.g. `gpt-4o-mini`. */
   model: string;
   /** Defaults to the `OPENAI_API_KEY` environment variable (read by the SDK). Ignored with `client`. */
@@ -213,53 +210,13 @@ function requestMessages(request: ProviderRequest, sendReasoning: boolean): Open
   return out;
 }
 
-const reasoningEfforts: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
-
-function validateOptions(options: OpenAIProviderOptions): void {
-  if (!isRecord(options)) throw new InvalidOptionsError('openaiProvider(options)', 'an options object with at least `model`', options);
-  if (typeof options.model !== 'string' || options.model === '') {
-    throw new InvalidOptionsError('openaiProvider.model', 'a non-empty model id string', options.model);
-  }
-  // The key itself is never echoed, even when it has the wrong type.
-  if (options.apiKey !== undefined && typeof options.apiKey !== 'string') {
-    throw new InvalidOptionsError('openaiProvider.apiKey', 'a string');
-  }
-  if (options.baseURL !== undefined && typeof options.baseURL !== 'string') {
-    throw new InvalidOptionsError('openaiProvider.baseURL', 'a URL string', options.baseURL);
-  }
-  if (
-    options.client !== undefined &&
-    !(
-      isRecord(options.client) &&
-      isRecord(options.client.chat) &&
-      isRecord(options.client.chat.completions) &&
-      typeof options.client.chat.completions.create === 'function'
-    )
-  ) {
-    throw new InvalidOptionsError('openaiProvider.client', 'an OpenAI client (with chat.completions.create)', options.client);
-  }
-  if (options.params !== undefined && (!isRecord(options.params) || Array.isArray(options.params))) {
-    throw new InvalidOptionsError('openaiProvider.params', 'an object of request parameters', options.params);
-  }
-  if (options.stream !== undefined && typeof options.stream !== 'boolean') {
-    throw new InvalidOptionsError('openaiProvider.stream', 'a boolean', options.stream);
-  }
-  if (options.sendReasoning !== undefined && typeof options.sendReasoning !== 'boolean') {
-    throw new InvalidOptionsError('openaiProvider.sendReasoning', 'a boolean', options.sendReasoning);
-  }
-  if (options.strict !== undefined && typeof options.strict !== 'boolean') {
-    throw new InvalidOptionsError('openaiProvider.strict', 'a boolean', options.strict);
-  }
-  if (options.reasoningEffort !== undefined && !reasoningEfforts.has(options.reasoningEffort)) {
-    throw new InvalidOptionsError('openaiProvider.reasoningEffort', [...reasoningEfforts].join(' | '), options.reasoningEffort);
-  }
-}
-
 /**
  * A provider for the OpenAI Chat Completions API and every server that speaks it (Azure, Groq,
- * DeepSeek, OpenRouter, xAI, llama.cpp, vLLM…) through `baseURL`. It needs the `openai` package,
- * loaded on first use unless you pass your own `client`. The SDK's retries are switched off: the
- * conversation machine retries, so every attempt is a visible state.
+ * DeepSeek, OpenRouter, xAI, llama.cpp, vLLM…) through `baseURL`, or, with `api: 'responses'`,
+ * for the OpenAI Responses API (reasoning kept across turns as encrypted items; see
+ * {@link OpenAIResponsesProviderOptions}). It needs the `openai` package, loaded on first use
+ * unless you pass your own `client`. The SDK's retries are switched off: the conversation machine
+ * retries, so every attempt is a visible state.
  *
  * @example
  * ```ts
@@ -274,37 +231,29 @@ function validateOptions(options: OpenAIProviderOptions): void {
  * // An OpenAI-compatible server, not streamed
  * const deepseek = openaiProvider({ model: 'deepseek-chat', baseURL: 'https://api.deepseek.com', apiKey, stream: false });
  * ```
+ *
+ * @example
+ * ```ts
+ * // The Responses API, stateless: reasoning items go back encrypted with every request
+ * const gpt5 = openaiProvider({ api: 'responses', model: 'gpt-5-mini', reasoningSummary: 'auto' });
+ * ```
  */
-export function openaiProvider(options: OpenAIProviderOptions): Provider {
-  validateOptions(options);
+export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesProviderOptions): Provider {
+  validateOpenAIOptions(options);
+  if (options.api === 'responses') return openaiResponsesProvider(options);
   const { model, apiKey, baseURL, params, strict, reasoningEffort } = options;
   const streaming = options.stream ?? true;
   const sendReasoning = options.sendReasoning ?? false;
-  const userClient = options.client;
-  const getClient: () => Promise<OpenAIClientLike> = userClient
-    ? () => Promise.resolve(userClient)
-    : lazySdkClient(
-        () => import('openai'),
-        (module) =>
-          new module.OpenAI({
-            ...(apiKey === undefined ? {} : { apiKey }),
-            ...(baseURL === undefined ? {} : { baseURL }),
-            maxRetries: 0,
-          }) as unknown as OpenAIClientLike,
-        'openaiProvider needs the `openai` package: npm install openai (or pass `client`)',
-      );
+  const getClient = openaiClient<OpenAIClientLike>(options.client, { apiKey, baseURL });
 
   return {
     name: options.name ?? 'openai',
     model,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
-      // The key in use may come from the client or the environment, not only from the options.
-      let secret = apiKey;
+      let openai: OpenAIClientLike | undefined;
       try {
-        const openai = await getClient();
-        const clientKey = (openai as { apiKey?: unknown }).apiKey;
-        if (typeof clientKey === 'string') secret = clientKey;
+        openai = await getClient();
         const tools = toOpenAITools(request.tools, strict);
         const body: OpenAIChatRequestBody = {
           ...params,
@@ -339,7 +288,8 @@ export function openaiProvider(options: OpenAIProviderOptions): Provider {
           yield* fromOpenAIChunks(single(completionAsChunk(response as ChatCompletionLike)));
         }
       } catch (error) {
-        throw redactSecret(classifySdkError(error, signal), secret ?? (options.client ? undefined : process.env.OPENAI_API_KEY));
+        // The key in use may come from the client or the environment, not only from the options.
+        throw redactSecret(classifySdkError(error, signal), keyToHide(openai, { apiKey, clientGiven: options.client !== undefined }));
       }
     },
   };

@@ -1,0 +1,156 @@
+import type { Chart, ChartNote, ChartTransition } from './chart.js';
+import { addArrow, chartStatesOf } from './full-chart.js';
+import { asStateDefinition, type JsonObject, type StateDefinition } from './machine-definition.js';
+import { camelCaseWords, eventlessWords, eventWords, fallbackWords, guardWords } from './overview-words.js';
+import { invokeSourcesOf, type LabelledTransition, stateTransitions, statePath } from './transition-label.js';
+
+/** `and(a, b)` → `['a', 'b']`; any other guard is one part. */
+function guardParts(guard: string | undefined): string[] {
+  if (guard === undefined) return [];
+  const and = /^and\((.*)\)$/.exec(guard);
+  return and?.[1] ? and[1].split(', ') : [guard];
+}
+
+function wordsOfGuard(guard: string): string | null {
+  const known = guardWords[guard];
+  return known ? known.words : camelCaseWords(guard);
+}
+
+/**
+ * A transition in words: what happened (the event), when it applies (its guard), and what earlier
+ * transitions on the same event rule out (`request failed, no retry left` is the fallback after
+ * `[canRetryFailure]`).
+ */
+function phrase(transition: LabelledTransition, earlier: LabelledTransition[]): string {
+  const parts = guardParts(transition.guard);
+  const event = eventWords[transition.event] ?? transition.event;
+  const words: string[] = [];
+  if (transition.isElse && fallbackWords[transition.event]) words.push(fallbackWords[transition.event] ?? '');
+  else if (event !== '') words.push(event);
+  for (const part of parts) {
+    const guard = wordsOfGuard(part);
+    if (guard) words.push(guard);
+  }
+  // Earlier guards on the same event that are this one's plus one more: that one more did not hold.
+  for (const before of earlier) {
+    if (before.eventType !== transition.eventType) continue;
+    const beforeParts = guardParts(before.guard);
+    const extra = beforeParts.filter((part) => !parts.includes(part));
+    if (extra.length === 1 && beforeParts.length === parts.length + 1) {
+      const negated = guardWords[extra[0] ?? '']?.negated;
+      if (negated && !words.includes(negated)) words.push(negated);
+    }
+  }
+  const eventless = transition.eventType === '' || transition.eventType === null;
+  return words.join(', ') || (eventless ? eventlessWords[transition.source.split('.').at(-1) ?? ''] : undefined) || transition.event;
+}
+
+/** Splits a phrase into lines of at most `width` characters, at spaces. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
+const maxLineLength = 28;
+
+/**
+ * Phrases that end alike are said once: `no response, retries left` and `timed out, retries left`
+ * read `no response or timed out (retries left)`. Long phrases wrap.
+ */
+function compactLines(lines: string[]): string[] {
+  const suffixOf = (line: string) => (line.includes(', ') ? line.slice(line.lastIndexOf(', ') + 2) : undefined);
+  const suffix = suffixOf(lines[0] ?? '');
+  if (lines.length > 1 && suffix !== undefined && lines.every((line) => suffixOf(line) === suffix)) {
+    const heads = lines.map((line) => line.slice(0, line.lastIndexOf(', ')));
+    return [...wrap(`${heads.slice(0, -1).join(', ')} or ${heads.at(-1)}`, maxLineLength), `(${suffix})`];
+  }
+  return lines.flatMap((line) => wrap(line, maxLineLength));
+}
+
+function isRejection(transition: LabelledTransition): boolean {
+  const actions = transition.actions ?? [];
+  return (
+    (transition.target === undefined || transition.target.length === 0) &&
+    actions.length > 0 &&
+    actions.every((action) => typeof action === 'string' && action.startsWith('reject'))
+  );
+}
+
+/**
+ * The readable overview of a machine: its top-level states and only the transitions that move
+ * between them, each arrow labelled in words (one line per transition, guards named in words).
+ * What holds in every state — an event that leads every state to the same place (`cancel`), events
+ * a state rejects without moving — is said once in a note instead of drawn from every state.
+ *
+ * @example
+ * ```ts
+ * const chart = overviewChart(machineDefinitionJson(machine));
+ * chart.transitions; // [{ source: 'idle', target: 'requesting', lines: ['user.message'] }, ...]
+ * ```
+ */
+export function overviewChart(definition: JsonObject): Chart {
+  const root = asStateDefinition(definition);
+  const invokeSources = invokeSourcesOf(root);
+  const topLevel = Object.values(root.states);
+  const running = topLevel.filter((state) => state.type !== 'final');
+  const topOf = (stateId: string) => statePath(stateId, root.id).split('.')[0] ?? '';
+
+  const perState = new Map<StateDefinition, LabelledTransition[][]>();
+  for (const state of topLevel) {
+    const groups: LabelledTransition[][] = [];
+    const visit = (node: StateDefinition) => {
+      groups.push(stateTransitions(node, invokeSources));
+      for (const child of Object.values(node.states)) visit(child);
+    };
+    visit(state);
+    perState.set(state, groups);
+  }
+
+  // An event that takes every running state to the same state, unguarded, is said once.
+  const everywhere = new Map<string, string>();
+  const candidates = new Set(
+    (perState.get(running[0] ?? root) ?? []).flat().flatMap((transition) => (transition.eventType ? [transition.eventType] : [])),
+  );
+  for (const eventType of candidates) {
+    const targets = running.map((state) => {
+      const own = perState.get(state)?.[0]?.find((transition) => transition.eventType === eventType && transition.guard === undefined);
+      return own?.target?.length === 1 ? topOf(own.target[0] ?? '') : undefined;
+    });
+    const first = targets[0];
+    if (first !== undefined && targets.every((target) => target === first)) everywhere.set(eventType, first);
+  }
+
+  const transitions: ChartTransition[] = [];
+  const rejected = new Set<string>();
+  for (const state of topLevel) {
+    const source = topOf(state.id);
+    for (const group of perState.get(state) ?? []) {
+      group.forEach((transition, index) => {
+        if (transition.eventType && everywhere.has(transition.eventType)) return;
+        if (isRejection(transition)) {
+          if (!transition.event.includes(':')) rejected.add(transition.event);
+          return;
+        }
+        for (const targetId of transition.target ?? []) {
+          const target = topOf(targetId);
+          if (target !== source) addArrow(transitions, source, target, phrase(transition, group.slice(0, index)));
+        }
+      });
+    }
+  }
+
+  for (const transition of transitions) transition.lines = compactLines(transition.lines);
+  const notes: ChartNote[] = [];
+  for (const [eventType, target] of everywhere)
+    notes.push({ text: `${eventType} → ${target}, from any state but a final one`, state: target, events: [eventType] });
+  if (rejected.size > 0) notes.push({ text: `${[...rejected].join(', ')} out of turn → event.rejected, state unchanged` });
+  return { id: root.id, states: chartStatesOf(root, 1), transitions, notes };
+}

@@ -1,0 +1,57 @@
+/**
+ * The conversation machine's guards and events in words, for the overview chart. A guard or event
+ * missing here still reads well enough (`someNewGuard` → "some new guard"); the visualization test
+ * names any guard of the machine that has no words yet.
+ */
+
+/** `words` says when the guard holds (null: the event says it all); `negated`, when it does not. */
+export type GuardWords = { words: string | null; negated?: string };
+
+export const guardWords: Record<string, GuardWords> = {
+  hasInputProblem: { words: 'invalid input' },
+  isValidUserMessage: { words: null },
+  canRetryFailure: { words: 'retries left', negated: 'no retry left' },
+  missingResponse: { words: 'no response' },
+  // After `answerAccepted` and `answerRepairable`: only an invalid structured answer gets here.
+  noToolCalls: { words: 'answer invalid, no repair left' },
+  answerAccepted: { words: 'answered (valid, if a schema)' },
+  answerRepairable: { words: 'answer fails the output schema (repairs left)' },
+  iterationCapReached: { words: 'tool-round cap reached' },
+  doomLoopPersists: { words: 'doom loop persists' },
+  roundNeedsApproval: { words: 'a call needs approval' },
+  approvalsComplete: { words: 'all approved or denied' },
+  roundSettled: { words: 'all results in' },
+  executionHalts: { words: 'a tool threw HaltError' },
+  streamProgressed: { words: 'the stream moved' },
+  isAwaitingApproval: { words: 'the call is waiting' },
+};
+
+/** Events in words (`''`: the guard says it all). */
+export const eventWords: Record<string, string> = {
+  always: '',
+  'done: providerCall': '',
+  'error: providerCall': 'request failed',
+  'after requestTimeout': 'timed out',
+  'after retryDelay': 'after the backoff',
+  'error: *': '',
+  'done: *': 'a tool finished',
+  'after toolDeadline': 'a tool timed out',
+};
+
+/** Unguarded eventless transitions in words, by the state they leave. */
+export const eventlessWords: Record<string, string> = {
+  repairing: 'the problem sent back',
+};
+
+/** What the unguarded fallback of an event means when nothing before it matched. */
+export const fallbackWords: Record<string, string> = {
+  'done: providerCall': 'tool calls to run',
+};
+
+/** `someNewGuard` → `some new guard`. */
+export function camelCaseWords(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[._-]+/g, ' ')
+    .toLowerCase();
+}

@@ -1,0 +1,44 @@
+import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import type { ConversationEmittedEvent } from '../machines/types.js';
+import { isActorLike, isFeed } from './conversation-source.js';
+
+/** Every type of event a conversation emits. */
+export const emittedEventTypes = [
+  'request.started',
+  'request.finished',
+  'text.delta',
+  'reasoning.delta',
+  'tool.call.delta',
+  'tool.call',
+  'tool.started',
+  'tool.result',
+  'tool.approval.requested',
+  'request.retry',
+  'usage',
+  'doom_loop.detected',
+  'event.rejected',
+  'object.delta',
+  'output.repair',
+] as const satisfies readonly ConversationEmittedEvent['type'][];
+
+// Fails to compile when an emitted event type is missing from the list above.
+type MissingEmittedType = Exclude<ConversationEmittedEvent['type'], (typeof emittedEventTypes)[number]>;
+const allEmittedTypesListed: MissingEmittedType extends never ? true : false = true;
+void allEmittedTypesListed;
+
+const knownTypes = new Set<string>(emittedEventTypes);
+
+/**
+ * The source and event types given to an observer, checked: a source that is neither an actor nor
+ * a feed, or a type no conversation emits, is an `InvalidOptionsError` naming it.
+ */
+export function checkSource(source: unknown, what: string, types: readonly unknown[] = []): void {
+  if (!isActorLike(source) && !isFeed(source)) {
+    throw new InvalidOptionsError(`${what}(source)`, 'a conversation actor or a feed { subscribe(listener) }', source);
+  }
+  types.forEach((type, index) => {
+    if (typeof type !== 'string' || !knownTypes.has(type)) {
+      throw new InvalidOptionsError(`${what}(source, ...types)[${index}]`, `one of ${emittedEventTypes.join(', ')}`, type);
+    }
+  });
+}

@@ -1,0 +1,24 @@
+/**
+ * `actorloop/inspect`: see runs as they move — the Stately inspector bridge
+ * (`@statelyai/inspect`, an optional peer) and a live statechart viewer that needs no network
+ * (charts laid out by `elkjs`, an optional peer).
+ *
+ * @example
+ * ```ts
+ * import { createStatelyInspector, startLiveViewer } from 'actorloop/inspect';
+ * ```
+ * @packageDocumentation
+ */
+export { createStatelyInspector, type StatelyInspector, type StatelyInspectorOptions } from './stately-inspector.js';
+export { redactContent, redacted, type InspectableJson } from './inspectable.js';
+export { MissingDependencyError } from '../../errors/missing-dependency-error.js';
+export { startLiveViewer, type LiveViewer, type LiveViewerOptions, type WatchOptions } from './live-viewer.js';
+export type { RunSummary, RunDetail } from './run-view.js';
+export type { RunLogEntry, RunLogKind } from './run-log.js';
+export type {
+  ConversationActorLike,
+  ConversationFeed,
+  ConversationSource,
+  ConversationStateUpdate,
+  ConversationUpdate,
+} from '../conversation-source.js';

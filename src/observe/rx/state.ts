@@ -1,0 +1,42 @@
+import { Observable } from 'rxjs';
+import { checkSource } from '../check-source.js';
+import {
+  type ConversationActorLike,
+  type ConversationFeed,
+  type ConversationStateUpdate,
+  isActorLike,
+  type SnapshotLike,
+} from '../conversation-source.js';
+import { watchActor } from '../watch-actor.js';
+import { watchFeed } from '../watch-feed.js';
+
+/**
+ * Where a run stands, as it moves: the current snapshot first (so a late subscriber starts from
+ * now), then each new snapshot; completes when the run reaches its final state (`done`,
+ * `halted`, `error`) or the actor is stopped. Unsubscribing never stops the run.
+ *
+ * On a feed (a host conversation), the `{ type: 'state' }` updates instead, without completing:
+ * a conversation outlives its runs.
+ *
+ * @example
+ * ```ts
+ * import { state$ } from 'actorloop/rx';
+ * import { map, distinctUntilChanged } from 'rxjs';
+ *
+ * state$(actor)
+ *   .pipe(map((snapshot) => JSON.stringify(snapshot.value)), distinctUntilChanged())
+ *   .subscribe((value) => console.log('now', value));
+ * ```
+ */
+export function state$<TSnapshot extends SnapshotLike>(source: ConversationActorLike<TSnapshot>): Observable<TSnapshot>;
+export function state$(source: ConversationFeed): Observable<ConversationStateUpdate>;
+export function state$(source: ConversationActorLike | ConversationFeed): Observable<SnapshotLike | ConversationStateUpdate> {
+  checkSource(source, 'state$');
+  if (!isActorLike(source)) return new Observable((subscriber) => watchFeed(source, { state: (update) => subscriber.next(update) }));
+  return new Observable((subscriber) =>
+    watchActor(source, {
+      snapshot: (snapshot) => subscriber.next(snapshot),
+      end: ({ status, error }) => (status === 'error' ? subscriber.error(error) : subscriber.complete()),
+    }),
+  );
+}

@@ -1,0 +1,256 @@
+import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import { isRecord } from '../../util/is-record.js';
+import { classifyResponsesSdkError } from '../errors/classify-response-failure.js';
+import { redactSecret } from '../errors/classify-sdk-error.js';
+import { ProviderError } from '../errors/provider-error.js';
+import { fromResponsesResponse, fromResponsesStream } from '../openai-responses/from-responses-stream.js';
+import { toResponsesInput, toResponsesTools } from '../openai-responses/to-responses-input.js';
+import type {
+  OpenAIResponsesClientLike,
+  OpenAIResponsesReasoning,
+  OpenAIResponsesRequestBody,
+  OpenAIResponsesRequestParams,
+  OpenAIResponsesResponse,
+  OpenAIResponsesStreamEvent,
+} from '../openai-responses/wire-types.js';
+import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
+import { keyToHide, openaiClient } from './openai-client.js';
+import type { OpenAIReasoningEffort } from './reasoning-effort.js';
+
+/**
+ * Options of `openaiProvider({ api: 'responses', … })`: the OpenAI Responses API
+ * (`POST /v1/responses`).
+ *
+ * @example
+ * ```ts
+ * const options: OpenAIResponsesProviderOptions = { api: 'responses', model: 'gpt-5-mini', reasoningEffort: 'low', reasoningSummary: 'auto' };
+ * ```
+ */
+export type OpenAIResponsesProviderOptions = {
+  /** Speak the Responses API. */
+  api: 'responses';
+  /** The model id, e.g. `gpt-5-mini`. */
+  model: string;
+  /** Defaults to the `OPENAI_API_KEY` environment variable (read by the SDK). Ignored with `client`. */
+  apiKey?: string;
+  /** Another endpoint that speaks the Responses API (Azure OpenAI `…/openai/v1`, a proxy). Ignored with `client`. */
+  baseURL?: string;
+  /** A ready client (`new OpenAI(...)`); its own retry setting is overridden per request, as the machine retries. */
+  client?: OpenAIResponsesClientLike;
+  /**
+   * Extra request parameters (`max_output_tokens`, `text`, `tool_choice`, …). They cannot replace
+   * what the provider sets itself (`model`, `input`, `tools`, `stream`); `include` and `reasoning`
+   * are merged with it; `store`, `previous_response_id`, `background` and `conversation` are
+   * refused (use the options below).
+   */
+  params?: OpenAIResponsesRequestParams;
+  /** Stream the response (default `true`); `false` sends one non-streaming request. */
+  stream?: boolean;
+  /**
+   * `strict` of every function tool (default `false`, as on Chat Completions; the Responses API
+   * itself would default to strict mode, which makes every optional parameter required).
+   */
+  strict?: boolean;
+  /** `reasoning.effort` for reasoning models. */
+  reasoningEffort?: OpenAIReasoningEffort;
+  /**
+   * `reasoning.summary`: stream a summary of the reasoning as `reasoning.delta` events. OpenAI
+   * produces no raw reasoning text; without a summary, reasoning shows only as `reasoningTokens`.
+   */
+  reasoningSummary?: 'auto' | 'concise' | 'detailed';
+  /**
+   * Let OpenAI store responses (`store: true`; default `false`, stateless: the whole history goes
+   * with every request and nothing needs to live on the server).
+   */
+  store?: boolean;
+  /**
+   * Chain requests with `previous_response_id` (default `false`): each request names the last
+   * response of the history and sends only the messages after it; OpenAI keeps the rest.
+   * Implies `store: true`.
+   */
+  previousResponseId?: boolean;
+  /**
+   * Ask for reasoning items with `encrypted_content` (`include: ['reasoning.encrypted_content']`)
+   * so they can go back in the history without being stored. Default: on for OpenAI reasoning
+   * models (`o1`, `o3`, `o4-mini`, `gpt-5*` except the `-chat` ones, `codex-*`) or when
+   * `reasoningEffort` (here or from the `reasoningEffort()` middleware) or `reasoningSummary` is
+   * set, unless `previousResponseId` is on. Other models
+   * refuse it ("Encrypted content is not supported with this model"); set it for a reasoning model
+   * behind a name the rule does not know (an Azure deployment).
+   */
+  encryptedReasoning?: boolean;
+  /** The provider's name in logs and errors (default `openai`). */
+  name?: string;
+};
+
+/** Parameters that would change how the history is kept, which the options own. */
+const refusedParams: Record<string, string> = {
+  store: 'the `store` option',
+  previous_response_id: 'the `previousResponseId` option (the provider takes the id from the history)',
+  conversation: 'no `conversation`: actorloop keeps the history itself (or use `previousResponseId`)',
+  background: 'no `background`: a run needs its answer within the request',
+};
+
+const reasoningSummaries: ReadonlySet<string> = new Set(['auto', 'concise', 'detailed']);
+
+function validateResponsesOptions(options: OpenAIResponsesProviderOptions): void {
+  for (const key of ['store', 'previousResponseId', 'encryptedReasoning'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'boolean') {
+      throw new InvalidOptionsError(`openaiProvider.${key}`, 'a boolean', options[key]);
+    }
+  }
+  if (options.reasoningSummary !== undefined && !reasoningSummaries.has(options.reasoningSummary)) {
+    throw new InvalidOptionsError('openaiProvider.reasoningSummary', [...reasoningSummaries].join(' | '), options.reasoningSummary);
+  }
+  if (options.previousResponseId === true && options.store === false) {
+    throw new InvalidOptionsError(
+      'openaiProvider.store',
+      'true or no value with previousResponseId: true (a previous response can only be named when OpenAI stored it)',
+      false,
+    );
+  }
+  for (const [key, instead] of Object.entries(refusedParams)) {
+    if (options.params !== undefined && options.params[key] !== undefined) {
+      throw new InvalidOptionsError(`openaiProvider.params.${key}`, instead, options.params[key]);
+    }
+  }
+  const include = options.params?.include;
+  if (include !== undefined && !(Array.isArray(include) && include.every((entry) => typeof entry === 'string'))) {
+    throw new InvalidOptionsError('openaiProvider.params.include', 'an array of strings', include);
+  }
+  const reasoning = options.params?.reasoning;
+  if (reasoning !== undefined && !isRecord(reasoning)) {
+    throw new InvalidOptionsError('openaiProvider.params.reasoning', 'an object such as { effort, summary }', reasoning);
+  }
+}
+
+/**
+ * Whether a model id names an OpenAI reasoning model, which can return its reasoning encrypted.
+ * A router prefix (`openai/gpt-5`) is ignored; the `-chat` variants of gpt-5 do not reason.
+ *
+ * @example
+ * ```ts
+ * isOpenAIReasoningModel('gpt-5-nano'); // true
+ * isOpenAIReasoningModel('gpt-4o'); // false
+ * ```
+ */
+export function isOpenAIReasoningModel(model: string): boolean {
+  const id = model.toLowerCase().slice(model.lastIndexOf('/') + 1);
+  if (id.includes('-chat')) return false;
+  return /^(o\d|gpt-5|codex)/.test(id);
+}
+
+/** `include` of a request: the user's entries, and encrypted reasoning when it is asked for. */
+function includeOf(options: OpenAIResponsesProviderOptions, request: ProviderRequest): string[] {
+  const include = [...(options.params?.include ?? [])];
+  const effort = options.reasoningEffort ?? request.reasoningEffort;
+  const encrypted =
+    options.encryptedReasoning ??
+    (!options.previousResponseId &&
+      (isOpenAIReasoningModel(options.model) || effort !== undefined || options.reasoningSummary !== undefined));
+  if (encrypted && !include.includes('reasoning.encrypted_content')) include.push('reasoning.encrypted_content');
+  return include;
+}
+
+/** `reasoning` of a request: `params.reasoning` with the effort (the provider's, else the middleware's) and summary set. */
+function reasoningOf(options: OpenAIResponsesProviderOptions, request: ProviderRequest): OpenAIResponsesReasoning | undefined {
+  const effort = options.reasoningEffort ?? request.reasoningEffort;
+  const summary = options.reasoningSummary;
+  if (options.params?.reasoning === undefined && effort === undefined && summary === undefined) return undefined;
+  return { ...options.params?.reasoning, ...(effort === undefined ? {} : { effort }), ...(summary === undefined ? {} : { summary }) };
+}
+
+/** `text` of a request: the structured answer the machine asks for as `text.format`, unless `params.text.format` says otherwise. */
+function textOf(options: OpenAIResponsesProviderOptions, request: ProviderRequest): OpenAIResponsesRequestParams['text'] {
+  const text = options.params?.text;
+  const format = request.responseFormat;
+  if (format === undefined || text?.format !== undefined) return text;
+  return {
+    ...text,
+    format: {
+      type: 'json_schema',
+      name: format.name,
+      ...(format.description === undefined ? {} : { description: format.description }),
+      schema: format.schema,
+      strict: format.strict,
+    },
+  };
+}
+
+/** The request body for one provider request. */
+function requestBody(options: OpenAIResponsesProviderOptions, request: ProviderRequest): OpenAIResponsesRequestBody {
+  const store = options.previousResponseId === true || options.store === true;
+  const { input, previousResponseId } = toResponsesInput(request.messages, { stored: store, chain: options.previousResponseId === true });
+  const tools = toResponsesTools(request.tools, options.strict);
+  const reasoning = reasoningOf(options, request);
+  const include = includeOf(options, request);
+  const text = textOf(options, request);
+  return {
+    ...options.params,
+    model: options.model,
+    input,
+    // Instructions are not carried over by previous_response_id, so they go with every request.
+    ...(request.system === undefined || request.system === '' ? {} : { instructions: request.system }),
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(reasoning === undefined ? {} : { reasoning }),
+    ...(include.length > 0 ? { include } : {}),
+    ...(text === undefined ? {} : { text }),
+    store,
+    ...(previousResponseId === undefined ? {} : { previous_response_id: previousResponseId }),
+    stream: options.stream ?? true,
+  };
+}
+
+/** What the SDK returns for `stream: true`: an async iterable of events. */
+function isStream(value: unknown): value is AsyncIterable<OpenAIResponsesStreamEvent> {
+  return isRecord(value) && Symbol.asyncIterator in value;
+}
+
+/**
+ * The Responses API side of `openaiProvider`: stateless by default (`store: false`, the whole
+ * history as `input` items, reasoning items round-tripped as `encrypted_content`), or chained with
+ * `previous_response_id`. The SDK's retries are off: the machine retries, each attempt a visible
+ * state. Called by `openaiProvider` once the common options are checked.
+ */
+export function openaiResponsesProvider(given: OpenAIResponsesProviderOptions): Provider {
+  validateResponsesOptions(given);
+  // A copy: options changed after creation must not change the requests of a running machine.
+  const options: OpenAIResponsesProviderOptions = { ...given, ...(given.params ? { params: { ...given.params } } : {}) };
+  const { apiKey, baseURL } = options;
+  const streaming = options.stream ?? true;
+  const keepIds = options.previousResponseId === true || options.store === true;
+  const getClient = openaiClient<OpenAIResponsesClientLike>(options.client, { apiKey, baseURL });
+
+  return {
+    name: options.name ?? 'openai',
+    model: options.model,
+    async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
+      const { signal } = request;
+      let openai: OpenAIResponsesClientLike | undefined;
+      try {
+        openai = await getClient();
+        const response = await openai.responses.create(requestBody(options, request), { signal, maxRetries: 0 });
+        const read = { keepIds, signal };
+        if (streaming) {
+          if (!isStream(response)) {
+            throw new ProviderError('the OpenAI client returned no stream for a `stream: true` request', {
+              code: 'unknown',
+              retryable: false,
+            });
+          }
+          yield* fromResponsesStream(response, read);
+        } else {
+          if (!isRecord(response) || (!Array.isArray(response.output) && typeof response.status !== 'string')) {
+            throw new ProviderError('the OpenAI client returned no response object', { code: 'unknown', retryable: false });
+          }
+          yield* fromResponsesResponse(response as OpenAIResponsesResponse, read);
+        }
+      } catch (error) {
+        throw redactSecret(
+          classifyResponsesSdkError(error, signal),
+          keyToHide(openai, { apiKey, clientGiven: options.client !== undefined }),
+        );
+      }
+    },
+  };
+}
