@@ -2,16 +2,33 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
- * The engine's own suites run against the oldest xstate the peer range allows (`xstate-floor`, an
- * npm alias pinned in devDependencies), proving the floor of that range: `npm run test:floor`.
- * XSTATE_FLOOR_DIR points at another copy (used to find the floor).
+ * The suites run against the oldest version each peer range allows, proving the floor of those
+ * ranges: `npm run test:floor`. The engine's suites on the oldest xstate (`xstate-floor`, an npm
+ * alias pinned in devDependencies; XSTATE_FLOOR_DIR points at another copy, used to find the
+ * floor); the MCP suites on the oldest MCP SDK (`mcp-sdk-floor`) — the actorloop side, and the
+ * in-process servers; the servers run as child processes use the current SDK.
  */
 const floor = process.env.XSTATE_FLOOR_DIR ?? fileURLToPath(new URL('./node_modules/xstate-floor', import.meta.url));
 
 export default defineConfig({
-  resolve: { alias: [{ find: /^xstate(\/.*)?$/, replacement: `${floor}$1` }] },
+  resolve: {
+    alias: [
+      { find: /^xstate(\/.*)?$/, replacement: `${floor}$1` },
+      { find: /^@modelcontextprotocol\/sdk(\/.*)?$/, replacement: 'mcp-sdk-floor$1' },
+    ],
+  },
   test: {
-    include: ['test/conversation.test.ts', 'test/graph.test.ts', 'test/xstate-version.test.ts', 'test/resume.test.ts', 'test/host.test.ts'],
+    include: [
+      'test/conversation.test.ts',
+      'test/graph.test.ts',
+      'test/xstate-version.test.ts',
+      'test/resume.test.ts',
+      'test/host.test.ts',
+      'test/mcp.test.ts',
+      'test/mcp-lifecycle.test.ts',
+      'test/mcp-options.test.ts',
+      'test/mcp-sdk-version.test.ts',
+    ],
     setupFiles: ['test/support/no-crash.ts'],
     testTimeout: 20_000,
     hookTimeout: 20_000,

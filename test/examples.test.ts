@@ -100,6 +100,20 @@ describe('examples run offline', { timeout: 90_000 }, () => {
   // Run as a process, its page followed in Chromium, by test/live-viewer.test.ts.
   covered.add('live-viewer');
 
+  example('mcp', (stdout) => {
+    expect(stdout).toContain('[mcp] tools: notes_add_note, notes_delete_note, notes_chart_notes, notes_enable_export\n');
+    // An image result: the model reads a placeholder naming it.
+    expect(stdout).toContain('[tool.result] notes_chart_notes → Chart of 1 note:\n[image: image/png, 68 bytes; not shown to the model]');
+    expect(stdout).toContain('[tool.approval.requested] notes_delete_note({"title":"shopping"})\n[tool.approve] call_2_0\n');
+    expect(stdout).toContain('[tool.result] notes_delete_note → Deleted "shopping".');
+    expect(stdout).toContain(
+      "[mcp] the server's tool list changed: notes_add_note, notes_delete_note, notes_chart_notes, notes_enable_export, notes_export_notes",
+    );
+    expect(stdout).toContain('[tool.result] notes_export_notes → # meeting\nTuesday 10:00');
+    expect(stdout.match(/\[output\] status=done iterations=1/g)).toHaveLength(4);
+    expect(stdout).toContain('[mcp] closed: the server process has ended.');
+  });
+
   covered.add('save-and-restore');
   it('examples/save-and-restore.ts: saved by one process, finished by another', async () => {
     const file = join(work, 'run.json');

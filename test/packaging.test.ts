@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
 
@@ -32,9 +32,10 @@ function run(command: string, args: string[], cwd: string): string {
 
 /**
  * A fresh project with the tarball and the given xstate installed (from the npm cache when it can),
- * and `source` (a file of test/packaging) as its one program; `extra` packages are installed too.
+ * and `source` (a file of test/packaging) as its one program; `extra` packages are installed too;
+ * `lib` is the program's TypeScript lib.
  */
-function project(name: string, xstateVersion: string, source = 'quick-start.ts', extra: string[] = []): string {
+function project(name: string, xstateVersion: string, source = 'quick-start.ts', extra: string[] = [], lib = ['ES2023']): string {
   const directory = join(work, name);
   mkdirSync(directory);
   writeFileSync(join(directory, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
@@ -43,7 +44,7 @@ function project(name: string, xstateVersion: string, source = 'quick-start.ts',
     JSON.stringify({
       compilerOptions: {
         target: 'ES2022',
-        lib: ['ES2023'],
+        lib,
         module: 'NodeNext',
         moduleResolution: 'NodeNext',
         strict: true,
@@ -115,6 +116,7 @@ describe('the packed package in a fresh project', () => {
       openai: { optional: true },
       '@anthropic-ai/sdk': { optional: true },
       'better-sqlite3': { optional: true },
+      '@modelcontextprotocol/sdk': { optional: true },
     });
   });
 
@@ -151,6 +153,19 @@ describe('the packed package in a fresh project', () => {
         hostView: 'done',
         sqlite: 'driver_missing',
       });
+      // actorloop/mcp loads without the MCP SDK too, and says what to install when it is used.
+      const missing = run(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          "import('actorloop/mcp').then((m) => m.mcpTools({ command: 'x' })).catch((e) => console.log(e.message))",
+        ],
+        directory,
+      );
+      expect(missing).toMatch(
+        /^actorloop\/mcp needs the MCP SDK, an optional peer dependency of actorloop: npm install @modelcontextprotocol\/sdk/,
+      );
     }, 180_000);
   }
 
@@ -169,4 +184,41 @@ describe('the packed package in a fresh project', () => {
       statelyMissing: 'MissingDependencyError @statelyai/inspect',
     });
   }, 180_000);
+
+  it('actorloop/mcp with the MCP SDK installed: type-checks (strict, skipLibCheck: false) and runs a tool from a stdio MCP server', () => {
+    const directory = project(
+      'with-mcp-sdk',
+      pkg.devDependencies.xstate,
+      'mcp-check.ts',
+      [`@modelcontextprotocol/sdk@${pkg.devDependencies['@modelcontextprotocol/sdk']}`, `zod@${pkg.devDependencies.zod}`],
+      // The SDK's own declarations use the DOM lib's fetch types (HeadersInit); actorloop's do not.
+      ['ES2023', 'DOM'],
+    );
+    writeFileSync(join(directory, 'mcp-server.mjs'), readFileSync(join(root, 'test/packaging/mcp-server.mjs'), 'utf8'));
+    expect(check(directory, 'mcp-check.ts')).toEqual({
+      tools: ['calc_add'],
+      status: 'done',
+      text: 'It is 5.',
+      results: ['5'],
+      isError: false,
+    });
+  }, 300_000);
+});
+
+describe('the root entry point', () => {
+  it('declares no type from an optional library: the d.ts files it reaches never name @modelcontextprotocol/sdk, openai or @anthropic-ai/sdk', () => {
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      // TSDoc examples may import anything; the declarations themselves may not.
+      const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+      expect(text, file).not.toMatch(/(?:from |import\()['"](?:@modelcontextprotocol\/sdk|openai|@anthropic-ai\/sdk)/);
+      for (const [, specifier] of text.matchAll(/(?:from |import\()['"](\.[^'"]+)['"]/g)) {
+        visit(join(dirname(file), specifier!.replace(/\.js$/, '.d.ts')));
+      }
+    };
+    visit(join(root, 'dist/index.d.ts'));
+    expect(seen.size).toBeGreaterThan(10);
+  });
 });
