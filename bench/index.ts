@@ -258,15 +258,16 @@ function render(
       '',
     );
     lines.push(
-      '| mode | actorloop CPU µs/round | raw loop CPU µs/round | **actorloop / raw** | best runs: actorloop / raw | raw+signal µs/round | provider layer alone µs/round (÷ raw) | machine µs/round (actorloop − provider) | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |',
+      '| mode | actorloop CPU µs/round | raw loop CPU µs/round | **actorloop / raw** | best runs: actorloop / raw | raw+signal µs/round | provider layer alone µs/round (÷ raw) | minimal statechart µs/round (÷ raw) | **actorloop / minimal** (best runs) | machine µs/round (actorloop − provider) | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |',
     );
-    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
     for (const m of r.modes) {
       lines.push(
         `| ${m.mode === 'stream' ? 'streaming' : 'non-streaming'} | ${fmt(m.actorloop.cpuUsPerRound.median, 0)} | ${fmt(m.raw.cpuUsPerRound.median, 0)} | **${fmt(m.ratio, 2)}×** | ` +
           // The least disturbed run of each side: noise only ever adds CPU, so minima compare the code.
           `${fmt(m.actorloop.cpuUsPerRound.min, 0)} / ${fmt(m.raw.cpuUsPerRound.min, 0)} = ${fmt(m.actorloop.cpuUsPerRound.min / m.raw.cpuUsPerRound.min, 2)}× | ` +
           `${fmt(m.rawSignal.cpuUsPerRound.median, 0)} | ${fmt(m.provider.cpuUsPerRound.median, 0)} (${fmt(m.ratioProvider, 2)}×) | ` +
+          `${fmt(m.minimal.cpuUsPerRound.median, 0)} (${fmt(m.ratioMinimal, 2)}×) | **${fmt(m.ratioOverMinimal, 2)}×** (${fmt(m.actorloop.cpuUsPerRound.min / m.minimal.cpuUsPerRound.min, 2)}×) | ` +
           `${fmt(m.actorloop.cpuUsPerRound.median - m.provider.cpuUsPerRound.median, 0)} | ` +
           `${fmt(m.actorloop.cpuUsPerRound.p10, 0)}–${fmt(m.actorloop.cpuUsPerRound.p90, 0)} | ${fmt(m.raw.cpuUsPerRound.p10, 0)}–${fmt(m.raw.cpuUsPerRound.p90, 0)} | ` +
           `${fmt(m.actorloop.wallMsPerConversation.median, 1)} / ${fmt(m.raw.wallMsPerConversation.median, 1)} |`,
