@@ -1,7 +1,7 @@
 /**
- * The live viewer showing every conversation of a durable host (docs/observe.md "The live
- * viewer"): stored ones at once, those started later as they start, finished ones kept in the
- * list; over HTTP and in headless Chromium.
+ * The live viewer showing every conversation of a durable host: docs/observe.md "The live viewer".
+ * Stored ones at once, those started later as they start, finished ones kept in the list; over
+ * HTTP and in headless Chromium.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

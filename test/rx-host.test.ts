@@ -1,8 +1,9 @@
 /**
- * actorloop/rx on conversations of a real durable host (docs/observe.md "A conversation of the
- * durable host"), over memoryStore and sqliteStore: late subscribers start from the conversation's
- * current state, unsubscribing mid-run never stops the run, a feed follows a conversation across
- * runs, the statuses are the ones the host sends, and no host subscription is left behind.
+ * actorloop/rx on conversations of a real durable host, over memoryStore and sqliteStore:
+ * docs/observe.md "A conversation of the durable host". Late subscribers start from the
+ * conversation's current state, unsubscribing mid-run never stops the run, a feed follows a
+ * conversation across runs, the statuses are the ones the host sends, and no host subscription is
+ * left behind.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
