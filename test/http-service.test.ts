@@ -22,6 +22,7 @@ import {
   openaiProvider,
 } from '../src/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
+import { countingHost } from './support/counting-host.js';
 import { expectValidForBothWires } from './support/history.js';
 import { deferred } from './support/run-conversation.js';
 import { openaiSse, startWireServer, type WireServer, type WireStep } from './support/wire-server.js';
@@ -83,23 +84,8 @@ async function startService(steps: WireStep[]): Promise<Running> {
     retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 5, jitter: false },
   });
   const real = createConversationHost({ machine, store: sqliteStore({ path: join(work, `service-${++databases}.db`) }) });
-  // Counts the host subscriptions the service holds (the real host underneath).
-  let subscriptions = 0;
-  const host: ConversationHost = {
-    ...real,
-    machine: real.machine,
-    hostId: real.hostId,
-    subscribe(id, listener) {
-      subscriptions++;
-      const stop = real.subscribe(id, listener);
-      let stopped = false;
-      return () => {
-        if (!stopped) subscriptions--;
-        stopped = true;
-        stop();
-      };
-    },
-  };
+  // Counts the host subscriptions the service holds.
+  const { host, subscriptions } = countingHost(real);
   const service = createConversationService({ host, heartbeatMs: 50 });
   const server: Server = createServer(service.handle);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -111,7 +97,7 @@ async function startService(steps: WireStep[]): Promise<Running> {
     await real.close();
     await wire.close();
   });
-  return { url, wire, host: real, subscriptions: () => subscriptions, streams: () => service.openStreams() };
+  return { url, wire, host: real, subscriptions, streams: () => service.openStreams() };
 }
 
 type Answer = {

@@ -22,6 +22,7 @@ import {
 import { hostFeed, type LiveViewer, type RunDetail, type RunSummary, startLiveViewer } from '../src/observe/inspect/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { launchChromium, resultsDir } from './support/chromium.js';
+import { countingHost } from './support/counting-host.js';
 import { plannedModel, type PlanStep } from './support/planned-model.js';
 import { deferred } from './support/run-conversation.js';
 import type { ScriptedTurn } from './support/scripted-model.js';
@@ -180,28 +181,7 @@ describe('viewer.watchHost over HTTP', () => {
 
   it('stopping lets go of the host (nothing new is listed, no host subscription is left); close() does too', async () => {
     const { host } = setup();
-    let all = 0;
-    let perConversation = 0;
-    const counted = {
-      ...host,
-      machine: host.machine,
-      subscribeAll: (listener: Parameters<ConversationHost['subscribeAll']>[0]) => {
-        all++;
-        const stop = host.subscribeAll(listener);
-        return () => {
-          all--;
-          stop();
-        };
-      },
-      subscribe: (id: string, listener: Parameters<ConversationHost['subscribe']>[1]) => {
-        perConversation++;
-        const stop = host.subscribe(id, listener);
-        return () => {
-          perConversation--;
-          stop();
-        };
-      },
-    };
+    const { host: counted, subscriptions, allSubscriptions } = countingHost(host);
     const live = await viewer();
     const stop = await live.watchHost(counted);
     await converse(host, 'seen');
@@ -209,20 +189,20 @@ describe('viewer.watchHost over HTTP', () => {
       () => runsOf(live),
       (runs) => runs.some((run) => run.id === 'seen' && run.status === 'done'),
     );
-    expect(all).toBe(1);
+    expect(allSubscriptions()).toBe(1);
     stop();
-    expect(all).toBe(0);
+    expect(allSubscriptions()).toBe(0);
     await converse(host, 'unseen');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await runsOf(live)).map((run) => run.id)).toEqual(['seen']);
     // watch(hostFeed(...)) subscribes per conversation; close() takes everything off.
     live.watch(hostFeed(counted, 'unseen'));
     await live.watchHost(counted);
-    expect(perConversation).toBe(1);
-    expect(all).toBe(1);
+    expect(subscriptions()).toBe(1);
+    expect(allSubscriptions()).toBe(1);
     await live.close();
-    expect(perConversation).toBe(0);
-    expect(all).toBe(0);
+    expect(subscriptions()).toBe(0);
+    expect(allSubscriptions()).toBe(0);
   });
 
   it('watch(hostFeed(host, id)) names the run after the conversation and draws the host’s machine', async () => {

@@ -35,6 +35,7 @@ import {
   text$,
 } from '../src/observe/rx/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
+import { countingHost } from './support/counting-host.js';
 import { plannedModel, type PlanStep } from './support/planned-model.js';
 import { deferred } from './support/run-conversation.js';
 import type { ScriptedTurn } from './support/scripted-model.js';
@@ -72,27 +73,6 @@ const oneRound = (step: PlanStep): ScriptedTurn =>
     ? { toolCalls: [{ id: `call-${step.turn}`, name: 'add', args: { a: step.turn, b: 1 } }] }
     : { text: `answer ${step.turn}` };
 
-/** A host whose `subscribe` counts the subscriptions it holds (the real host underneath). */
-function countingHost(host: ConversationHost) {
-  let open = 0;
-  const counted: ConversationHost = {
-    ...host,
-    machine: host.machine,
-    hostId: host.hostId,
-    subscribe(id, listener) {
-      const stop = host.subscribe(id, listener);
-      open++;
-      let stopped = false;
-      return () => {
-        if (!stopped) open--;
-        stopped = true;
-        stop();
-      };
-    },
-  };
-  return { host: counted, open: () => open };
-}
-
 function setup(
   store: ConversationStore,
   options: { tools?: Parameters<typeof createConversationMachine>[0]['tools']; plan?: (step: PlanStep) => ScriptedTurn } = {},
@@ -104,7 +84,8 @@ function setup(
     tools: options.tools ?? [add],
     retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 2, jitter: false },
   });
-  return countingHost(createConversationHost({ machine, store, hostId: 'rx-test' }));
+  const { host, subscriptions } = countingHost(createConversationHost({ machine, store, hostId: 'rx-test' }));
+  return { host, open: subscriptions };
 }
 
 const statesOf = (updates: ConversationUpdate[]) =>
