@@ -89,12 +89,13 @@ export type LiveViewer = {
 };
 
 type Client = { response: ServerResponse; run: string | null };
+type WatchedRun = { view: RunView; stop: () => void };
+
 /** What a host feed (`hostFeed(host, id)`) says of itself: its conversation id and machine. */
 function hostFeedOf(source: ConversationFeed): Partial<Pick<HostConversationFeed, 'conversationId' | 'machine'>> {
   const { conversationId, machine } = source as ConversationFeed & Partial<HostConversationFeed>;
   return { ...(typeof conversationId === 'string' ? { conversationId } : {}), ...(machine ? { machine } : {}) };
 }
-type WatchedRun = { view: RunView; stop: () => void };
 
 function checkOptions(options: LiveViewerOptions): void {
   const { host, port, title, machine, maxLogEntries, maxRuns } = options;
