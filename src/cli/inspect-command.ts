@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ConversationStore } from '../host/conversation-store.js';
+import type { ConversationStatus, ConversationStore } from '../host/conversation-store.js';
 import type { ConversationEmittedEvent, ConversationStateValue } from '../machines/types.js';
 import type { Message } from '../providers/messages.js';
 import type { ConversationUpdate } from '../observe/conversation-source.js';
@@ -16,13 +16,16 @@ const pollMs = 400;
 type Listener = (update: ConversationUpdate) => void;
 
 /** What a stored snapshot says of the run: its state value, status and history. */
-function stateOf(snapshot: string, status: string): { value: ConversationStateValue; status: string; messages: Message[] } | undefined {
+function stateOf(
+  snapshot: string,
+  status: ConversationStatus,
+): { value: ConversationStateValue; status: ConversationStatus; messages: Message[] } | undefined {
   try {
     const parsed = JSON.parse(snapshot) as { value?: ConversationStateValue; context?: { messages?: Message[] } };
     if (parsed.value === undefined) return undefined;
     return {
       value: parsed.value,
-      status: status === 'running' || status === 'awaitingApproval' ? 'active' : status,
+      status,
       messages: parsed.context?.messages ?? [],
     };
   } catch {

@@ -51,7 +51,14 @@ export function stateUpdateOf(snapshot: SnapshotLike): ConversationStateUpdate {
   const status: ObservedStatus =
     snapshot.status === 'stopped' || snapshot.status === 'error'
       ? snapshot.status
-      : statusOf({ value, context: { messages: [], round: null, status: output?.status ?? null } });
+      : statusOf({
+          value,
+          context: {
+            messages: [],
+            round: null,
+            outcome: { status: output?.status ?? null, reason: null, finalText: null, finishReason: null },
+          },
+        });
   const messages = context?.messages;
   return {
     type: 'state',
