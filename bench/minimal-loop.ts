@@ -12,7 +12,13 @@ import { createRawPieces, type LoopOptions, type LoopResult, type RawResponse } 
 
 export function createMinimalLoop(client: OpenAI, options: LoopOptions) {
   const { request, runTool, assistantMessage } = createRawPieces(client, options);
-  type Context = { messages: ChatCompletionMessageParam[]; rounds: number; totalTokens: number; response: RawResponse | null; error: string | null };
+  type Context = {
+    messages: ChatCompletionMessageParam[];
+    rounds: number;
+    totalTokens: number;
+    response: RawResponse | null;
+    error: string | null;
+  };
   const machine = setup({
     types: { context: {} as Context, input: {} as { userText: string }, output: {} as LoopResult },
     actors: {
@@ -20,7 +26,13 @@ export function createMinimalLoop(client: OpenAI, options: LoopOptions) {
       tools: fromPromise<ChatCompletionMessageParam[], RawResponse>(({ input }) => Promise.all(input.calls.map(runTool))),
     },
   }).createMachine({
-    context: ({ input }) => ({ messages: [{ role: 'user', content: input.userText }], rounds: 0, totalTokens: 0, response: null, error: null }),
+    context: ({ input }) => ({
+      messages: [{ role: 'user', content: input.userText }],
+      rounds: 0,
+      totalTokens: 0,
+      response: null,
+      error: null,
+    }),
     initial: 'requesting',
     states: {
       requesting: {

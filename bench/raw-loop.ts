@@ -32,7 +32,6 @@ export type LoopOptions = {
 };
 export type LoopResult = { ok: boolean; rounds: number; text: string; messages: number; totalTokens: number; error?: string };
 
-
 export type Accumulated = { id: string; name: string; args: string };
 /** What one request of the raw loop gets back. */
 export type RawResponse = { text: string; calls: Accumulated[]; totalTokens: number };
