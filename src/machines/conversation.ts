@@ -394,6 +394,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         if (!round) return;
         let running = round.filter((call) => call.state === 'running').length;
         if (running >= resolved.maxConcurrentTools || !round.some((call) => call.state === 'queued')) return;
+        // One clock reading for the calls started together, so equal timeouts give one deadline and one timer.
+        const startedAt = Date.now();
         const next = round.map((call, index) => {
           if (call.state !== 'queued' || running >= resolved.maxConcurrentTools) return call;
           running++;
@@ -406,7 +408,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           };
           enqueue.spawnChild('executeTool', { id: toolCallActorId(context.iterations, index), input });
           enqueue.emit({ type: 'tool.started', toolCallId: call.toolCallId, name: call.toolName });
-          return { ...call, state: 'running' as const, deadline: Date.now() + toolTimeoutOf(call.toolName) };
+          return { ...call, state: 'running' as const, deadline: startedAt + toolTimeoutOf(call.toolName) };
         });
         enqueue.assign({ round: next });
       }),
