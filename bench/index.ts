@@ -7,6 +7,7 @@
  *   --rounds K         S1 tool rounds per conversation (default 20); S2 uses 5 unless given
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
+ *   --transports fetch,node-http  S2's transports (default both)
  *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,OBSERVE,HOST_OBSERVE; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
@@ -30,6 +31,7 @@ import { observe, type ObserveResult } from './observe.js';
 import { type HostObserveResult, observeHost } from './observe-host.js';
 import { fmt, mb } from './stats.js';
 import { startWireServerProcess } from './wire.js';
+import type { Transport } from './client.js';
 import { runInWorker, type Side } from './worker-process.js';
 
 type Flags = {
@@ -43,6 +45,8 @@ type Flags = {
   s3N: number;
   profile: boolean;
   cpuProfSide: Side | null;
+  /** S2's transports: the SDK's default fetch, `createNodeFetch`, or both. */
+  transports: Transport[];
 };
 
 function parseFlags(argv: string[]): Flags {
@@ -80,6 +84,10 @@ function parseFlags(argv: string[]): Flags {
     s3N: Number(value('--s3-n') ?? (quick ? 300 : 2000)),
     profile,
     cpuProfSide: cpuProfSide ?? (profile ? 'actorloop' : null),
+    transports: (list(value('--transports')) ?? ['fetch', 'node-http']).map((name) => {
+      if (name !== 'fetch' && name !== 'node-http') throw new Error(`--transports: expected fetch and/or node-http, got ${name}`);
+      return name;
+    }),
   };
   for (const [name, number] of [
     ['--rounds', flags.s1Rounds],
@@ -159,7 +167,7 @@ async function main(): Promise<void> {
     }
     if (flags.only.has('S2')) {
       log(`S2 concurrency: N = ${flags.ns.join(', ')}, ${flags.s2Rounds} rounds, latency 25 ms…`);
-      results.s2 = await s2(server, { ns: flags.ns, rounds: flags.s2Rounds, latencyMs: 25, log });
+      results.s2 = await s2(server, { ns: flags.ns, rounds: flags.s2Rounds, latencyMs: 25, transports: flags.transports, log });
     }
     if (flags.only.has('S3')) {
       log(`S3 memory: ${flags.s3N} conversations blocked in a tool call…`);
@@ -303,17 +311,17 @@ function render(
       '',
     );
     lines.push(
-      '| N | side | wall s | rounds/s | requests/s | client CPU s | peak RSS MB | conversation p50 / p99 ms | errors | retries | server requests (expected) | server peak sockets |',
+      '| N | side | transport | wall s | rounds/s | requests/s | client CPU s | peak RSS MB | conversation p50 / p99 ms | errors | retries | server requests (expected) | server peak sockets |',
     );
-    lines.push('|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|');
+    lines.push('|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|');
     for (const r of results.s2) {
       lines.push(
-        `| ${r.n} | ${r.side} | ${fmt(r.wallMs / 1000, 2)} | ${fmt(r.roundsPerSecond, 0)} | ${fmt(r.requestsPerSecond, 0)} | ${fmt(r.cpuMs / 1000, 2)} | ${mb(r.peakRssBytes)} | ` +
+        `| ${r.n} | ${r.side} | ${r.transport} | ${fmt(r.wallMs / 1000, 2)} | ${fmt(r.roundsPerSecond, 0)} | ${fmt(r.requestsPerSecond, 0)} | ${fmt(r.cpuMs / 1000, 2)} | ${mb(r.peakRssBytes)} | ` +
           `${fmt(r.conversationMs.p50, 0)} / ${fmt(r.conversationMs.p99, 0)} | ${r.errors} | ${r.retries} | ${r.serverRequests ?? '?'} (${r.expectedRequests ?? '?'}) | ${r.serverPeakSockets ?? '?'} |`,
       );
     }
     const errors = results.s2.filter((r) => r.errors > 0);
-    for (const r of errors) lines.push('', `errors ${r.side} N=${r.n}: ${r.errorSamples.join(' | ')}`);
+    for (const r of errors) lines.push('', `errors ${r.side} (${r.transport}) N=${r.n}: ${r.errorSamples.join(' | ')}`);
     lines.push('');
   }
   if (results.s3) {
@@ -331,9 +339,16 @@ function render(
         `| ${r.side} | ${fmt(r.heapBytesPerConversation / 1024, 1)} | ${fmt(r.externalBytesPerConversation / 1024, 2)} | ${fmt(r.rssBytesPerConversation / 1024, 1)} | ${mb(r.baseline.heapUsed)} | ${mb(r.loaded.heapUsed)} | ${r.errors} |`,
       );
     }
-    const [a, b] = results.s3;
-    if (a && b)
-      lines.push('', `ratio actorloop/raw heap per conversation: **${fmt(a.heapBytesPerConversation / b.heapBytesPerConversation, 2)}×**`);
+    const bySide = (side: string) => results.s3?.find((r) => r.side === side)?.heapBytesPerConversation;
+    const [actorloopHeap, rawHeap, minimalHeap] = [bySide('actorloop'), bySide('raw'), bySide('minimal')];
+    if (actorloopHeap && rawHeap)
+      lines.push(
+        '',
+        `ratio actorloop/raw heap per conversation: **${fmt(actorloopHeap / rawHeap, 2)}×**` +
+          (minimalHeap
+            ? `; minimal statechart/raw ${fmt(minimalHeap / rawHeap, 2)}× (XState's own share); actorloop/minimal ${fmt(actorloopHeap / minimalHeap, 2)}×`
+            : ''),
+      );
     for (const r of results.s3) {
       if (!r.heapDiffTop) continue;
       lines.push('', `heap growth by constructor, ${r.side} (snapshot diff, self size; per conversation = ÷ ${r.n}):`, '');

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
-import { createBenchClient } from './client.js';
+import { createBenchClient, type Transport } from './client.js';
 import { createRawLoop, type LoopResult } from './raw-loop.js';
 import { cpuNowUs, median, percentile } from './stats.js';
 import type { WireServerHandle } from './wire.js';
@@ -14,6 +14,7 @@ import { runInWorker, type Job, type Side } from './worker-process.js';
 
 export type S2RunResult = {
   side: Side;
+  transport: Transport;
   n: number;
   rounds: number;
   connections: number;
@@ -34,7 +35,7 @@ export type S2RunResult = {
 };
 
 export async function runS2Job(job: Extract<Job, { kind: 's2' }>): Promise<S2RunResult> {
-  const client = await createBenchClient(job.baseURL, { connections: job.connections });
+  const client = await createBenchClient(job.baseURL, { connections: job.connections, transport: job.transport });
   const options = { model: 'bench-model', stream: true, maxRounds: job.rounds };
   const run: (text: string) => Promise<LoopResult & { retries?: number }> =
     job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
@@ -69,6 +70,7 @@ export async function runS2Job(job: Extract<Job, { kind: 's2' }>): Promise<S2Run
   await client.close();
   return {
     side: job.side,
+    transport: job.transport,
     n: job.n,
     rounds: job.rounds,
     connections: job.connections,
@@ -88,49 +90,52 @@ export async function runS2Job(job: Extract<Job, { kind: 's2' }>): Promise<S2Run
 
 export async function s2(
   server: WireServerHandle,
-  options: { ns: number[]; rounds: number; latencyMs: number; log: (line: string) => void },
+  options: { ns: number[]; rounds: number; latencyMs: number; transports: Transport[]; log: (line: string) => void },
 ): Promise<S2RunResult[]> {
   await server.configure({ latencyMs: options.latencyMs, rounds: options.rounds });
   const out: S2RunResult[] = [];
   for (const n of options.ns) {
     // Alternate which side goes first per N, so a warmer machine does not always favour one.
     const sides: Side[] = out.length % 4 === 0 ? ['actorloop', 'raw'] : ['raw', 'actorloop'];
-    for (const side of sides) {
-      await server.reset();
-      let result: S2RunResult;
-      try {
-        result = await runInWorker<S2RunResult>({ kind: 's2', baseURL: server.baseURL, side, n, rounds: options.rounds, connections: n }, [
-          '--max-old-space-size=8192',
-        ]);
-      } catch (error) {
-        result = {
-          side,
-          n,
-          rounds: options.rounds,
-          connections: n,
-          poolKind: '?',
-          wallMs: Number.NaN,
-          roundsPerSecond: Number.NaN,
-          requestsPerSecond: Number.NaN,
-          cpuMs: Number.NaN,
-          peakRssBytes: Number.NaN,
-          baselineRssBytes: Number.NaN,
-          errors: n,
-          errorSamples: [String(error).slice(0, 500)],
-          retries: 0,
-          conversationMs: { p50: Number.NaN, p99: Number.NaN, max: Number.NaN },
-        };
+    for (const transport of options.transports)
+      for (const side of sides) {
+        await server.reset();
+        let result: S2RunResult;
+        try {
+          result = await runInWorker<S2RunResult>(
+            { kind: 's2', baseURL: server.baseURL, side, n, rounds: options.rounds, connections: n, transport },
+            ['--max-old-space-size=8192'],
+          );
+        } catch (error) {
+          result = {
+            side,
+            transport,
+            n,
+            rounds: options.rounds,
+            connections: n,
+            poolKind: '?',
+            wallMs: Number.NaN,
+            roundsPerSecond: Number.NaN,
+            requestsPerSecond: Number.NaN,
+            cpuMs: Number.NaN,
+            peakRssBytes: Number.NaN,
+            baselineRssBytes: Number.NaN,
+            errors: n,
+            errorSamples: [String(error).slice(0, 500)],
+            retries: 0,
+            conversationMs: { p50: Number.NaN, p99: Number.NaN, max: Number.NaN },
+          };
+        }
+        const stats = await server.stats();
+        result.serverRequests = stats.requests;
+        result.expectedRequests = (n + 5) * (options.rounds + 1);
+        result.serverPeakSockets = stats.peakOpenSockets;
+        out.push(result);
+        options.log(
+          `  S2 ${side} (${transport}) N=${n}: ${result.wallMs.toFixed(0)} ms, ${result.roundsPerSecond.toFixed(0)} rounds/s, ` +
+            `errors ${result.errors}, server requests ${stats.requests}/${result.expectedRequests}, peak sockets ${stats.peakOpenSockets}`,
+        );
       }
-      const stats = await server.stats();
-      result.serverRequests = stats.requests;
-      result.expectedRequests = (n + 5) * (options.rounds + 1);
-      result.serverPeakSockets = stats.peakOpenSockets;
-      out.push(result);
-      options.log(
-        `  S2 ${side} N=${n}: ${result.wallMs.toFixed(0)} ms, ${result.roundsPerSecond.toFixed(0)} rounds/s, ` +
-          `errors ${result.errors}, server requests ${stats.requests}/${result.expectedRequests}, peak sockets ${stats.peakOpenSockets}`,
-      );
-    }
   }
   return out;
 }

@@ -16,11 +16,12 @@ import { diffHeapSummaries, summarizeHeapSnapshot, type HeapDiffRow } from './he
 import { createRawLoop, type LoopResult } from './raw-loop.js';
 import { createGate } from './tool.js';
 import type { WireServerHandle } from './wire.js';
-import { runInWorker, type Job, type Side } from './worker-process.js';
+import { createMinimalLoop } from './minimal-loop.js';
+import { runInWorker, type Job, type S3Side } from './worker-process.js';
 
 type Memory = { heapUsed: number; external: number; arrayBuffers: number; rss: number };
 export type S3RunResult = {
-  side: Side;
+  side: S3Side;
   n: number;
   blockAt: number;
   baseline: Memory;
@@ -50,7 +51,11 @@ export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3Run
   const gate = createGate(job.blockAt);
   const options = { model: 'bench-model', stream: true, maxRounds: job.blockAt + 1, gate };
   const run: (text: string) => Promise<LoopResult> =
-    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
+    job.side === 'raw'
+      ? createRawLoop(client.client, options)
+      : job.side === 'minimal'
+        ? createMinimalLoop(client.client, options)
+        : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
   gate.armed = false;
   for (let i = 0; i < 20; i++) {
     const result = await run('warm-up');
@@ -104,7 +109,7 @@ export async function s3(
   // The server answers `blockAt` tool rounds then a final text; latency 0.
   await server.configure({ latencyMs: 0, rounds: options.blockAt });
   const out: S3RunResult[] = [];
-  for (const side of ['actorloop', 'raw'] as const) {
+  for (const side of ['actorloop', 'raw', 'minimal'] as const) {
     await server.reset();
     const result = await runInWorker<S3RunResult>(
       {

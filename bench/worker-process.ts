@@ -5,11 +5,12 @@
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { Transport } from './client.js';
 
 export type Job =
   | { kind: 's1'; baseURL: string; rounds: number; reps: number; warmup: number; modes: Array<'stream' | 'json'> }
-  | { kind: 's2'; baseURL: string; side: Side; n: number; rounds: number; connections: number }
-  | { kind: 's3'; baseURL: string; side: Side; n: number; blockAt: number; connections: number; snapshotDir?: string }
+  | { kind: 's2'; baseURL: string; side: Side; n: number; rounds: number; connections: number; transport: Transport }
+  | { kind: 's3'; baseURL: string; side: S3Side; n: number; blockAt: number; connections: number; snapshotDir?: string }
   | { kind: 's4'; sizes: number[]; reps: number }
   | {
       kind: 's4-throughput';
@@ -22,6 +23,8 @@ export type Job =
   | { kind: 'engine'; rounds: number; reps: number; warmup: number; operations: number }
   | { kind: 'profile'; baseURL: string; side: Side; rounds: number; conversations: number; stream: boolean };
 export type Side = 'actorloop' | 'raw';
+/** S3 also measures the minimal statechart loop (bench/minimal-loop.ts): XState's own share of the memory. */
+export type S3Side = Side | 'minimal';
 
 export async function runInWorker<T>(job: Job, extraExecArgv: string[] = []): Promise<T> {
   const script = fileURLToPath(new URL('./worker.ts', import.meta.url));
