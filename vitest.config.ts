@@ -2,8 +2,23 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  // As in tsconfig.json: `actorloop` is this package's source (the examples import it by name; tests reuse their support code).
-  resolve: { alias: [{ find: /^actorloop$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) }] },
+  // As in tsconfig.json: `actorloop` and its subpaths are this package's source (the examples import them by name; tests
+  // reuse their code).
+  resolve: {
+    alias: [
+      { find: /^actorloop$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      ...Object.entries({
+        inspect: 'observe/inspect',
+        mcp: 'tools/mcp',
+        otel: 'observe/otel',
+        rx: 'observe/rx',
+        sqlite: 'stores/sqlite',
+      }).map(([subpath, folder]) => ({
+        find: new RegExp(`^actorloop/${subpath}$`),
+        replacement: fileURLToPath(new URL(`./src/${folder}/index.ts`, import.meta.url)),
+      })),
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/no-crash.ts'],

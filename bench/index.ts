@@ -7,7 +7,7 @@
  *   --rounds K         S1 tool rounds per conversation (default 20); S2 uses 5 unless given
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,OBSERVE; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,OBSERVE,HOST_OBSERVE; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
@@ -27,6 +27,7 @@ import { s3, type S3RunResult } from './s3-memory.js';
 import { s4, type S4Result, type S4ThroughputResult } from './s4-persistence.js';
 import type { EngineResult } from './engine.js';
 import { observe, type ObserveResult } from './observe.js';
+import { type HostObserveResult, observeHost } from './observe-host.js';
 import { fmt, mb } from './stats.js';
 import { startWireServerProcess } from './wire.js';
 import { runInWorker, type Side } from './worker-process.js';
@@ -58,7 +59,7 @@ function parseFlags(argv: string[]): Flags {
   const ns = list(value('--n'))?.map(Number) ?? (quick ? [100, 250] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
   const only = new Set(
-    (list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE', 'OBSERVE']).map((name) => name.toUpperCase()),
+    (list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE', 'OBSERVE', 'HOST_OBSERVE']).map((name) => name.toUpperCase()),
   );
   const cpuProfIndex = argv.indexOf('--cpu-prof');
   const cpuProfArg = cpuProfIndex === -1 ? undefined : argv[cpuProfIndex + 1];
@@ -147,6 +148,7 @@ async function main(): Promise<void> {
     rounds?: FlatnessResult;
     engine?: EngineResult;
     observe?: ObserveResult;
+    hostObserve?: HostObserveResult;
     profile?: ProfileResult;
     serverPeakRssBytes?: number;
   } = {};
@@ -195,6 +197,10 @@ async function main(): Promise<void> {
       log('OBSERVE: a run bare, through actorloop/rx, and watched by the live viewer…');
       results.observe = await observe({ rounds: 5, reps: flags.quick ? 30 : 150, warmup: flags.quick ? 15 : 60 });
     }
+    if (flags.only.has('HOST_OBSERVE')) {
+      log('HOST_OBSERVE: host conversations unwatched, through hostFeed + actorloop/rx, watchHost, traceHost…');
+      results.hostObserve = await observeHost({ rounds: 5, reps: flags.quick ? 20 : 100, warmup: flags.quick ? 10 : 40 });
+    }
     if (flags.only.has('PROFILE') && flags.cpuProfSide) {
       const conversations = flags.quick ? 40 : 200;
       log(`CPU profile of S1's ${flags.cpuProfSide} side: ${conversations} conversations × ${flags.s1Rounds} rounds, streaming…`);
@@ -240,6 +246,7 @@ function render(
     rounds?: FlatnessResult;
     engine?: EngineResult;
     observe?: ObserveResult;
+    hostObserve?: HostObserveResult;
     profile?: ProfileResult;
   },
   flags: Flags,
@@ -258,15 +265,16 @@ function render(
       '',
     );
     lines.push(
-      '| mode | actorloop CPU µs/round | raw loop CPU µs/round | **actorloop / raw** | best runs: actorloop / raw | raw+signal µs/round | provider layer alone µs/round (÷ raw) | machine µs/round (actorloop − provider) | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |',
+      '| mode | actorloop CPU µs/round | raw loop CPU µs/round | **actorloop / raw** | best runs: actorloop / raw | raw+signal µs/round | provider layer alone µs/round (÷ raw) | minimal statechart µs/round (÷ raw) | **actorloop / minimal** (best runs) | machine µs/round (actorloop − provider) | actorloop p10–p90 | raw p10–p90 | wall ms/conversation actorloop / raw |',
     );
-    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|');
     for (const m of r.modes) {
       lines.push(
         `| ${m.mode === 'stream' ? 'streaming' : 'non-streaming'} | ${fmt(m.actorloop.cpuUsPerRound.median, 0)} | ${fmt(m.raw.cpuUsPerRound.median, 0)} | **${fmt(m.ratio, 2)}×** | ` +
           // The least disturbed run of each side: noise only ever adds CPU, so minima compare the code.
           `${fmt(m.actorloop.cpuUsPerRound.min, 0)} / ${fmt(m.raw.cpuUsPerRound.min, 0)} = ${fmt(m.actorloop.cpuUsPerRound.min / m.raw.cpuUsPerRound.min, 2)}× | ` +
           `${fmt(m.rawSignal.cpuUsPerRound.median, 0)} | ${fmt(m.provider.cpuUsPerRound.median, 0)} (${fmt(m.ratioProvider, 2)}×) | ` +
+          `${fmt(m.minimal.cpuUsPerRound.median, 0)} (${fmt(m.ratioMinimal, 2)}×) | **${fmt(m.ratioOverMinimal, 2)}×** (${fmt(m.actorloop.cpuUsPerRound.min / m.minimal.cpuUsPerRound.min, 2)}×) | ` +
           `${fmt(m.actorloop.cpuUsPerRound.median - m.provider.cpuUsPerRound.median, 0)} | ` +
           `${fmt(m.actorloop.cpuUsPerRound.p10, 0)}–${fmt(m.actorloop.cpuUsPerRound.p90, 0)} | ${fmt(m.raw.cpuUsPerRound.p10, 0)}–${fmt(m.raw.cpuUsPerRound.p90, 0)} | ` +
           `${fmt(m.actorloop.wallMsPerConversation.median, 1)} / ${fmt(m.raw.wallMsPerConversation.median, 1)} |`,
@@ -394,6 +402,16 @@ function render(
       '',
     );
     lines.push('| side | CPU µs per run | × bare |', '|---|---:|---:|');
+    for (const row of o.sides) lines.push(`| ${row.side} | ${fmt(row.cpuUs, 0)} | ${fmt(row.ratio, 2)} |`);
+    lines.push('');
+  }
+  if (results.hostObserve) {
+    const o = results.hostObserve;
+    lines.push(
+      `### HOST_OBSERVE — what watching a host costs: each run a new conversation of a host on memoryStore, ${o.rounds} tool rounds, zero-latency scripted model, ${o.reps} reps after ${o.warmup} warm-up, interleaved; medians`,
+      '',
+    );
+    lines.push('| side | CPU µs per run | × unwatched host |', '|---|---:|---:|');
     for (const row of o.sides) lines.push(`| ${row.side} | ${fmt(row.cpuUs, 0)} | ${fmt(row.ratio, 2)} |`);
     lines.push('');
   }

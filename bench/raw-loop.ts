@@ -32,9 +32,15 @@ export type LoopOptions = {
 };
 export type LoopResult = { ok: boolean; rounds: number; text: string; messages: number; totalTokens: number; error?: string };
 
-type Accumulated = { id: string; name: string; args: string };
+export type Accumulated = { id: string; name: string; args: string };
+/** What one request of the raw loop gets back. */
+export type RawResponse = { text: string; calls: Accumulated[]; totalTokens: number };
 
-export function createRawLoop(client: OpenAI, options: LoopOptions) {
+/**
+ * The raw loop's pieces — one request (streamed or not, accumulated by hand) and one tool call —
+ * shared with the minimal-statechart side, so both do exactly the same work per round.
+ */
+export function createRawPieces(client: OpenAI, options: LoopOptions) {
   const tools: ChatCompletionTool[] = [
     { type: 'function', function: { name: addName, description: addDescription, parameters: addJsonSchema() } },
   ];
@@ -56,64 +62,76 @@ export function createRawLoop(client: OpenAI, options: LoopOptions) {
     return { role: 'tool', tool_call_id: call.id, content };
   }
 
-  const requestOptions = () => (options.signalPerRequest ? { signal: new AbortController().signal, maxRetries: 0 } : { maxRetries: 0 });
+  async function request(messages: ChatCompletionMessageParam[], signal?: AbortSignal): Promise<RawResponse> {
+    const requestOptions = signal ? { signal, maxRetries: 0 } : { maxRetries: 0 };
+    let text = '';
+    let calls: Accumulated[] = [];
+    let totalTokens = 0;
+    if (options.stream) {
+      const stream = await client.chat.completions.create(
+        { model: options.model, messages, tools, stream: true, stream_options: { include_usage: true } },
+        requestOptions,
+      );
+      for await (const chunk of stream) {
+        if (chunk.usage) totalTokens += chunk.usage.total_tokens;
+        const delta = chunk.choices[0]?.delta;
+        if (!delta) continue;
+        if (delta.content) text += delta.content;
+        if (delta.tool_calls) {
+          for (const part of delta.tool_calls) {
+            let call = calls[part.index];
+            if (!call) {
+              call = { id: '', name: '', args: '' };
+              calls[part.index] = call;
+            }
+            if (part.id) call.id = part.id;
+            if (part.function?.name) call.name += part.function.name;
+            if (part.function?.arguments) call.args += part.function.arguments;
+          }
+        }
+      }
+    } else {
+      const completion = await client.chat.completions.create({ model: options.model, messages, tools, stream: false }, requestOptions);
+      if (completion.usage) totalTokens += completion.usage.total_tokens;
+      const message = completion.choices[0]?.message;
+      text = message?.content ?? '';
+      calls = (message?.tool_calls ?? []).flatMap((call) =>
+        call.type === 'function' ? [{ id: call.id, name: call.function.name, args: call.function.arguments }] : [],
+      );
+    }
+    return { text, calls: calls.filter((call) => call !== undefined), totalTokens };
+  }
 
+  /** The assistant message of a response with tool calls, in OpenAI's format. */
+  function assistantMessage({ text, calls }: RawResponse): ChatCompletionMessageParam {
+    const toolCalls: ChatCompletionMessageToolCall[] = calls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.args },
+    }));
+    return { role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls };
+  }
+
+  return { request, runTool, assistantMessage };
+}
+
+export function createRawLoop(client: OpenAI, options: LoopOptions) {
+  const { request, runTool, assistantMessage } = createRawPieces(client, options);
   return async function run(userText: string): Promise<LoopResult> {
     const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: userText }];
     let totalTokens = 0;
     let rounds = 0;
     try {
       for (;;) {
-        let text = '';
-        let calls: Accumulated[] = [];
-        if (options.stream) {
-          const stream = await client.chat.completions.create(
-            { model: options.model, messages, tools, stream: true, stream_options: { include_usage: true } },
-            requestOptions(),
-          );
-          for await (const chunk of stream) {
-            if (chunk.usage) totalTokens += chunk.usage.total_tokens;
-            const delta = chunk.choices[0]?.delta;
-            if (!delta) continue;
-            if (delta.content) text += delta.content;
-            if (delta.tool_calls) {
-              for (const part of delta.tool_calls) {
-                let call = calls[part.index];
-                if (!call) {
-                  call = { id: '', name: '', args: '' };
-                  calls[part.index] = call;
-                }
-                if (part.id) call.id = part.id;
-                if (part.function?.name) call.name += part.function.name;
-                if (part.function?.arguments) call.args += part.function.arguments;
-              }
-            }
-          }
-        } else {
-          const completion = await client.chat.completions.create(
-            { model: options.model, messages, tools, stream: false },
-            requestOptions(),
-          );
-          if (completion.usage) totalTokens += completion.usage.total_tokens;
-          const message = completion.choices[0]?.message;
-          text = message?.content ?? '';
-          calls = (message?.tool_calls ?? []).flatMap((call) =>
-            call.type === 'function' ? [{ id: call.id, name: call.function.name, args: call.function.arguments }] : [],
-          );
-        }
-        calls = calls.filter((call) => call !== undefined);
-        if (calls.length === 0) {
-          messages.push({ role: 'assistant', content: text });
-          return { ok: true, rounds, text, messages: messages.length, totalTokens };
+        const response = await request(messages, options.signalPerRequest ? new AbortController().signal : undefined);
+        totalTokens += response.totalTokens;
+        if (response.calls.length === 0) {
+          messages.push({ role: 'assistant', content: response.text });
+          return { ok: true, rounds, text: response.text, messages: messages.length, totalTokens };
         }
         if (rounds >= options.maxRounds) throw new Error('iteration limit reached');
-        const toolCalls: ChatCompletionMessageToolCall[] = calls.map((call) => ({
-          id: call.id,
-          type: 'function',
-          function: { name: call.name, arguments: call.args },
-        }));
-        messages.push({ role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls });
-        messages.push(...(await Promise.all(calls.map(runTool))));
+        messages.push(assistantMessage(response));
+        messages.push(...(await Promise.all(response.calls.map(runTool))));
         rounds++;
       }
     } catch (error) {

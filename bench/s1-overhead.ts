@@ -5,13 +5,15 @@
  * streaming and not. Two more sides split the difference: "raw+signal" is the floor with one
  * AbortController per request (actorloop makes one per request too), and "provider" is actorloop
  * without its statechart (bench/provider-loop.ts), so actorloop − provider is what the machine
- * costs and provider − raw what the provider layer costs. All sides run in one fresh worker
+ * costs and provider − raw what the provider layer costs. "minimal" runs the raw loop's own request
+ * and tool code in the smallest XState tool loop (bench/minimal-loop.ts): XState's inherent share. All sides run in one fresh worker
  * process, interleaved in rotating order after a warm-up long enough for the JIT to settle, each
  * with its own client and pool of identical options.
  */
 import { performance } from 'node:perf_hooks';
 import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
+import { createMinimalLoop } from './minimal-loop.js';
 import { createProviderLoop } from './provider-loop.js';
 import { createRawLoop, type LoopResult } from './raw-loop.js';
 import { cpuNowUs, median, percentile } from './stats.js';
@@ -31,6 +33,12 @@ export type S1ModeResult = {
   rawSignal: S1SideResult;
   /** actorloop's provider layer and planning without the machine. */
   provider: S1SideResult;
+  /** The raw loop's own request and tool code inside a minimal XState tool loop (bench/minimal-loop.ts). */
+  minimal: S1SideResult;
+  /** minimal / raw, medians: XState's inherent cost. */
+  ratioMinimal: number;
+  /** actorloop / minimal, medians: what actorloop's machine adds beyond it. */
+  ratioOverMinimal: number;
   /** actorloop / raw, medians. */
   ratio: number;
   /** actorloop / raw+signal, medians. */
@@ -39,7 +47,7 @@ export type S1ModeResult = {
   ratioProvider: number;
   poolKind: string;
 };
-type S1Side = 'actorloop' | 'raw' | 'rawSignal' | 'provider';
+type S1Side = 'actorloop' | 'raw' | 'rawSignal' | 'provider' | 'minimal';
 export type S1Result = {
   rounds: number;
   reps: number;
@@ -71,11 +79,13 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
     const rawSignalClient = await createBenchClient(job.baseURL, { connections: 4 });
     const providerClient = await createBenchClient(job.baseURL, { connections: 4 });
     const actorClient = await createBenchClient(job.baseURL, { connections: 4 });
+    const minimalClient = await createBenchClient(job.baseURL, { connections: 4 });
     const sides: Record<S1Side, (text: string) => Promise<LoopResult>> = {
       raw: createRawLoop(rawClient.client, options),
       rawSignal: createRawLoop(rawSignalClient.client, { ...options, signalPerRequest: true }),
       provider: createProviderLoop(benchOpenAIProvider(providerClient.client, options), options),
       actorloop: createActorloopLoop(benchOpenAIProvider(actorClient.client, options), options),
+      minimal: createMinimalLoop(minimalClient.client, options),
     };
     const measure = async (side: S1Side) => {
       const cpu0 = cpuNowUs();
@@ -86,13 +96,14 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
       check(result, job.rounds, side);
       return { cpu, wall };
     };
-    const order: S1Side[] = ['actorloop', 'raw', 'rawSignal', 'provider'];
+    const order: S1Side[] = ['actorloop', 'raw', 'rawSignal', 'provider', 'minimal'];
     for (let i = 0; i < job.warmup; i++) for (const side of order) await measure(side);
     const samples: Record<S1Side, { cpu: number[]; wall: number[] }> = {
       raw: { cpu: [], wall: [] },
       rawSignal: { cpu: [], wall: [] },
       provider: { cpu: [], wall: [] },
       actorloop: { cpu: [], wall: [] },
+      minimal: { cpu: [], wall: [] },
     };
     const rotations = order.map((_, shift) => [...order.slice(shift), ...order.slice(0, shift)]);
     for (let i = 0; i < job.reps; i++) {
@@ -108,10 +119,12 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
     await rawSignalClient.close();
     await providerClient.close();
     await actorClient.close();
+    await minimalClient.close();
     const actorloop = summarize(samples.actorloop.cpu, samples.actorloop.wall);
     const raw = summarize(samples.raw.cpu, samples.raw.wall);
     const rawSignal = summarize(samples.rawSignal.cpu, samples.rawSignal.wall);
     const provider = summarize(samples.provider.cpu, samples.provider.wall);
+    const minimal = summarize(samples.minimal.cpu, samples.minimal.wall);
     out.push({
       mode,
       actorloop,
@@ -121,6 +134,9 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
       ratio: actorloop.cpuUsPerRound.median / raw.cpuUsPerRound.median,
       ratioSignal: actorloop.cpuUsPerRound.median / rawSignal.cpuUsPerRound.median,
       ratioProvider: provider.cpuUsPerRound.median / raw.cpuUsPerRound.median,
+      minimal,
+      ratioMinimal: minimal.cpuUsPerRound.median / raw.cpuUsPerRound.median,
+      ratioOverMinimal: actorloop.cpuUsPerRound.median / minimal.cpuUsPerRound.median,
       poolKind: rawClient.poolKind,
     });
   }
@@ -145,6 +161,6 @@ export async function s1(server: WireServerHandle, options: { rounds: number; re
     warmup: options.warmup,
     modes,
     serverRequests: stats.requests,
-    expectedRequests: 2 * 4 * (options.reps + options.warmup) * (options.rounds + 1),
+    expectedRequests: 2 * 5 * (options.reps + options.warmup) * (options.rounds + 1),
   };
 }

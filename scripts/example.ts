@@ -1,15 +1,18 @@
 /**
- * `npm run example -- <name> [args…]`: runs `examples/<name>.ts` (the same as
- * `npx tsx examples/<name>.ts [args…]`). Without a name, or with an unknown one, lists the examples.
+ * `npm run example -- <name> [args…]`: runs `examples/<name>.ts`, or `examples/<name>/main.ts` for an
+ * example that is a folder (the same as `npx tsx examples/<name>.ts [args…]`). Without a name, or
+ * with an unknown one, lists the examples.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const examplesDir = fileURLToPath(new URL('../examples/', import.meta.url));
-const available = readdirSync(examplesDir)
-  .filter((file) => file.endsWith('.ts'))
-  .map((file) => file.slice(0, -'.ts'.length))
-  .sort();
+const entries = readdirSync(examplesDir, { withFileTypes: true });
+const files = entries.filter((entry) => entry.isFile() && entry.name.endsWith('.ts')).map((entry) => entry.name.slice(0, -'.ts'.length));
+const folders = entries
+  .filter((entry) => entry.isDirectory() && existsSync(`${examplesDir}${entry.name}/main.ts`))
+  .map((entry) => entry.name);
+const available = [...files, ...folders].sort();
 const name = process.argv[2];
 
 if (name === undefined || !available.includes(name)) {
@@ -19,4 +22,4 @@ if (name === undefined || !available.includes(name)) {
 }
 // The example reads its own arguments from process.argv[2] on, as when run directly.
 process.argv.splice(2, 1);
-await import(pathToFileURL(`${examplesDir}${name}.ts`).href);
+await import(pathToFileURL(folders.includes(name) ? `${examplesDir}${name}/main.ts` : `${examplesDir}${name}.ts`).href);

@@ -3,8 +3,10 @@
  * flags, Ctrl-C, and a live provider through the real SDK against the local wire server.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { closedPortUrl, openaiSse, startWireServer } from './support/wire-server.js';
 
 const root = join(import.meta.dirname, '..');
@@ -159,5 +161,84 @@ describe.concurrent('actorloop usage errors', () => {
     const { code, stdout } = await actorloop(['help']);
     expect(code).toBe(0);
     expect(stdout).toContain('Exit codes: 0 done, 2 halted, 1 error, 130 cancelled (Ctrl-C).');
+  });
+});
+
+describe('stored conversations (--db, SQLite)', () => {
+  const work = mkdtempSync(join(tmpdir(), 'actorloop-cli-'));
+  const db = join(work, 'conversations.db');
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('run --db --id continues a stored conversation across processes; list and show read it', async () => {
+    const first = await actorloop(['run', '--db', db, '--id', 'c1', 'what is 6*7?']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe('6*7 = 42\n');
+    expect(first.stderr).toContain(`conversation c1 in ${db} (new)`);
+    const second = await actorloop(['run', '--db', db, '--id', 'c1', 'convert 5 km to miles']);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe('5 km = 3.10685596119 miles\n');
+    expect(second.stderr).toContain('(continuing: 4 messages, done)');
+
+    const list = await actorloop(['list', '--db', db]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^c1\tdone\t\d{4}-\d\d-\d\dT/);
+    const show = await actorloop(['show', '--db', db, 'c1']);
+    expect(show.code).toBe(0);
+    expect(show.stdout.split('\n').slice(1, 9)).toEqual([
+      'user: what is 6*7?',
+      expect.stringMatching(/^assistant: → calculator\(\{"expression":"6\*7"\}\)$/),
+      'tool calculator: 42',
+      'assistant: 6*7 = 42',
+      'user: convert 5 km to miles',
+      'assistant: → convert_units({"value":5,"from":"km","to":"miles"})',
+      'tool convert_units: 5 km = 3.10685596119 miles',
+      'assistant: 5 km = 3.10685596119 miles',
+    ]);
+    const json = JSON.parse((await actorloop(['show', '--db', db, 'c1', '--json'])).stdout) as { status: string; messages: unknown[] };
+    expect(json).toMatchObject({ status: 'done' });
+    expect(json.messages).toHaveLength(8);
+
+    const missing = await actorloop(['show', '--db', db, 'nope']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(`actorloop: no conversation "nope" in ${db} (see actorloop list --db ${db})\n`);
+  });
+
+  it('Ctrl-C during a stored run cancels it, stores it halted, exits 130', async () => {
+    let sent = false;
+    const result = await actorloop(['run', '--db', db, '--id', 'c2', 'what is 1+2?'], { ACTORLOOP_OFFLINE_DELAY_MS: '3000' }, (child) => {
+      child.stderr?.on('data', (data: Buffer) => {
+        if (!sent && data.toString().includes('requesting')) {
+          sent = true;
+          child.kill('SIGINT');
+        }
+      });
+    });
+    expect(result.code).toBe(130);
+    const show = JSON.parse((await actorloop(['show', '--db', db, 'c2', '--json'])).stdout) as { status: string };
+    expect(show.status).toBe('halted');
+  });
+
+  it('inspect --db serves the live viewer on the store until Ctrl-C', async () => {
+    let runs: unknown;
+    const result = await actorloop(['inspect', '--db', db], {}, (child) => {
+      child.stderr?.on('data', async (data: Buffer) => {
+        const url = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(data.toString())?.[1];
+        if (!url) return;
+        // Give the first poll a moment to read the store.
+        for (let tries = 0; tries < 20; tries++) {
+          runs = await (await fetch(`${url}api/runs`)).json();
+          if (Array.isArray(runs) && runs.length >= 2) break;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        child.kill('SIGINT');
+      });
+    });
+    expect(result.code).toBe(0);
+    expect(runs).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: 'c1', status: 'done' }),
+        expect.objectContaining({ id: 'c2', status: 'halted' }),
+      ]),
+    );
   });
 });

@@ -1221,3 +1221,24 @@ describe('options reach the run', () => {
     expect(requests).toBe(0);
   });
 });
+
+describe('the context stays small (docs/performance.md)', () => {
+  it('has at most 18 top-level keys at every step, with every option on: past that V8 makes each copy a slow dictionary object', async () => {
+    const keys: number[] = [];
+    const { output } = await runConversation(
+      [
+        { toolCalls: [{ id: 'c1', name: 'add', args: { a: 1, b: 2 } }] },
+        { error: Object.assign(new Error('busy'), { status: 503 }) },
+        { text: '{"sum":3}' },
+      ],
+      {
+        tools: [add],
+        prices: { scripted: { input: 1, output: 1 } },
+        output: { schema: z.object({ sum: z.number() }) },
+        onStart: (actor) => actor.subscribe((snapshot) => keys.push(Object.keys(snapshot.context).length)),
+      },
+    );
+    expect(output).toMatchObject({ status: 'done', object: { sum: 3 } });
+    expect(Math.max(...keys)).toBeLessThanOrEqual(18);
+  });
+});

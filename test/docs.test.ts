@@ -185,10 +185,11 @@ describe('docs', () => {
   });
 
   it('every npm script and example the docs name exists', () => {
+    // A file `examples/<name>.ts`, or a folder `examples/<name>/` with its `main.ts`.
     const examples = new Set(
       readdirSync(join(root, 'examples'))
-        .filter((file) => file.endsWith('.ts'))
-        .map((file) => file.slice(0, -3)),
+        .filter((file) => file.endsWith('.ts') || exists(`examples/${file}/main.ts`))
+        .map((file) => file.replace(/\.ts$/, '')),
     );
     const missing: string[] = [];
     for (const file of documents) {

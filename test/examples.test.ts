@@ -162,4 +162,12 @@ describe('examples run offline', { timeout: 90_000 }, () => {
       .map((file) => file.slice(0, -3));
     expect(examples.filter((name) => !covered.has(name))).toEqual([]);
   });
+
+  it('every example that is a folder (examples/<name>/main.ts) has its own test, test/<name>.test.ts', () => {
+    const folders = readdirSync(join(root, 'examples'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(root, 'examples', entry.name, 'main.ts')))
+      .map((entry) => entry.name);
+    expect(folders).toContain('http-service');
+    expect(folders.filter((name) => !existsSync(join(root, 'test', `${name}.test.ts`)))).toEqual([]);
+  });
 });

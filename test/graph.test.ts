@@ -307,8 +307,8 @@ function stateKey(config: GraphConfig, { coarse = false } = {}) {
       return JSON.stringify({
         value: snapshot.value,
         iterations: context.iterations,
-        reason: context.reason,
-        ...(snapshot.value === 'error' ? { error: context.lastError?.code ?? null } : {}),
+        reason: context.outcome.reason,
+        ...(snapshot.value === 'error' ? { error: context.retry.lastError?.code ?? null } : {}),
       });
     }
     const requestingOrRetrying = snapshot.matches('requesting') || snapshot.matches('retrying');
@@ -323,7 +323,7 @@ function stateKey(config: GraphConfig, { coarse = false } = {}) {
       // it) steers only that timeout and is reset on entering `requesting`. It is also left out of
       // the coarse key real runs are compared on: a real stream always makes progress.
       attempt: requestingOrRetrying ? context.attempt : undefined,
-      progressed: coarse || !snapshot.matches('requesting') ? undefined : ((context as { progressed?: boolean }).progressed ?? null),
+      progressed: coarse || !snapshot.matches('requesting') ? undefined : context.stream.progressed,
       response: context.response && {
         calls: context.response.calls.map((call) => `${call.toolName}:${call.state}`),
         doomLoop: context.response.doomLoop.action,
@@ -331,10 +331,10 @@ function stateKey(config: GraphConfig, { coarse = false } = {}) {
       },
       round: context.round?.map((call) => `${call.toolName}:${call.state}`) ?? null,
       children: Object.keys(snapshot.children).sort(),
-      reason: context.reason,
-      doomLoopNoticed: context.doomLoopNoticed,
-      repairs: context.repairs,
-      pendingNotice: context.pendingNotice !== null,
+      reason: context.outcome.reason,
+      doomLoopNoticed: context.doomLoop.noticed,
+      repairs: context.answer.repairs,
+      pendingNotice: context.doomLoop.pendingNotice !== null,
       // The doom-loop verdict depends on the tail of the tool-call history.
       ...(config.doomLoop ? { tail: recentCallSignatures(context.messages, 3 * maxDoomLoopPeriod).map((call) => call.name) } : {}),
     });
@@ -575,7 +575,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
         } else {
           expect(maxSeen).toBe(cap);
           expect(cappedResponses).toBeGreaterThan(0);
-          expect([...graph.nodes.values()].some((s) => isFinal(s) && s.context.reason === 'max_iterations')).toBe(true);
+          expect([...graph.nodes.values()].some((s) => isFinal(s) && s.context.outcome.reason === 'max_iterations')).toBe(true);
         }
       });
 
@@ -595,7 +595,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           const failures: Array<{ label: string; event: ConversationEvent; serialized: string; retryable: boolean; code?: string }> = [
             ...providerFailureEvents,
           ];
-          if ((snapshot.context as { progressed?: boolean }).progressed === true) {
+          if (snapshot.context.stream.progressed) {
             // The stream made progress in this window: the timeout only opens a new window.
             const [next] = step(graph.machine, snapshot, afterRequestTimeout);
             expect(next.matches('requesting'), 'requestTimeout after progress').toBe(true);
@@ -625,7 +625,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
             const next = edge!.next;
             const expected = failure.retryable && attemptsLeft ? 'retrying' : 'error';
             expect(next.value, `${failure.label} at attempt ${snapshot.context.attempt}`).toBe(expected);
-            expect(next.context.lastError?.code, failure.label).toBe(failure.code);
+            expect(next.context.retry.lastError?.code, failure.label).toBe(failure.code);
             if (expected === 'error') {
               expect(next.output?.status).toBe('error');
               expect(next.output?.error?.code).toBe(failure.code);
@@ -824,11 +824,11 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
 
   it('the doom-loop graph ends halted/doom_loop after one notice', () => {
     const graph = buildGraph(doomLoopConfig);
-    const halted = [...graph.nodes.values()].filter((s) => isFinal(s) && s.context.reason === 'doom_loop');
+    const halted = [...graph.nodes.values()].filter((s) => isFinal(s) && s.context.outcome.reason === 'doom_loop');
     expect(halted.length).toBeGreaterThan(0);
     for (const snapshot of halted) {
       expect(snapshot.context.iterations).toBe(3);
-      expect(snapshot.context.doomLoopNoticed).toBe(true);
+      expect(snapshot.context.doomLoop.noticed).toBe(true);
       expect(historyProblem(snapshot.context.messages)).toBeNull();
       expect(
         snapshot.context.messages.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('Notice:')),
@@ -897,7 +897,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     let exhausted = 0;
     let repaired = 0;
     for (const [key, snapshot] of graph.nodes) {
-      expect(snapshot.context.repairs, key).toBeLessThanOrEqual(maxRepairs);
+      expect(snapshot.context.answer.repairs, key).toBeLessThanOrEqual(maxRepairs);
       if (isFinal(snapshot) || !inState(snapshot, 'requesting')) continue;
       const answer = snapshot.context.response?.answer;
       if (!answer) continue;
@@ -905,11 +905,11 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
       if (answer.ok) {
         expect(next.value).toBe('done');
         expect(next.output?.object).toEqual({ ok: true });
-      } else if (snapshot.context.repairs < maxRepairs) {
+      } else if (snapshot.context.answer.repairs < maxRepairs) {
         repaired++;
         // `repairing` is left at once: the next request starts with the repair message last.
         expect(next.matches('requesting'), key).toBe(true);
-        expect(next.context.repairs).toBe(snapshot.context.repairs + 1);
+        expect(next.context.answer.repairs).toBe(snapshot.context.answer.repairs + 1);
         expect(next.context.messages.at(-1)).toMatchObject({
           role: 'user',
           content: expect.stringMatching(/^Your answer could not be used/),
@@ -1145,7 +1145,7 @@ describe('real actors follow the graph', () => {
       path: () =>
         shortestPath(
           graph(),
-          ended('halted', (s) => s.context.reason === 'max_iterations'),
+          ended('halted', (s) => s.context.outcome.reason === 'max_iterations'),
         ),
       status: 'halted',
       reason: 'max_iterations',
@@ -1167,7 +1167,7 @@ describe('real actors follow the graph', () => {
       path: () =>
         shortestPath(
           graph(),
-          ended('halted', (s) => s.context.reason === 'tool_halt'),
+          ended('halted', (s) => s.context.outcome.reason === 'tool_halt'),
         ),
       status: 'halted',
       reason: 'tool_halt',
@@ -1177,7 +1177,7 @@ describe('real actors follow the graph', () => {
       path: () =>
         shortestPath(
           graph(),
-          ended('error', (s) => s.context.lastError?.code === 'authentication'),
+          ended('error', (s) => s.context.retry.lastError?.code === 'authentication'),
         ),
       status: 'error',
       code: 'authentication',

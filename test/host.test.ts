@@ -279,7 +279,8 @@ describe('a conversation host', () => {
     const stopOther = host.subscribe('c-2', (event) => other.push(event));
     await host.send('c-1', { type: 'user.message', content: 'hello' });
     await host.result('c-1');
-    expect(events.filter((event) => event.type === 'state')).toEqual([
+    const states = events.filter((event) => event.type === 'state');
+    expect(states.map(({ type, value, status }) => ({ type, value, status }))).toEqual([
       { type: 'state', value: { requesting: 'waiting' }, status: 'running' },
       { type: 'state', value: { executingTools: 'running' }, status: 'running' },
       { type: 'state', value: { requesting: 'waiting' }, status: 'running' },
@@ -288,6 +289,10 @@ describe('a conversation host', () => {
     expect(events.map((event) => event.type)).toEqual(
       expect.arrayContaining(['request.started', 'text.delta', 'tool.call', 'tool.result', 'usage']),
     );
+    // Each state carries the history at that state; the last one the run's output.
+    expect(states.map((state) => state.messages.length)).toEqual([1, 2, 3, 4]);
+    expect(states.map((state) => state.output?.text)).toEqual([undefined, undefined, undefined, 'answer 1']);
+    expect(states.at(-1)?.output).toEqual(await host.result('c-1'));
     expect(other).toEqual([]);
     stop();
     stopOther();
@@ -295,6 +300,34 @@ describe('a conversation host', () => {
     expect((await host.result('c-1')).text).toBe('answer 2');
     expect(events.filter((event) => event.type === 'state')).toHaveLength(4);
     await host.close();
+  });
+
+  it('subscribeAll gets every conversation’s events with its id, those started later too; list() lists what is stored', async () => {
+    const { host } = setup();
+    const seen: Array<[string, string]> = [];
+    const stop = host.subscribeAll((event, id) => {
+      if (event.type === 'state') seen.push([id, event.status]);
+    });
+    await host.send('c-1', { type: 'user.message', content: 'one' });
+    await host.result('c-1');
+    await host.send('c-2', { type: 'user.message', content: 'two' });
+    await host.result('c-2');
+    expect(seen.filter(([id]) => id === 'c-1').map(([, status]) => status)).toEqual(['running', 'running', 'running', 'done']);
+    expect(seen.filter(([id]) => id === 'c-2').map(([, status]) => status)).toEqual(['running', 'running', 'running', 'done']);
+    expect((await host.list()).map(({ id, status }) => ({ id, status }))).toEqual([
+      { id: 'c-1', status: 'done' },
+      { id: 'c-2', status: 'done' },
+    ]);
+    expect(await host.list({ after: 'c-1' })).toHaveLength(1);
+    expect(host.machine.id).toBe('conversation');
+    stop();
+    const count = seen.length;
+    await host.send('c-3', { type: 'user.message', content: 'three' });
+    await host.result('c-3');
+    expect(seen).toHaveLength(count);
+    expect(() => host.subscribeAll('nope' as never)).toThrow(/listener: expected a function \(event, conversationId\) => void/);
+    await host.close();
+    await expect(host.list()).rejects.toSatisfy(HostClosedError.isInstance);
   });
 
   it('a subscriber that throws is reported to onError and harms neither the run nor other subscribers', async () => {

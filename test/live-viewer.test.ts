@@ -282,7 +282,7 @@ describe('the live viewer server', () => {
       subscribe(listener) {
         const events = actor.on('*', listener);
         const states = actor.subscribe((snapshot) =>
-          listener({ type: 'state', value: snapshot.value, status: snapshot.status === 'done' ? snapshot.output.status : 'active' }),
+          listener({ type: 'state', value: snapshot.value, status: snapshot.status === 'done' ? snapshot.output.status : 'running' }),
         );
         return () => {
           events.unsubscribe();

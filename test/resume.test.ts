@@ -217,7 +217,7 @@ describe('a run restored in requesting', () => {
     const first = createActor(machine, { input: {} }).start();
     first.send({ type: 'user.message', content: 'go' });
     await stalled.promise;
-    await waitFor(first, (snapshot) => snapshot.context.partial);
+    await waitFor(first, (snapshot) => snapshot.context.stream.partial);
     const persisted: unknown = JSON.parse(JSON.stringify(first.getPersistedSnapshot()));
     first.stop();
     const { actor, events } = restore(machine, persisted);

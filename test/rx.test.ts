@@ -366,7 +366,9 @@ describe('a feed (the shape of a host conversation)', () => {
       subscribe(listener) {
         listeners++;
         const events = actor.on('*', listener);
-        const states = actor.subscribe((snapshot) => listener({ type: 'state', value: snapshot.value, status: snapshot.status }));
+        const states = actor.subscribe((snapshot) =>
+          listener({ type: 'state', value: snapshot.value, status: snapshot.status === 'done' ? snapshot.output.status : 'running' }),
+        );
         return () => {
           listeners--;
           events.unsubscribe();

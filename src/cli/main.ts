@@ -37,10 +37,16 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'run':
-      if (command.db !== undefined) throw new CliUsageError('--db needs the durable host, which this build does not have yet');
+      // The store and the viewer load only when asked for: `run` alone needs neither optional peer.
+      if (command.db !== undefined)
+        return (await (await import('./stored-commands.js')).runStored({ ...command, db: command.db }, environment)).code;
       return (await runCommand(command, environment)).code;
-    default:
-      throw new CliUsageError(`${command.command} needs --db support, which this build does not have yet`);
+    case 'list':
+      return (await import('./stored-commands.js')).listStored(command.db, command.json, environment);
+    case 'show':
+      return (await import('./stored-commands.js')).showStored(command.db, command.id, command.json, environment);
+    case 'inspect':
+      return (await import('./inspect-command.js')).inspectStored(command.db, command.port, environment);
   }
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage } from '../providers/openai-wire/chat-types.js';
 import type { ChunkHandler } from '../providers/handler/handler-provider.js';
 
@@ -51,7 +52,7 @@ export function planTurn(messages: OpenAIChatMessage[]): Plan {
     const content = typeof last.content === 'string' ? last.content : JSON.stringify(last.content);
     const call = messages
       .flatMap((message) => (message.role === 'assistant' ? (message.tool_calls ?? []) : []))
-      .find((candidate) => candidate.id === last.tool_call_id);
+      .findLast((candidate) => candidate.id === last.tool_call_id);
     if (/^(Error|tool ".*" timed out|denied|cancelled)/.test(content))
       return { kind: 'text', text: `I could not work that out: ${content}` };
     switch (call?.function.name) {
@@ -109,7 +110,8 @@ export function offlineModel(options: { delayMs?: number } = {}): ChunkHandler {
     const plan = planTurn(messages);
     await pause(delayMs * 4, signal);
     if (plan.kind === 'tool') {
-      const id = `call_offline_${serial}`;
+      // Unique across processes: a stored conversation continued later must never repeat an id.
+      const id = `call_offline_${randomUUID().slice(0, 12)}`;
       yield chunk({ role: 'assistant', tool_calls: [{ index: 0, id, type: 'function', function: { name: plan.name, arguments: '' } }] });
       yield chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(plan.args) } }] });
       yield chunk({}, 'tool_calls');

@@ -1,4 +1,21 @@
-import type { ConversationActor } from '../machines/types.js';
+import type { ConversationActor, ConversationEmittedEvent, ConversationStateValue } from '../machines/types.js';
+
+/** What progress is drawn from: a run's emitted events and its state changes. */
+export type ProgressEvent = ConversationEmittedEvent | { type: 'state'; value: ConversationStateValue };
+/** Subscribes to a run's progress events; returns the function that stops. */
+export type ProgressSource = (listener: (event: ProgressEvent) => void) => () => void;
+
+/** The progress events of a plain actor. */
+export function actorProgress(actor: Pick<ConversationActor, 'on' | 'subscribe'>): ProgressSource {
+  return (listener) => {
+    const events = actor.on('*', listener);
+    const states = actor.subscribe({ next: (snapshot) => listener({ type: 'state', value: snapshot.value }), error: () => undefined });
+    return () => {
+      events.unsubscribe();
+      states.unsubscribe();
+    };
+  };
+}
 
 /** Where progress goes: stderr, and whether it is a terminal (spinner, colours) or a pipe (plain lines). */
 export type ProgressOutput = { write(text: string): unknown; isTTY?: boolean };
@@ -18,11 +35,11 @@ const brief = (value: unknown, max = 60) => {
  *
  * @example
  * ```ts
- * const progress = showProgress(actor, process.stderr);
+ * const progress = showProgress(actorProgress(actor), process.stderr);
  * actor.on('text.delta', (event) => { progress.beforeText(); process.stdout.write(event.delta); });
  * ```
  */
-export function showProgress(actor: Pick<ConversationActor, 'on' | 'subscribe'>, output: ProgressOutput) {
+export function showProgress(source: ProgressSource, output: ProgressOutput) {
   const tty = output.isTTY === true;
   let spinning: { label: string; frame: number; timer: ReturnType<typeof setInterval> } | undefined;
   let midLine = false;
@@ -59,42 +76,50 @@ export function showProgress(actor: Pick<ConversationActor, 'on' | 'subscribe'>,
   };
 
   let lastState = '';
-  const subscriptions = [
-    actor.subscribe({
-      next: (snapshot) => {
-        const value = typeof snapshot.value === 'string' ? snapshot.value : (Object.keys(snapshot.value)[0] ?? '');
+  const stop = source((event) => {
+    switch (event.type) {
+      case 'state': {
+        const value = typeof event.value === 'string' ? event.value : (Object.keys(event.value)[0] ?? '');
         if (value === lastState) return;
         lastState = value;
         if (value === 'awaitingApproval') line('state: awaiting approval');
         else if (value === 'executingTools' || value === 'retrying' || value === 'repairing') line(`state: ${value}`);
-      },
-      error: () => undefined,
-    }),
-    actor.on('request.started', (event) => {
-      line(`requesting ${event.provider}${event.model ? ` ${event.model}` : ''} (round ${event.iteration + 1}, attempt ${event.attempt})`);
-      spin('waiting for the model');
-    }),
-    actor.on('text.delta', () => {
-      stopSpinner();
-      midLine = true;
-    }),
-    actor.on('tool.started', (event) => {
-      started.set(event.toolCallId, performance.now());
-      line(`tool ${event.name} started`);
-      spin(`running ${event.name}`);
-    }),
-    actor.on('tool.call', (event) => line(`tool call ${event.name}(${brief(event.args)})`)),
-    actor.on('tool.result', (event) => {
-      const start = started.get(event.toolCallId);
-      started.delete(event.toolCallId);
-      const took = start === undefined ? '' : ` in ${Math.round(performance.now() - start)} ms`;
-      line(`tool ${event.name} ${event.isError ? 'failed' : 'done'}${took}: ${brief(event.result)}`);
-    }),
-    actor.on('request.retry', (event) => {
-      line(`retry ${event.attempt} in ${event.delayMs} ms: ${event.error.message}`);
-      spin(`waiting ${event.delayMs} ms before retrying`);
-    }),
-  ];
+        return;
+      }
+      case 'request.started':
+        line(
+          `requesting ${event.provider}${event.model ? ` ${event.model}` : ''} (round ${event.iteration + 1}, attempt ${event.attempt})`,
+        );
+        spin('waiting for the model');
+        return;
+      case 'text.delta':
+        stopSpinner();
+        midLine = true;
+        return;
+      case 'tool.started':
+        started.set(event.toolCallId, performance.now());
+        line(`tool ${event.name} started`);
+        spin(`running ${event.name}`);
+        return;
+      case 'tool.call':
+        line(`tool call ${event.name}(${brief(event.args)})`);
+        return;
+      case 'tool.result': {
+        const start = started.get(event.toolCallId);
+        started.delete(event.toolCallId);
+        const took = start === undefined ? '' : ` in ${Math.round(performance.now() - start)} ms`;
+        line(`tool ${event.name} ${event.isError ? 'failed' : 'done'}${took}: ${brief(event.result)}`);
+        return;
+      }
+      case 'tool.approval.requested':
+        line(`tool ${event.name}(${brief(event.args)}) waits for approval (${event.toolCallId})`);
+        return;
+      case 'request.retry':
+        line(`retry ${event.attempt} in ${event.delayMs} ms: ${event.error.message}`);
+        spin(`waiting ${event.delayMs} ms before retrying`);
+        return;
+    }
+  });
 
   return {
     /** Call before writing answer text to stdout: clears the spinner so the two do not mix. */
@@ -105,7 +130,7 @@ export function showProgress(actor: Pick<ConversationActor, 'on' | 'subscribe'>,
     line,
     stop: () => {
       stopSpinner();
-      for (const subscription of subscriptions) subscription.unsubscribe();
+      stop();
     },
   };
 }

@@ -10,7 +10,7 @@ import { CliUsageError } from './cli-usage-error.js';
 import { demoTools } from './demo-tools.js';
 import { offlineModel, offlineModelName } from './offline-model.js';
 import type { ProviderChoice, RunCommand } from './parse-arguments.js';
-import { showProgress } from './progress.js';
+import { actorProgress, showProgress } from './progress.js';
 
 /** What the command reads from its process: environment, streams, signals. */
 export type CliEnvironment = {
@@ -122,7 +122,7 @@ export async function runCommand(
     );
     actor.on('*', (event) => stdout.write(`${JSON.stringify(event)}\n`));
   } else {
-    progress = showProgress(actor, stderr);
+    progress = showProgress(actorProgress(actor), stderr);
     let wrote = false;
     actor.on('text.delta', (event) => {
       progress?.beforeText();
@@ -153,7 +153,8 @@ export async function runCommand(
   return { code: exitCodeOf(output, interrupted), output };
 }
 
-function describeEnd(output: RunOutput): string {
+/** How a run that did not end `done` ended, in a line. */
+export function describeEnd(output: RunOutput): string {
   if (output.status === 'error') return `error: ${output.error?.message ?? 'unknown error'}`;
   return `halted: ${output.reason ?? 'halted'}`;
 }

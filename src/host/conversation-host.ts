@@ -4,7 +4,7 @@ import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../machines/types.js';
 import { isRecord } from '../util/is-record.js';
 import { checkConversationId as checkId, checkSessionData, checkUserEvent as checkEvent, nextRunInput } from './check-input.js';
-import type { ConversationLogEvent, ConversationStore } from './conversation-store.js';
+import type { ConversationLogEvent, ConversationStore, ConversationSummary, ListOptions } from './conversation-store.js';
 import { type ConversationView, statusOf, viewOf } from './conversation-view.js';
 import { type DecodedSnapshot, decodeStored } from './decode-stored.js';
 import { ConversationConflictError } from './errors/conversation-conflict-error.js';
@@ -78,6 +78,8 @@ export type RecoverReport = { resumed: string[]; skipped: string[]; failed: Arra
 export interface ConversationHost {
   /** How this host signs what it writes. */
   readonly hostId: string;
+  /** The machine every conversation of this host runs (what a viewer draws). */
+  readonly machine: ConversationMachine;
   /**
    * Applies a caller's event to the conversation and resolves, with the conversation as it then
    * is, once the state the event led to is stored. A `user.message` starts a new conversation, or
@@ -99,6 +101,13 @@ export interface ConversationHost {
    * each state change and `write.failed`. Returns the function that stops it; the run goes on.
    */
   subscribe(id: string, listener: (event: ConversationHostEvent) => void): () => void;
+  /**
+   * Calls `listener` with what `subscribe` delivers, for every conversation this host runs — those
+   * started later included — with the conversation's id. Returns the function that stops it.
+   */
+  subscribeAll(listener: (event: ConversationHostEvent, conversationId: string) => void): () => void;
+  /** The stored conversations, by id (the store's `list`: filter by `status`, page with `after` and `limit`). */
+  list(options?: ListOptions): Promise<ConversationSummary[]>;
   /**
    * After a restart: resumes every run the store holds as in flight (`running`) that this host does
    * not already hold (see the resume semantics in docs/durable-conversations.md). Runs waiting for
@@ -178,6 +187,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
   /** Runs held in memory: only those in flight (finished and waiting runs are stored, not held). */
   const live = new Map<string, LiveRun>();
   const listeners = new Map<string, Set<(event: ConversationHostEvent) => void>>();
+  const everyListeners = new Set<(event: ConversationHostEvent, conversationId: string) => void>();
   const resultWaiters = new Map<string, Array<{ resolve: (output: RunOutput) => void; reject: (error: unknown) => void }>>();
   const queues = new Map<string, { tail: Promise<void>; size: number }>();
   let closed = false;
@@ -193,10 +203,19 @@ export function createConversationHost(options: ConversationHostOptions): Conver
 
   const publish = (id: string, event: ConversationHostEvent) => {
     const subscribed = listeners.get(id);
-    if (!subscribed) return;
-    for (const listener of [...subscribed]) {
+    if (subscribed) {
+      for (const listener of [...subscribed]) {
+        try {
+          listener(event);
+        } catch (error) {
+          report(error, id);
+        }
+      }
+    }
+    if (everyListeners.size === 0) return;
+    for (const listener of [...everyListeners]) {
       try {
-        listener(event);
+        listener(event, id);
       } catch (error) {
         report(error, id);
       }
@@ -354,6 +373,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
 
   return {
     hostId,
+    machine,
 
     async send(id, event, sendOptions = {}) {
       checkId(id);
@@ -422,6 +442,23 @@ export function createConversationHost(options: ConversationHostOptions): Conver
         current.delete(own);
         if (current.size === 0) listeners.delete(id);
       };
+    },
+
+    subscribeAll(listener) {
+      if (typeof listener !== 'function') {
+        throw new InvalidOptionsError('listener', 'a function (event, conversationId) => void', listener);
+      }
+      // A wrapper per call: subscribing the same function twice gives two deliveries and two stops.
+      const own = (event: ConversationHostEvent, id: string) => listener(event, id);
+      everyListeners.add(own);
+      return () => {
+        everyListeners.delete(own);
+      };
+    },
+
+    async list(listOptions) {
+      ensureOpen('list');
+      return store.list(listOptions);
     },
 
     async recover() {

@@ -34,7 +34,7 @@ export type ConversationView = {
 };
 
 /** What the status and view are computed from: a live snapshot or a stored one. */
-export type RunState = { value: unknown; context: Pick<ConversationContext, 'messages' | 'round' | 'status'> };
+export type RunState = { value: unknown; context: Pick<ConversationContext, 'messages' | 'round' | 'outcome'> };
 
 /**
  * The conversation status of a run's state.
@@ -47,7 +47,7 @@ export type RunState = { value: unknown; context: Pick<ConversationContext, 'mes
 export function statusOf({ value, context }: RunState): ConversationStatus {
   if (value === 'idle') return 'idle';
   if (value === 'awaitingApproval') return 'awaitingApproval';
-  if (value === 'done' || value === 'halted' || value === 'error') return context.status ?? value;
+  if (value === 'done' || value === 'halted' || value === 'error') return context.outcome.status ?? value;
   return 'running';
 }
 

@@ -8,23 +8,36 @@ import type {
   ConversationSnapshot,
   ConversationStateValue,
   ConversationUserEvent,
+  RunOutput,
 } from '../machines/types.js';
+import type { Message } from '../providers/messages.js';
 import type { ConversationLogEvent, ConversationStatus, ConversationStore, LogAppend, StoredConversation } from './conversation-store.js';
 import { statusOf } from './conversation-view.js';
 import { snapshotVersion } from './decode-stored.js';
 import { changesStoredState, type StoredShape, storedShapeOf } from './stored-state.js';
 
 /**
- * A state change, as `host.subscribe` reports it beside the run's own events.
+ * A state change, as `host.subscribe` reports it beside the run's own events: the run's state, the
+ * conversation's status, the history at that state, and — once the run ended (`done`, `halted`,
+ * `error`) — its `RunOutput`.
  *
  * @example
  * ```ts
  * host.subscribe('c-42', (event) => {
- *   if (event.type === 'state') console.log(event.status, JSON.stringify(event.value));
+ *   if (event.type === 'state') console.log(event.status, JSON.stringify(event.value), event.messages.length);
+ *   if (event.type === 'state' && event.output) console.log('run ended:', event.output.text);
  * });
  * ```
  */
-export type ConversationStateEvent = { type: 'state'; value: ConversationStateValue; status: ConversationStatus };
+export type ConversationStateEvent = {
+  type: 'state';
+  value: ConversationStateValue;
+  status: ConversationStatus;
+  /** The whole history at this state (the same array the run holds: read it, do not change it). */
+  messages: Message[];
+  /** The run's output, on the state change that ends it. */
+  output?: RunOutput;
+};
 
 /**
  * This host could not store the run (the store failed, or another host wrote the conversation in
@@ -230,7 +243,13 @@ export class LiveRun {
     const status = statusOf(snapshot);
     if (shape.value !== this.lastPublished.value || status !== this.lastPublished.status) {
       this.lastPublished = { value: shape.value, status };
-      this.options.publish({ type: 'state', value: snapshot.value, status });
+      this.options.publish({
+        type: 'state',
+        value: snapshot.value,
+        status,
+        messages: snapshot.context.messages,
+        ...(snapshot.status === 'done' && snapshot.output ? { output: snapshot.output } : {}),
+      });
     }
     this.assignGates();
   }

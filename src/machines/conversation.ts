@@ -33,6 +33,9 @@ import type {
 
 type FinishEvent = Extract<ProviderCallEvent, { type: 'provider.finish' }>;
 
+/** The stream state of a new request attempt (shared: contexts are never mutated). */
+const freshStream: ConversationContext['stream'] = { partial: false, progressed: false, answerText: '', lastPartialJson: null };
+
 /** Child ids of tool calls: unique per round, and the round's index of the call at the end. */
 const toolCallActorId = (iteration: number, index: number) => `toolCall-${iteration}-${index}`;
 const toolCallIndexOf = (eventType: string) => Number(eventType.slice(eventType.lastIndexOf('-') + 1));
@@ -193,7 +196,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       executeTool: createToolExecutionLogic(tools, resolved.maxToolResultBytes),
     },
     delays: {
-      retryDelay: ({ context }) => context.retryDelayMs,
+      retryDelay: ({ context }) => context.retry.delayMs,
       requestTimeout: resolved.requestTimeoutMs,
       // Aims at the running call whose time is up first; `running` is re-entered whenever a call
       // starts or ends, so the timer always follows the earliest deadline.
@@ -210,7 +213,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         return canRetry(context.attempt, retry, failure, failure.retryAfterMs ?? null);
       },
       missingResponse: ({ context }) => context.response === null,
-      streamProgressed: ({ context }) => context.progressed,
+      streamProgressed: ({ context }) => context.stream.progressed,
       noToolCalls: ({ context }) => context.response !== null && context.response.calls.length === 0,
       answerAccepted: ({ context }) =>
         context.response !== null && context.response.calls.length === 0 && (context.response.answer?.ok ?? true),
@@ -218,7 +221,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         context.response !== null &&
         context.response.calls.length === 0 &&
         context.response.answer?.ok === false &&
-        context.repairs < (output?.maxRepairs ?? 0),
+        context.answer.repairs < (output?.maxRepairs ?? 0),
       iterationCapReached: ({ context }) => context.iterations >= resolved.maxToolIterations,
       doomLoopPersists: ({ context }) => context.response?.doomLoop.action === 'halt',
       roundNeedsApproval: ({ context }) => context.response?.calls.some((call) => call.state === 'awaiting-approval') ?? false,
@@ -233,7 +236,15 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     },
     actions: {
       failOnInput: assign(({ context }) => ({
-        lastError: { name: 'InvalidInputError', message: context.inputProblem ?? 'invalid input', retryable: false, code: 'invalid_input' },
+        retry: {
+          ...context.retry,
+          lastError: {
+            name: 'InvalidInputError',
+            message: context.inputProblem ?? 'invalid input',
+            retryable: false,
+            code: 'invalid_input',
+          },
+        },
       })),
       appendUserMessage: assign(({ context, event }) => {
         if (event.type !== 'user.message') return {};
@@ -258,7 +269,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       })),
       firstAttempt: assign({ attempt: 1 }),
       nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
-      beginAttempt: assign({ partial: false, progressed: false, response: null, answerText: '', lastPartialJson: null }),
+      beginAttempt: assign({ stream: freshStream, response: null }),
       emitRequestStarted: emit(({ context }) => ({
         type: 'request.started' as const,
         iteration: context.iterations,
@@ -269,11 +280,12 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       forwardDeltas: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'provider.delta') return;
         // Assigned once per timeout window, not per delta: most deltas only emit.
-        if (!context.partial || !context.progressed) enqueue.assign({ partial: true, progressed: true });
+        if (!context.stream.partial || !context.stream.progressed)
+          enqueue.assign({ stream: { ...context.stream, partial: true, progressed: true } });
         for (const delta of event.deltas) enqueue.emit(delta);
         if (output) streamPartialObject(context, event.deltas, enqueue);
       }),
-      resetProgress: assign({ progressed: false }),
+      resetProgress: assign(({ context }) => ({ stream: { ...context.stream, progressed: false } })),
       receiveResponse: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'provider.finish') return;
         const finish = event as FinishEvent;
@@ -286,7 +298,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           const repetition = findRepetition(recent, threshold);
           if (repetition) {
             doomLoop = {
-              action: context.doomLoopNoticed ? 'halt' : 'notice',
+              action: context.doomLoop.noticed ? 'halt' : 'notice',
               notice: doomLoopNotice(repetition),
               pattern: repetition.pattern.map(({ name, args }) => ({ name, args })),
               repeats: repetition.repeats,
@@ -305,7 +317,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
             ...(model === undefined ? {} : { model }),
             ...(answer === undefined ? {} : { answer }),
           },
-          finishReason: finish.finishReason,
+          outcome: { ...context.outcome, finishReason: finish.finishReason },
         });
         // The total as it will be once this response is committed (every answered request is).
         enqueue.emit({ type: 'usage', step: finish.usage, total: addUsage(context.usage, finish.usage) });
@@ -329,14 +341,16 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       recordFinalText: assign(({ context }) => {
         let finalText = '';
         for (const part of context.response?.content ?? []) if (part.type === 'text') finalText += part.text;
-        return { finalText };
+        return { outcome: { ...context.outcome, finalText } };
       }),
       commitResponse: assign(({ context }) => {
         const response = context.response;
         if (!response) return {};
         const spent = {
           usage: addUsage(context.usage, response.usage),
-          ...(context.cost && resolved.prices ? { cost: addCost(context.cost, resolved.prices, response.model, response.usage) } : {}),
+          ...(context.billing.cost && resolved.prices
+            ? { billing: { ...context.billing, cost: addCost(context.billing.cost, resolved.prices, response.model, response.usage) } }
+            : {}),
         };
         if (response.content.length === 0) return spent;
         return { ...spent, messages: [...context.messages, { role: 'assistant', content: response.content }] };
@@ -349,8 +363,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           round: response.calls,
           response: null,
           iterations: context.iterations + 1,
-          pendingNotice: doomLoop.action === 'notice' ? doomLoop.notice : null,
-          doomLoopNoticed: doomLoop.action === 'notice',
+          doomLoop: { noticed: doomLoop.action === 'notice', pendingNotice: doomLoop.action === 'notice' ? doomLoop.notice : null },
         });
         if (doomLoop.action === 'notice') {
           enqueue.emit({ type: 'doom_loop.detected', pattern: doomLoop.pattern, repeats: doomLoop.repeats, action: 'notice' });
@@ -385,6 +398,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         if (!round) return;
         let running = round.filter((call) => call.state === 'running').length;
         if (running >= resolved.maxConcurrentTools || !round.some((call) => call.state === 'queued')) return;
+        // One clock reading for the calls started together, so equal timeouts give one deadline and one timer.
+        const startedAt = Date.now();
         const next = round.map((call, index) => {
           if (call.state !== 'queued' || running >= resolved.maxConcurrentTools) return call;
           running++;
@@ -398,7 +413,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           };
           enqueue.spawnChild('executeTool', { id: toolCallActorId(context.iterations, index), input });
           enqueue.emit({ type: 'tool.started', toolCallId: call.toolCallId, name: call.toolName });
-          return { ...call, state: 'running' as const, deadline: Date.now() + toolTimeoutOf(call.toolName) };
+          return { ...call, state: 'running' as const, deadline: startedAt + toolTimeoutOf(call.toolName) };
         });
         enqueue.assign({ round: next });
       }),
@@ -455,11 +470,11 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       }),
       completeRound: assign(({ context }) => {
         const messages: Message[] = [...context.messages, toolMessage(context.round ?? [])];
-        if (context.pendingNotice !== null) messages.push({ role: 'user', content: context.pendingNotice });
-        return { messages, round: null, pendingNotice: null };
+        if (context.doomLoop.pendingNotice !== null) messages.push({ role: 'user', content: context.doomLoop.pendingNotice });
+        return { messages, round: null, doomLoop: { ...context.doomLoop, pendingNotice: null } };
       }),
       haltAtIterationCap: enqueueActions(({ context, enqueue }) => {
-        enqueue.assign({ status: 'halted', reason: 'max_iterations' });
+        enqueue.assign({ outcome: { ...context.outcome, status: 'halted', reason: 'max_iterations' } });
         settleAll(unanswered(context.response?.calls ?? []), resultTexts.iterationLimit, context.messages, enqueue);
       }),
       haltOnDoomLoop: enqueueActions(({ context, enqueue }) => {
@@ -467,16 +482,18 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         if (doomLoop && doomLoop.action !== 'none') {
           enqueue.emit({ type: 'doom_loop.detected', pattern: doomLoop.pattern, repeats: doomLoop.repeats, action: 'halt' });
         }
-        enqueue.assign({ status: 'halted', reason: 'doom_loop' });
+        enqueue.assign({ outcome: { ...context.outcome, status: 'halted', reason: 'doom_loop' } });
         settleAll(unanswered(context.response?.calls ?? []), resultTexts.doomLoop, context.messages, enqueue);
       }),
-      markToolHalt: assign(({ event }) => ({ status: 'halted' as const, reason: 'tool_halt', finalText: haltText(event) })),
+      markToolHalt: assign(({ context, event }) => ({
+        outcome: { ...context.outcome, status: 'halted' as const, reason: 'tool_halt', finalText: haltText(event) },
+      })),
       closeHaltedRound: enqueueActions(({ context, enqueue }) => {
         settleAll(context.round ?? [], resultTexts.halted, context.messages, enqueue);
       }),
       cancelRun: enqueueActions(({ context, event, enqueue }) => {
         const reason = event.type === 'cancel' ? event.reason : undefined;
-        enqueue.assign({ status: 'halted', reason: 'cancelled' });
+        enqueue.assign({ outcome: { ...context.outcome, status: 'halted', reason: 'cancelled' } });
         // A response not yet committed is dropped like any partial output; a round in progress is closed.
         if (context.round) settleAll(context.round, resultTexts.cancelled(reason), context.messages, enqueue);
       }),
@@ -484,46 +501,42 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         const failure = failureOf(event, resolved.requestTimeoutMs);
         // A failed attempt's tokens are billed but not the run's: counted apart.
         const wasted = failure.usage ?? context.response?.usage;
+        const model = failure.model ?? context.response?.model ?? resolved.provider.model;
         return {
-          lastError: runErrorOf(failure),
-          lastRetryAfterMs: failure.retryAfterMs ?? null,
+          retry: { ...context.retry, lastError: runErrorOf(failure), lastRetryAfterMs: failure.retryAfterMs ?? null },
           ...(wasted
             ? {
-                failedUsage: addUsage(context.failedUsage, wasted),
-                ...(context.cost && resolved.prices
-                  ? {
-                      cost: addCost(
-                        context.cost,
-                        resolved.prices,
-                        failure.model ?? context.response?.model ?? resolved.provider.model,
-                        wasted,
-                      ),
-                    }
-                  : {}),
+                billing: {
+                  failedUsage: addUsage(context.billing.failedUsage, wasted),
+                  cost:
+                    context.billing.cost && resolved.prices
+                      ? addCost(context.billing.cost, resolved.prices, model, wasted)
+                      : context.billing.cost,
+                },
               }
             : {}),
         };
       }),
       scheduleRetry: assign(({ context }) => ({
-        retryDelayMs: retryDelay(context.attempt, retry, context.lastRetryAfterMs),
+        retry: { ...context.retry, delayMs: retryDelay(context.attempt, retry, context.retry.lastRetryAfterMs) },
       })),
       emitRetry: emit(({ context }) => ({
         type: 'request.retry' as const,
         attempt: context.attempt + 1,
-        delayMs: context.retryDelayMs,
-        error: context.lastError ?? { name: 'ProviderError', message: 'unknown failure', retryable: true },
-        discardPartial: context.partial,
+        delayMs: context.retry.delayMs,
+        error: context.retry.lastError ?? { name: 'ProviderError', message: 'unknown failure', retryable: true },
+        discardPartial: context.stream.partial,
       })),
       recordObject: assign(({ context }) => {
         const answer = context.response?.answer;
-        return answer?.ok ? { object: answer.object } : {};
+        return answer?.ok ? { answer: { ...context.answer, object: answer.object } } : {};
       }),
       startRepair: enqueueActions(({ context, enqueue }) => {
         const answer = context.response?.answer;
         if (!output || !answer || answer.ok) return;
-        const repair = context.repairs + 1;
+        const repair = context.answer.repairs + 1;
         enqueue.assign({
-          repairs: repair,
+          answer: { ...context.answer, repairs: repair },
           response: null,
           messages: [...context.messages, { role: 'user', content: repairPrompt(answer.problem, output) }],
         });
@@ -533,11 +546,14 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         const answer = context.response?.answer;
         const problem = answer && !answer.ok ? answer.problem : 'no valid answer';
         return {
-          lastError: {
-            name: 'OutputValidationError',
-            message: `the final answer did not match the output schema after ${context.repairs} repair(s): ${problem}`,
-            retryable: false,
-            code: 'invalid_output',
+          retry: {
+            ...context.retry,
+            lastError: {
+              name: 'OutputValidationError',
+              message: `the final answer did not match the output schema after ${context.answer.repairs} repair(s): ${problem}`,
+              retryable: false,
+              code: 'invalid_output',
+            },
           },
         };
       }),
@@ -548,9 +564,11 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         enqueue.assign({ restored: undefined });
         for (const call of context.round ?? []) if (interrupted.has(call.toolCallId) && call.result) enqueue.emit(toolResultEvent(call));
       }),
-      markDone: assign({ status: 'done' }),
-      markHalted: assign(({ context }) => ({ status: 'halted' as const, reason: context.reason ?? 'cancelled' })),
-      markError: assign({ status: 'error' }),
+      markDone: assign(({ context }) => ({ outcome: { ...context.outcome, status: 'done' as const } })),
+      markHalted: assign(({ context }) => ({
+        outcome: { ...context.outcome, status: 'halted' as const, reason: context.outcome.reason ?? 'cancelled' },
+      })),
+      markError: assign(({ context }) => ({ outcome: { ...context.outcome, status: 'error' as const } })),
     },
   }).createMachine({
     id: 'conversation',
@@ -567,25 +585,15 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         runStart: Array.isArray(messages) ? messages.length : 0,
         iterations: 0,
         attempt: 0,
-        partial: false,
-        progressed: false,
         usage: emptyUsage(),
         response: null,
         round: null,
-        doomLoopNoticed: false,
-        pendingNotice: null,
-        retryDelayMs: 0,
-        lastError: null,
-        lastRetryAfterMs: null,
-        status: null,
-        reason: null,
-        finalText: null,
-        finishReason: null,
-        failedUsage: emptyUsage(),
-        cost: resolved.prices ? zeroCost() : null,
-        repairs: 0,
-        answerText: '',
-        lastPartialJson: null,
+        stream: freshStream,
+        doomLoop: { noticed: false, pendingNotice: null },
+        retry: { delayMs: 0, lastError: null, lastRetryAfterMs: null },
+        outcome: { status: null, reason: null, finalText: null, finishReason: null },
+        billing: { failedUsage: emptyUsage(), cost: resolved.prices ? zeroCost() : null },
+        answer: { repairs: 0 },
       };
     },
     initial: 'idle',
@@ -711,18 +719,20 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       error: { type: 'final', entry: 'markError' },
     },
     output: ({ context }): RunOutput => ({
-      status: context.status ?? 'error',
-      ...(context.reason === null ? {} : { reason: context.reason }),
-      text: context.finalText ?? lastAssistantText(context.messages, context.runStart),
+      status: context.outcome.status ?? 'error',
+      ...(context.outcome.reason === null ? {} : { reason: context.outcome.reason }),
+      text: context.outcome.finalText ?? lastAssistantText(context.messages, context.runStart),
       messages: context.messages,
       iterations: context.iterations,
       usage: context.usage,
-      ...(context.finishReason === null ? {} : { finishReason: context.finishReason }),
-      ...(context.status === 'error' && context.lastError ? { error: context.lastError } : {}),
-      ...(context.failedUsage.totalTokens > 0 || context.failedUsage.inputTokens > 0 ? { failedUsage: context.failedUsage } : {}),
-      ...(context.cost ? { cost: context.cost } : {}),
-      ...(context.status === 'done' && context.object !== undefined ? { object: context.object } : {}),
-      ...(context.repairs > 0 ? { repairs: context.repairs } : {}),
+      ...(context.outcome.finishReason === null ? {} : { finishReason: context.outcome.finishReason }),
+      ...(context.outcome.status === 'error' && context.retry.lastError ? { error: context.retry.lastError } : {}),
+      ...(context.billing.failedUsage.totalTokens > 0 || context.billing.failedUsage.inputTokens > 0
+        ? { failedUsage: context.billing.failedUsage }
+        : {}),
+      ...(context.billing.cost ? { cost: context.billing.cost } : {}),
+      ...(context.outcome.status === 'done' && context.answer.object !== undefined ? { object: context.answer.object } : {}),
+      ...(context.answer.repairs > 0 ? { repairs: context.answer.repairs } : {}),
     }),
   });
   const isIdempotent = (name: string) => tools.get(name)?.idempotent === true;
@@ -747,11 +757,14 @@ function streamPartialObject(
   let added = '';
   for (const delta of deltas) if (delta.type === 'text.delta' && delta.delta !== undefined) added += delta.delta;
   if (added === '') return;
-  const answerText = context.answerText + added;
+  const answerText = context.stream.answerText + added;
   const partial = parsePartialJson(answerText);
   const json = partial === undefined ? null : JSON.stringify(partial);
-  enqueue.assign({ answerText, ...(json !== null && json !== context.lastPartialJson ? { lastPartialJson: json } : {}) });
-  if (json !== null && json !== context.lastPartialJson) enqueue.emit({ type: 'object.delta', object: partial });
+  const changed = json !== null && json !== context.stream.lastPartialJson;
+  enqueue.assign({
+    stream: { ...context.stream, partial: true, progressed: true, answerText, ...(changed ? { lastPartialJson: json } : {}) },
+  });
+  if (changed) enqueue.emit({ type: 'object.delta', object: partial });
 }
 
 function toolResultEvent(call: RoundCall) {

@@ -42,8 +42,7 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
     const resumed: ConversationContext = {
       ...context,
       response: null,
-      partial: false,
-      progressed: false,
+      stream: { partial: false, progressed: false, answerText: '', lastPartialJson: null },
       restored: { interrupted: earlier },
     };
     return { ...persisted, context: resumed, children: {} } as T;

@@ -1,4 +1,6 @@
-import type { ConversationEmittedEvent, ConversationStateValue } from '../machines/types.js';
+import type { ConversationStatus } from '../host/conversation-store.js';
+import type { WriteFailedEvent } from '../host/live-run.js';
+import type { ConversationEmittedEvent, ConversationStateValue, RunOutput } from '../machines/types.js';
 import type { Message } from '../providers/messages.js';
 
 /**
@@ -38,37 +40,54 @@ export type ConversationActorLike<TSnapshot extends SnapshotLike = SnapshotLike>
 };
 
 /**
- * A state change pushed by a {@link ConversationFeed}: the machine's state value and the run's
- * status, with the history when the feed has it at hand.
+ * Where a run or conversation stands, in the durable host's words: `idle` before the first message,
+ * `running` while a run requests, retries or executes tools, `awaitingApproval` while calls wait
+ * for `tool.approve` / `tool.deny`, then how the run ended (`done`, `halted`, `error`) — or
+ * `stopped` for an actor stopped before its run ended.
  *
  * @example
  * ```ts
- * const update: ConversationStateUpdate = { type: 'state', value: { requesting: 'waiting' }, status: 'active' };
+ * const waiting = (status: ObservedStatus) => status === 'awaitingApproval';
+ * ```
+ */
+export type ObservedStatus = ConversationStatus | 'stopped';
+
+/**
+ * A state change: the machine's state value and the status, with the history when the source has
+ * it at hand (a host always sends it) and the `RunOutput` on the change that ends a run. The
+ * durable host's `{ type: 'state' }` events are of this shape, so are the state updates
+ * `conversation$` makes of an actor's snapshots.
+ *
+ * @example
+ * ```ts
+ * const update: ConversationStateUpdate = { type: 'state', value: { requesting: 'waiting' }, status: 'running' };
  * ```
  */
 export type ConversationStateUpdate = {
   type: 'state';
   value: ConversationStateValue;
-  /** `active` while the run goes on; how a run or conversation ended otherwise (e.g. `done`). */
-  status: string;
+  status: ObservedStatus;
   messages?: readonly Message[];
+  output?: RunOutput;
 };
 
 /**
- * What a {@link ConversationFeed} pushes: every emitted event and every state change.
+ * What a {@link ConversationFeed} pushes: every emitted event and every state change — and, from a
+ * durable host, `write.failed` when the host could not store the run and stopped its copy.
  *
  * @example
  * ```ts
  * const print = (update: ConversationUpdate) => console.log(update.type === 'state' ? update.value : update.type);
  * ```
  */
-export type ConversationUpdate = ConversationEmittedEvent | ConversationStateUpdate;
+export type ConversationUpdate = ConversationEmittedEvent | ConversationStateUpdate | WriteFailedEvent;
 
 /**
  * A conversation that pushes its updates to a listener, the shape of the durable host's
- * `host.subscribe(id, listener)` (emitted events and `{ type: 'state', value, status }`), so a host
- * conversation is one line away: `{ subscribe: (listener) => host.subscribe(id, listener) }`.
- * A feed outlives a single run, so streams over a feed do not complete at a final state.
+ * `host.subscribe(id, listener)` (emitted events and `{ type: 'state', value, status, messages }`).
+ * `hostFeed(host, id)` makes one of a host conversation that also starts with the conversation's
+ * current state. A feed outlives a single run, so streams over a feed do not complete at a final
+ * state.
  *
  * @example
  * ```ts
@@ -77,8 +96,11 @@ export type ConversationUpdate = ConversationEmittedEvent | ConversationStateUpd
  * ```
  */
 export type ConversationFeed = {
-  /** Starts delivering updates to `listener`; the function it returns stops delivery. */
-  subscribe(listener: (update: ConversationUpdate) => void): () => void;
+  /**
+   * Starts delivering updates to `listener`; the function it returns stops delivery. A feed that
+   * can fail (the conversation cannot be loaded) calls `error` once, and delivers nothing after.
+   */
+  subscribe(listener: (update: ConversationUpdate) => void, error?: (error: unknown) => void): () => void;
 };
 
 /**

@@ -13,6 +13,8 @@ export { createStatelyInspector, type StatelyInspector, type StatelyInspectorOpt
 export { redactContent, redacted, type InspectableJson } from './inspectable.js';
 export { MissingDependencyError } from '../../errors/missing-dependency-error.js';
 export { startLiveViewer, type LiveViewer, type LiveViewerOptions, type WatchOptions } from './live-viewer.js';
+export type { WatchableHost, WatchHostOptions } from './watch-host.js';
+export { hostFeed, type HostConversationFeed, type HostConversations } from '../host-feed.js';
 export type { RunSummary, RunDetail } from './run-view.js';
 export type { RunLogEntry, RunLogKind } from './run-log.js';
 export type {
@@ -21,4 +23,5 @@ export type {
   ConversationSource,
   ConversationStateUpdate,
   ConversationUpdate,
+  ObservedStatus,
 } from '../conversation-source.js';

@@ -66,8 +66,9 @@ export const redacted = '[redacted]';
 /**
  * Keys whose values are conversation content: message and part content (`content`, `text`,
  * `delta`, reasoning `signature` / `data`), tool arguments (`args`, `argsText`, `argsDelta`, `arguments`), tool
- * results (`result`), text derived from them (`finalText`, `notice`, `pendingNotice`) and the
- * run's `sessionData`.
+ * results (`result`), text derived from them (`finalText`, `notice`, `pendingNotice`), structured
+ * answers (`answerText`, `lastPartialJson`, `object`, `problem`), Responses reasoning
+ * (`encryptedContent`, `summary`) and the run's `sessionData`.
  */
 const contentKeys = new Set([
   'content',
@@ -84,6 +85,14 @@ const contentKeys = new Set([
   'notice',
   'pendingNotice',
   'sessionData',
+  // Structured answers (streamed text, partial and final objects, what a repair quotes back) and
+  // the Responses API's reasoning.
+  'answerText',
+  'lastPartialJson',
+  'object',
+  'problem',
+  'encryptedContent',
+  'summary',
 ]);
 
 /**

@@ -6,6 +6,7 @@ import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { ConversationUserEvent } from '../../machines/types.js';
 import { loadElk } from '../chart/layout-chart.js';
 import { type ConversationActorLike, type ConversationFeed, isActorLike, isFeed } from '../conversation-source.js';
+import type { HostConversationFeed } from '../host-feed.js';
 import { stateUpdateOf } from '../state-update.js';
 import { watchActor } from '../watch-actor.js';
 import { watchFeed } from '../watch-feed.js';
@@ -13,6 +14,7 @@ import { ChartStore, type ChartKind } from './chart-store.js';
 import { userEventTypes } from './run-log.js';
 import { type RunChange, RunView } from './run-view.js';
 import { viewerPage } from './viewer-page.js';
+import { checkWatchableHost, type WatchableHost, type WatchHostOptions, watchHostConversations } from './watch-host.js';
 
 /**
  * Options of {@link startLiveViewer}.
@@ -46,11 +48,11 @@ export type LiveViewerOptions = {
  * ```
  */
 export type WatchOptions = {
-  /** The run's id in the viewer (and in the page's address, `#id`). Default `run-<n>`. */
+  /** The run's id in the viewer (and in the page's address, `#id`). Default: a host feed's conversation id, else `run-<n>`. */
   id?: string;
   /** What the run list shows. Default: the id. */
   label?: string;
-  /** The machine to draw. Default: the actor's own (`actor.logic`), or the viewer's `machine`. */
+  /** The machine to draw. Default: the actor's own (`actor.logic`), a host feed's, or the viewer's `machine`. */
   machine?: AnyStateMachine;
 };
 
@@ -69,17 +71,31 @@ export type LiveViewer = {
   port: number;
   /**
    * Shows a run: a conversation actor (its machine is drawn, its state lit up, its events and
-   * messages listed) or a feed — the shape of a durable host conversation,
-   * `{ subscribe: (listener) => host.subscribe(id, listener) }`. Returns a function that stops
-   * following it (the run stays listed as it was). Never stops the run.
+   * messages listed) or a feed — a durable host conversation, `hostFeed(host, id)`, named after
+   * its id and drawn with its host's machine. Returns a function that stops following it (the run
+   * stays listed as it was). Never stops the run.
    */
   watch(source: ConversationActorLike | ConversationFeed, options?: WatchOptions): () => void;
+  /**
+   * Shows every conversation of a durable host: the most recently updated stored ones at once (up
+   * to `maxRuns`), then each conversation that moves — started later, or resumed — as it does.
+   * Each is listed under its conversation id and stays listed when its run ends (until `maxRuns`
+   * drops the oldest finished ones); its next run shows in the same place. Resolves, once the stored
+   * conversations are listed, with the function that stops following them. Never stops a run.
+   */
+  watchHost(host: WatchableHost, options?: WatchHostOptions): Promise<() => void>;
   /** Stops following every run, ends every page's stream and closes the server. */
   close(): Promise<void>;
 };
 
 type Client = { response: ServerResponse; run: string | null };
 type WatchedRun = { view: RunView; stop: () => void };
+
+/** What a host feed (`hostFeed(host, id)`) says of itself: its conversation id and machine. */
+function hostFeedOf(source: ConversationFeed): Partial<Pick<HostConversationFeed, 'conversationId' | 'machine'>> {
+  const { conversationId, machine } = source as ConversationFeed & Partial<HostConversationFeed>;
+  return { ...(typeof conversationId === 'string' ? { conversationId } : {}), ...(machine ? { machine } : {}) };
+}
 
 function checkOptions(options: LiveViewerOptions): void {
   const { host, port, title, machine, maxLogEntries, maxRuns } = options;
@@ -147,6 +163,7 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
   const charts = new ChartStore();
   const runs = new Map<string, WatchedRun>();
   const clients = new Set<Client>();
+  const hostWatches = new Set<() => void>();
   const allowedHosts = new Set([...loopbackNames, host.toLowerCase(), host.includes(':') ? `[${host.toLowerCase()}]` : host.toLowerCase()]);
   const anyHost = host === '0.0.0.0' || host === '::';
   let serial = 0;
@@ -208,14 +225,15 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
       throw new InvalidOptionsError('watch(source)', 'a conversation actor or a feed { subscribe(listener) }', source);
     if (typeof watchOptions !== 'object' || watchOptions === null)
       throw new InvalidOptionsError('watch(source, options)', 'an object', watchOptions);
-    const { id = `run-${++serial}`, label, machine } = watchOptions;
+    const fromHost = isActorLike(source) ? {} : hostFeedOf(source);
+    const { id = fromHost.conversationId ?? `run-${++serial}`, label, machine } = watchOptions;
     if (typeof id !== 'string' || id === '') throw new InvalidOptionsError('watch(source, options).id', 'a non-empty string', id);
     if (runs.has(id)) throw new InvalidOptionsError('watch(source, options).id', `an id no other watched run has ("${id}" is taken)`, id);
     if (label !== undefined && typeof label !== 'string') throw new InvalidOptionsError('watch(source, options).label', 'a string', label);
     if (machine !== undefined && !isMachine(machine))
       throw new InvalidOptionsError('watch(source, options).machine', 'a state machine', machine);
     const logic = isActorLike(source) ? (source as { logic?: unknown }).logic : undefined;
-    const drawn = machine ?? (isMachine(logic) ? logic : options.machine);
+    const drawn = machine ?? (isMachine(logic) ? logic : isMachine(fromHost.machine) ? fromHost.machine : options.machine);
     const view = new RunView(id, label ?? id, drawn ? charts.idOf(drawn) : null, maxLogEntries, changed(id));
     const stops: Array<() => void> = [];
     const run: WatchedRun = {
@@ -242,13 +260,49 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
         }),
       );
     } else {
-      stops.push(watchFeed(source, { state: (update) => view.state(update), event: (event) => view.emitted(event) }));
+      stops.push(
+        watchFeed(source, {
+          state: (update) => view.state(update),
+          event: (event) => view.emitted(event),
+          writeFailed: (event) => view.writeFailed(event),
+          error: (error) => view.failed(error),
+        }),
+      );
     }
     dropOldRuns();
     later('runs', 'runs', null, null);
     // A page may already be waiting for this id (opened with #id before the run was watched).
     for (const client of clients) if (client.run === id) send(client, 'run', view.detail());
     return run.stop;
+  }
+
+  async function watchHost(host: WatchableHost, hostOptions: WatchHostOptions = {}): Promise<() => void> {
+    if (closed) throw new InvalidOptionsError('watchHost()', 'a viewer that is still open (it was closed)');
+    checkWatchableHost(host);
+    if (typeof hostOptions !== 'object' || hostOptions === null)
+      throw new InvalidOptionsError('watchHost(host, options)', 'an object', hostOptions);
+    const { prefix = '', stored = maxRuns, machine } = hostOptions;
+    if (typeof prefix !== 'string') throw new InvalidOptionsError('watchHost(host, options).prefix', 'a string', prefix);
+    if (!Number.isInteger(stored) || stored < 0)
+      throw new InvalidOptionsError(
+        'watchHost(host, options).stored',
+        'an integer ≥ 0 (0: only conversations that move from now on)',
+        stored,
+      );
+    if (machine !== undefined && !isMachine(machine))
+      throw new InvalidOptionsError('watchHost(host, options).machine', 'a state machine', machine);
+    const stop = await watchHostConversations(host, { prefix, stored, ...(machine ? { machine } : {}) }, (feed, runId) =>
+      closed || runs.has(runId) ? undefined : watch(feed, { id: runId, label: feed.conversationId }),
+    );
+    if (closed) {
+      stop();
+      return () => undefined;
+    }
+    hostWatches.add(stop);
+    return () => {
+      hostWatches.delete(stop);
+      stop();
+    };
   }
 
   const server = createServer((request, response) => {
@@ -344,9 +398,12 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
     url: `http://${urlHost}:${port}/`,
     port,
     watch,
+    watchHost,
     close: async () => {
       if (closed) return;
       closed = true;
+      for (const stop of hostWatches) stop();
+      hostWatches.clear();
       clearInterval(heartbeat);
       clearTimeout(flushTimer);
       for (const run of runs.values()) run.stop();

@@ -21,7 +21,8 @@ export type RunLogKind =
   | 'cancel'
   | 'usage'
   | 'doom-loop'
-  | 'rejected';
+  | 'rejected'
+  | 'error';
 
 /**
  * One line of a run's log in the live viewer: when (ms since the epoch), what, and a short text.

@@ -1,6 +1,8 @@
 import type { ConversationEmittedEvent, ConversationStateValue, ConversationUserEvent } from '../../machines/types.js';
 import type { Message } from '../../providers/messages.js';
-import type { ConversationStateUpdate } from '../conversation-source.js';
+import type { WriteFailedEvent } from '../../host/live-run.js';
+import type { ConversationStateUpdate, ObservedStatus } from '../conversation-source.js';
+import { isEndStatus } from '../state-update.js';
 import { nextText } from '../text-so-far.js';
 import { activePaths, logOfEmitted, logOfReceived, type RunLogEntry, stateLabel } from './run-log.js';
 
@@ -20,8 +22,12 @@ export type RunSummary = {
   value: ConversationStateValue;
   /** The innermost active state, e.g. `requesting.waiting`. */
   state: string;
-  /** `active`, then how it ended (`done`, `halted`, `error`, `stopped`). */
-  status: string;
+  /**
+   * `idle`, `running` or `awaitingApproval` while it goes on, then how it ended (`done`, `halted`,
+   * `error`, or `stopped` for an actor stopped before its end). A host conversation goes on to
+   * `running` again with its next run.
+   */
+  status: ObservedStatus;
   startedAt: number;
   updatedAt: number;
 };
@@ -58,7 +64,7 @@ export type RunChange =
 export class RunView {
   private value: ConversationStateValue = 'idle';
   private stateName = 'idle';
-  private status = 'active';
+  private status: ObservedStatus = 'idle';
   private paths: string[] = ['idle'];
   private previousPaths: string[] = [];
   private cause: string | undefined;
@@ -106,7 +112,7 @@ export class RunView {
   }
 
   get ended(): boolean {
-    return this.status !== 'active';
+    return isEndStatus(this.status);
   }
 
   state(update: ConversationStateUpdate): void {
@@ -129,7 +135,7 @@ export class RunView {
     this.status = update.status;
     this.paths = activePaths(update.value);
     this.updatedAt = Date.now();
-    this.append({ kind: 'state', text: `→ ${label}${update.status === 'active' ? '' : ` (${update.status})`}` });
+    this.append({ kind: 'state', text: `→ ${label}${isEndStatus(update.status) ? ` (${update.status})` : ''}` });
     this.changed({ type: 'state', run: this.summary(), activePaths: this.paths, previousPaths, ...(received ? { cause: received } : {}) });
   }
 
@@ -143,6 +149,15 @@ export class RunView {
     }
     const entry = logOfEmitted(event, this.toolNames);
     if (entry) this.append(entry);
+  }
+
+  writeFailed(event: WriteFailedEvent): void {
+    this.append({ kind: 'error', isError: true, text: `not stored, so the host stopped the run: ${event.error.message}` });
+  }
+
+  /** The feed failed: nothing more comes for this run. */
+  failed(error: unknown): void {
+    this.append({ kind: 'error', isError: true, text: `cannot follow it: ${error instanceof Error ? error.message : String(error)}` });
   }
 
   received(event: ConversationUserEvent): void {

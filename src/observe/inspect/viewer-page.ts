@@ -33,6 +33,7 @@ h2 { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: 
 #status .value { font-size: 18px; font-weight: 700; }
 #status .status { padding: 1px 8px; border-radius: 999px; background: #e2e8f0; font-size: 12px; }
 #status .status[data-status="done"] { background: #dcfce7; }
+#status .status[data-status="awaitingApproval"] { background: #fde68a; }
 #status .status[data-status="halted"] { background: #fef3c7; }
 #status .status[data-status="error"], #status .status[data-status="stopped"] { background: #fee2e2; }
 #text { white-space: pre-wrap; min-height: 1.5em; max-height: 160px; overflow: auto; font-size: 13px; }
@@ -98,6 +99,11 @@ function select(id) {
   connect();
 }
 
+/** Whether a run ended (a host conversation may still start its next run). */
+function ended(status) {
+  return status === 'done' || status === 'halted' || status === 'error' || status === 'stopped';
+}
+
 function renderRuns() {
   const list = $('runs');
   list.replaceChildren(...view.runs.map((run) => {
@@ -105,7 +111,7 @@ function renderRuns() {
     button.type = 'button';
     button.dataset.run = run.id;
     button.setAttribute('aria-pressed', String(run.id === view.runId));
-    button.append(el('span', 'badge', run.status === 'active' ? run.state : run.status));
+    button.append(el('span', 'badge', ended(run.status) ? run.status : run.state));
     button.addEventListener('click', () => select(run.id));
     return button;
   }));
@@ -131,7 +137,7 @@ function renderStatus() {
   badge.dataset.status = detail.status;
   status.replaceChildren(el('span', 'value', detail.state), badge, el('span', 'empty', detail.label));
   const button = document.querySelector('#runs button[data-run="' + CSS.escape(detail.id) + '"] .badge');
-  if (button) button.textContent = detail.status === 'active' ? detail.state : detail.status;
+  if (button) button.textContent = ended(detail.status) ? detail.status : detail.state;
 }
 
 async function loadChart() {

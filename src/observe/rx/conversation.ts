@@ -6,10 +6,11 @@ import { watchActor } from '../watch-actor.js';
 
 /**
  * Everything about a conversation in one stream, in the host's vocabulary: each emitted event and
- * each state change as `{ type: 'state', value, status }` (with `messages`), the current state
- * first. On an actor it completes when the run ends; on a feed (a host conversation:
- * `conversation$({ subscribe: (listener) => host.subscribe(id, listener) })`) it follows the
- * conversation across runs.
+ * each state change as `{ type: 'state', value, status, messages }` (status `running`,
+ * `awaitingApproval`, … then `done` / `halted` / `error` with the run's `output`), the current
+ * state first. On an actor it completes when the run ends; on a host conversation
+ * (`conversation$(hostFeed(host, id))`) it follows the conversation across runs, and adds
+ * `write.failed` when the host could not store a run.
  *
  * @example
  * ```ts
@@ -23,7 +24,14 @@ import { watchActor } from '../watch-actor.js';
  */
 export function conversation$(source: ConversationSource): Observable<ConversationUpdate> {
   checkSource(source, 'conversation$');
-  if (!isActorLike(source)) return new Observable((subscriber) => source.subscribe((update) => subscriber.next(update)));
+  if (!isActorLike(source)) {
+    return new Observable((subscriber) =>
+      source.subscribe(
+        (update) => subscriber.next(update),
+        (error) => subscriber.error(error),
+      ),
+    );
+  }
   return new Observable((subscriber) => {
     let last: ConversationStateUpdate | undefined;
     return watchActor(source, {

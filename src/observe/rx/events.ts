@@ -19,7 +19,8 @@ export type ConversationEmittedType = ConversationEmittedEvent['type'];
  * The events a run emits (`text.delta`, `tool.result`, …): every one, or only those of the types
  * given, typed by them. Completes when the run reaches its final state (after the events of the
  * final step) or the actor is stopped; a subscriber that joins late gets the events from then on.
- * Unsubscribing never stops the run. On a feed (a host conversation) it does not complete.
+ * Unsubscribing never stops the run. On a feed (a host conversation: `events$(hostFeed(host, id),
+ * 'tool.result')`) it follows the conversation across runs and does not complete.
  *
  * @example
  * ```ts
@@ -38,7 +39,11 @@ export function events$<TType extends ConversationEmittedType>(
 ): Observable<Extract<ConversationEmittedEvent, { type: TType }>>;
 export function events$(source: ConversationSource, ...types: ConversationEmittedType[]): Observable<ConversationEmittedEvent> {
   checkSource(source, 'events$', types);
-  if (!isActorLike(source)) return new Observable((subscriber) => watchFeed(source, { types, event: (event) => subscriber.next(event) }));
+  if (!isActorLike(source)) {
+    return new Observable((subscriber) =>
+      watchFeed(source, { types, event: (event) => subscriber.next(event), error: (error) => subscriber.error(error) }),
+    );
+  }
   return new Observable((subscriber) =>
     watchActor(source, {
       types,

@@ -15,8 +15,9 @@ import { watchFeed } from '../watch-feed.js';
  * now), then each new snapshot; completes when the run reaches its final state (`done`,
  * `halted`, `error`) or the actor is stopped. Unsubscribing never stops the run.
  *
- * On a feed (a host conversation), the `{ type: 'state' }` updates instead, without completing:
- * a conversation outlives its runs.
+ * On a feed (a host conversation: `state$(hostFeed(host, id))`), the `{ type: 'state', value,
+ * status, messages }` updates instead — the conversation's current state first — without
+ * completing: a conversation outlives its runs.
  *
  * @example
  * ```ts
@@ -32,7 +33,11 @@ export function state$<TSnapshot extends SnapshotLike>(source: ConversationActor
 export function state$(source: ConversationFeed): Observable<ConversationStateUpdate>;
 export function state$(source: ConversationActorLike | ConversationFeed): Observable<SnapshotLike | ConversationStateUpdate> {
   checkSource(source, 'state$');
-  if (!isActorLike(source)) return new Observable((subscriber) => watchFeed(source, { state: (update) => subscriber.next(update) }));
+  if (!isActorLike(source)) {
+    return new Observable((subscriber) =>
+      watchFeed(source, { state: (update) => subscriber.next(update), error: (error) => subscriber.error(error) }),
+    );
+  }
   return new Observable((subscriber) =>
     watchActor(source, {
       snapshot: (snapshot) => subscriber.next(snapshot),
