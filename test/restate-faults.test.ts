@@ -120,7 +120,9 @@ describe('Restate fault test: workers and the server killed mid-run', () => {
       const killAt = async (phase: 'tool' | 'request') => {
         const pid = await cluster.next(
           (message) =>
-            message.type === 'phase' && message.phase === phase && (phase === 'request' || message.tool === 'charge') ? message.pid : undefined,
+            message.type === 'phase' && message.phase === phase && (phase === 'request' || message.tool === 'charge')
+              ? message.pid
+              : undefined,
           10_000,
         );
         if (pid === undefined) return kills.push(`${phase}:none`);
@@ -164,7 +166,12 @@ describe('Restate fault test: workers and the server killed mid-run', () => {
         ? setInterval(async () => {
             const open = conversationIds.filter((id) => !finished.has(id));
             const views = await Promise.all(open.slice(0, 10).map((id) => client.get(id).catch((error: Error) => error.message)));
-            console.info(`${finished.size} finished; kills ${kills.join(',')}; open: ${open.slice(0, 10).map((id, index) => `${id}=${JSON.stringify((views[index] as { value?: unknown })?.value ?? views[index])}`).join(' ')}`);
+            console.info(
+              `${finished.size} finished; kills ${kills.join(',')}; open: ${open
+                .slice(0, 10)
+                .map((id, index) => `${id}=${JSON.stringify((views[index] as { value?: unknown })?.value ?? views[index])}`)
+                .join(' ')}`,
+            );
             if (open.length > 0 && open.length < 15) {
               const response = await fetch(`${restate.adminUrl}/query`, {
                 method: 'POST',
@@ -178,7 +185,9 @@ describe('Restate fault test: workers and the server killed mid-run', () => {
           }, 3_000)
         : undefined;
       try {
-        await Promise.all(conversationIds.map((id) => driveOverRestate(client, id, { deadline, awaitApproval }).then(() => finished.add(id))));
+        await Promise.all(
+          conversationIds.map((id) => driveOverRestate(client, id, { deadline, awaitApproval }).then(() => finished.add(id))),
+        );
         await chaos;
       } finally {
         clearInterval(progress);

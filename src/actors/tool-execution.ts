@@ -141,7 +141,8 @@ function runTool(tool: Tool, input: ToolExecutionInput, signal: AbortSignal, max
       )
       .then(
         (result: unknown) => finish({ kind: 'result', text: capText(serializeResult(result), maxResultBytes) }),
-        (thrown: unknown) => finish(HaltError.isInstance(thrown) ? { kind: 'halt', content: thrown.content } : { kind: 'error', text: thrownMessage(thrown) }),
+        (thrown: unknown) =>
+          finish(HaltError.isInstance(thrown) ? { kind: 'halt', content: thrown.content } : { kind: 'error', text: thrownMessage(thrown) }),
       );
   });
 }

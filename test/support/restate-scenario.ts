@@ -143,9 +143,16 @@ export async function driveOverRestate(
       }
       await options.awaitApproval?.(id, pending);
       const approved = pending;
-      await untilReachable(() => client.send(id, { type: 'tool.approve', toolCallId: approved }, { idempotencyKey: `${id}/approve` }), options.deadline);
+      await untilReachable(
+        () => client.send(id, { type: 'tool.approve', toolCallId: approved }, { idempotencyKey: `${id}/approve` }),
+        options.deadline,
+      );
     }
-    const output = await untilReachable(() => client.result(id, { signal: AbortSignal.timeout(Math.max(1, options.deadline - Date.now())) }), options.deadline);
-    if (output.status !== 'done') throw new Error(`${id} turn ${turn} ended ${output.status}: ${JSON.stringify(output.error ?? output.reason)}`);
+    const output = await untilReachable(
+      () => client.result(id, { signal: AbortSignal.timeout(Math.max(1, options.deadline - Date.now())) }),
+      options.deadline,
+    );
+    if (output.status !== 'done')
+      throw new Error(`${id} turn ${turn} ended ${output.status}: ${JSON.stringify(output.error ?? output.reason)}`);
   }
 }

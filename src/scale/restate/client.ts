@@ -162,9 +162,13 @@ export function restateConversationClient(options: RestateConversationClientOpti
     async send(id, event, sendOptions = {}) {
       checkConversationId(id);
       checkUserEvent(event);
-      if (!isRecord(sendOptions)) throw new InvalidOptionsError('options', 'an object { sessionData?, idempotencyKey?, signal? }', sendOptions);
+      if (!isRecord(sendOptions))
+        throw new InvalidOptionsError('options', 'an object { sessionData?, idempotencyKey?, signal? }', sendOptions);
       checkSessionData(sendOptions.sessionData);
-      if (sendOptions.idempotencyKey !== undefined && (typeof sendOptions.idempotencyKey !== 'string' || sendOptions.idempotencyKey === '')) {
+      if (
+        sendOptions.idempotencyKey !== undefined &&
+        (typeof sendOptions.idempotencyKey !== 'string' || sendOptions.idempotencyKey === '')
+      ) {
         throw new InvalidOptionsError('idempotencyKey', 'a non-empty string', sendOptions.idempotencyKey);
       }
       const input = { event, ...(sendOptions.sessionData === undefined ? {} : { sessionData: sendOptions.sessionData }) };

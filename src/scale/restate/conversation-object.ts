@@ -115,8 +115,10 @@ export function restateConversations(options: RestateConversationsOptions): Conv
   if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(name)) {
     throw new InvalidOptionsError('name', 'a Restate service name: letters, digits, _ . - (not starting with a digit)', name);
   }
-  if (onEvent !== undefined && typeof onEvent !== 'function') throw new InvalidOptionsError('onEvent', 'a function (event) => void', onEvent);
-  if (options.options !== undefined && !isRecord(options.options)) throw new InvalidOptionsError('options.options', 'Restate ObjectOptions', options.options);
+  if (onEvent !== undefined && typeof onEvent !== 'function')
+    throw new InvalidOptionsError('onEvent', 'a function (event) => void', onEvent);
+  if (options.options !== undefined && !isRecord(options.options))
+    throw new InvalidOptionsError('options.options', 'Restate ObjectOptions', options.options);
   const journaled = journaledMachine(machine);
 
   const segment = (ctx: restate.ObjectContext, rest: Pick<SegmentOptions, 'from' | 'mode' | 'event' | 'updatedAt'>) =>
@@ -183,7 +185,8 @@ export function restateConversations(options: RestateConversationsOptions): Conv
     sessionData: unknown,
   ): SegmentOptions['from'] => {
     if (stored === undefined) {
-      if (event.type !== 'user.message') throw new ConversationNotFoundError(id, `${event.type} needs a conversation; a user.message starts one`);
+      if (event.type !== 'user.message')
+        throw new ConversationNotFoundError(id, `${event.type} needs a conversation; a user.message starts one`);
       return { input: nextRunInput(undefined, sessionData) };
     }
     const decoded: DecodedSnapshot = decodeRecord(id, stored, machine);
@@ -233,7 +236,13 @@ export function restateConversations(options: RestateConversationsOptions): Conv
     if (decoded.status === 'done' && decoded.output) return decoded.output;
     // A shared handler cannot write state: the exclusive `watch` keeps the awakeable until the run ends.
     const awakeable = ctx.awakeable<RunOutput>();
-    ctx.genericSend({ service: name, method: 'watch', key: ctx.key, parameter: { awakeableId: awakeable.id }, inputSerde: restate.serde.json });
+    ctx.genericSend({
+      service: name,
+      method: 'watch',
+      key: ctx.key,
+      parameter: { awakeableId: awakeable.id },
+      inputSerde: restate.serde.json,
+    });
     return await awakeable.promise;
   };
 

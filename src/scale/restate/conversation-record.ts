@@ -34,7 +34,16 @@ export function decodeRecord(id: string, record: unknown, machine: ConversationM
   }
   const stored = record as ConversationRecord;
   return decodeStored(
-    { id, version: stored.version, machineId: stored.machineId, status: stored.status, snapshot: stored.snapshot, revision: 0, owner: '', updatedAt: stored.updatedAt },
+    {
+      id,
+      version: stored.version,
+      machineId: stored.machineId,
+      status: stored.status,
+      snapshot: stored.snapshot,
+      revision: 0,
+      owner: '',
+      updatedAt: stored.updatedAt,
+    },
     machine,
   );
 }
@@ -45,7 +54,7 @@ export function decodeRecord(id: string, record: unknown, machine: ConversationM
  * left out — it is not needed to resume:
  * - the calls' `deadline` (a restored call never keeps running; in Restate mode the step enforces
  *   the timeout anyway);
- * - `retryDelayMs`, the jittered backoff (the backoff is a delayed `advance`; a run restored in
+ * - `retry.delayMs`, the jittered backoff (the backoff is a delayed `advance`; a run restored in
  *   `retrying` makes its next attempt at once).
  *
  * Calls in `notStarted` — their step was declined in this invocation, so they never ran — are
@@ -60,5 +69,6 @@ export function snapshotForState<T>(persisted: T, notStarted: ReadonlySet<string
         return call.state === 'running' && notStarted.has(call.toolCallId) ? { ...rest, state: 'queued' } : rest;
       })
     : context.round;
-  return { ...persisted, context: { ...context, retryDelayMs: 0, round } };
+  const retry = isRecord(context.retry) ? { ...context.retry, delayMs: 0 } : context.retry;
+  return { ...persisted, context: { ...context, retry, round } };
 }

@@ -155,7 +155,13 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
       const status = statusOf(snapshot);
       if (shape.value !== lastPublished.value || status !== lastPublished.status) {
         lastPublished = { value: shape.value, status };
-        publish({ type: 'state', value: snapshot.value, status });
+        publish({
+          type: 'state',
+          value: snapshot.value,
+          status,
+          messages: snapshot.context.messages,
+          ...(snapshot.status === 'done' && snapshot.output ? { output: snapshot.output } : {}),
+        });
       }
       // `apply` writes once, when the event was taken: a rejected event stores nothing.
       if (mode !== 'advance' || !changesStoredState(lastShape, shape)) return;
@@ -164,7 +170,7 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
       // Only a state entered here ends the segment: the restored one (a run restored in `retrying`) goes on.
       if (snapshot.status === 'done') finish({ kind: 'final' });
       else if (snapshot.value === 'awaitingApproval') finish({ kind: 'approval' });
-      else if (snapshot.value === 'retrying') finish({ kind: 'retry', delayMs: snapshot.context.retryDelayMs });
+      else if (snapshot.value === 'retrying') finish({ kind: 'retry', delayMs: snapshot.context.retry.delayMs });
     },
     // The machine routes every failure to a final state; an actor error would be a bug, not a run outcome.
     error: (error) => abort(error),
@@ -235,7 +241,10 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
 }
 
 /** Sends the caller's event; returns the machine's rejection message when the run did not take it. */
-function applyEvent(actor: ReturnType<typeof createActor<ConversationMachine>>, event: ConversationUserEvent | undefined): string | undefined {
+function applyEvent(
+  actor: ReturnType<typeof createActor<ConversationMachine>>,
+  event: ConversationUserEvent | undefined,
+): string | undefined {
   if (!event) return undefined;
   let rejection: string | undefined;
   const listener = actor.on('event.rejected', (rejected) => {
