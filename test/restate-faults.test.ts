@@ -38,7 +38,12 @@ import { freePort, startRestateServer } from './support/restate-server.js';
 import type { RestateWorkerMessage } from './support/restate-worker.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-restate-faults-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+/** Stops what the test started, even when it failed or timed out (the test's own `finally` may not have run yet). */
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
+  rmSync(work, { recursive: true, force: true });
+}, 30_000);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -50,6 +55,10 @@ function startCluster(port: number, count: number, executions: string, journaled
     ['--import', 'tsx', script, String(port), String(count), executions, journaled, wireUrl],
     { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, RESTATE_LOGGING: 'ERROR' } },
   );
+  // This process dying takes the primary along; the primary's workers exit when it disconnects.
+  const onExit = () => primary.kill('SIGKILL');
+  process.once('exit', onExit);
+  primary.once('exit', () => process.off('exit', onExit));
   const listeners = new Set<(message: RestateWorkerMessage | ClusterMessage) => void>();
   const listening = new Set<number>();
   primary.on('message', (message: RestateWorkerMessage | ClusterMessage) => {
@@ -105,10 +114,12 @@ describe('Restate fault test: workers and the server killed mid-run', () => {
     let holding = false;
     const server = await startPlannedWireServer(plan, { firstByteMs: [5, 30], chunkDelayMs: [0, 4], holdResponses: () => holding });
     const restate = await startRestateServer();
+    cleanups.push(() => restate.stop());
     const executions = join(work, 'executions.log');
     const journaled = join(work, 'journaled.log');
     const port = await freePort();
     const cluster = startCluster(port, 2, executions, journaled, server.url);
+    cleanups.push(() => cluster.stop(), () => server.close());
     const kills: string[] = [];
     try {
       await cluster.waitListening(2);
