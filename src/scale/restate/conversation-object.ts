@@ -142,7 +142,7 @@ export function restateConversations(options: RestateConversationsOptions): Conv
   });
 
   /** What follows a segment: the waiters get the output of a run that ended; a run that goes on gets its next `advance`. */
-  const afterSegment = (
+  const afterSegment = async (
     ctx: restate.ObjectContext,
     result: Extract<SegmentResult, { kind: 'ended' }>,
     state: { segment: number; waiters: string[] },
@@ -156,7 +156,9 @@ export function restateConversations(options: RestateConversationsOptions): Conv
     }
     if (end.kind === 'approval') return;
     ctx.set(stateKeys.segment, state.segment + 1);
-    sendAdvance(ctx, state.segment + 1, end.kind === 'retry' ? end.delayMs : undefined);
+    // The backoff is jittered: journaled, so a replay of this invocation schedules the same `advance`.
+    const delayMs = end.kind === 'retry' ? await ctx.run('backoff', () => end.delayMs) : undefined;
+    sendAdvance(ctx, state.segment + 1, delayMs);
   };
 
   const send = async (ctx: restate.ObjectContext, input: SendInput): Promise<ConversationView> => {
@@ -173,7 +175,7 @@ export function restateConversations(options: RestateConversationsOptions): Conv
     if (result.kind === 'rejected') {
       throw new EventRejectedError({ conversationId: id, eventType: event.type, code: 'rejected', message: result.message });
     }
-    afterSegment(ctx, result, state);
+    await afterSegment(ctx, result, state);
     return viewOf(id, result.snapshot, result.record?.updatedAt ?? now);
   };
 
@@ -220,7 +222,7 @@ export function restateConversations(options: RestateConversationsOptions): Conv
     const decoded = decodeRecord(ctx.key, stored, machine);
     if (statusOf(decoded) !== 'running') return;
     const result = await segment(ctx, { from: { snapshot: decoded }, mode: 'advance', updatedAt: stored.updatedAt });
-    if (result.kind === 'ended') afterSegment(ctx, result, state);
+    if (result.kind === 'ended') await afterSegment(ctx, result, state);
   };
 
   const get = async (ctx: restate.ObjectSharedContext): Promise<ConversationView | null> => {
