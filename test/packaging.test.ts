@@ -117,6 +117,8 @@ describe('the packed package in a fresh project', () => {
       '@anthropic-ai/sdk': { optional: true },
       'better-sqlite3': { optional: true },
       '@modelcontextprotocol/sdk': { optional: true },
+      '@restatedev/restate-sdk': { optional: true },
+      '@restatedev/restate-sdk-clients': { optional: true },
     });
   });
 
@@ -128,7 +130,14 @@ describe('the packed package in a fresh project', () => {
       const directory = project(name.replaceAll(' ', '-'), version);
       const installed = JSON.parse(readFileSync(join(directory, 'node_modules/xstate/package.json'), 'utf8')) as { version: string };
       expect(installed.version).toBe(version);
-      for (const absent of ['openai', '@anthropic-ai/sdk', 'zod', 'better-sqlite3']) {
+      for (const absent of [
+        'openai',
+        '@anthropic-ai/sdk',
+        'zod',
+        'better-sqlite3',
+        '@restatedev/restate-sdk',
+        '@restatedev/restate-sdk-clients',
+      ]) {
         expect(() => readFileSync(join(directory, 'node_modules', absent, 'package.json'))).toThrow();
       }
       // One xstate in the tree: the package uses the project's own copy.
