@@ -119,7 +119,10 @@ describe('Restate fault test: workers and the server killed mid-run', () => {
     const journaled = join(work, 'journaled.log');
     const port = await freePort();
     const cluster = startCluster(port, 2, executions, journaled, server.url);
-    cleanups.push(() => cluster.stop(), () => server.close());
+    cleanups.push(
+      () => cluster.stop(),
+      () => server.close(),
+    );
     const kills: string[] = [];
     try {
       await cluster.waitListening(2);
