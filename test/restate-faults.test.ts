@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resultTexts, type Message } from '../src/index.js';
-import { restateConversationClient } from '../src/scale/restate/index.js';
+import { restateConversationClient } from '../src/scale/restate/client.js';
 import { expectValidForBothWires } from './support/history.js';
 import { startPlannedWireServer } from './support/planned-wire-server.js';
 import type { ClusterMessage, ClusterOrder } from './support/restate-cluster.js';

@@ -17,12 +17,8 @@ import {
   InvalidOptionsError,
   openaiProvider,
 } from '../src/index.js';
-import {
-  type RestateConversationClient,
-  type RestateConversationEvent,
-  restateConversationClient,
-  restateConversations,
-} from '../src/scale/restate/index.js';
+import { type RestateConversationClient, restateConversationClient } from '../src/scale/restate/client.js';
+import { type RestateConversationEvent, restateConversations } from '../src/scale/restate/index.js';
 import { expectValidForBothWires } from './support/history.js';
 import type { PlanStep } from './support/planned-model.js';
 import { type PlannedAnswer, type PlannedWireServer, startPlannedWireServer } from './support/planned-wire-server.js';

@@ -7,7 +7,7 @@
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import { createConversationMachine, defineTool, openaiProvider } from '../../src/index.js';
-import type { RestateConversationClient } from '../../src/scale/restate/index.js';
+import type { RestateConversationClient } from '../../src/scale/restate/client.js';
 import type { PlanStep } from './planned-model.js';
 import type { PlannedAnswer } from './planned-wire-server.js';
 

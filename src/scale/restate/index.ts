@@ -1,8 +1,8 @@
 /**
  * `actorloop/restate`: conversations as Restate virtual objects, served by any number of worker
- * processes, and the client other processes call them with. Needs the optional peers
- * `@restatedev/restate-sdk` (workers) and `@restatedev/restate-sdk-clients` (the client; a caller
- * that needs only the client imports `actorloop/restate/client`). See docs/scale-out-restate.md.
+ * processes. Needs the optional peer `@restatedev/restate-sdk`. Callers use
+ * `actorloop/restate/client` (`restateConversationClient`), which needs only
+ * `@restatedev/restate-sdk-clients`. See docs/scale-out-restate.md.
  *
  * @example
  * ```ts
@@ -22,11 +22,4 @@ export {
   type SendInput,
 } from './conversation-object.js';
 export type { RestateConversationEvent } from './run-segment.js';
-export {
-  conversationErrorOf,
-  type RestateConversationClient,
-  type RestateConversationClientOptions,
-  type RestateSendOptions,
-  restateConversationClient,
-} from './client.js';
 export { ensurePromiseWithResolvers } from './promise-with-resolvers.js';
