@@ -61,11 +61,12 @@ const events: RestateConversationEvent[] = [];
 const sdkLog: string[] = [];
 
 beforeAll(async () => {
-  wire = await startPlannedWireServer(plan, { chunkDelayMs: [1, 2] });
+  wire = await startPlannedWireServer(plan, { chunkDelayMs: [1, 2], failOnce: (step) => step.conversation.startsWith('flaky') });
   server = await startRestateServer();
   const machine = createConversationMachine({
     provider: openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${wire.url}/v1` }),
     tools: [lookup, refund],
+    retry: { initialDelayMs: 200, maxDelayMs: 400 },
   });
   const conversations = restateConversations({ machine, onEvent: (event) => events.push(event) });
   // The SDK's log (every invocation, every terminal error the tests provoke) is kept, not printed.
@@ -179,6 +180,25 @@ describe('actorloop/restate with a real restate-server', () => {
       content: [expect.objectContaining({ toolCallId: 'rf-1', result: 'denied by user: too much', isError: true })],
     });
   }, 60_000);
+
+  it('a failed request backs off (a delayed advance) and is tried again', async () => {
+    const retries: number[] = [];
+    await client.send('c-flaky', { type: 'user.message', content: 'flaky answer' });
+    expect(await client.result('c-flaky')).toMatchObject({ status: 'done', text: 'answer to flaky answer' });
+    for (const { conversationId, event } of events) {
+      if (conversationId === 'c-flaky' && event.type === 'request.retry') retries.push(event.delayMs);
+    }
+    expect(retries).toHaveLength(1);
+    // Jittered: half to all of the 200 ms asked for.
+    expect(retries[0]).toBeGreaterThanOrEqual(100);
+    expect(
+      events
+        .filter(({ conversationId, event }) => conversationId === 'c-flaky' && event.type === 'state')
+        .map(({ event }) => 'value' in event && event.value),
+    ).toContain('retrying');
+    // One request answered (the retry); the failed one was answered 503.
+    expect(wire.requestLog().filter((request) => request.conversation === 'flaky answer')).toHaveLength(1);
+  }, 30_000);
 
   it('the client throws the host errors: not found, rejected, invalid input', async () => {
     expect(await client.get('nobody')).toBeUndefined();

@@ -37,9 +37,12 @@ export async function startPlannedWireServer(
     onRequest?: () => void;
     /** While it returns true, no response starts: requests stay in flight. */
     holdResponses?: () => boolean;
+    /** Requests it returns true for are answered 503 (overloaded), the first time their history is sent only. */
+    failOnce?: (step: PlanStep) => boolean;
   } = {},
 ): Promise<PlannedWireServer> {
-  const { firstByteMs = [0, 0], chunkDelayMs = [0, 0], onRequest, holdResponses } = options;
+  const { firstByteMs = [0, 0], chunkDelayMs = [0, 0], onRequest, holdResponses, failOnce } = options;
+  const failed = new Set<string>();
   let requests = 0;
   let serial = 0;
   const histories = new Set<string>();
@@ -53,6 +56,12 @@ export async function startPlannedWireServer(
     else histories.add(history);
     onRequest?.();
     const step = planStepOf(request.messages);
+    if (failOnce?.(step) && !failed.has(history)) {
+      failed.add(history);
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'overloaded, try again', type: 'server_error' } }));
+      return;
+    }
     const planned = plan(step);
     const base = { id: `chatcmpl-${++serial}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: 'planned' };
     log.push({ at: Date.now(), conversation: step.conversation, turn: step.turn, round: step.round, responseId: base.id });
