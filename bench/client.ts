@@ -8,9 +8,12 @@
  * `poolKind` says so.
  */
 import OpenAI, { type ClientOptions } from 'openai';
+import { createNodeFetch } from '../src/index.js';
 
-export type PoolOptions = { connections: number; keepAliveTimeoutMs?: number };
-export type BenchClient = { client: OpenAI; poolKind: 'undici-agent' | 'global-default'; close(): Promise<void> };
+/** `fetch`: the SDK's default (Node's global fetch, undici) on its own Agent; `node-http`: actorloop's `createNodeFetch`. */
+export type Transport = 'fetch' | 'node-http';
+export type PoolOptions = { connections: number; keepAliveTimeoutMs?: number; transport?: Transport };
+export type BenchClient = { client: OpenAI; poolKind: 'undici-agent' | 'global-default' | 'node-http-agent'; close(): Promise<void> };
 
 type DispatcherLike = { close?: () => Promise<void> };
 type AgentConstructor = new (options: Record<string, unknown>) => DispatcherLike;
@@ -32,6 +35,15 @@ async function findAgentClass(): Promise<AgentConstructor | null> {
 }
 
 export async function createBenchClient(baseURL: string, pool: PoolOptions): Promise<BenchClient> {
+  if (pool.transport === 'node-http') {
+    const fetch = createNodeFetch({
+      maxSockets: pool.connections,
+      maxFreeSockets: pool.connections,
+      freeSocketTimeoutMs: pool.keepAliveTimeoutMs ?? 30_000,
+    });
+    const client = new OpenAI({ apiKey: 'bench-key', baseURL, maxRetries: 0, timeout: 600_000, fetch });
+    return { client, poolKind: 'node-http-agent', close: async () => fetch.close() };
+  }
   const Agent = await findAgentClass();
   const dispatcher = Agent
     ? new Agent({

@@ -293,6 +293,21 @@ function render(
           `${fmt(m.actorloop.wallMsPerConversation.median, 1)} / ${fmt(m.raw.wallMsPerConversation.median, 1)} |`,
       );
     }
+    lines.push(
+      '',
+      "Transport: the same sides with `createNodeFetch` (keep-alive `node:http`) as the client's `fetch` instead of the SDK's default (undici `fetch`):",
+      '',
+      '| mode | raw on node:http µs/round (÷ raw on fetch) | actorloop on node:http µs/round | **÷ raw on node:http** (best runs) | **÷ raw on fetch** (best runs) |',
+      '|---|---:|---:|---:|---:|',
+    );
+    for (const m of r.modes) {
+      const { rawNodeHttp: rawHttp, actorloopNodeHttp: actorHttp } = m;
+      lines.push(
+        `| ${m.mode === 'stream' ? 'streaming' : 'non-streaming'} | ${fmt(rawHttp.cpuUsPerRound.median, 0)} (${fmt(rawHttp.cpuUsPerRound.median / m.raw.cpuUsPerRound.median, 2)}×) | ` +
+          `${fmt(actorHttp.cpuUsPerRound.median, 0)} | **${fmt(actorHttp.cpuUsPerRound.median / rawHttp.cpuUsPerRound.median, 2)}×** (${fmt(actorHttp.cpuUsPerRound.min / rawHttp.cpuUsPerRound.min, 2)}×) | ` +
+          `**${fmt(actorHttp.cpuUsPerRound.median / m.raw.cpuUsPerRound.median, 2)}×** (${fmt(actorHttp.cpuUsPerRound.min / m.raw.cpuUsPerRound.min, 2)}×) |`,
+      );
+    }
     lines.push('', `server requests ${r.serverRequests} (expected ${r.expectedRequests}); pool ${r.modes[0]?.poolKind ?? '?'}`, '');
   }
   if (results.s2) {

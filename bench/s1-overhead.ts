@@ -35,6 +35,10 @@ export type S1ModeResult = {
   provider: S1SideResult;
   /** The raw loop's own request and tool code inside a minimal XState tool loop (bench/minimal-loop.ts). */
   minimal: S1SideResult;
+  /** The raw loop with `createNodeFetch` as its client's fetch. */
+  rawNodeHttp: S1SideResult;
+  /** actorloop with `createNodeFetch` as its client's fetch. */
+  actorloopNodeHttp: S1SideResult;
   /** minimal / raw, medians: XState's inherent cost. */
   ratioMinimal: number;
   /** actorloop / minimal, medians: what actorloop's machine adds beyond it. */
@@ -47,7 +51,7 @@ export type S1ModeResult = {
   ratioProvider: number;
   poolKind: string;
 };
-type S1Side = 'actorloop' | 'raw' | 'rawSignal' | 'provider' | 'minimal';
+type S1Side = 'actorloop' | 'raw' | 'rawSignal' | 'provider' | 'minimal' | 'rawNodeHttp' | 'actorloopNodeHttp';
 export type S1Result = {
   rounds: number;
   reps: number;
@@ -80,12 +84,16 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
     const providerClient = await createBenchClient(job.baseURL, { connections: 4 });
     const actorClient = await createBenchClient(job.baseURL, { connections: 4 });
     const minimalClient = await createBenchClient(job.baseURL, { connections: 4 });
+    const rawNodeHttpClient = await createBenchClient(job.baseURL, { connections: 4, transport: 'node-http' });
+    const actorNodeHttpClient = await createBenchClient(job.baseURL, { connections: 4, transport: 'node-http' });
     const sides: Record<S1Side, (text: string) => Promise<LoopResult>> = {
       raw: createRawLoop(rawClient.client, options),
       rawSignal: createRawLoop(rawSignalClient.client, { ...options, signalPerRequest: true }),
       provider: createProviderLoop(benchOpenAIProvider(providerClient.client, options), options),
       actorloop: createActorloopLoop(benchOpenAIProvider(actorClient.client, options), options),
       minimal: createMinimalLoop(minimalClient.client, options),
+      rawNodeHttp: createRawLoop(rawNodeHttpClient.client, options),
+      actorloopNodeHttp: createActorloopLoop(benchOpenAIProvider(actorNodeHttpClient.client, options), options),
     };
     const measure = async (side: S1Side) => {
       const cpu0 = cpuNowUs();
@@ -96,7 +104,7 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
       check(result, job.rounds, side);
       return { cpu, wall };
     };
-    const order: S1Side[] = ['actorloop', 'raw', 'rawSignal', 'provider', 'minimal'];
+    const order: S1Side[] = ['actorloop', 'raw', 'rawSignal', 'provider', 'minimal', 'rawNodeHttp', 'actorloopNodeHttp'];
     for (let i = 0; i < job.warmup; i++) for (const side of order) await measure(side);
     const samples: Record<S1Side, { cpu: number[]; wall: number[] }> = {
       raw: { cpu: [], wall: [] },
@@ -104,10 +112,12 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
       provider: { cpu: [], wall: [] },
       actorloop: { cpu: [], wall: [] },
       minimal: { cpu: [], wall: [] },
+      rawNodeHttp: { cpu: [], wall: [] },
+      actorloopNodeHttp: { cpu: [], wall: [] },
     };
     const rotations = order.map((_, shift) => [...order.slice(shift), ...order.slice(0, shift)]);
     for (let i = 0; i < job.reps; i++) {
-      // Interleaved, each side first a quarter of the time, so drift and order effects cancel.
+      // Interleaved, each side first as often as the others, so drift and order effects cancel.
       const turn = rotations[i % rotations.length] as S1Side[];
       for (const side of turn) {
         const { cpu, wall } = await measure(side);
@@ -120,6 +130,8 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
     await providerClient.close();
     await actorClient.close();
     await minimalClient.close();
+    await rawNodeHttpClient.close();
+    await actorNodeHttpClient.close();
     const actorloop = summarize(samples.actorloop.cpu, samples.actorloop.wall);
     const raw = summarize(samples.raw.cpu, samples.raw.wall);
     const rawSignal = summarize(samples.rawSignal.cpu, samples.rawSignal.wall);
@@ -135,6 +147,8 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
       ratioSignal: actorloop.cpuUsPerRound.median / rawSignal.cpuUsPerRound.median,
       ratioProvider: provider.cpuUsPerRound.median / raw.cpuUsPerRound.median,
       minimal,
+      rawNodeHttp: summarize(samples.rawNodeHttp.cpu, samples.rawNodeHttp.wall),
+      actorloopNodeHttp: summarize(samples.actorloopNodeHttp.cpu, samples.actorloopNodeHttp.wall),
       ratioMinimal: minimal.cpuUsPerRound.median / raw.cpuUsPerRound.median,
       ratioOverMinimal: actorloop.cpuUsPerRound.median / minimal.cpuUsPerRound.median,
       poolKind: rawClient.poolKind,
@@ -161,6 +175,6 @@ export async function s1(server: WireServerHandle, options: { rounds: number; re
     warmup: options.warmup,
     modes,
     serverRequests: stats.requests,
-    expectedRequests: 2 * 5 * (options.reps + options.warmup) * (options.rounds + 1),
+    expectedRequests: 2 * 7 * (options.reps + options.warmup) * (options.rounds + 1),
   };
 }

@@ -119,6 +119,8 @@ export type {
 } from './providers/messages.js';
 export { type Usage, emptyUsage, addUsage } from './providers/usage.js';
 export { handlerProvider, type ChunkHandler, type HandlerRequest } from './providers/handler/handler-provider.js';
+export { createNodeFetch, type NodeFetch, type NodeFetchOptions } from './providers/transport/node-fetch.js';
+export type { FetchFunction } from './providers/transport/fetch-function.js';
 export {
   openaiProvider,
   type OpenAIProviderOptions,

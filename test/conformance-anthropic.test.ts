@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { fetchOption, replayTransports, type TransportCase } from './support/transports.js';
 import { createActor, toPromise } from 'xstate';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import type { RunOutput } from '../src/machines/types.js';
@@ -279,7 +280,9 @@ const conversationCassettes = (present ? listCassettes('anthropic') : []).filter
     cassette.interactions.every((interaction) => interaction.request.body !== null && interaction.response.status === 200),
 );
 
-async function replayConversation(cassette: Cassette): Promise<void> {
+const transports = replayTransports();
+
+async function replayConversation(cassette: Cassette, transport: TransportCase): Promise<void> {
   const server = await startWireServer(cassetteSteps(cassette));
   servers.push(server);
   const bodies = cassette.interactions.map((interaction) => interaction.request.body as Json);
@@ -315,6 +318,7 @@ async function replayConversation(cassette: Cassette): Promise<void> {
       model: first.model,
       apiKey: secretKey,
       baseURL: server.url,
+      ...fetchOption(transport),
       maxTokens: first.maxTokens,
       stream: streaming,
       ...(first.thinking ? { thinking: first.thinking } : {}),
@@ -403,7 +407,8 @@ describe.skipIf(!present)('conformance: recorded Anthropic conversations as whol
     );
   });
 
-  for (const cassette of conversationCassettes) {
-    test(`${cassette.name} (${cassette.interactions.length} requests)`, () => replayConversation(cassette));
-  }
+  for (const cassette of conversationCassettes)
+    for (const transport of transports) {
+      test(`${cassette.name} (${cassette.interactions.length} requests, ${transport.name})`, () => replayConversation(cassette, transport));
+    }
 });

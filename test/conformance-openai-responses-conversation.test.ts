@@ -7,6 +7,7 @@
  */
 import { createActor, toPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
+import { fetchOption, replayTransports } from './support/transports.js';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import type { Message } from '../src/providers/messages.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
@@ -78,6 +79,8 @@ function standsFor(input: InputItem | undefined, output: RecordedOutput['items']
   return false;
 }
 
+const transports = replayTransports();
+
 describe.skipIf(!hasRecordedFixtures)('conformance: recorded Responses tool loops as whole conversations', () => {
   it('finds the recorded tool loops', () => {
     expect(toolLoops.map((cassette) => cassette.name)).toEqual([
@@ -91,130 +94,136 @@ describe.skipIf(!hasRecordedFixtures)('conformance: recorded Responses tool loop
     ]);
   });
 
-  for (const cassette of toolLoops) {
-    it(cassette.name, async () => {
-      const server = await startWireServer(cassetteSteps(cassette));
-      try {
-        const interactions = cassette.interactions;
-        const aliases = callIdAliases(cassette);
-        const first = recordedResponsesRequestToNeutral(interactions[0]!.request.body, aliases);
-        const chained = interactions.some((interaction) => (interaction.request.body as Json).previous_response_id !== undefined);
-        const pinned = pinnedResponsesFacts[cassette.name]!;
-        const outputs = interactions.map((interaction) => parseRecordedResponsesOutput(interaction.response));
+  for (const cassette of toolLoops)
+    for (const transport of transports) {
+      it(`${cassette.name} (${transport.name})`, async () => {
+        const server = await startWireServer(cassetteSteps(cassette));
+        try {
+          const interactions = cassette.interactions;
+          const aliases = callIdAliases(cassette);
+          const first = recordedResponsesRequestToNeutral(interactions[0]!.request.body, aliases);
+          const chained = interactions.some((interaction) => (interaction.request.body as Json).previous_response_id !== undefined);
+          const pinned = pinnedResponsesFacts[cassette.name]!;
+          const outputs = interactions.map((interaction) => parseRecordedResponsesOutput(interaction.response));
 
-        // Tools answer with what the recording sent back, and record the arguments they were given.
-        const results = new Map<string, string>();
-        for (const interaction of interactions)
-          for (const [id, result] of recordedToolOutputs(interaction.request.body, aliases)) results.set(id, result);
-        const executed: Array<{ toolCallId: string; name: string; args: unknown }> = [];
-        const tools = first.tools.map((description) =>
-          defineTool({
-            name: description.name,
-            description: description.description,
-            parameters: description.inputSchema as { type: 'object' },
-            execute: (args: unknown, { toolCallId }: { toolCallId: string }) => {
-              executed.push({ toolCallId, name: description.name, args });
-              const result = results.get(toolCallId);
-              if (result === undefined) throw new Error(`no recorded result for ${toolCallId}`);
-              return result;
-            },
-          }),
-        );
-
-        const provider = openaiProvider({
-          api: 'responses',
-          model: first.model,
-          apiKey: 'sk-replay',
-          baseURL: `${server.url}/v1`,
-          ...first.options,
-          ...(chained ? { previousResponseId: true } : {}),
-        });
-
-        let history: Message[] = [];
-        const expectedCalls: Array<{ toolCallId: string; name: string; args: unknown }> = [];
-        for (const turn of turnsOf(cassette)) {
-          const turnRequest = recordedResponsesRequestToNeutral(interactions[turn.first]!.request.body, aliases);
-          const userMessage = turnRequest.messages.at(-1);
-          if (userMessage?.role !== 'user') throw new Error('a turn must start with a user message');
-          if (turn.first === 0) history = turnRequest.messages.slice(0, -1);
-
-          const responses = outputs.slice(turn.first, turn.last + 1);
-          const lastResponse = responses.at(-1)!;
-          const rounds = responses.filter((response, index) => recordedCalls(response).length > 0 && index < responses.length - 1).length;
-          expect(recordedCalls(lastResponse)).toEqual([]);
-
-          const machine = createConversationMachine({
-            provider,
-            tools,
-            ...(first.system === undefined ? {} : { system: first.system }),
-            maxToolIterations: Math.max(rounds, 1),
-            retry: false,
-            doomLoop: false,
-          });
-          const actor = createActor(machine, { input: { messages: history } });
-          const emittedCalls: Array<{ toolCallId: string; name: string; args: unknown }> = [];
-          const usageSteps: Usage[] = [];
-          actor.on('tool.call', (event) => emittedCalls.push({ toolCallId: event.toolCallId, name: event.name, args: event.args }));
-          actor.on('usage', (event) => usageSteps.push(event.step));
-          actor.start();
-          actor.send({ type: 'user.message', content: userMessage.content });
-          const output = await toPromise(actor);
-
-          const turnCalls = responses.flatMap((response) =>
-            recordedCalls(response).map((call) => ({
-              toolCallId: call.callId,
-              name: call.name,
-              args: JSON.parse(call.arguments === '' ? '{}' : call.arguments) as unknown,
-            })),
+          // Tools answer with what the recording sent back, and record the arguments they were given.
+          const results = new Map<string, string>();
+          for (const interaction of interactions)
+            for (const [id, result] of recordedToolOutputs(interaction.request.body, aliases)) results.set(id, result);
+          const executed: Array<{ toolCallId: string; name: string; args: unknown }> = [];
+          const tools = first.tools.map((description) =>
+            defineTool({
+              name: description.name,
+              description: description.description,
+              parameters: description.inputSchema as { type: 'object' },
+              execute: (args: unknown, { toolCallId }: { toolCallId: string }) => {
+                executed.push({ toolCallId, name: description.name, args });
+                const result = results.get(toolCallId);
+                if (result === undefined) throw new Error(`no recorded result for ${toolCallId}`);
+                return result;
+              },
+            }),
           );
-          expect(emittedCalls, `tool calls of the turn at request ${turn.first}`).toEqual(turnCalls);
-          expectedCalls.push(...turnCalls);
 
-          const turnUsage = pinned.slice(turn.first, turn.last + 1).map((facts) => {
-            if (!('usage' in facts)) throw new Error('no usage pinned for an error response');
-            return pinnedUsage(facts.usage);
+          const provider = openaiProvider({
+            api: 'responses',
+            model: first.model,
+            apiKey: 'sk-replay',
+            ...fetchOption(transport),
+            baseURL: `${server.url}/v1`,
+            ...first.options,
+            ...(chained ? { previousResponseId: true } : {}),
           });
-          expect(usageSteps).toEqual(turnUsage);
-          expect(output.usage).toEqual(turnUsage.reduce(addUsage, emptyUsage()));
-          expect(output.iterations).toBe(rounds);
-          expect(output.finishReason).toBe<FinishReason>('stop');
-          expect(output.status, JSON.stringify(output.error)).toBe('done');
-          expect(output.text).toBe(recordedText(lastResponse));
-          expectValidHistory(output.messages);
-          history = output.messages;
-        }
 
-        expect(executed).toEqual(expectedCalls);
-        expect(server.requests).toHaveLength(interactions.length);
-        const stateless = first.options.store === false;
-        interactions.forEach((interaction, index) => {
-          expect(server.requests[index]!.path).toBe(interaction.request.path);
-          const recordedInput = inputOf(interaction.request.body);
-          const recordedSendsReasoning = recordedInput.some((item) => item.type === 'reasoning');
-          assertResponsesRequestMatches(interaction.request, server.requests[index], {
-            aliases,
-            reasoning: recordedSendsReasoning || !stateless ? 'exact' : 'skip',
-          });
-          if (!stateless) return;
-          // Stateless: every earlier reasoning item goes back verbatim (the `output_item.done` form),
-          // right before the item that followed it in its response; no other reasoning is sent.
-          const sent = inputOf(server.requests[index]!.body);
-          const sentReasoning = sent.filter((item) => item.type === 'reasoning');
-          const earlier = outputs
-            .slice(0, index)
-            .flatMap((output) =>
-              output.items.flatMap((item, position) => (item.type === 'reasoning' ? [{ item, follower: output.items[position + 1] }] : [])),
+          let history: Message[] = [];
+          const expectedCalls: Array<{ toolCallId: string; name: string; args: unknown }> = [];
+          for (const turn of turnsOf(cassette)) {
+            const turnRequest = recordedResponsesRequestToNeutral(interactions[turn.first]!.request.body, aliases);
+            const userMessage = turnRequest.messages.at(-1);
+            if (userMessage?.role !== 'user') throw new Error('a turn must start with a user message');
+            if (turn.first === 0) history = turnRequest.messages.slice(0, -1);
+
+            const responses = outputs.slice(turn.first, turn.last + 1);
+            const lastResponse = responses.at(-1)!;
+            const rounds = responses.filter((response, index) => recordedCalls(response).length > 0 && index < responses.length - 1).length;
+            expect(recordedCalls(lastResponse)).toEqual([]);
+
+            const machine = createConversationMachine({
+              provider,
+              tools,
+              ...(first.system === undefined ? {} : { system: first.system }),
+              maxToolIterations: Math.max(rounds, 1),
+              retry: false,
+              doomLoop: false,
+            });
+            const actor = createActor(machine, { input: { messages: history } });
+            const emittedCalls: Array<{ toolCallId: string; name: string; args: unknown }> = [];
+            const usageSteps: Usage[] = [];
+            actor.on('tool.call', (event) => emittedCalls.push({ toolCallId: event.toolCallId, name: event.name, args: event.args }));
+            actor.on('usage', (event) => usageSteps.push(event.step));
+            actor.start();
+            actor.send({ type: 'user.message', content: userMessage.content });
+            const output = await toPromise(actor);
+
+            const turnCalls = responses.flatMap((response) =>
+              recordedCalls(response).map((call) => ({
+                toolCallId: call.callId,
+                name: call.name,
+                args: JSON.parse(call.arguments === '' ? '{}' : call.arguments) as unknown,
+              })),
             );
-          expect(sentReasoning.map((item) => item.encrypted_content)).toEqual(earlier.map(({ item }) => item.encrypted));
-          for (const { item, follower } of earlier) {
-            const at = sent.findIndex((candidate) => candidate.encrypted_content === item.encrypted);
-            expect(sent[at]!.summary?.map((part) => part.text)).toEqual(item.summary);
-            expect(follower && standsFor(sent[at + 1], follower), `reasoning ${at} of request ${index} is followed by its item`).toBe(true);
+            expect(emittedCalls, `tool calls of the turn at request ${turn.first}`).toEqual(turnCalls);
+            expectedCalls.push(...turnCalls);
+
+            const turnUsage = pinned.slice(turn.first, turn.last + 1).map((facts) => {
+              if (!('usage' in facts)) throw new Error('no usage pinned for an error response');
+              return pinnedUsage(facts.usage);
+            });
+            expect(usageSteps).toEqual(turnUsage);
+            expect(output.usage).toEqual(turnUsage.reduce(addUsage, emptyUsage()));
+            expect(output.iterations).toBe(rounds);
+            expect(output.finishReason).toBe<FinishReason>('stop');
+            expect(output.status, JSON.stringify(output.error)).toBe('done');
+            expect(output.text).toBe(recordedText(lastResponse));
+            expectValidHistory(output.messages);
+            history = output.messages;
           }
-        });
-      } finally {
-        await server.close();
-      }
-    });
-  }
+
+          expect(executed).toEqual(expectedCalls);
+          expect(server.requests).toHaveLength(interactions.length);
+          const stateless = first.options.store === false;
+          interactions.forEach((interaction, index) => {
+            expect(server.requests[index]!.path).toBe(interaction.request.path);
+            const recordedInput = inputOf(interaction.request.body);
+            const recordedSendsReasoning = recordedInput.some((item) => item.type === 'reasoning');
+            assertResponsesRequestMatches(interaction.request, server.requests[index], {
+              aliases,
+              reasoning: recordedSendsReasoning || !stateless ? 'exact' : 'skip',
+            });
+            if (!stateless) return;
+            // Stateless: every earlier reasoning item goes back verbatim (the `output_item.done` form),
+            // right before the item that followed it in its response; no other reasoning is sent.
+            const sent = inputOf(server.requests[index]!.body);
+            const sentReasoning = sent.filter((item) => item.type === 'reasoning');
+            const earlier = outputs
+              .slice(0, index)
+              .flatMap((output) =>
+                output.items.flatMap((item, position) =>
+                  item.type === 'reasoning' ? [{ item, follower: output.items[position + 1] }] : [],
+                ),
+              );
+            expect(sentReasoning.map((item) => item.encrypted_content)).toEqual(earlier.map(({ item }) => item.encrypted));
+            for (const { item, follower } of earlier) {
+              const at = sent.findIndex((candidate) => candidate.encrypted_content === item.encrypted);
+              expect(sent[at]!.summary?.map((part) => part.text)).toEqual(item.summary);
+              expect(follower && standsFor(sent[at + 1], follower), `reasoning ${at} of request ${index} is followed by its item`).toBe(
+                true,
+              );
+            }
+          });
+        } finally {
+          await server.close();
+        }
+      });
+    }
 });

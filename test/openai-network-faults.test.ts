@@ -4,13 +4,14 @@
  */
 import path from 'node:path';
 import { createActor, toPromise } from 'xstate';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import type { ConversationOptions } from '../src/machines/options.js';
 import type { Message } from '../src/providers/messages.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { expectValidHistory } from './support/history.js';
+import { fetchOption, replayTransports } from './support/transports.js';
 import {
   cassetteSteps,
   closedPortUrl,
@@ -26,6 +27,9 @@ import {
 } from './support/wire-server.js';
 
 let server: WireServer | undefined;
+// Every fault runs over both transports: the SDK's default fetch and createNodeFetch.
+const transports = replayTransports();
+let transport = transports[0]!;
 afterEach(async () => {
   await server?.close();
   server = undefined;
@@ -78,7 +82,7 @@ async function run(steps: WireStep[] | { url: string }, options: Partial<Convers
     baseURL = `${steps.url}/v1`;
   }
   const machine = createConversationMachine({
-    provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-faults', baseURL }),
+    provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-faults', baseURL, ...fetchOption(transport) }),
     tools: [add],
     retry: { maxRetries: 2, initialDelayMs: 5, maxDelayMs: 20, jitter: false },
     requestTimeoutMs: 2_000,
@@ -105,7 +109,10 @@ const onlyUserAndAnswer = (text: string): Message[] => [
   { role: 'assistant', content: [{ type: 'text', text }] },
 ];
 
-describe('network faults through a conversation', () => {
+describe.each(transports)('network faults through a conversation ($name)', (each) => {
+  beforeEach(() => {
+    transport = each;
+  });
   it('connection refused: classified network error, retried per policy, then error with a valid history', async () => {
     const { output, retries, started } = await run({ url: await closedPortUrl() });
     expect(output.status).toBe('error');
@@ -227,11 +234,14 @@ describe('network faults through a conversation', () => {
   });
 });
 
-describe('cancel closes the HTTP connection', () => {
+describe.each(transports)('cancel closes the HTTP connection ($name)', (each) => {
+  beforeEach(() => {
+    transport = each;
+  });
   async function startCancellable(step: WireStep) {
     server = await startWireServer([step]);
     const machine = createConversationMachine({
-      provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-cancel', baseURL: `${server.url}/v1` }),
+      provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-cancel', baseURL: `${server.url}/v1`, ...fetchOption(transport) }),
       retry: false,
     });
     const actor = createActor(machine, { input: { messages: [] } });

@@ -1,4 +1,5 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import type { FetchFunction } from '../transport/fetch-function.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../errors/provider-error.js';
@@ -31,6 +32,11 @@ export type AnthropicProviderOptions = {
   apiKey?: string;
   /** Used only when the provider builds its own client, e.g. a proxy or a test server. */
   baseURL?: string;
+  /**
+   * The `fetch` the provider's own client sends with (ignored with `client`), e.g. {@link createNodeFetch}
+   * for keep-alive `node:http` connections. Defaults to the SDK's choice, Node's global `fetch`.
+   */
+  fetch?: FetchFunction;
   /**
    * A client you built yourself (`new Anthropic(...)`). Its own retries are switched off per
    * request: the conversation machine retries, so every attempt is a visible state.
@@ -112,6 +118,9 @@ function validateOptions(options: AnthropicProviderOptions): void {
   if (options.apiKey !== undefined && typeof options.apiKey !== 'string') {
     throw new InvalidOptionsError('apiKey', 'a string');
   }
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+    throw new InvalidOptionsError('fetch', 'a fetch function, e.g. createNodeFetch()', options.fetch);
+  }
   if (options.client !== undefined) {
     const messages: unknown = (options.client as { messages?: unknown } | null)?.messages;
     const create: unknown = typeof messages === 'object' && messages !== null ? (messages as { create?: unknown }).create : undefined;
@@ -155,6 +164,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
           new sdk.default({
             ...(apiKey === undefined ? {} : { apiKey }),
             ...(baseURL === undefined ? {} : { baseURL }),
+            ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
             maxRetries: 0,
             timeout: options.timeoutMs ?? defaultSdkTimeoutMs,
           }),

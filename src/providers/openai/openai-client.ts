@@ -1,4 +1,5 @@
 import { lazySdkClient } from '../optional-sdk.js';
+import type { FetchFunction } from '../transport/fetch-function.js';
 
 /**
  * The client of an `openaiProvider`: the one passed in, or an `openai` client made on first use
@@ -7,16 +8,17 @@ import { lazySdkClient } from '../optional-sdk.js';
  */
 export function openaiClient<TClient>(
   client: TClient | undefined,
-  options: { apiKey: string | undefined; baseURL: string | undefined },
+  options: { apiKey: string | undefined; baseURL: string | undefined; fetch: FetchFunction | undefined },
 ): () => Promise<TClient> {
   if (client !== undefined) return () => Promise.resolve(client);
-  const { apiKey, baseURL } = options;
+  const { apiKey, baseURL, fetch } = options;
   return lazySdkClient(
     () => import('openai'),
     (module) =>
       new module.OpenAI({
         ...(apiKey === undefined ? {} : { apiKey }),
         ...(baseURL === undefined ? {} : { baseURL }),
+        ...(fetch === undefined ? {} : { fetch }),
         maxRetries: 0,
       }) as unknown as TClient,
     'openaiProvider needs the `openai` package: npm install openai (or pass `client`)',

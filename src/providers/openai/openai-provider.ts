@@ -1,4 +1,5 @@
 import { isRecord } from '../../util/is-record.js';
+import type { FetchFunction } from '../transport/fetch-function.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIChatUsage } from '../openai-wire/chat-types.js';
@@ -101,6 +102,11 @@ export type OpenAIProviderOptions = {
   apiKey?: string;
   /** An OpenAI-compatible endpoint, e.g. `https://api.groq.com/openai/v1`. Ignored with `client`. */
   baseURL?: string;
+  /**
+   * The `fetch` the provider's own client sends with (ignored with `client`), e.g. {@link createNodeFetch}
+   * for keep-alive `node:http` connections. Defaults to the SDK's choice, Node's global `fetch`.
+   */
+  fetch?: FetchFunction;
   /** A ready client; its own retry setting is overridden per request, as the machine retries. */
   client?: OpenAIClientLike;
   /**
@@ -244,7 +250,7 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
   const { model, apiKey, baseURL, params, strict, reasoningEffort } = options;
   const streaming = options.stream ?? true;
   const sendReasoning = options.sendReasoning ?? false;
-  const getClient = openaiClient<OpenAIClientLike>(options.client, { apiKey, baseURL });
+  const getClient = openaiClient<OpenAIClientLike>(options.client, { apiKey, baseURL, fetch: options.fetch });
 
   return {
     name: options.name ?? 'openai',

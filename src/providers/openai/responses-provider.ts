@@ -1,4 +1,5 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import type { FetchFunction } from '../transport/fetch-function.js';
 import { isRecord } from '../../util/is-record.js';
 import { classifyResponsesSdkError } from '../errors/classify-response-failure.js';
 import { redactSecret } from '../errors/classify-sdk-error.js';
@@ -35,6 +36,11 @@ export type OpenAIResponsesProviderOptions = {
   apiKey?: string;
   /** Another endpoint that speaks the Responses API (Azure OpenAI `…/openai/v1`, a proxy). Ignored with `client`. */
   baseURL?: string;
+  /**
+   * The `fetch` the provider's own client sends with (ignored with `client`), e.g. {@link createNodeFetch}
+   * for keep-alive `node:http` connections. Defaults to the SDK's choice, Node's global `fetch`.
+   */
+  fetch?: FetchFunction;
   /** A ready client (`new OpenAI(...)`); its own retry setting is overridden per request, as the machine retries. */
   client?: OpenAIResponsesClientLike;
   /**
@@ -219,7 +225,7 @@ export function openaiResponsesProvider(given: OpenAIResponsesProviderOptions): 
   const { apiKey, baseURL } = options;
   const streaming = options.stream ?? true;
   const keepIds = options.previousResponseId === true || options.store === true;
-  const getClient = openaiClient<OpenAIResponsesClientLike>(options.client, { apiKey, baseURL });
+  const getClient = openaiClient<OpenAIResponsesClientLike>(options.client, { apiKey, baseURL, fetch: options.fetch });
 
   return {
     name: options.name ?? 'openai',

@@ -37,6 +37,9 @@ export function validateOpenAIOptions(options: unknown): asserts options is Reco
   if (options.baseURL !== undefined && typeof options.baseURL !== 'string') {
     throw new InvalidOptionsError('openaiProvider.baseURL', 'a URL string', options.baseURL);
   }
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+    throw new InvalidOptionsError('openaiProvider.fetch', 'a fetch function, e.g. createNodeFetch()', options.fetch);
+  }
   if (api === 'chat' && options.client !== undefined && !hasMethod(options.client, ['chat', 'completions', 'create'])) {
     throw new InvalidOptionsError('openaiProvider.client', 'an OpenAI client (with chat.completions.create)', options.client);
   }
