@@ -11,6 +11,8 @@ export default defineConfig({
         inspect: 'observe/inspect',
         mcp: 'tools/mcp',
         otel: 'observe/otel',
+        restate: 'scale/restate',
+        'restate/client': 'scale/restate/client',
         rx: 'observe/rx',
         sqlite: 'stores/sqlite',
       }).map(([subpath, folder]) => ({

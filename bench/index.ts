@@ -8,7 +8,7 @@
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
  *   --transports fetch,node-http  S2's transports (default both)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,OBSERVE,HOST_OBSERVE; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,OBSERVE,HOST_OBSERVE,RESTATE; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
@@ -25,6 +25,7 @@ import { measureFlatness, type FlatnessResult } from './rounds.js';
 import { s1, type S1Result } from './s1-overhead.js';
 import { s2, type S2RunResult } from './s2-concurrency.js';
 import { s3, type S3RunResult } from './s3-memory.js';
+import { type RestateResult, restateScenario } from './restate.js';
 import { s4, type S4Result, type S4ThroughputResult } from './s4-persistence.js';
 import type { EngineResult } from './engine.js';
 import { observe, type ObserveResult } from './observe.js';
@@ -63,7 +64,9 @@ function parseFlags(argv: string[]): Flags {
   const ns = list(value('--n'))?.map(Number) ?? (quick ? [100, 250] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
   const only = new Set(
-    (list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE', 'OBSERVE', 'HOST_OBSERVE']).map((name) => name.toUpperCase()),
+    (list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE', 'OBSERVE', 'HOST_OBSERVE', 'RESTATE']).map((name) =>
+      name.toUpperCase(),
+    ),
   );
   const cpuProfIndex = argv.indexOf('--cpu-prof');
   const cpuProfArg = cpuProfIndex === -1 ? undefined : argv[cpuProfIndex + 1];
@@ -157,6 +160,7 @@ async function main(): Promise<void> {
     engine?: EngineResult;
     observe?: ObserveResult;
     hostObserve?: HostObserveResult;
+    restate?: RestateResult;
     profile?: ProfileResult;
     serverPeakRssBytes?: number;
   } = {};
@@ -209,6 +213,14 @@ async function main(): Promise<void> {
       log('HOST_OBSERVE: host conversations unwatched, through hostFeed + actorloop/rx, watchHost, traceHost…');
       results.hostObserve = await observeHost({ rounds: 5, reps: flags.quick ? 20 : 100, warmup: flags.quick ? 10 : 40 });
     }
+    if (flags.only.has('RESTATE')) {
+      results.restate = await restateScenario(server, {
+        n: flags.quick ? 50 : 200,
+        rounds: 3,
+        conversations: flags.quick ? 10 : 30,
+        log,
+      });
+    }
     if (flags.only.has('PROFILE') && flags.cpuProfSide) {
       const conversations = flags.quick ? 40 : 200;
       log(`CPU profile of S1's ${flags.cpuProfSide} side: ${conversations} conversations × ${flags.s1Rounds} rounds, streaming…`);
@@ -255,6 +267,7 @@ function render(
     engine?: EngineResult;
     observe?: ObserveResult;
     hostObserve?: HostObserveResult;
+    restate?: RestateResult;
     profile?: ProfileResult;
   },
   flags: Flags,
@@ -444,6 +457,37 @@ function render(
     lines.push('| side | CPU µs per run | × unwatched host |', '|---|---:|---:|');
     for (const row of o.sides) lines.push(`| ${row.side} | ${fmt(row.cpuUs, 0)} | ${fmt(row.ratio, 2)} |`);
     lines.push('');
+  }
+  if (results.restate) {
+    const r = results.restate;
+    lines.push(
+      `### RESTATE — conversations as Restate virtual objects, real restate-server on loopback; ${r.rounds} tool rounds per conversation`,
+      '',
+      `Throughput: N at once, latency ${r.latencyMs} ms, through the ingress client.`,
+      '',
+      '| workers | N | wall ms | conversations/s | errors |',
+      '|---:|---:|---:|---:|---:|',
+    );
+    for (const row of r.throughput) {
+      lines.push(`| ${row.workers} | ${row.n} | ${fmt(row.wallMs, 0)} | ${fmt(row.conversationsPerSecond, 1)} | ${row.errors} |`);
+    }
+    lines.push(
+      '',
+      'Per step: one conversation at a time, latency 0 (a step is a provider request or a tool call); medians.',
+      '',
+      '| side | conversations | steps each | ms per conversation | ms per step |',
+      '|---|---:|---:|---:|---:|',
+    );
+    for (const row of r.perStep) {
+      lines.push(
+        `| ${row.side} | ${row.conversations} | ${row.stepsPerConversation} | ${fmt(row.msPerConversation, 1)} | ${fmt(row.msPerStep, 2)} |`,
+      );
+    }
+    lines.push(
+      '',
+      `Journaling a step through restate-server costs ${fmt(r.journalingMsPerStep.versusSqlite, 2)} ms more than the durable host on sqliteStore, ${fmt(r.journalingMsPerStep.versusMemory, 2)} ms more than on memoryStore.`,
+      '',
+    );
   }
   if (results.profile) {
     const p = results.profile;

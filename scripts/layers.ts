@@ -37,10 +37,11 @@ export const layers: Layer[] = [
     paths: ['src/cli/'],
     mayImport: ['model', 'providers', 'tools', 'middleware', 'machines', 'host', 'stores', 'observe', 'scale', 'cli'],
   },
+  // Not `scale`: its integrations need optional peers, and the root must load with none installed.
   {
     name: 'root',
     paths: ['src/index.ts'],
-    mayImport: ['model', 'providers', 'tools', 'middleware', 'actors', 'machines', 'host', 'stores', 'observe', 'scale', 'root'],
+    mayImport: ['model', 'providers', 'tools', 'middleware', 'actors', 'machines', 'host', 'stores', 'observe', 'root'],
   },
 ];
 

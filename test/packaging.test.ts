@@ -117,6 +117,8 @@ describe('the packed package in a fresh project', () => {
       '@anthropic-ai/sdk': { optional: true },
       'better-sqlite3': { optional: true },
       '@modelcontextprotocol/sdk': { optional: true },
+      '@restatedev/restate-sdk': { optional: true },
+      '@restatedev/restate-sdk-clients': { optional: true },
     });
   });
 
@@ -128,7 +130,14 @@ describe('the packed package in a fresh project', () => {
       const directory = project(name.replaceAll(' ', '-'), version);
       const installed = JSON.parse(readFileSync(join(directory, 'node_modules/xstate/package.json'), 'utf8')) as { version: string };
       expect(installed.version).toBe(version);
-      for (const absent of ['openai', '@anthropic-ai/sdk', 'zod', 'better-sqlite3']) {
+      for (const absent of [
+        'openai',
+        '@anthropic-ai/sdk',
+        'zod',
+        'better-sqlite3',
+        '@restatedev/restate-sdk',
+        '@restatedev/restate-sdk-clients',
+      ]) {
         expect(() => readFileSync(join(directory, 'node_modules', absent, 'package.json'))).toThrow();
       }
       // One xstate in the tree: the package uses the project's own copy.
@@ -202,6 +211,23 @@ describe('the packed package in a fresh project', () => {
       results: ['5'],
       isError: false,
     });
+  }, 300_000);
+
+  it('actorloop/restate with the Restate SDK installed: type-checks (strict, skipLibCheck: false), builds the object and serves it', () => {
+    const directory = project('with-restate-sdk', pkg.devDependencies.xstate, 'restate-check.ts', [
+      `@restatedev/restate-sdk@${pkg.devDependencies['@restatedev/restate-sdk']}`,
+    ]);
+    // A worker needs no clients package; on Node 20 the SDK's Promise.withResolvers is the subpath's polyfill.
+    expect(() => readFileSync(join(directory, 'node_modules/@restatedev/restate-sdk-clients/package.json'))).toThrow();
+    expect(check(directory, 'restate-check.ts')).toEqual({ name: 'chat', withResolvers: 'function' });
+  }, 300_000);
+
+  it('actorloop/restate/client with only the clients package installed: type-checks and loads without the Restate SDK', () => {
+    const directory = project('with-restate-clients', pkg.devDependencies.xstate, 'restate-client-check.ts', [
+      `@restatedev/restate-sdk-clients@${pkg.devDependencies['@restatedev/restate-sdk-clients']}`,
+    ]);
+    expect(() => readFileSync(join(directory, 'node_modules/@restatedev/restate-sdk/package.json'))).toThrow();
+    expect(check(directory, 'restate-client-check.ts')).toEqual({ failed: 'rejected', invalid: 'InvalidOptionsError' });
   }, 300_000);
 });
 

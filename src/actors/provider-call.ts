@@ -1,8 +1,11 @@
 import { fromEventObservable, type Observer, type Subscribable, type Subscription } from 'xstate';
 import { toProviderError } from '../providers/errors/classify-error.js';
 import { ProviderError } from '../providers/errors/provider-error.js';
+import { providerErrorFromRecord } from '../providers/errors/provider-error-record.js';
 import type { Message } from '../providers/messages.js';
-import type { Provider, ProviderEvent, ResponseFormat, ToolDescription } from '../providers/provider.js';
+import type { Provider, ProviderEvent, ProviderRequest, ResponseFormat, ToolDescription } from '../providers/provider.js';
+import { recordRequest, type RequestStepRecord } from './request-step.js';
+import { stepJournalOf } from './step-journal.js';
 
 /** What one provider request needs; plain JSON so a persisted snapshot can restart it. */
 export type ProviderCallInput = {
@@ -34,14 +37,26 @@ function toObserver<T>(
  * response are sent to the parent machine as they arrive, an error becomes the actor's error, and
  * stopping the actor (cancel, timeout, leaving `requesting`) aborts the request's signal so the
  * HTTP connection closes. No rejection escapes: the stream is consumed inside one guarded task.
+ * When a step journal is set on the actor system, the request is one journaled step: the machine
+ * gets the recorded response (or failure) once the step is recorded, and `requestTimeoutMs` is
+ * enforced inside the step (see `StepJournal`).
  */
 export function createProviderCallLogic(
   provider: Provider,
   tools: ToolDescription[],
   system: string | undefined,
-  responseFormat?: ResponseFormat,
+  responseFormat: ResponseFormat | undefined,
+  requestTimeoutMs: number,
 ) {
-  return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input }) => {
+  return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input, system: actorSystem }) => {
+    const request: Omit<ProviderRequest, 'signal'> = {
+      ...(system === undefined ? {} : { system }),
+      messages: input.messages,
+      tools,
+      ...(input.sessionData === undefined ? {} : { sessionData: input.sessionData }),
+      ...(responseFormat === undefined ? {} : { responseFormat }),
+    };
+    const journal = stepJournalOf(actorSystem);
     const subscribable: Subscribable<ProviderCallEvent> = {
       subscribe(
         observerOrNext: Observer<ProviderCallEvent> | ((value: ProviderCallEvent) => void),
@@ -65,14 +80,16 @@ export function createProviderCallLogic(
         };
         void (async () => {
           try {
-            const stream = provider.stream({
-              ...(system === undefined ? {} : { system }),
-              messages: input.messages,
-              tools,
-              signal: controller.signal,
-              ...(input.sessionData === undefined ? {} : { sessionData: input.sessionData }),
-              ...(responseFormat === undefined ? {} : { responseFormat }),
-            });
+            if (journal) {
+              const outcome = await journal.step<RequestStepRecord>(
+                { kind: 'request' },
+                (stepSignal) => recordRequest(provider, request, requestTimeoutMs, journal, stepSignal),
+                controller.signal,
+              );
+              if (outcome.status === 'done') replayRecord(outcome.value, observer, () => closed);
+              return;
+            }
+            const stream = provider.stream({ ...request, signal: controller.signal });
             for await (const event of stream) {
               if (closed) break;
               if (event.type === 'finish') {
@@ -105,4 +122,28 @@ export function createProviderCallLogic(
     };
     return subscribable;
   });
+}
+
+/** Hands a recorded request to the machine as the live request would have: deltas, the response, then its end. */
+function replayRecord(record: RequestStepRecord, observer: Observer<ProviderCallEvent>, isClosed: () => boolean): void {
+  let deltas: ProviderDeltaEvent[] = [];
+  const flush = () => {
+    if (deltas.length > 0 && !isClosed()) observer.next?.({ type: 'provider.delta', deltas });
+    deltas = [];
+  };
+  for (const event of record.events) {
+    if (event.type !== 'finish') {
+      deltas.push(event);
+      continue;
+    }
+    flush();
+    // A listener of those deltas may have ended the run (a cancel): then nobody is left to tell.
+    if (isClosed()) return;
+    const { type: _type, ...finish } = event;
+    observer.next?.({ type: 'provider.finish', ...finish });
+  }
+  flush();
+  if (isClosed()) return;
+  if (record.error) observer.error?.(providerErrorFromRecord(record.error));
+  else observer.complete?.();
 }

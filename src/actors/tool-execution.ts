@@ -1,9 +1,11 @@
 import { fromPromise } from 'xstate';
 import type { Message } from '../providers/messages.js';
 import type { Tool } from '../tools/define-tool.js';
-import { capText } from '../tools/result-text.js';
+import { HaltError } from '../tools/halt-error.js';
+import { capText, interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
 import { serializeResult } from '../util/serialize-result.js';
 import { executionGateOf } from './execution-gate.js';
+import { type StepJournal, stepJournalOf } from './step-journal.js';
 
 /** What one tool execution needs; plain JSON so a persisted snapshot can restart it. */
 export type ToolExecutionInput = {
@@ -14,10 +16,23 @@ export type ToolExecutionInput = {
   messages: Message[];
   /** The run's `input.sessionData`, handed to `execute` as it is. */
   sessionData?: unknown;
+  /** The call's timeout; a journaled execution enforces it itself (the machine's timer does otherwise). */
+  timeoutMs?: number;
 };
 
-/** What a finished execution reports: the call it ran and the text the model will see. */
-export type ToolExecutionOutput = { toolCallId: string; result: string };
+/**
+ * What a finished execution reports: the call it ran and the text the model will see — an error
+ * result when `isError` (a journaled execution that timed out, or that a restart interrupted).
+ */
+export type ToolExecutionOutput = { toolCallId: string; result: string; isError?: boolean };
+
+/** What a journaled execution records: how the call ended, as plain JSON. */
+export type ToolStepRecord =
+  | { kind: 'result'; text: string }
+  | { kind: 'error'; text: string }
+  | { kind: 'halt'; content: string }
+  | { kind: 'timeout' }
+  | { kind: 'stopped' };
 
 /**
  * The actor logic that runs one tool's `execute`. The conversation machine stops it when the
@@ -25,13 +40,16 @@ export type ToolExecutionOutput = { toolCallId: string; result: string };
  * stops its work, one that ignores it is simply no longer awaited. Resolves with the serialised
  * result (capped at `maxResultBytes`); rejects with whatever the tool threw, for the machine to
  * classify. When a host set an execution gate on the actor system, `execute` of a tool that is not
- * `idempotent` waits for it (see `setExecutionGate`).
+ * `idempotent` waits for it (see `setExecutionGate`). When a step journal is set, the execution is
+ * one journaled step instead (see `StepJournal`).
  */
 export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, maxResultBytes: number) {
   return fromPromise<ToolExecutionOutput, ToolExecutionInput>(async ({ input, signal, system }) => {
     const tool = tools.get(input.toolName);
     // The conversation machine only starts known tools; this guards a snapshot restored with other tools.
     if (!tool) throw new Error(`tool "${input.toolName}" is not defined on this machine`);
+    const journal = stepJournalOf(system);
+    if (journal) return journaledExecution(journal, tool, input, signal, maxResultBytes);
     // An idempotent call needs no write-ahead: should a crash lose the record that it started, running it again does no harm.
     const gate = tool.idempotent ? undefined : executionGateOf(system);
     if (gate) {
@@ -46,5 +64,85 @@ export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, maxRe
       sessionData: input.sessionData,
     });
     return { toolCallId: input.toolCallId, result: capText(serializeResult(result), maxResultBytes) };
+  });
+}
+
+/** The call as one journaled step: what the record says is what the machine gets, on the first run and on every replay. */
+async function journaledExecution(
+  journal: StepJournal,
+  tool: Tool,
+  input: ToolExecutionInput,
+  signal: AbortSignal,
+  maxResultBytes: number,
+): Promise<ToolExecutionOutput> {
+  const outcome = await journal.step<ToolStepRecord>(
+    { kind: 'tool', toolCallId: input.toolCallId, toolName: input.toolName, atMostOnce: !tool.idempotent },
+    (stepSignal) => runTool(tool, input, stepSignal, maxResultBytes),
+    signal,
+  );
+  const { toolCallId } = input;
+  if (outcome.status === 'interrupted') return { toolCallId, result: interruptedText, isError: true };
+  const record = outcome.value;
+  switch (record.kind) {
+    case 'result':
+      return { toolCallId, result: record.text };
+    case 'timeout':
+      return { toolCallId, result: timedOutText(input.toolName, input.timeoutMs ?? 0), isError: true };
+    case 'halt':
+      throw new HaltError(record.content);
+    case 'error':
+      // The text is what the tool threw, as the machine words it; a string thrown keeps it verbatim.
+      throw record.text;
+    case 'stopped':
+      throw signal.reason;
+  }
+}
+
+/**
+ * Runs `execute` with the call's timeout and turns however it ends into a record: the timeout is
+ * decided here, inside the step, so a replay of the step sees the same outcome as the run did.
+ */
+function runTool(tool: Tool, input: ToolExecutionInput, signal: AbortSignal, maxResultBytes: number): Promise<ToolStepRecord> {
+  const controller = new AbortController();
+  const stop = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', stop, { once: true });
+  return new Promise<ToolStepRecord>((resolve) => {
+    const timer =
+      input.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            // Settled first: the abort below would otherwise settle it as stopped.
+            resolve({ kind: 'timeout' });
+            controller.abort(new Error(timedOutText(input.toolName, input.timeoutMs ?? 0)));
+          }, input.timeoutMs);
+    controller.signal.addEventListener(
+      'abort',
+      () => {
+        if (timer !== undefined) clearTimeout(timer);
+        resolve({ kind: 'stopped' });
+      },
+      { once: true },
+    );
+    if (signal.aborted) stop();
+    const finish = (record: ToolStepRecord) => {
+      if (timer !== undefined) clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+      resolve(record);
+    };
+    // A tool that ignores its signal is left running; its late outcome lands in a settled promise.
+    Promise.resolve()
+      .then(() =>
+        tool.execute(input.args, {
+          signal: controller.signal,
+          toolCallId: input.toolCallId,
+          messages: input.messages,
+          sessionData: input.sessionData,
+        }),
+      )
+      .then(
+        (result: unknown) => finish({ kind: 'result', text: capText(serializeResult(result), maxResultBytes) }),
+        (thrown: unknown) =>
+          finish(HaltError.isInstance(thrown) ? { kind: 'halt', content: thrown.content } : { kind: 'error', text: thrownMessage(thrown) }),
+      );
   });
 }

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../machines/types.js';
 import { isRecord } from '../util/is-record.js';
-import { findJsonProblem } from '../util/json-problem.js';
+import { checkConversationId as checkId, checkSessionData, checkUserEvent as checkEvent, nextRunInput } from './check-input.js';
 import type { ConversationLogEvent, ConversationStore, ConversationSummary, ListOptions } from './conversation-store.js';
 import { type ConversationView, statusOf, viewOf } from './conversation-view.js';
 import { type DecodedSnapshot, decodeStored } from './decode-stored.js';
@@ -121,29 +121,8 @@ export interface ConversationHost {
   close(): Promise<void>;
 }
 
-const userEventTypes = new Set(['user.message', 'tool.approve', 'tool.deny', 'cancel']);
-const maxIdLength = 1024;
 /** Runs `recover()` claims at once (one page of the store's list). */
 const recoverPage = 500;
-
-function checkId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || id === '' || id.length > maxIdLength) {
-    throw new InvalidOptionsError('id', `a conversation id: a non-empty string of at most ${maxIdLength} characters`, id);
-  }
-}
-
-function checkEvent(event: unknown): asserts event is ConversationUserEvent {
-  const expected = 'a user event { type: "user.message" | "tool.approve" | "tool.deny" | "cancel", ... }';
-  if (!isRecord(event) || typeof event.type !== 'string' || !userEventTypes.has(event.type)) {
-    throw new InvalidOptionsError('event', expected, isRecord(event) ? event.type : event);
-  }
-  if ((event.type === 'tool.approve' || event.type === 'tool.deny') && typeof event.toolCallId !== 'string') {
-    throw new InvalidOptionsError('event.toolCallId', 'the id of the tool call to approve or deny (a string)', event.toolCallId);
-  }
-  if ((event.type === 'tool.deny' || event.type === 'cancel') && event.reason !== undefined && typeof event.reason !== 'string') {
-    throw new InvalidOptionsError('event.reason', 'a string', event.reason);
-  }
-}
 
 /** The event as the log keeps it: its own fields only. */
 function logEventOf(event: ConversationUserEvent): ConversationLogEvent {
@@ -341,9 +320,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
         message: `${event.type} is not accepted: the last run ended (${statusOf(last)}); a user.message starts the next one`,
       });
     }
-    const sessionData = sendOptions.sessionData !== undefined ? sendOptions.sessionData : last.context.sessionData;
-    const input = { messages: last.context.messages, ...(sessionData === undefined || sessionData === null ? {} : { sessionData }) };
-    return hold(id, { input }, revision, updatedAt);
+    return hold(id, { input: nextRunInput(last, sendOptions.sessionData) }, revision, updatedAt);
   }
 
   /** The run an event goes to: held in memory, or loaded from the store (a waiting run, or the next run of a finished one). */
@@ -370,8 +347,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     if (!stored) {
       if (event.type !== 'user.message')
         throw new ConversationNotFoundError(id, `${event.type} needs a conversation; a user.message starts one`);
-      const { sessionData } = sendOptions;
-      return hold(id, { input: { messages: [], ...(sessionData === undefined || sessionData === null ? {} : { sessionData }) } }, 0, 0);
+      return hold(id, { input: nextRunInput(undefined, sendOptions.sessionData) }, 0, 0);
     }
     const decoded = decodeStored(stored, machine);
     const status = statusOf(decoded);
@@ -403,8 +379,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       checkId(id);
       checkEvent(event);
       if (!isRecord(sendOptions)) throw new InvalidOptionsError('options', 'an object { sessionData? }', sendOptions);
-      const problem = findJsonProblem(sendOptions.sessionData, 'sessionData');
-      if (problem) throw new InvalidOptionsError('sessionData', problem.replace(/^sessionData must be /, ''), sendOptions.sessionData);
+      checkSessionData(sendOptions.sessionData);
       ensureOpen(`send to ${JSON.stringify(id)}`);
       return serially(id, async () => {
         ensureOpen(`send to ${JSON.stringify(id)}`);

@@ -54,13 +54,16 @@ function liveCall(context: ConversationContext, eventType: string): { index: num
 }
 
 /** A done event's result, when it really is the end of a running call and names that call. */
-function liveResult(context: ConversationContext, event: { type: string }): { index: number; call: RoundCall; text: string } | null {
+function liveResult(
+  context: ConversationContext,
+  event: { type: string },
+): { index: number; call: RoundCall; text: string; isError: boolean } | null {
   const found = liveCall(context, event.type);
   const output: unknown = 'output' in event ? event.output : undefined;
   if (!found || typeof output !== 'object' || output === null) return null;
-  const { toolCallId, result } = output as Partial<ToolExecutionOutput>;
+  const { toolCallId, result, isError } = output as Partial<ToolExecutionOutput>;
   if (toolCallId !== found.call.toolCallId || typeof result !== 'string') return null;
-  return { ...found, text: result };
+  return { ...found, text: result, isError: isError === true };
 }
 
 /** The error a tool threw, from an `xstate.error.actor.*` event. */
@@ -188,6 +191,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           strict: output.strict,
           ...(output.description === undefined ? {} : { description: output.description }),
         },
+        resolved.requestTimeoutMs,
       ),
       executeTool: createToolExecutionLogic(tools, resolved.maxToolResultBytes),
     },
@@ -405,6 +409,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
             args: call.args,
             messages: context.messages,
             ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
+            timeoutMs: toolTimeoutOf(call.toolName),
           };
           enqueue.spawnChild('executeTool', { id: toolCallActorId(context.iterations, index), input });
           enqueue.emit({ type: 'tool.started', toolCallId: call.toolCallId, name: call.toolName });
@@ -425,7 +430,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       recordOutcome: enqueueActions(({ context, event, enqueue }) => {
         const live = liveResult(context, event);
         if (!live) return;
-        settleCall(context, live.index, toolResult(live.call, live.text), enqueue);
+        settleCall(context, live.index, live.isError ? errorResult(live.call, live.text) : toolResult(live.call, live.text), enqueue);
       }),
       recordToolError: enqueueActions(({ context, event, enqueue }) => {
         const live = liveCall(context, event.type);

@@ -1,7 +1,7 @@
 import type { AssistantContentPart, ToolCallPart, ToolMessage, ToolResultPart } from '../providers/messages.js';
 import type { ProviderContentPart, ProviderToolCall } from '../providers/provider.js';
 import type { Tool } from '../tools/define-tool.js';
-import { thrownMessage } from '../tools/result-text.js';
+import { interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
 import type { RoundCall } from './types.js';
 
 /**
@@ -20,10 +20,10 @@ export const resultTexts = {
   halted: 'halted: another tool call of this round ended the run',
   cancelled: (reason: string | undefined) => `cancelled${reason ? `: ${reason}` : ''}`,
   denied: (reason: string | undefined) => `denied by user: ${reason ?? 'no reason given'}`,
-  timedOut: (name: string, timeoutMs: number) => `tool "${name}" timed out after ${timeoutMs} ms`,
+  timedOut: timedOutText,
   failed: (thrown: unknown) => `Error: ${thrownMessage(thrown)}`,
   /** A call that was running when its process stopped, restored from a snapshot; its tool is not `idempotent`. */
-  interrupted: 'interrupted by a restart; not run again',
+  interrupted: interruptedText,
 };
 
 /**

@@ -9,6 +9,14 @@ export function thrownMessage(thrown: unknown): string {
   return text === '' ? String(thrown) : text;
 }
 
+/** The error result of a call whose tool did not finish within its timeout. */
+export function timedOutText(toolName: string, timeoutMs: number): string {
+  return `tool "${toolName}" timed out after ${timeoutMs} ms`;
+}
+
+/** The error result of a call that was running when its process stopped, and whose tool is not `idempotent`. */
+export const interruptedText = 'interrupted by a restart; not run again';
+
 const encoder = new TextEncoder();
 
 /**

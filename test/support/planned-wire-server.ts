@@ -12,9 +12,14 @@ import { type PlanStep, planStepOf } from './planned-model.js';
 
 export type PlannedAnswer = { text: string } | { toolCalls: Array<{ id: string; name: string; args: unknown }> };
 
+/** One request as the server saw it: when, where its conversation stood (`planStepOf`), and the id of the response it got. */
+export type PlannedRequest = { at: number; conversation: string; turn: number; round: number; responseId: string };
+
 export type PlannedWireServer = {
   url: string;
   requests: () => number;
+  /** Every request answered so far, in arrival order. */
+  requestLog: () => PlannedRequest[];
   /** Requests whose history an earlier request already sent: requests made again. */
   repeats: () => number;
   close: () => Promise<void>;
@@ -32,12 +37,16 @@ export async function startPlannedWireServer(
     onRequest?: () => void;
     /** While it returns true, no response starts: requests stay in flight. */
     holdResponses?: () => boolean;
+    /** Requests it returns true for are answered 503 (overloaded), the first time their history is sent only. */
+    failOnce?: (step: PlanStep) => boolean;
   } = {},
 ): Promise<PlannedWireServer> {
-  const { firstByteMs = [0, 0], chunkDelayMs = [0, 0], onRequest, holdResponses } = options;
+  const { firstByteMs = [0, 0], chunkDelayMs = [0, 0], onRequest, holdResponses, failOnce } = options;
+  const failed = new Set<string>();
   let requests = 0;
   let serial = 0;
   const histories = new Set<string>();
+  const log: PlannedRequest[] = [];
   let repeats = 0;
   const answer = async (res: ServerResponse, body: string) => {
     const request = JSON.parse(body) as { messages: OpenAIChatMessage[]; stream?: boolean };
@@ -46,8 +55,16 @@ export async function startPlannedWireServer(
     if (histories.has(history)) repeats++;
     else histories.add(history);
     onRequest?.();
-    const planned = plan(planStepOf(request.messages));
+    const step = planStepOf(request.messages);
+    if (failOnce?.(step) && !failed.has(history)) {
+      failed.add(history);
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'overloaded, try again', type: 'server_error' } }));
+      return;
+    }
+    const planned = plan(step);
     const base = { id: `chatcmpl-${++serial}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: 'planned' };
+    log.push({ at: Date.now(), conversation: step.conversation, turn: step.turn, round: step.round, responseId: base.id });
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
       `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     const chunks = [chunk({ role: 'assistant', content: null })];
@@ -99,6 +116,7 @@ export async function startPlannedWireServer(
   return {
     url: `http://127.0.0.1:${port}`,
     requests: () => requests,
+    requestLog: () => [...log],
     repeats: () => repeats,
     close: () =>
       new Promise<void>((resolve) => {

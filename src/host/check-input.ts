@@ -1,0 +1,44 @@
+import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import type { ConversationInput, ConversationUserEvent } from '../machines/types.js';
+import { isRecord } from '../util/is-record.js';
+import { findJsonProblem } from '../util/json-problem.js';
+import type { DecodedSnapshot } from './decode-stored.js';
+
+const userEventTypes = new Set(['user.message', 'tool.approve', 'tool.deny', 'cancel']);
+const maxIdLength = 1024;
+
+/** Throws `InvalidOptionsError` unless `id` is a conversation id: a non-empty string of at most 1024 characters. */
+export function checkConversationId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id === '' || id.length > maxIdLength) {
+    throw new InvalidOptionsError('id', `a conversation id: a non-empty string of at most ${maxIdLength} characters`, id);
+  }
+}
+
+/** Throws `InvalidOptionsError` unless `event` is an event a caller may send a conversation. */
+export function checkUserEvent(event: unknown): asserts event is ConversationUserEvent {
+  const expected = 'a user event { type: "user.message" | "tool.approve" | "tool.deny" | "cancel", ... }';
+  if (!isRecord(event) || typeof event.type !== 'string' || !userEventTypes.has(event.type)) {
+    throw new InvalidOptionsError('event', expected, isRecord(event) ? event.type : event);
+  }
+  if ((event.type === 'tool.approve' || event.type === 'tool.deny') && typeof event.toolCallId !== 'string') {
+    throw new InvalidOptionsError('event.toolCallId', 'the id of the tool call to approve or deny (a string)', event.toolCallId);
+  }
+  if ((event.type === 'tool.deny' || event.type === 'cancel') && event.reason !== undefined && typeof event.reason !== 'string') {
+    throw new InvalidOptionsError('event.reason', 'a string', event.reason);
+  }
+}
+
+/** Throws `InvalidOptionsError` unless `sessionData` is plain JSON (or absent). */
+export function checkSessionData(sessionData: unknown): void {
+  const problem = findJsonProblem(sessionData, 'sessionData');
+  if (problem) throw new InvalidOptionsError('sessionData', problem.replace(/^sessionData must be /, ''), sessionData);
+}
+
+/**
+ * The input of a conversation's next run: its history, and the `sessionData` the starting message
+ * sets (`null` clears it) or else the last run's.
+ */
+export function nextRunInput(last: Pick<DecodedSnapshot, 'context'> | undefined, sessionData: unknown): ConversationInput {
+  const kept = sessionData !== undefined ? sessionData : last?.context.sessionData;
+  return { messages: last?.context.messages ?? [], ...(kept === undefined || kept === null ? {} : { sessionData: kept }) };
+}

@@ -1,0 +1,187 @@
+import * as clients from '@restatedev/restate-sdk-clients';
+import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import { checkConversationId, checkSessionData, checkUserEvent } from '../../host/check-input.js';
+import type { ConversationView } from '../../host/conversation-view.js';
+import { ConversationLoadError, type ConversationLoadProblem } from '../../host/errors/conversation-load-error.js';
+import { ConversationNotFoundError } from '../../host/errors/conversation-not-found-error.js';
+import { type EventRejectedCode, EventRejectedError } from '../../host/errors/event-rejected-error.js';
+import type { ConversationUserEvent, RunOutput } from '../../machines/types.js';
+import { isRecord } from '../../util/is-record.js';
+import { ensurePromiseWithResolvers } from './promise-with-resolvers.js';
+
+/**
+ * Where the conversations are: Restate's ingress, and the object's name the workers registered.
+ *
+ * @example
+ * ```ts
+ * const options: RestateConversationClientOptions = { url: 'http://127.0.0.1:8080', headers: { authorization: `Bearer ${token}` } };
+ * ```
+ */
+export type RestateConversationClientOptions = {
+  /** The ingress URL of restate-server, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  /** The object's name, as given to `restateConversations` (default `conversation`). */
+  name?: string;
+  /** Headers sent with every call (authentication in front of the ingress). */
+  headers?: Record<string, string>;
+};
+
+/**
+ * Options of `client.send`.
+ *
+ * @example
+ * ```ts
+ * await client.send('c-42', { type: 'user.message', content: 'Hi' }, { sessionData: { userId: 'u1' }, idempotencyKey: 'c-42/turn-1' });
+ * ```
+ */
+export type RestateSendOptions = {
+  /** The conversation's `sessionData` from the run this `user.message` starts on (plain JSON; `null` clears it). */
+  sessionData?: unknown;
+  /**
+   * Restate applies a `send` with the same key once, and answers a repeat with the first answer:
+   * a caller that retries after a lost connection does not start a run twice.
+   */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+};
+
+/**
+ * Another process's way to the conversations: send events, read a conversation, wait for a run's
+ * output — the durable host's `send`, `get` and `result`, over Restate's ingress. The errors are the
+ * host's: `EventRejectedError`, `ConversationNotFoundError`, `ConversationLoadError`,
+ * `InvalidOptionsError`.
+ *
+ * @example
+ * ```ts
+ * const client: RestateConversationClient = restateConversationClient({ url: 'http://127.0.0.1:8080' });
+ * await client.send('c-42', { type: 'user.message', content: 'Refund order 1001' });
+ * const output = await client.result('c-42');
+ * ```
+ */
+export interface RestateConversationClient {
+  /**
+   * Applies the event and resolves with the conversation once the state it led to is stored; the run
+   * goes on in the workers. A `user.message` starts a conversation, or the next run of one whose last
+   * run ended; during a run it is rejected.
+   */
+  send(id: string, event: ConversationUserEvent, options?: RestateSendOptions): Promise<ConversationView>;
+  /** The conversation now, or `undefined` when none has this id. Answers during a run. */
+  get(id: string, options?: { signal?: AbortSignal }): Promise<ConversationView | undefined>;
+  /** The output of the run in progress, once it ends (however long that takes), or of the last run. */
+  result(id: string, options?: { signal?: AbortSignal }): Promise<RunOutput>;
+}
+
+/** The error a handler threw, rebuilt from what the ingress answered (see `toTerminalError`). */
+export function conversationErrorOf(error: unknown): unknown {
+  if (!(error instanceof clients.HttpCallError)) return error;
+  let body: unknown;
+  try {
+    body = JSON.parse(error.responseText);
+  } catch {
+    return error;
+  }
+  if (!isRecord(body) || !isRecord(body.metadata) || typeof body.message !== 'string') return error;
+  const metadata = body.metadata as Record<string, string>;
+  const rebuilt = rebuild(metadata);
+  if (!rebuilt) return error;
+  // The handler's own words, exactly.
+  rebuilt.message = body.message;
+  return rebuilt;
+}
+
+function rebuild(metadata: Record<string, string>): Error | undefined {
+  const id = metadata.conversationId ?? '';
+  switch (metadata.error) {
+    case 'InvalidOptionsError':
+      return new InvalidOptionsError(metadata.option ?? 'input', 'a valid value');
+    case 'ConversationNotFoundError':
+      return new ConversationNotFoundError(id, '');
+    case 'EventRejectedError':
+      return new EventRejectedError({
+        conversationId: id,
+        eventType: metadata.eventType ?? '',
+        code: (metadata.code ?? 'rejected') as EventRejectedCode,
+        message: '',
+      });
+    case 'ConversationLoadError':
+      return new ConversationLoadError(id, (metadata.problem ?? 'corrupt') as ConversationLoadProblem, '');
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A client for the conversations the workers serve (`restateConversations`), through Restate's
+ * ingress. Needs `@restatedev/restate-sdk-clients` only.
+ *
+ * @example
+ * ```ts
+ * import { restateConversationClient } from 'actorloop/restate/client';
+ *
+ * const client = restateConversationClient({ url: 'http://127.0.0.1:8080' });
+ * await client.send('c-42', { type: 'user.message', content: 'Hi' }, { idempotencyKey: 'c-42/1' });
+ * const view = await client.get('c-42');   // { id, status, value, messages, pendingApprovals, updatedAt }
+ * const output = await client.result('c-42');
+ * ```
+ */
+export function restateConversationClient(options: RestateConversationClientOptions): RestateConversationClient {
+  ensurePromiseWithResolvers();
+  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { url, name?, headers? }', options);
+  if (typeof options.url !== 'string' || !/^https?:\/\//.test(options.url)) {
+    throw new InvalidOptionsError('url', 'the ingress URL of restate-server, e.g. "http://127.0.0.1:8080"', options.url);
+  }
+  const name = options.name ?? 'conversation';
+  if (typeof name !== 'string' || name === '') throw new InvalidOptionsError('name', 'the conversation object name', name);
+  const ingress = clients.connect({ url: options.url, ...(options.headers === undefined ? {} : { headers: options.headers }) });
+
+  const call = async <TInput, TOutput>(
+    id: string,
+    handler: string,
+    parameter: TInput,
+    callOptions: { idempotencyKey?: string; signal?: AbortSignal },
+  ): Promise<TOutput> => {
+    try {
+      return await ingress.call<TInput, TOutput>({
+        service: name,
+        handler,
+        key: id,
+        parameter,
+        opts: clients.Opts.from<TInput, TOutput>({
+          input: clients.serde.json as clients.Serde<TInput>,
+          output: clients.serde.json as clients.Serde<TOutput>,
+          ...(callOptions.idempotencyKey === undefined ? {} : { idempotencyKey: callOptions.idempotencyKey }),
+          ...(callOptions.signal === undefined ? {} : { signal: callOptions.signal }),
+        }),
+      });
+    } catch (error) {
+      throw conversationErrorOf(error);
+    }
+  };
+
+  return {
+    async send(id, event, sendOptions = {}) {
+      checkConversationId(id);
+      checkUserEvent(event);
+      if (!isRecord(sendOptions))
+        throw new InvalidOptionsError('options', 'an object { sessionData?, idempotencyKey?, signal? }', sendOptions);
+      checkSessionData(sendOptions.sessionData);
+      if (
+        sendOptions.idempotencyKey !== undefined &&
+        (typeof sendOptions.idempotencyKey !== 'string' || sendOptions.idempotencyKey === '')
+      ) {
+        throw new InvalidOptionsError('idempotencyKey', 'a non-empty string', sendOptions.idempotencyKey);
+      }
+      const input = { event, ...(sendOptions.sessionData === undefined ? {} : { sessionData: sendOptions.sessionData }) };
+      return call(id, 'send', input, sendOptions);
+    },
+    async get(id, getOptions = {}) {
+      checkConversationId(id);
+      const view = await call<null, ConversationView | null>(id, 'get', null, getOptions);
+      return view ?? undefined;
+    },
+    async result(id, resultOptions = {}) {
+      checkConversationId(id);
+      return call<null, RunOutput>(id, 'result', null, resultOptions);
+    },
+  };
+}

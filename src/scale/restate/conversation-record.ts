@@ -1,0 +1,74 @@
+import type { ConversationStatus } from '../../host/conversation-store.js';
+import { type DecodedSnapshot, decodeStored } from '../../host/decode-stored.js';
+import { ConversationLoadError } from '../../host/errors/conversation-load-error.js';
+import type { ConversationMachine, RoundCall } from '../../machines/types.js';
+import { isRecord } from '../../util/is-record.js';
+
+/** The keys of the object's state. */
+export const stateKeys = {
+  conversation: 'conversation',
+  /** Awakeables of `result` calls waiting for the run in progress to end. */
+  waiters: 'waiters',
+  /** Counts the run's segments; an `advance` for another segment is stale and does nothing. */
+  segment: 'segment',
+} as const;
+
+/**
+ * What a conversation object keeps in its state: the run's snapshot, stored after each step, in
+ * the host's format (a `StoredConversation` without revision and owner: Restate is the single writer).
+ */
+export type ConversationRecord = {
+  version: number;
+  machineId: string;
+  status: ConversationStatus;
+  /** The run's persisted snapshot, as JSON. */
+  snapshot: string;
+  /** When the step it records ended (epoch milliseconds). */
+  updatedAt: number;
+};
+
+/** The record's snapshot, checked for this machine; `ConversationLoadError` when it cannot be loaded. */
+export function decodeRecord(id: string, record: unknown, machine: ConversationMachine): DecodedSnapshot {
+  if (!isRecord(record) || typeof record.snapshot !== 'string') {
+    throw new ConversationLoadError(id, 'corrupt', 'its state is not a conversation record { version, machineId, snapshot, … }');
+  }
+  const stored = record as ConversationRecord;
+  return decodeStored(
+    {
+      id,
+      version: stored.version,
+      machineId: stored.machineId,
+      status: stored.status,
+      snapshot: stored.snapshot,
+      revision: 0,
+      owner: '',
+      updatedAt: stored.updatedAt,
+    },
+    machine,
+  );
+}
+
+/**
+ * The persisted snapshot as the object stores it. A replay of an invocation writes the state again
+ * and Restate checks that it writes the same bytes, so what depends on the clock or on chance is
+ * left out — it is not needed to resume:
+ * - the calls' `deadline` (a restored call never keeps running; in Restate mode the step enforces
+ *   the timeout anyway);
+ * - `retry.delayMs`, the jittered backoff (the backoff is a delayed `advance`; a run restored in
+ *   `retrying` makes its next attempt at once).
+ *
+ * Calls in `notStarted` — their step was declined in this invocation, so they never ran — are
+ * stored `queued`: the run that restores them starts them.
+ */
+export function snapshotForState<T>(persisted: T, notStarted: ReadonlySet<string>): T {
+  if (!isRecord(persisted) || !isRecord(persisted.context)) return persisted;
+  const context = persisted.context;
+  const round = Array.isArray(context.round)
+    ? (context.round as RoundCall[]).map((call): RoundCall => {
+        const { deadline: _deadline, ...rest } = call;
+        return call.state === 'running' && notStarted.has(call.toolCallId) ? { ...rest, state: 'queued' } : rest;
+      })
+    : context.round;
+  const retry = isRecord(context.retry) ? { ...context.retry, delayMs: 0 } : context.retry;
+  return { ...persisted, context: { ...context, retry, round } };
+}

@@ -1,0 +1,25 @@
+/**
+ * `actorloop/restate`: conversations as Restate virtual objects, served by any number of worker
+ * processes. Needs the optional peer `@restatedev/restate-sdk`. Callers use
+ * `actorloop/restate/client` (`restateConversationClient`), which needs only
+ * `@restatedev/restate-sdk-clients`. See docs/scale-out-restate.md.
+ *
+ * @example
+ * ```ts
+ * import http2 from 'node:http2';
+ * import * as restate from '@restatedev/restate-sdk';
+ * import { restateConversations } from 'actorloop/restate';
+ *
+ * const server = http2.createServer(restate.createEndpointHandler({ services: [restateConversations({ machine })] }));
+ * server.listen(9080, '127.0.0.1');
+ * ```
+ */
+export {
+  type ConversationHandlers,
+  type ConversationObject,
+  type RestateConversationsOptions,
+  restateConversations,
+  type SendInput,
+} from './conversation-object.js';
+export type { RestateConversationEvent } from './run-segment.js';
+export { ensurePromiseWithResolvers } from './promise-with-resolvers.js';

@@ -1,0 +1,259 @@
+import type { ObjectContext } from '@restatedev/restate-sdk';
+import { createActor } from 'xstate';
+import { statusOf } from '../../host/conversation-view.js';
+import { snapshotVersion } from '../../host/decode-stored.js';
+import type { ConversationStateEvent } from '../../host/live-run.js';
+import { changesStoredState, storedShapeOf } from '../../host/stored-state.js';
+import { setStepJournal, type StepInfo } from '../../machines/step-journal.js';
+import type {
+  ConversationEmittedEvent,
+  ConversationInput,
+  ConversationMachine,
+  ConversationSnapshot,
+  ConversationUserEvent,
+} from '../../machines/types.js';
+import { type ConversationRecord, snapshotForState, stateKeys } from './conversation-record.js';
+import { RestateStepJournal } from './restate-step-journal.js';
+
+/**
+ * What a worker tells `onEvent` as the runs it drives go: every event a run emits (`tool.call`,
+ * `tool.result`, `tool.approval.requested`, `usage`, …), `text.delta` / `reasoning.delta` /
+ * `tool.call.delta` as the provider streams them, and a `state` event on each state change.
+ *
+ * @example
+ * ```ts
+ * const onEvent = ({ conversationId, event }: RestateConversationEvent) => {
+ *   if (event.type === 'text.delta') channel.publish(conversationId, event.delta);
+ * };
+ * ```
+ */
+export type RestateConversationEvent = { conversationId: string; event: ConversationEmittedEvent | ConversationStateEvent };
+
+/** Where a segment stopped. */
+export type SegmentEnd =
+  /** The run ended (`done`, `halted`, `error`). */
+  | { kind: 'final' }
+  /** The run waits for `tool.approve` / `tool.deny`. */
+  | { kind: 'approval' }
+  /** The run goes on in the next invocation (its next request). */
+  | { kind: 'next' }
+  /** The run backs off before its next attempt; the next invocation comes after `delayMs`. */
+  | { kind: 'retry'; delayMs: number };
+
+export type SegmentOptions = {
+  ctx: ObjectContext;
+  conversationId: string;
+  /** The journaled machine (`journaledMachine(machine)`). */
+  machine: ConversationMachine;
+  from: { snapshot: unknown } | { input: ConversationInput };
+  /**
+   * `apply`: take the caller's `event` and store the state it leads to, starting nothing (requests and
+   * tool calls wait for the next invocation). `advance`: run until the run ends, waits for approval,
+   * backs off, or is about to make its next request.
+   */
+  mode: 'apply' | 'advance';
+  event?: ConversationUserEvent;
+  /** `updatedAt` of what is written before any step ends in this invocation. */
+  updatedAt: number;
+  onEvent: ((event: RestateConversationEvent) => void) | undefined;
+  /** Whether the invocation is past its replay: events go out only then. */
+  isProcessing: () => boolean;
+};
+
+export type SegmentResult =
+  | { kind: 'rejected'; message: string }
+  | { kind: 'ended'; end: SegmentEnd; snapshot: ConversationSnapshot; record: ConversationRecord | undefined };
+
+/** The machine's own deltas replay a recorded request; the live ones went out while it streamed. */
+const replayedDeltas = new Set(['text.delta', 'reasoning.delta', 'tool.call.delta', 'object.delta']);
+
+/**
+ * Runs one segment of a conversation in an invocation of its object: the run is restored from the
+ * object's state (or started from its input), its steps go through the Restate journal, and the
+ * state is written after each step that changes it — the same changes the durable host writes. A
+ * replay of the invocation goes through the same transitions (the journal returns the recorded
+ * steps, in the recorded order), so it writes the same state.
+ */
+export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
+  const { ctx, conversationId, machine, mode } = options;
+  const actor =
+    'snapshot' in options.from
+      ? createActor(machine, { snapshot: options.from.snapshot as ConversationSnapshot, input: {} })
+      : createActor(machine, { input: options.from.input });
+  const notStarted = new Set<string>();
+  let lastShape = storedShapeOf(actor.getSnapshot());
+  let lastPublished = { value: lastShape.value, status: statusOf(actor.getSnapshot()) };
+  let record: ConversationRecord | undefined;
+  let end: SegmentEnd | undefined;
+  let settled = false;
+  let settle!: (result: SegmentResult) => void;
+  let fail!: (error: unknown) => void;
+  const result = new Promise<SegmentResult>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
+  });
+
+  const publish = (event: RestateConversationEvent['event']) => {
+    if (!options.onEvent || !options.isProcessing()) return;
+    try {
+      options.onEvent({ conversationId, event });
+    } catch (error) {
+      ctx.console.warn(`actorloop/restate: onEvent threw for conversation ${JSON.stringify(conversationId)}:`, error);
+    }
+  };
+  // `request.started` / `tool.started` go out once the step really starts: a declined one starts in a later invocation.
+  const startedSteps = new Set<string>();
+  const declinedSteps = new Set<string>();
+  const heldStarts = new Map<string, ConversationEmittedEvent>();
+  let requestsAsked = 0;
+  let requestsAnnounced = 0;
+  const stepKey = (step: StepInfo, index: number) => (step.kind === 'request' ? `request ${index}` : `tool ${step.toolCallId}`);
+  const decide = (key: string) => {
+    const held = heldStarts.get(key);
+    if (!held) return;
+    heldStarts.delete(key);
+    if (startedSteps.has(key)) publish(held);
+  };
+
+  const journal = new RestateStepJournal(ctx, {
+    requests: mode === 'advance' ? 1 : 0,
+    tools: mode === 'advance',
+    started: (step) => {
+      const key = stepKey(step, step.kind === 'request' ? requestsAsked++ : 0);
+      startedSteps.add(key);
+      decide(key);
+    },
+    declined: (step) => {
+      const key = stepKey(step, step.kind === 'request' ? requestsAsked++ : 0);
+      declinedSteps.add(key);
+      heldStarts.delete(key);
+      if (step.kind === 'tool') notStarted.add(step.toolCallId);
+      // The step belongs to the next invocation; this one ends once the state that asked for it is written.
+      else if (mode === 'advance') finish({ kind: 'next' });
+    },
+    streamed: (delta) => publish(delta),
+    failed: (error) => abort(error),
+  });
+  setStepJournal(actor.system, journal);
+
+  const write = () => {
+    const snapshot = actor.getSnapshot();
+    record = {
+      version: snapshotVersion,
+      machineId: machine.id,
+      status: statusOf(snapshot),
+      snapshot: JSON.stringify(snapshotForState(actor.getPersistedSnapshot(), notStarted)),
+      updatedAt: journal.lastStepAt ?? options.updatedAt,
+    };
+    ctx.set(stateKeys.conversation, record);
+  };
+
+  const subscription = actor.subscribe({
+    next: (snapshot) => {
+      if (settled) return;
+      const shape = storedShapeOf(snapshot);
+      const status = statusOf(snapshot);
+      if (shape.value !== lastPublished.value || status !== lastPublished.status) {
+        lastPublished = { value: shape.value, status };
+        publish({
+          type: 'state',
+          value: snapshot.value,
+          status,
+          messages: snapshot.context.messages,
+          ...(snapshot.status === 'done' && snapshot.output ? { output: snapshot.output } : {}),
+        });
+      }
+      // `apply` writes once, when the event was taken: a rejected event stores nothing.
+      if (mode !== 'advance' || !changesStoredState(lastShape, shape)) return;
+      lastShape = shape;
+      write();
+      // Only a state entered here ends the segment: the restored one (a run restored in `retrying`) goes on.
+      if (snapshot.status === 'done') finish({ kind: 'final' });
+      else if (snapshot.value === 'awaitingApproval') finish({ kind: 'approval' });
+      else if (snapshot.value === 'retrying') finish({ kind: 'retry', delayMs: snapshot.context.retry.delayMs });
+    },
+    // The machine routes every failure to a final state; an actor error would be a bug, not a run outcome.
+    error: (error) => abort(error),
+  });
+  const listener = actor.on('*', (event) => {
+    if (settled || replayedDeltas.has(event.type)) return;
+    if (event.type === 'request.started') {
+      const key = `request ${requestsAnnounced++}`;
+      if (startedSteps.has(key)) publish(event);
+      else if (!declinedSteps.has(key)) heldStarts.set(key, event);
+      return;
+    }
+    if (event.type === 'tool.started') {
+      const key = `tool ${event.toolCallId}`;
+      if (startedSteps.has(key)) publish(event);
+      else if (mode === 'advance') heldStarts.set(key, event);
+      return;
+    }
+    publish(event);
+  });
+  const stop = (reason: unknown) => {
+    journal.close(reason);
+    listener.unsubscribe();
+    subscription.unsubscribe();
+    actor.stop();
+  };
+  const abort = (error: unknown) => {
+    if (settled) return;
+    settled = true;
+    stop(error);
+    fail(error);
+  };
+  function finish(reached: SegmentEnd) {
+    if (end) return;
+    end = reached;
+    journal.close(new Error('the segment ended'));
+    // After the macrostep, so the state that led here is written first.
+    setImmediate(() => {
+      if (settled) return;
+      settled = true;
+      const snapshot = actor.getSnapshot();
+      if (changesStoredState(lastShape, storedShapeOf(snapshot))) write();
+      stop(new Error('the segment ended'));
+      settle({ kind: 'ended', end: reached, snapshot, record });
+    });
+  }
+  // The attempt is over (suspended, aborted, lost its connection): nothing of it may run on.
+  ctx.request().attemptCompletedSignal?.addEventListener('abort', () => abort(new Error('the invocation attempt ended')), { once: true });
+
+  actor.start();
+  if (mode === 'apply') {
+    const rejected = applyEvent(actor, options.event);
+    if (rejected !== undefined) {
+      settled = true;
+      stop(new Error('event rejected'));
+      return Promise.resolve({ kind: 'rejected', message: rejected });
+    }
+    write();
+    const snapshot = actor.getSnapshot();
+    settled = true;
+    stop(new Error('the event was applied'));
+    const status = statusOf(snapshot);
+    const applied: SegmentEnd =
+      snapshot.status === 'done' ? { kind: 'final' } : status === 'awaitingApproval' ? { kind: 'approval' } : { kind: 'next' };
+    return Promise.resolve({ kind: 'ended', end: applied, snapshot, record });
+  }
+  return result;
+}
+
+/** Sends the caller's event; returns the machine's rejection message when the run did not take it. */
+function applyEvent(
+  actor: ReturnType<typeof createActor<ConversationMachine>>,
+  event: ConversationUserEvent | undefined,
+): string | undefined {
+  if (!event) return undefined;
+  let rejection: string | undefined;
+  const listener = actor.on('event.rejected', (rejected) => {
+    if (rejected.eventType === event.type) rejection ??= rejected.message;
+  });
+  try {
+    actor.send(event);
+  } finally {
+    listener.unsubscribe();
+  }
+  return rejection;
+}
