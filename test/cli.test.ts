@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closedPortUrl, openaiSse, startWireServer } from './support/wire-server.js';
+import { responsesStream, textAnswer } from './support/responses-events.js';
 
 const root = join(import.meta.dirname, '..');
 const main = join(root, 'src/cli/main.ts');
@@ -120,6 +121,28 @@ describe('actorloop run (live providers over HTTP)', () => {
     }
   });
 
+  it('--api responses runs a tool round over the Responses API through the real SDK', async () => {
+    const server = await startWireServer([
+      responsesStream({ items: [{ type: 'function_call', callId: 'call_1', name: 'calculator', args: '{"expression":"17*23"}' }] }),
+      textAnswer('17*23 = 391.'),
+    ]);
+    try {
+      const { code, stdout } = await actorloop(
+        ['run', '--provider', 'openai', '--api', 'responses', '--base-url', `${server.url}/v1`, 'what is 17*23?'],
+        {
+          OPENAI_API_KEY: 'sk-test',
+        },
+      );
+      expect(code).toBe(0);
+      expect(stdout).toBe('17*23 = 391.\n');
+      expect(server.requests.map((request) => request.path)).toEqual(['/v1/responses', '/v1/responses']);
+      const second = server.requests[1]!.body as { input: Array<{ type?: string; call_id?: string; output?: string }> };
+      expect(second.input.find((item) => item.type === 'function_call_output')).toMatchObject({ call_id: 'call_1', output: '391' });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('exits 1 when the run ends in error (nothing listening), naming the error', async () => {
     const { code, stderr } = await actorloop([
       'run',
@@ -143,6 +166,12 @@ describe.concurrent('actorloop usage errors', () => {
     [['run', '--provider', 'openai', 'hi'], {}, '--provider openai needs OPENAI_API_KEY (or --base-url)'],
     [['run', '--provider', 'anthropic', 'hi'], {}, '--provider anthropic needs ANTHROPIC_API_KEY'],
     [['run', '--max-iterations', 'many', 'hi'], {}, '--max-iterations needs an integer ≥ 0, got "many"'],
+    [['run', '--api', 'assistants', 'hi'], {}, '--api needs chat or responses, got "assistants"'],
+    [
+      ['run', '--provider', 'anthropic', '--api', 'responses', 'hi'],
+      {},
+      '--api applies to --provider openai and compatible, not anthropic',
+    ],
     [['run'], {}, 'run needs a prompt'],
     [['fly'], {}, 'unknown command "fly"'],
   ] as const) {

@@ -13,6 +13,7 @@ Options of run:
                                                    OPENAI_API_KEY, anthropic with ANTHROPIC_API_KEY, else offline
   --model <id>            model (default gpt-4o-mini / claude-haiku-4-5; required for compatible)
   --base-url <url>        an OpenAI-compatible server (Ollama, vLLM, …) or a proxy
+  --api chat|responses    OpenAI's API for openai and compatible (default chat)
   --system <text>         system prompt
   --max-iterations <n>    tool rounds at most (default 10)
   --json                  emitted events as JSON lines on stdout
@@ -28,6 +29,8 @@ export type RunCommand = {
   provider: ProviderChoice | undefined;
   model: string | undefined;
   baseURL: string | undefined;
+  /** OpenAI's API (openai and compatible): Chat Completions (the default) or Responses. */
+  api?: 'chat' | 'responses';
   system: string | undefined;
   maxIterations: number | undefined;
   json: boolean;
@@ -77,6 +80,11 @@ export function parseArguments(argv: string[]): CliCommand {
       if (maxIterations !== undefined && !(Number.isInteger(maxIterations) && maxIterations >= 0)) {
         throw new CliUsageError(`--max-iterations needs an integer ≥ 0, got "${values['max-iterations']}"`);
       }
+      const api = values.api;
+      if (api !== undefined && api !== 'chat' && api !== 'responses')
+        throw new CliUsageError(`--api needs chat or responses, got "${api}"`);
+      if (api !== undefined && (provider === 'anthropic' || provider === 'offline'))
+        throw new CliUsageError(`--api applies to --provider openai and compatible, not ${provider}`);
       if (values.id !== undefined && values.db === undefined)
         throw new CliUsageError('--id needs --db <file> (the store to continue from)');
       return {
@@ -85,6 +93,7 @@ export function parseArguments(argv: string[]): CliCommand {
         provider: provider as ProviderChoice | undefined,
         model: values.model,
         baseURL: values['base-url'],
+        ...(api === undefined ? {} : { api }),
         system: values.system,
         maxIterations,
         json: values.json === true,
@@ -124,6 +133,7 @@ function parseFlags(args: string[]) {
       provider: { type: 'string' },
       model: { type: 'string' },
       'base-url': { type: 'string' },
+      api: { type: 'string' },
       system: { type: 'string' },
       'max-iterations': { type: 'string' },
       json: { type: 'boolean' },

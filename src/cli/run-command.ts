@@ -28,7 +28,12 @@ export type ChosenProvider = { provider: Provider; label: string; offline: boole
  * Picks the provider: `--provider`, else `compatible` with `--base-url`, `openai` with
  * OPENAI_API_KEY, `anthropic` with ANTHROPIC_API_KEY, and the offline scripted model otherwise.
  */
-export function chooseProvider(command: Pick<RunCommand, 'provider' | 'model' | 'baseURL'>, env: CliEnvironment['env']): ChosenProvider {
+export function chooseProvider(
+  command: Pick<RunCommand, 'provider' | 'model' | 'baseURL' | 'api'>,
+  env: CliEnvironment['env'],
+): ChosenProvider {
+  // The Responses API is opt-in: most OpenAI-compatible servers speak only Chat Completions.
+  const api = command.api === 'responses' ? { api: 'responses' as const } : {};
   const choice: ProviderChoice =
     command.provider ?? (command.baseURL ? 'compatible' : env.OPENAI_API_KEY ? 'openai' : env.ANTHROPIC_API_KEY ? 'anthropic' : 'offline');
   switch (choice) {
@@ -37,8 +42,13 @@ export function chooseProvider(command: Pick<RunCommand, 'provider' | 'model' | 
       if (!apiKey && !command.baseURL) throw new CliUsageError('--provider openai needs OPENAI_API_KEY (or --base-url)');
       const model = command.model ?? 'gpt-4o-mini';
       return {
-        provider: openaiProvider({ model, apiKey: apiKey ?? 'not-needed', ...(command.baseURL ? { baseURL: command.baseURL } : {}) }),
-        label: `openai ${model}`,
+        provider: openaiProvider({
+          ...api,
+          model,
+          apiKey: apiKey ?? 'not-needed',
+          ...(command.baseURL ? { baseURL: command.baseURL } : {}),
+        }),
+        label: `openai ${model}${command.api === 'responses' ? ' (Responses API)' : ''}`,
         offline: false,
       };
     }
@@ -58,6 +68,7 @@ export function chooseProvider(command: Pick<RunCommand, 'provider' | 'model' | 
       if (!command.model) throw new CliUsageError('--provider compatible needs --model <id> (the server decides which models exist)');
       return {
         provider: openaiProvider({
+          ...api,
           model: command.model,
           baseURL: command.baseURL,
           apiKey: env.OPENAI_API_KEY ?? 'not-needed',
