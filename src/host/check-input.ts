@@ -2,7 +2,11 @@ import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ConversationInput, ConversationUserEvent } from '../machines/types.js';
 import { isRecord } from '../util/is-record.js';
 import { findJsonProblem } from '../util/json-problem.js';
+import { statusOf } from './conversation-view.js';
 import type { DecodedSnapshot } from './decode-stored.js';
+import { EventRejectedError } from './errors/event-rejected-error.js';
+
+type RunState = Parameters<typeof statusOf>[0];
 
 const userEventTypes = new Set(['user.message', 'tool.approve', 'tool.deny', 'cancel']);
 const maxIdLength = 1024;
@@ -41,4 +45,18 @@ export function checkSessionData(sessionData: unknown): void {
 export function nextRunInput(last: Pick<DecodedSnapshot, 'context'> | undefined, sessionData: unknown): ConversationInput {
   const kept = sessionData !== undefined ? sessionData : last?.context.sessionData;
   return { messages: last?.context.messages ?? [], ...(kept === undefined || kept === null ? {} : { sessionData: kept }) };
+}
+
+/**
+ * Throws `EventRejectedError` unless `event` may follow a run that has ended: only a `user.message`
+ * starts the next run; an approval or a cancel has nothing left to act on.
+ */
+export function checkEventAfterEndedRun(conversationId: string, event: ConversationUserEvent, last: RunState): void {
+  if (event.type === 'user.message') return;
+  throw new EventRejectedError({
+    conversationId,
+    eventType: event.type,
+    code: 'rejected',
+    message: `${event.type} is not accepted: the last run ended (${statusOf(last)}); a user.message starts the next one`,
+  });
 }

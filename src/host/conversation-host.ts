@@ -3,7 +3,13 @@ import { hostname } from 'node:os';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../machines/types.js';
 import { isRecord } from '../util/is-record.js';
-import { checkConversationId as checkId, checkSessionData, checkUserEvent as checkEvent, nextRunInput } from './check-input.js';
+import {
+  checkConversationId as checkId,
+  checkEventAfterEndedRun,
+  checkSessionData,
+  checkUserEvent as checkEvent,
+  nextRunInput,
+} from './check-input.js';
 import type { ConversationLogEvent, ConversationStore, ConversationSummary, ListOptions } from './conversation-store.js';
 import { type ConversationView, statusOf, viewOf } from './conversation-view.js';
 import { type DecodedSnapshot, decodeStored } from './decode-stored.js';
@@ -312,14 +318,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     revision: number,
     updatedAt: number,
   ) {
-    if (event.type !== 'user.message') {
-      throw new EventRejectedError({
-        conversationId: id,
-        eventType: event.type,
-        code: 'rejected',
-        message: `${event.type} is not accepted: the last run ended (${statusOf(last)}); a user.message starts the next one`,
-      });
-    }
+    checkEventAfterEndedRun(id, event, last);
     return hold(id, { input: nextRunInput(last, sendOptions.sessionData) }, revision, updatedAt);
   }
 

@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
-import { checkConversationId, checkSessionData, checkUserEvent, nextRunInput } from '../../host/check-input.js';
+import { checkConversationId, checkEventAfterEndedRun, checkSessionData, checkUserEvent, nextRunInput } from '../../host/check-input.js';
 import { type ConversationView, statusOf, viewOf } from '../../host/conversation-view.js';
 import type { DecodedSnapshot } from '../../host/decode-stored.js';
 import { ConversationNotFoundError } from '../../host/errors/conversation-not-found-error.js';
@@ -193,14 +193,7 @@ export function restateConversations(options: RestateConversationsOptions): Conv
     }
     const decoded: DecodedSnapshot = decodeRecord(id, stored, machine);
     if (decoded.status === 'done') {
-      if (event.type !== 'user.message') {
-        throw new EventRejectedError({
-          conversationId: id,
-          eventType: event.type,
-          code: 'rejected',
-          message: `${event.type} is not accepted: the last run ended (${statusOf(decoded)}); a user.message starts the next one`,
-        });
-      }
+      checkEventAfterEndedRun(id, event, decoded);
       return { input: nextRunInput(decoded, sessionData) };
     }
     if (sessionData !== undefined) {
