@@ -68,21 +68,7 @@ function storedFeed(store: ConversationStore, id: string) {
  */
 export async function inspectStored(db: string, port: number | undefined, environment: CliEnvironment): Promise<number> {
   const store = sqliteStore({ path: db });
-  const machine = cliMachine(
-    {
-      command: 'run',
-      prompt: '',
-      provider: 'offline',
-      model: undefined,
-      baseURL: undefined,
-      system: undefined,
-      maxIterations: undefined,
-      json: false,
-      db,
-      id: undefined,
-    },
-    handlerProvider(offlineModel()),
-  );
+  const machine = cliMachine(undefined, handlerProvider(offlineModel()));
   const viewer = await startLiveViewer({ machine, title: `actorloop · ${db}`, ...(port === undefined ? {} : { port }) });
   const feeds = new Map<string, ReturnType<typeof storedFeed>>();
   const tick = async () => {

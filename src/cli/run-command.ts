@@ -97,13 +97,16 @@ export function exitCodeOf(output: RunOutput, interrupted: boolean): number {
   return output.status === 'done' ? 0 : output.status === 'halted' ? 2 : 1;
 }
 
-/** Builds the machine a CLI run uses: the chosen provider and the demo tools. */
-export function cliMachine(command: RunCommand, provider: Provider): ConversationMachine {
+/**
+ * Builds the machine a CLI run uses: the chosen provider and the demo tools. Without a command (a
+ * stored conversation opened to look at or continue) it has the defaults.
+ */
+export function cliMachine(command: Pick<RunCommand, 'system' | 'maxIterations'> | undefined, provider: Provider): ConversationMachine {
   return createConversationMachine({
     provider,
     tools: demoTools,
-    ...(command.system === undefined ? {} : { system: command.system }),
-    ...(command.maxIterations === undefined ? {} : { maxToolIterations: command.maxIterations }),
+    ...(command?.system === undefined ? {} : { system: command.system }),
+    ...(command?.maxIterations === undefined ? {} : { maxToolIterations: command.maxIterations }),
   });
 }
 

@@ -13,21 +13,7 @@ import { type CliEnvironment, chooseProvider, cliMachine, describeEnd, exitCodeO
 /** A host on the SQLite file `db` with the CLI's machine (provider chosen by `command`, or offline). */
 function openHost(db: string, command: RunCommand | undefined, environment: CliEnvironment) {
   const chosen = command ? chooseProvider(command, environment.env) : undefined;
-  const machine = cliMachine(
-    command ?? {
-      command: 'run',
-      prompt: '',
-      provider: 'offline',
-      model: undefined,
-      baseURL: undefined,
-      system: undefined,
-      maxIterations: undefined,
-      json: false,
-      db,
-      id: undefined,
-    },
-    chosen?.provider ?? handlerProvider(offlineModel()),
-  );
+  const machine = cliMachine(command, chosen?.provider ?? handlerProvider(offlineModel()));
   const host = createConversationHost({
     machine,
     store: sqliteStore({ path: db }),
