@@ -199,6 +199,21 @@ describe('createNodeFetch', () => {
     ]);
   });
 
+  it('a redirect loop stops at maxRedirects, and redirect: error rejects, both as fetch failures', async () => {
+    let requests = 0;
+    const server = await serve((_request, response) => {
+      requests++;
+      response.writeHead(302, { location: '/again' }).end();
+    });
+    const fetch = nodeFetch({ maxRedirects: 3 });
+    await expect(fetch(`${server.url}/loop`)).rejects.toMatchObject({ name: 'TypeError', cause: { message: 'more than 3 redirects' } });
+    expect(requests).toBe(4);
+    await expect(fetch(`${server.url}/loop`, { redirect: 'error' })).rejects.toMatchObject({
+      name: 'TypeError',
+      cause: { message: expect.stringContaining("redirect: 'error'") },
+    });
+  });
+
   it('a refused connection rejects with TypeError("fetch failed") carrying the cause; a cut body errors the stream', async () => {
     const refused = await nodeFetch()(`${await closedPortUrl()}/x`).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(TypeError);
