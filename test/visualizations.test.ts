@@ -85,7 +85,7 @@ describe('visualizations/ is generated from src/machines', async () => {
         '  repairing --> requesting : problem sent back',
         '  retrying --> requesting : after the backoff',
         '  awaitingApproval --> executingTools : all approved or denied',
-        '  executingTools --> requesting : all results in',
+        '  executingTools --> requesting : all results in<br/>a tool finished, the last<br/>result of the round',
         '  executingTools --> halted : a tool threw HaltError',
         '  classDef final stroke-width:4px,font-weight:bold',
         '  class done, halted, error final',

@@ -1,4 +1,4 @@
-import { and, assign, emit, enqueueActions, setup } from 'xstate';
+import { and, assign, emit, enqueueActions, setup, stopChild } from 'xstate';
 import { createProviderCallLogic, type ProviderCallEvent } from '../actors/provider-call.js';
 import { createToolExecutionLogic, type ToolExecutionInput, type ToolExecutionOutput } from '../actors/tool-execution.js';
 import { toProviderError } from '../providers/errors/classify-error.js';
@@ -172,6 +172,20 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
   /** The run's final text and the halting call's result when a tool throws `HaltError` (the guard checked it is one). */
   const haltText = (event: { type: string }) => capText((thrownBy(event) as HaltError).content, resolved.maxToolResultBytes);
 
+  /** The response joins the run: its usage (and cost) counted, its content appended to the history. */
+  const committed = (context: ConversationContext): Partial<ConversationContext> => {
+    const response = context.response;
+    if (!response) return {};
+    const spent = {
+      usage: addUsage(context.usage, response.usage),
+      ...(context.billing.cost && resolved.prices
+        ? { billing: { ...context.billing, cost: addCost(context.billing.cost, resolved.prices, response.model, response.usage) } }
+        : {}),
+    };
+    if (response.content.length === 0) return spent;
+    return { ...spent, messages: [...context.messages, { role: 'assistant', content: response.content }] };
+  };
+
   const machine = setup({
     types: {
       context: {} as ConversationContext,
@@ -230,6 +244,11 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         (event.type === 'tool.approve' || event.type === 'tool.deny') &&
         (context.round?.some((call) => call.toolCallId === event.toolCallId && call.state === 'awaiting-approval') ?? false),
       roundSettled: ({ context }) => context.round?.every((call) => call.state === 'settled') ?? false,
+      // The result of the round's last unsettled call: the round is over, so no deadline needs re-aiming.
+      settlesRound: ({ context, event }) => {
+        const live = liveResult(context, event);
+        return live !== null && (context.round?.every((call, index) => index === live.index || call.state === 'settled') ?? false);
+      },
       isRestored: ({ context }) => context.restored !== undefined,
       executionHalts: ({ context, event }) =>
         event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),
@@ -267,8 +286,10 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         eventType: event.type,
         message: `${event.type}: no tool call ${'toolCallId' in event ? JSON.stringify(event.toolCallId) : ''} is waiting for approval`,
       })),
-      firstAttempt: assign({ attempt: 1 }),
-      nextAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
+      // Every transition into `requesting` starts an attempt with one of these (or `completeRound`):
+      // nothing streamed yet, no response. Folded into the transition's one context copy, not an entry action.
+      firstAttempt: assign({ attempt: 1, stream: freshStream, response: null }),
+      nextAttempt: assign(({ context }) => ({ attempt: context.attempt + 1, stream: freshStream, response: null })),
       beginAttempt: assign({ stream: freshStream, response: null }),
       emitRequestStarted: emit(({ context }) => ({
         type: 'request.started' as const,
@@ -343,23 +364,14 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         for (const part of context.response?.content ?? []) if (part.type === 'text') finalText += part.text;
         return { outcome: { ...context.outcome, finalText } };
       }),
-      commitResponse: assign(({ context }) => {
-        const response = context.response;
-        if (!response) return {};
-        const spent = {
-          usage: addUsage(context.usage, response.usage),
-          ...(context.billing.cost && resolved.prices
-            ? { billing: { ...context.billing, cost: addCost(context.billing.cost, resolved.prices, response.model, response.usage) } }
-            : {}),
-        };
-        if (response.content.length === 0) return spent;
-        return { ...spent, messages: [...context.messages, { role: 'assistant', content: response.content }] };
-      }),
+      commitResponse: assign(({ context }) => committed(context)),
       startRound: enqueueActions(({ context, enqueue }) => {
         const response = context.response;
         if (!response) return;
         const doomLoop = response.doomLoop;
+        // The response is committed here too: one context copy for the transition, not two.
         enqueue.assign({
+          ...committed(context),
           round: response.calls,
           response: null,
           iterations: context.iterations + 1,
@@ -419,9 +431,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       }),
       // A finished child stays in the snapshot's children until stopped: without this, every round
       // would leave one behind, growing snapshots and making each spawn copy a longer list.
-      releaseChild: enqueueActions(({ event, enqueue }) => {
-        enqueue.stopChild(childIdOf(event.type));
-      }),
+      releaseChild: stopChild(({ event }) => childIdOf(event.type)),
       stopRunningCalls: enqueueActions(({ context, enqueue }) => {
         context.round?.forEach((call, index) => {
           if (call.state === 'running') enqueue.stopChild(toolCallActorId(context.iterations, index));
@@ -468,10 +478,24 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         enqueue.assign({ round: next });
         for (const call of settled) enqueue.emit(toolResultEvent(call));
       }),
-      completeRound: assign(({ context }) => {
-        const messages: Message[] = [...context.messages, toolMessage(context.round ?? [])];
-        if (context.doomLoop.pendingNotice !== null) messages.push({ role: 'user', content: context.doomLoop.pendingNotice });
-        return { messages, round: null, doomLoop: { ...context.doomLoop, pendingNotice: null } };
+      // The round's results go into the history, and the request that follows is a first attempt.
+      completeRound: assign(({ context }) => roundCompleted(context, context.round ?? [])),
+      // The last result of the round settles its call and completes the round in one context copy.
+      completeRoundWithResult: enqueueActions(({ context, event, enqueue }) => {
+        const live = liveResult(context, event);
+        if (!live || !context.round) return;
+        const settled: RoundCall = {
+          ...live.call,
+          state: 'settled',
+          result: live.isError ? errorResult(live.call, live.text) : toolResult(live.call, live.text),
+        };
+        enqueue.assign(
+          roundCompleted(
+            context,
+            context.round.map((call, index) => (index === live.index ? settled : call)),
+          ),
+        );
+        enqueue.emit(toolResultEvent(settled));
       }),
       haltAtIterationCap: enqueueActions(({ context, enqueue }) => {
         enqueue.assign({ outcome: { ...context.outcome, status: 'halted', reason: 'max_iterations' } });
@@ -618,7 +642,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         },
       },
       requesting: {
-        entry: ['beginAttempt', 'emitRequestStarted'],
+        entry: 'emitRequestStarted',
         invoke: {
           id: 'providerCall',
           src: 'providerCall',
@@ -634,8 +658,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
             { guard: 'noToolCalls', target: 'error', actions: ['recordFinalText', 'commitResponse', 'failOnAnswer'] },
             { guard: 'iterationCapReached', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltAtIterationCap'] },
             { guard: 'doomLoopPersists', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltOnDoomLoop'] },
-            { guard: 'roundNeedsApproval', target: 'awaitingApproval', actions: ['commitResponse', 'startRound'] },
-            { target: 'executingTools', actions: ['commitResponse', 'startRound'] },
+            { guard: 'roundNeedsApproval', target: 'awaitingApproval', actions: 'startRound' },
+            { target: 'executingTools', actions: 'startRound' },
           ],
           onError: [
             { guard: 'canRetryFailure', target: 'retrying', actions: 'recordFailure' },
@@ -645,7 +669,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         on: {
           'provider.finish': { actions: 'receiveResponse' },
           // Restored mid-request: the response in progress is lost, so the request is made again.
-          'run.resume': { guard: 'isRestored', target: 'requesting', reenter: true, actions: 'clearRestored' },
+          'run.resume': { guard: 'isRestored', target: 'requesting', reenter: true, actions: ['clearRestored', 'beginAttempt'] },
           ...outOfStateTransitions,
         },
         initial: 'waiting',
@@ -690,7 +714,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       executingTools: {
         entry: 'startQueuedCalls',
         exit: 'stopRunningCalls',
-        always: { guard: 'roundSettled', target: 'requesting', actions: ['completeRound', 'firstAttempt'] },
+        always: { guard: 'roundSettled', target: 'requesting', actions: 'completeRound' },
         on: outOfStateTransitions,
         initial: 'running',
         states: {
@@ -699,7 +723,11 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
               toolDeadline: { target: 'running', reenter: true, actions: ['timeOutCalls', 'startQueuedCalls'] },
             },
             on: {
-              'xstate.done.actor.*': { target: 'running', reenter: true, actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
+              'xstate.done.actor.*': [
+                // Leaving `executingTools` stops the finished child (`stopRunningCalls` still sees its call running).
+                { guard: 'settlesRound', target: '#conversation.requesting', actions: 'completeRoundWithResult' },
+                { target: 'running', reenter: true, actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
+              ],
               // Restored mid-round: interrupted calls are reported, calls to run (again) start, and a settled round moves on.
               'run.resume': { guard: 'isRestored', target: 'running', reenter: true, actions: ['reportInterrupted', 'startQueuedCalls'] },
               'xstate.error.actor.*': [
@@ -739,6 +767,23 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
   return resumeRunsOnRestore(rearmTimersOnRestore(machine), { isIdempotent }) as unknown as ConversationMachine<
     [TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>
   >;
+}
+
+/**
+ * A finished round joins the history (its tool message, then a pending doom-loop notice), and the
+ * request that follows starts as a first attempt.
+ */
+function roundCompleted(context: ConversationContext, round: RoundCall[]): Partial<ConversationContext> {
+  const messages: Message[] = [...context.messages, toolMessage(round)];
+  if (context.doomLoop.pendingNotice !== null) messages.push({ role: 'user', content: context.doomLoop.pendingNotice });
+  return {
+    messages,
+    round: null,
+    doomLoop: { ...context.doomLoop, pendingNotice: null },
+    attempt: 1,
+    stream: freshStream,
+    response: null,
+  };
 }
 
 /** The text parts of a response, joined. */

@@ -22,6 +22,7 @@ export const guardWords: Record<string, GuardWords> = {
   roundNeedsApproval: { words: 'a call needs approval' },
   approvalsComplete: { words: 'all approved or denied' },
   roundSettled: { words: 'all results in' },
+  settlesRound: { words: 'the last result of the round' },
   executionHalts: { words: 'a tool threw HaltError' },
   streamProgressed: { words: 'the stream moved' },
   isAwaitingApproval: { words: 'the call is waiting' },
