@@ -14,7 +14,7 @@ import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
 import { diffHeapSummaries, summarizeHeapSnapshot, type HeapDiffRow } from './heap-summary.js';
 import { createRawLoop, type LoopResult } from './raw-loop.js';
-import { createGate } from './tool.js';
+import { createGate, type Gate } from './tool.js';
 import type { WireServerHandle } from './wire.js';
 import { createMinimalLoop } from './minimal-loop.js';
 import { runInWorker, type Job, type S3Side } from './worker-process.js';
@@ -46,6 +46,12 @@ async function collect(): Promise<Memory> {
   return { heapUsed, external, arrayBuffers, rss };
 }
 
+async function waitBlocked(gate: Gate, n: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (gate.blocked < n && Date.now() < deadline) await sleep(10);
+  if (gate.blocked < n) throw new Error(`S3: only ${gate.blocked} of ${n} conversations reached the blocking tool in 120 s`);
+}
+
 export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3RunResult> {
   const client = await createBenchClient(job.baseURL, { connections: job.connections });
   const gate = createGate(job.blockAt);
@@ -61,7 +67,16 @@ export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3Run
     const result = await run('warm-up');
     if (!result.ok) throw new Error(`S3 warm-up failed: ${result.error}`);
   }
+  // A first wave of conversations blocked at once, then released: the code paths only concurrency
+  // reaches get compiled now, so the JIT's code is not counted as the measured conversations' memory.
   gate.armed = true;
+  const wave = Math.min(job.n, 500);
+  const warmRuns = Array.from({ length: wave }, (_, index) => run(`warm-up wave ${index}`));
+  await waitBlocked(gate, wave);
+  gate.release();
+  const warmResults = await Promise.all(warmRuns);
+  if (warmResults.some((result) => !result.ok)) throw new Error('S3 warm-up wave failed');
+  gate.reset();
   const snapshots: string[] = [];
   const snap = (label: string) => {
     if (!job.snapshotDir) return;
@@ -70,9 +85,7 @@ export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3Run
   const baseline = await collect();
   snap('baseline');
   const runs = Array.from({ length: job.n }, (_, index) => run(`conversation ${index}`));
-  const deadline = Date.now() + 120_000;
-  while (gate.blocked < job.n && Date.now() < deadline) await sleep(10);
-  if (gate.blocked < job.n) throw new Error(`S3: only ${gate.blocked} of ${job.n} conversations reached the blocking tool in 120 s`);
+  await waitBlocked(gate, job.n);
   // Let the last responses finish and their sockets go idle before measuring.
   await sleep(200);
   const loaded = await collect();

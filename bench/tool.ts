@@ -17,15 +17,25 @@ export function addJsonSchema(): Record<string, unknown> {
   return schema;
 }
 
-/** Blocks calls whose `a` equals `blockAtRound` until `release()`; counts the blocked ones. */
-export type Gate = { blockAtRound: number; armed: boolean; blocked: number; wait: Promise<void>; release(): void };
+/** Blocks calls whose `a` equals `blockAtRound` until `release()`; counts the blocked ones. `reset()` closes it again. */
+export type Gate = { blockAtRound: number; armed: boolean; blocked: number; wait: Promise<void>; release(): void; reset(): void };
 
 export function createGate(blockAtRound: number): Gate {
-  let release!: () => void;
-  const wait = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return { blockAtRound, armed: true, blocked: 0, wait, release };
+  const gate: Gate = {
+    blockAtRound,
+    armed: true,
+    blocked: 0,
+    wait: Promise.resolve(),
+    release: () => {},
+    reset() {
+      gate.blocked = 0;
+      gate.wait = new Promise<void>((resolve) => {
+        gate.release = resolve;
+      });
+    },
+  };
+  gate.reset();
+  return gate;
 }
 
 /** The tool's body, shared by both sides. */
