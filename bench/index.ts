@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { execSync } from 'node:child_process';
 import { profileS1, type ProfileResult } from './profile.js';
 import { measureFlatness, type FlatnessResult } from './rounds.js';
-import { s1, type S1Result } from './s1-overhead.js';
+import { s1, type S1Result, type S1SideResult } from './s1-overhead.js';
 import { s2, type S2RunResult } from './s2-concurrency.js';
 import { s3, type S3RunResult } from './s3-memory.js';
 import { type RestateResult, restateScenario } from './restate.js';
@@ -301,6 +301,18 @@ function render(
           `${fmt(m.actorloop.wallMsPerConversation.median, 1)} / ${fmt(m.raw.wallMsPerConversation.median, 1)} |`,
       );
     }
+    // Each side's samples fall in two modes (with or without a young-generation GC inside the
+    // conversation), so medians can flip between runs; means count every GC a side causes.
+    const meanRatio = (a: S1SideResult, b: S1SideResult) => fmt(a.cpuUsPerRound.mean / b.cpuUsPerRound.mean, 2);
+    lines.push(
+      '',
+      `Means (steadier than medians here): ${r.modes
+        .map(
+          (m) =>
+            `${m.mode === 'stream' ? 'streaming' : 'non-streaming'} actorloop ÷ raw **${meanRatio(m.actorloop, m.raw)}×**, ÷ minimal **${meanRatio(m.actorloop, m.minimal)}×**, minimal ÷ raw ${meanRatio(m.minimal, m.raw)}×`,
+        )
+        .join('; ')}.`,
+    );
     lines.push(
       '',
       "Transport: the same sides with `createNodeFetch` (keep-alive `node:http`) as the client's `fetch` instead of the SDK's default (undici `fetch`):",

@@ -21,7 +21,8 @@ import type { WireServerHandle } from './wire.js';
 import { runInWorker, type Job } from './worker-process.js';
 
 export type S1SideResult = {
-  cpuUsPerRound: { median: number; p10: number; p90: number; min: number };
+  /** `mean` carries the young-generation GCs a side's allocation causes, which a median can skip. */
+  cpuUsPerRound: { median: number; mean: number; p10: number; p90: number; min: number };
   wallMsPerConversation: { median: number };
   samples: number[];
 };
@@ -63,7 +64,13 @@ export type S1Result = {
 
 function summarize(cpu: number[], wall: number[]): S1SideResult {
   return {
-    cpuUsPerRound: { median: median(cpu), p10: percentile(cpu, 10), p90: percentile(cpu, 90), min: Math.min(...cpu) },
+    cpuUsPerRound: {
+      median: median(cpu),
+      mean: cpu.reduce((sum, value) => sum + value, 0) / cpu.length,
+      p10: percentile(cpu, 10),
+      p90: percentile(cpu, 90),
+      min: Math.min(...cpu),
+    },
     wallMsPerConversation: { median: median(wall) },
     samples: cpu.map((value) => Math.round(value * 10) / 10),
   };
