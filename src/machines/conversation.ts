@@ -13,6 +13,7 @@ import { checkAnswer, type InferObject, repairPrompt } from './structured-output
 import { parsePartialJson } from '../util/parse-partial-json.js';
 import type { StandardSchemaV1 } from '../tools/standard-schema.js';
 import type { JSONSchema } from '../tools/validate.js';
+import { freshAttempt } from './fresh-attempt.js';
 import { resumeRunsOnRestore } from './resume-runs.js';
 import { rearmTimersOnRestore } from './resume-timers.js';
 import { canRetry, retryDelay } from './retry-policy.js';
@@ -32,9 +33,6 @@ import type {
 } from './types.js';
 
 type FinishEvent = Extract<ProviderCallEvent, { type: 'provider.finish' }>;
-
-/** The stream state of a new request attempt (shared: contexts are never mutated). */
-const freshStream: ConversationContext['stream'] = { partial: false, progressed: false, answerText: '', lastPartialJson: null };
 
 /** Child ids of tool calls: unique per round, and the round's index of the call at the end. */
 const toolCallActorId = (iteration: number, index: number) => `toolCall-${iteration}-${index}`;
@@ -286,11 +284,10 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         eventType: event.type,
         message: `${event.type}: no tool call ${'toolCallId' in event ? JSON.stringify(event.toolCallId) : ''} is waiting for approval`,
       })),
-      // Every transition into `requesting` starts an attempt with one of these (or `completeRound`):
-      // nothing streamed yet, no response. Folded into the transition's one context copy, not an entry action.
-      firstAttempt: assign({ attempt: 1, stream: freshStream, response: null }),
-      nextAttempt: assign(({ context }) => ({ attempt: context.attempt + 1, stream: freshStream, response: null })),
-      beginAttempt: assign({ stream: freshStream, response: null }),
+      // Every transition into `requesting` starts an attempt with one of these (or `completeRound`),
+      // in the transition's one context copy rather than an entry action of its own.
+      firstAttempt: assign({ attempt: 1, ...freshAttempt }),
+      nextAttempt: assign(({ context }) => ({ attempt: context.attempt + 1, ...freshAttempt })),
       emitRequestStarted: emit(({ context }) => ({
         type: 'request.started' as const,
         iteration: context.iterations,
@@ -439,8 +436,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       }),
       recordOutcome: enqueueActions(({ context, event, enqueue }) => {
         const live = liveResult(context, event);
-        if (!live) return;
-        settleCall(context, live.index, live.isError ? errorResult(live.call, live.text) : toolResult(live.call, live.text), enqueue);
+        if (live) settleCall(context, live.index, resultPartOf(live), enqueue);
       }),
       recordToolError: enqueueActions(({ context, event, enqueue }) => {
         const live = liveCall(context, event.type);
@@ -483,19 +479,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       // The last result of the round settles its call and completes the round in one context copy.
       completeRoundWithResult: enqueueActions(({ context, event, enqueue }) => {
         const live = liveResult(context, event);
-        if (!live || !context.round) return;
-        const settled: RoundCall = {
-          ...live.call,
-          state: 'settled',
-          result: live.isError ? errorResult(live.call, live.text) : toolResult(live.call, live.text),
-        };
-        enqueue.assign(
-          roundCompleted(
-            context,
-            context.round.map((call, index) => (index === live.index ? settled : call)),
-          ),
-        );
-        enqueue.emit(toolResultEvent(settled));
+        if (live) settleCall(context, live.index, resultPartOf(live), enqueue, true);
       }),
       haltAtIterationCap: enqueueActions(({ context, enqueue }) => {
         enqueue.assign({ outcome: { ...context.outcome, status: 'halted', reason: 'max_iterations' } });
@@ -612,7 +596,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         usage: emptyUsage(),
         response: null,
         round: null,
-        stream: freshStream,
+        stream: freshAttempt.stream,
         doomLoop: { noticed: false, pendingNotice: null },
         retry: { delayMs: 0, lastError: null, lastRetryAfterMs: null },
         outcome: { status: null, reason: null, finalText: null, finishReason: null },
@@ -669,7 +653,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         on: {
           'provider.finish': { actions: 'receiveResponse' },
           // Restored mid-request: the response in progress is lost, so the request is made again.
-          'run.resume': { guard: 'isRestored', target: 'requesting', reenter: true, actions: ['clearRestored', 'beginAttempt'] },
+          // (`resumeSnapshot` has already made the restored attempt a fresh one.)
+          'run.resume': { guard: 'isRestored', target: 'requesting', reenter: true, actions: 'clearRestored' },
           ...outOfStateTransitions,
         },
         initial: 'waiting',
@@ -781,8 +766,7 @@ function roundCompleted(context: ConversationContext, round: RoundCall[]): Parti
     round: null,
     doomLoop: { ...context.doomLoop, pendingNotice: null },
     attempt: 1,
-    stream: freshStream,
-    response: null,
+    ...freshAttempt,
   };
 }
 
@@ -823,14 +807,23 @@ function toolResultEvent(call: RoundCall) {
   };
 }
 
-/** Settles the call at `index` with its one result and emits its `tool.result`. */
-function settleCall(context: ConversationContext, index: number, result: ToolResultPart, enqueue: Enqueue): void {
+/**
+ * Settles the call at `index` with its one result and emits its `tool.result`; with `completesRound`
+ * (it was the round's last open call) the round joins the history in the same context copy.
+ */
+function settleCall(context: ConversationContext, index: number, result: ToolResultPart, enqueue: Enqueue, completesRound = false): void {
   const round = context.round;
   const call = round?.[index];
   if (!round || !call) return;
   const settled: RoundCall = { ...call, state: 'settled', result };
-  enqueue.assign({ round: round.map((existing, position) => (position === index ? settled : existing)) });
+  const next = round.map((existing, position) => (position === index ? settled : existing));
+  enqueue.assign(completesRound ? roundCompleted(context, next) : { round: next });
   enqueue.emit(toolResultEvent(settled));
+}
+
+/** The result part an execution's done event gives its call: an error result when the execution reported one. */
+function resultPartOf(live: { call: RoundCall; text: string; isError: boolean }): ToolResultPart {
+  return live.isError ? errorResult(live.call, live.text) : toolResult(live.call, live.text);
 }
 
 function updateFirstAwaiting(round: RoundCall[] | null, toolCallId: string, update: (call: RoundCall) => RoundCall): RoundCall[] | null {

@@ -1,4 +1,5 @@
 import { isRecord } from '../util/is-record.js';
+import { freshAttempt } from './fresh-attempt.js';
 import { errorResult, resultTexts } from './tool-round.js';
 import type { ConversationContext, RoundCall } from './types.js';
 
@@ -41,8 +42,7 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
   if (isState(persisted.value, 'requesting')) {
     const resumed: ConversationContext = {
       ...context,
-      response: null,
-      stream: { partial: false, progressed: false, answerText: '', lastPartialJson: null },
+      ...freshAttempt,
       restored: { interrupted: earlier },
     };
     return { ...persisted, context: resumed, children: {} } as T;
