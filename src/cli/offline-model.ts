@@ -84,13 +84,17 @@ const chunk = (delta: Record<string, unknown>, finishReason: string | null = nul
   choices: [{ index: 0, delta, finish_reason: finishReason }],
 });
 
-const pause = (ms: number, signal: AbortSignal) =>
+// One pause per streamed chunk: its abort listener goes when the pause ends, or a long answer
+// piles listeners on the request's signal (MaxListenersExceededWarning).
+export const pause = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+    const done = () => {
       clearTimeout(timer);
+      signal.removeEventListener('abort', done);
       resolve();
-    });
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 
 /**

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 
-/** Debian's Chromium (`apt-get install chromium`; `.ci/run` installs it), never a downloaded browser. */
+/** Debian's Chromium (`npm test` installs it when it can: `scripts/ensure-chromium.mjs`), never a downloaded browser. */
 export const chromiumPath = '/usr/bin/chromium';
 
 const args = [
@@ -21,6 +21,12 @@ const args = [
 export async function launchChromium(
   viewport = { width: 1400, height: 1000 },
 ): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  // A browser suite never skips: without Chromium it fails, naming the command that fixes it.
+  if (!existsSync(chromiumPath)) {
+    throw new Error(
+      `the browser suites need Debian's Chromium at ${chromiumPath}: sudo apt-get update && sudo apt-get install -y chromium`,
+    );
+  }
   const profile = mkdtempSync(join(tmpdir(), 'actorloop-chromium-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args, viewport });
   return {

@@ -1,6 +1,6 @@
 /**
  * `actorloop/sqlite`: the embedded conversation store, one SQLite file through `better-sqlite3`
- * (an optional peer: `npm install better-sqlite3@12`).
+ * (an optional peer: `npm install better-sqlite3` — 12.x, or 13.x on Node 22+).
  *
  * @example
  * ```ts

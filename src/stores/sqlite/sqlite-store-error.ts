@@ -2,11 +2,12 @@ const marker = Symbol.for('actorloop.error.SqliteStoreError');
 
 /**
  * What kept a SQLite store from working: `driver_missing` — `better-sqlite3` is not installed;
+ * `driver_unsupported` — the installed `better-sqlite3` does not run on this Node (13.x on Node 20);
  * `not_a_store` — the file is not an actorloop conversation store (another SQLite database, or not
  * SQLite at all); `unknown_schema_version` — the file's schema version is one this actorloop does
  * not know (a newer actorloop wrote it); `closed` — the store was closed.
  */
-export type SqliteStoreErrorCode = 'driver_missing' | 'not_a_store' | 'unknown_schema_version' | 'closed';
+export type SqliteStoreErrorCode = 'driver_missing' | 'driver_unsupported' | 'not_a_store' | 'unknown_schema_version' | 'closed';
 
 /**
  * A SQLite conversation store cannot use its file. Nothing in the file is changed.

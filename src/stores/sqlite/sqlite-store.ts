@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type {
@@ -84,8 +85,36 @@ function prepare(db: BetterSqlite3.Database) {
   };
 }
 
+/**
+ * better-sqlite3 13 is built for Node ≥ 22: loaded on Node 20 it crashes the process (a
+ * segmentation fault), so its version is read from its package.json before it is loaded.
+ */
+export function unsupportedDriverProblem(driverVersion: string, nodeVersion: string): string | undefined {
+  const driverMajor = Number.parseInt(driverVersion, 10);
+  const nodeMajor = Number.parseInt(nodeVersion, 10);
+  if (driverMajor >= 13 && nodeMajor < 22) {
+    return `better-sqlite3 ${driverVersion} needs Node 22 or newer, and this is Node ${nodeVersion}: npm install better-sqlite3@12 (or run on Node 22+)`;
+  }
+  if (driverMajor < 12)
+    return `better-sqlite3 ${driverVersion} is too old: actorloop/sqlite needs 12.x or 13.x (npm install better-sqlite3@12)`;
+  return undefined;
+}
+
+function installedDriverVersion(): string | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    const manifest = require(require.resolve('better-sqlite3/package.json')) as { version?: unknown };
+    return typeof manifest.version === 'string' ? manifest.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Loads the optional peer; a missing one is a clear error, not a module-resolution stack. */
 async function loadDriver(path: string): Promise<typeof BetterSqlite3> {
+  const version = installedDriverVersion();
+  const problem = version === undefined ? undefined : unsupportedDriverProblem(version, process.versions.node);
+  if (problem) throw new SqliteStoreError('driver_unsupported', path, problem);
   try {
     const module = (await import('better-sqlite3')) as { default: typeof BetterSqlite3 };
     return module.default;
@@ -93,14 +122,14 @@ async function loadDriver(path: string): Promise<typeof BetterSqlite3> {
     throw new SqliteStoreError(
       'driver_missing',
       path,
-      'actorloop/sqlite needs the better-sqlite3 package (12.x): npm install better-sqlite3@12',
+      'actorloop/sqlite needs the better-sqlite3 package (12.x, or 13.x on Node 22+): npm install better-sqlite3',
       { cause: error },
     );
   }
 }
 
 /**
- * The embedded default {@link ConversationStore}: one SQLite file (`better-sqlite3` 12.x, an
+ * The embedded default {@link ConversationStore}: one SQLite file (`better-sqlite3` 12.x, or 13.x on Node 22+, an
  * optional peer), created with its schema on first use, in WAL mode. The file records its schema
  * version; a file of another version or another application is refused with a
  * {@link SqliteStoreError}, untouched.
