@@ -24,6 +24,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/no-crash.ts'],
+    // In CI a skipped test fails the run (test/support/fail-on-skip-reporter.ts).
+    reporters: process.env.CI ? ['default', './test/support/fail-on-skip-reporter.ts'] : ['default'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
   },

@@ -664,6 +664,35 @@ describe('anthropicProvider over the real SDK', () => {
 });
 
 describe('anthropicProvider in a conversation machine', () => {
+  test('a run without a key ends `error` saying what to set, the SDK’s own words kept', async () => {
+    const saved = { key: process.env.ANTHROPIC_API_KEY, token: process.env.ANTHROPIC_AUTH_TOKEN };
+    delete process.env.ANTHROPIC_API_KEY;
+    delete process.env.ANTHROPIC_AUTH_TOKEN;
+    try {
+      const server = await serve([sse('stream-thinking-redacted.sse')]);
+      const machine = createConversationMachine({
+        provider: anthropicProvider({ model: 'claude-haiku-4-5', baseURL: server.url, maxTokens: 1024 }),
+      });
+      const actor = createActor(machine, { input: { messages: [] } }).start();
+      actor.send({ type: 'user.message', content: 'Hi' });
+      const output = await toPromise(actor);
+      expect(output.status).toBe('error');
+      expect(output.error).toMatchObject({ code: 'authentication', retryable: false });
+      expect(output.error?.message).toMatch(
+        /^anthropicProvider has no API key: set ANTHROPIC_API_KEY \(or ANTHROPIC_AUTH_TOKEN\) or pass `apiKey`\. \(The SDK said: .+\)$/,
+      );
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      for (const [name, value] of [
+        ['ANTHROPIC_API_KEY', saved.key],
+        ['ANTHROPIC_AUTH_TOKEN', saved.token],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
   test('an in-stream overloaded_error and a cut stream are retried, discarding the partial output', async () => {
     const server = await serve([
       sse('stream-overloaded-error.sse'),
@@ -693,6 +722,28 @@ describe('anthropicProvider in a conversation machine', () => {
       { type: 'redacted-reasoning', data: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qyP+fixture+redacted/Data==' },
       { type: 'text', text: 'Größer: 2.' },
     ]);
+  });
+
+  test('a 429 whose retry-after exceeds maxRetryAfterMs ends the run at once, saying the cap is why', async () => {
+    const limited = { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } };
+    const server = await serve([jsonResponse(429, limited, { 'retry-after': '90' }), sse('stream-thinking-redacted.sse')]);
+    const machine = createConversationMachine({
+      provider: providerFor(server),
+      retry: { maxRetries: 3, initialDelayMs: 1, jitter: false, maxRetryAfterMs: 1_500 },
+    });
+    const actor = createActor(machine, { input: { messages: [] } });
+    const retries: unknown[] = [];
+    actor.on('request.retry', (event) => retries.push(event));
+    actor.start();
+    actor.send({ type: 'user.message', content: 'Hi' });
+    const output = await toPromise(actor);
+    expect(output.status).toBe('error');
+    expect(output.error).toMatchObject({ status: 429, retryable: true, code: 'rate_limit' });
+    expect(output.error?.message).toMatch(
+      /^429 .*exceeded your rate limit.* — retry-after 90 s exceeds retry\.maxRetryAfterMs \(1\.5 s\); not retried$/,
+    );
+    expect(retries).toEqual([]);
+    expect(server.requests).toHaveLength(1);
   });
 
   test('cancel closes the HTTP connection of a running stream', async () => {

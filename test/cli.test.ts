@@ -68,6 +68,14 @@ describe('actorloop run (offline)', () => {
     expect(lines.at(-1)).toMatchObject({ type: 'run.output', output: { status: 'done', text: '2 + 3 = 5', iterations: 1 } });
   });
 
+  it('says a --model given without a key or base URL is not used, and what to set', async () => {
+    const { code, stderr } = await actorloop(['run', '--model', 'gpt-4o', 'hi']);
+    expect(code).toBe(0);
+    expect(stderr).toContain(
+      'actorloop: --model gpt-4o is not used: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or pass --base-url for an OpenAI-compatible server',
+    );
+  });
+
   it('exits 2 when the run halts (no tool rounds allowed)', async () => {
     const { code, stderr } = await actorloop(['run', '--max-iterations', '0', 'what is 1+1?']);
     expect(code).toBe(2);
@@ -140,6 +148,28 @@ describe('actorloop run (live providers over HTTP)', () => {
       expect(second.input.find((item) => item.type === 'function_call_output')).toMatchObject({ call_id: 'call_1', output: '391' });
     } finally {
       await server.close();
+    }
+  });
+
+  it('an empty OPENAI_API_KEY with --base-url is no key: the run reaches the server instead of failing in the SDK', async () => {
+    const chunk = {
+      id: 'c1',
+      object: 'chat.completion.chunk',
+      model: 'llama3',
+      choices: [{ index: 0, delta: { content: 'Hi.' }, finish_reason: 'stop' }],
+    };
+    for (const provider of ['compatible', 'openai']) {
+      const server = await startWireServer([openaiSse([chunk])]);
+      try {
+        const { code, stdout, stderr } = await actorloop(
+          ['run', '--provider', provider, '--model', 'llama3', '--base-url', `${server.url}/v1`, 'hi'],
+          { OPENAI_API_KEY: '' },
+        );
+        expect({ code, stdout, stderr: stderr.includes('Missing credentials') }).toEqual({ code: 0, stdout: 'Hi.\n', stderr: false });
+        expect(server.requests[0]!.headers.authorization).toBe('Bearer not-needed');
+      } finally {
+        await server.close();
+      }
     }
   });
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createActor, toPromise, waitFor } from 'xstate';
 import { z } from 'zod';
 import { createConversationMachine, defineTool, HaltError, handlerProvider, resultTexts, type Message } from '../src/index.js';
@@ -237,6 +237,97 @@ describe('tool failures go back to the model (docs/behaviour.md item 3)', () => 
       result: 'Error: invalid arguments for tool "lookup": arguments.id must be integer',
     });
     expect(results.content[1]).toMatchObject({ result: 'item 7' });
+  });
+
+  it('enforces the standard JSON Schema formats, accepts unknown ones, and never prints (ajv-formats, logger off)', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write');
+    const warn = vi.spyOn(console, 'warn');
+    const log = vi.spyOn(console, 'log');
+    const error = vi.spyOn(console, 'error');
+    try {
+      const book = defineTool({
+        name: 'book',
+        parameters: {
+          type: 'object',
+          properties: {
+            page: { type: 'string', format: 'uri' },
+            email: { type: 'string', format: 'email' },
+            at: { type: 'string', format: 'date-time' },
+            id: { type: 'string', format: 'uuid' },
+            // Meaningful to the model or another validator, unknown to ajv: accepted, not checked.
+            room: { type: 'string', format: 'x-room-code' },
+          },
+          required: ['page', 'email', 'at', 'id', 'room'],
+        },
+        execute: () => 'booked',
+      });
+      const valid = {
+        page: 'https://example.com/rooms?id=7',
+        email: 'ada@example.com',
+        at: '2025-03-01T10:30:00Z',
+        id: '123e4567-e89b-12d3-a456-426614174000',
+        room: 'anything',
+      };
+      const { output } = await runConversation(
+        [
+          {
+            toolCalls: [
+              { id: 'bad', name: 'book', args: { page: 'not a uri', email: 'ada at example', at: 'tomorrow', id: '42', room: 'x' } },
+              { id: 'good', name: 'book', args: valid },
+            ],
+          },
+          { text: 'ok' },
+        ],
+        { tools: [book] },
+      );
+      const results = output.messages[2];
+      if (results?.role !== 'tool') throw new Error('expected tool results');
+      expect(results.content[0]).toMatchObject({
+        isError: true,
+        result:
+          'Error: invalid arguments for tool "book": arguments.page must match format "uri"; arguments.email must match format "email"; ' +
+          'arguments.at must match format "date-time"; arguments.id must match format "uuid"',
+      });
+      expect(results.content[1]).toMatchObject({ result: 'booked' });
+      expect(book.validate({ ...valid, at: '2025-02-30T10:30:00Z' })).toEqual({
+        success: false,
+        error: 'arguments.at must match format "date-time"',
+      });
+      for (const spy of [stderr, warn, log, error]) expect(spy).not.toHaveBeenCalled();
+    } finally {
+      for (const spy of [stderr, warn, log, error]) spy.mockRestore();
+    }
+  });
+
+  it('zod string formats (email, url, uuid, ISO date-time) are enforced, and go to the model as JSON Schema formats', () => {
+    const invite = defineTool({
+      name: 'invite',
+      parameters: z.object({ email: z.email(), page: z.url(), id: z.uuid(), at: z.iso.datetime() }),
+      execute: () => 'sent',
+    });
+    expect(invite.inputSchema.properties).toMatchObject({
+      email: { format: 'email' },
+      page: { format: 'uri' },
+      id: { format: 'uuid' },
+      at: { format: 'date-time' },
+    });
+    const checked = invite.validate({ email: 'nope', page: 'nope', id: 'nope', at: 'nope' });
+    expect(checked.success).toBe(false);
+    if (checked.success) return;
+    expect(checked.error.split('; ')).toEqual([
+      expect.stringMatching(/^arguments\.email: .*email/i),
+      expect.stringMatching(/^arguments\.page: .*URL/i),
+      expect.stringMatching(/^arguments\.id: .*UUID/i),
+      expect.stringMatching(/^arguments\.at: .*datetime/i),
+    ]);
+    expect(
+      invite.validate({
+        email: 'ada@example.com',
+        page: 'https://example.com',
+        id: '123e4567-e89b-12d3-a456-426614174000',
+        at: '2025-03-01T10:30:00Z',
+      }).success,
+    ).toBe(true);
   });
 
   it('serialises results: strings as they are, others as JSON, unserialisable values readably', async () => {

@@ -2,7 +2,8 @@
  * Crash test (DESIGN §6): worker processes run many conversations with tool rounds against a
  * local OpenAI-wire server, each killed with SIGKILL at a chosen point — in a request, while a tool
  * runs, right after a result, during a write, at a random moment. After every kill the next worker
- * recovers from the same SQLite file; at the end a host in this process recovers and finishes.
+ * recovers from the same SQLite file; at the end a host in this process recovers and finishes. Run
+ * over each SQLite driver this Node has (test/support/sqlite-drivers.ts).
  *
  * Then: every conversation is done, no acknowledged message is lost, no non-idempotent call ran
  * twice (the tools record every execution in a side file), every history is valid for both wires,
@@ -14,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createConversationHost, resultTexts, type Message } from '../src/index.js';
-import { sqliteStore } from '../src/stores/sqlite/index.js';
+import { type SqliteDriverName, SqliteStoreError, sqliteStore } from '../src/stores/sqlite/index.js';
 import {
   chargeId,
   conversationIds,
@@ -29,6 +30,7 @@ import {
 import type { WorkerMessage } from './support/crash-worker.js';
 import { expectValidForBothWires } from './support/history.js';
 import { startPlannedWireServer } from './support/planned-wire-server.js';
+import { nodeHasSqlite, sqliteDrivers } from './support/sqlite-drivers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-crash-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -45,6 +47,7 @@ type RoundOutcome = { target: Target; killed: boolean; exit: string };
 
 /** Runs one worker until it has seen `count` events of `target` (or a random time), then SIGKILLs it. */
 async function killRound(
+  driver: SqliteDriverName,
   database: string,
   sideFile: string,
   server: { url: string; onRequest: (listener: (() => void) | undefined) => void; hold: (holding: boolean) => void },
@@ -52,7 +55,7 @@ async function killRound(
   acknowledged: Set<string>,
 ): Promise<RoundOutcome> {
   const script = join(import.meta.dirname, 'support', 'crash-worker.ts');
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, database, sideFile, server.url], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, database, sideFile, server.url, driver], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const count = 2 + Math.floor(Math.random() * 10);
@@ -93,7 +96,7 @@ function executions(sideFile: string): Map<string, number> {
 const resultsOf = (messages: Message[]) =>
   new Map(messages.flatMap((message) => (message.role === 'tool' ? message.content.map((part) => [part.toolCallId, part] as const) : [])));
 
-describe('crash test: SIGKILL at chosen points, recover from the same file', () => {
+describe.each(sqliteDrivers)('crash test over %s: SIGKILL at chosen points, recover from the same file', (driver) => {
   it('every conversation finishes; nothing acknowledged is lost; no non-idempotent call runs twice; histories stay valid', async () => {
     let requestListener: (() => void) | undefined;
     let holding = false;
@@ -112,16 +115,16 @@ describe('crash test: SIGKILL at chosen points, recover from the same file', () 
         holding = value;
       },
     };
-    const database = join(work, 'conversations.db');
-    const sideFile = join(work, 'executions.log');
+    const database = join(work, `conversations-${driver.replace(':', '-')}.db`);
+    const sideFile = join(work, `executions-${driver.replace(':', '-')}.log`);
     const acknowledged = new Set<string>();
     const targets: Target[] = ['request', 'tool', 'result', 'write', 'random', 'request', 'tool', 'write'];
     const outcomes: RoundOutcome[] = [];
     try {
-      for (const target of targets) outcomes.push(await killRound(database, sideFile, control, target, acknowledged));
+      for (const target of targets) outcomes.push(await killRound(driver, database, sideFile, control, target, acknowledged));
 
       // A new host in this process recovers what the last kill left and finishes every conversation.
-      const host = createConversationHost({ machine: crashMachine(server.url, sideFile), store: sqliteStore({ path: database }) });
+      const host = createConversationHost({ machine: crashMachine(server.url, sideFile), store: sqliteStore({ path: database, driver }) });
       const recovered = await host.recover();
       expect(recovered.failed).toEqual([]);
       await Promise.all(conversationIds.map((id) => drive(host, id, (conversation, turn) => acknowledged.add(`${conversation}#${turn}`))));
@@ -133,7 +136,7 @@ describe('crash test: SIGKILL at chosen points, recover from the same file', () 
       expect(server.repeats()).toBeGreaterThan(0);
 
       const counts = executions(sideFile);
-      const store = sqliteStore({ path: join(work, 'conversations.db') });
+      const store = sqliteStore({ path: database, driver });
       let interrupted = 0;
       for (const id of conversationIds) {
         const view = await host.get(id);
@@ -177,7 +180,7 @@ describe('crash test: SIGKILL at chosen points, recover from the same file', () 
       await store.close();
       await host.close();
       console.info(
-        `crash test: ${outcomes.map((outcome) => `${outcome.target}:${outcome.killed ? 'killed' : outcome.exit}`).join(', ')}; ` +
+        `crash test over ${driver}: ${outcomes.map((outcome) => `${outcome.target}:${outcome.killed ? 'killed' : outcome.exit}`).join(', ')}; ` +
           `${interrupted} charge call(s) interrupted and not run again; ${server.requests()} requests, ${server.repeats()} of them made again`,
       );
     } finally {
@@ -185,3 +188,15 @@ describe('crash test: SIGKILL at chosen points, recover from the same file', () 
     }
   }, 90_000);
 });
+
+if (!nodeHasSqlite()) {
+  // Not a skip: on a Node without node:sqlite that variant is a store that cannot be created.
+  describe(`crash test over node:sqlite on Node ${process.versions.node}, which has none`, () => {
+    it('cannot start: sqliteStore refuses the driver when it is created', () => {
+      const create = () => sqliteStore({ path: join(work, 'never.db'), driver: 'node:sqlite' });
+      expect(create).toThrow(SqliteStoreError);
+      expect(create).toThrow(`driver 'node:sqlite' is not available on Node ${process.versions.node}`);
+      expect(existsSync(join(work, 'never.db'))).toBe(false);
+    });
+  });
+}

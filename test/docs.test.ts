@@ -130,6 +130,23 @@ describe('docs', () => {
     }
   });
 
+  it('the README quick start without a key prints why the run failed and what to set', { timeout: 60_000 }, async () => {
+    const quickStart = codeBlocks('README.md').find((block) => block.language === 'ts');
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.OPENAI_API_KEY;
+    delete env.OPENAI_BASE_URL;
+    const { stdout } = await promisify(execFile)(
+      join(root, 'node_modules/.bin/tsx'),
+      ['--input-type=module', '-e', quickStart?.code ?? ''],
+      {
+        cwd: root,
+        env,
+        timeout: 50_000,
+      },
+    );
+    expect(stdout).toContain('\nerror: openaiProvider has no API key: set OPENAI_API_KEY or pass `apiKey`');
+  });
+
   it('every ts block that starts with an import type-checks against the source', { timeout: 120_000 }, () => {
     const blocks = checkedBlocks();
     expect(blocks.map((block) => block.file)).toEqual(expect.arrayContaining(['README.md', 'docs/tools.md', 'docs/providers.md']));

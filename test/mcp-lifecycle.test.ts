@@ -2,6 +2,7 @@
  * The life of an MCP connection under real faults: a stdio server killed mid-call and between
  * calls, an HTTP server killed mid-call and restarted, the server's tool list changing, close().
  */
+import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, type ToolResultEvent } from '../src/index.js';
 import { type McpToolSet, McpToolError, mcpTools } from '../src/tools/mcp/index.js';
@@ -173,24 +174,78 @@ describe('tools/list_changed', () => {
 });
 
 describe('close()', () => {
-  it('ends a stdio server: a call in flight and later calls get error results; close() twice is fine', async () => {
+  /** Resolves once the server has the call: before, close() could outrun the call, not wait for it. */
+  const serverHas = (set: McpToolSet, name: string) =>
+    eventually(async () => (await serverLog(set.tools)).calls.some((call) => call.name === name), 10_000, `the server to get ${name}`);
+
+  it('a call in flight gets its error result at once, while the server still runs; close() resolves with the server gone; later calls fail', async () => {
     const log = starts();
     const set = await mcpTools(stdioSource({ startLog: log.path }));
     const [pid] = log.starts();
-    const { output, events } = await runConversation([{ toolCalls: [{ id: 'c1', name: 'hang', args: {} }] }, { text: 'closed' }], {
+    let closing: Promise<void> | undefined;
+    let serverRanAtResult: boolean | undefined;
+    const { output, events } = await runConversation([{ toolCalls: [{ id: 'c1', name: 'stubborn', args: {} }] }, { text: 'closed' }], {
       tools: set.tools,
-      onStart: (actor) => actor.on('tool.call', () => setTimeout(() => void set.close(), 200)),
+      onStart: (actor) => {
+        actor.on('tool.call', () => {
+          void serverHas(set, 'stubborn').then(() => {
+            closing = set.close();
+          });
+        });
+        actor.on('tool.result', () => {
+          serverRanAtResult = isRunning(pid!);
+        });
+      },
     });
     expect(output.status).toBe('done');
     expect(results(events)).toEqual([
-      'hang (error): Error: McpToolError: the MCP tool set was closed (close() was called); this tool cannot be called any more',
+      'stubborn (error): Error: McpToolError: the MCP tool set was closed (close() was called); this tool cannot be called any more',
     ]);
+    // The tool never answers and keeps its server from exiting on a closed stdin: the result did
+    // not wait for the tool, nor for the server to be stopped.
+    expect(serverRanAtResult).toBe(true);
+    await closing;
+    expect(isRunning(pid!)).toBe(false);
     await set.close();
-    await eventually(() => !isRunning(pid!), 10_000, 'the server process to exit');
     const add = set.tools.find((tool) => tool.name === 'add')!;
     await expect(add.execute({ a: 1, b: 1 }, callContext())).rejects.toMatchObject({ kind: 'closed' });
     await expect(set.refresh()).rejects.toMatchObject({ kind: 'closed' });
     expect(log.starts()).toHaveLength(1);
+  });
+
+  it('a server that ignores SIGTERM is killed: close() resolves once it is gone', async () => {
+    const log = starts();
+    const set = await mcpTools(stdioSource({ startLog: log.path, flags: ['--ignore-sigterm'] }));
+    const [pid] = log.starts();
+    const stubborn = set.tools.find((tool) => tool.name === 'stubborn')!;
+    const call = Promise.resolve(stubborn.execute({}, callContext())).catch((error: unknown) => error);
+    await serverHas(set, 'stubborn');
+    await set.close();
+    // Gone when close() resolves, not merely signalled.
+    expect(isRunning(pid!)).toBe(false);
+    expect(await call).toMatchObject({ kind: 'closed' });
+  });
+
+  it('during a reconnect to a server that never answers: close() does not wait for it; the waiting call gets its error result; the server is stopped', async () => {
+    const log = starts();
+    const mute = `${log.path}.mute`;
+    const errors: Error[] = [];
+    // A connect timeout close() must not sit out.
+    const set = await mcpTools(stdioSource({ startLog: log.path, flags: [`--mute-if=${mute}`] }), {
+      connectTimeoutMs: 600_000,
+      onError: (error) => errors.push(error),
+    });
+    const [first] = log.starts();
+    writeFileSync(mute, '');
+    process.kill(first!, 'SIGKILL');
+    await eventually(() => errors.length > 0, 5_000, 'the lost connection to be noticed');
+    const add = set.tools.find((tool) => tool.name === 'add')!;
+    const call = Promise.resolve(add.execute({ a: 1, b: 1 }, callContext())).catch((error: unknown) => error);
+    await eventually(() => log.starts().length === 2, 10_000, 'the server to be started again');
+    const second = log.starts()[1]!;
+    await set.close();
+    expect(await call).toMatchObject({ kind: 'closed' });
+    expect(isRunning(second)).toBe(false);
   });
 
   it('ends an HTTP session (the server forgets it)', async () => {
@@ -200,6 +255,72 @@ describe('close()', () => {
     await set.close();
     // The server closed the session: a second set on the same server still works, and saw 2 sessions.
     expect((await serverLog(other.tools)).sessions).toBe(2);
+  });
+});
+
+describe('timeouts say what was waited for', () => {
+  it('a stdio server that never answers initialize: mcpTools rejects naming the request and the option; the server is stopped', async () => {
+    const log = starts();
+    // Long enough for the server to have started (and logged its pid) when the wait ends.
+    const error = await mcpTools(stdioSource({ startLog: log.path, flags: ['--mute'] }), { connectTimeoutMs: 2_000 }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(McpToolError.isInstance(error) && error.kind).toBe('connection');
+    expect((error as Error).message).toBe(
+      'could not connect to the stdio server "node": it did not answer initialize within 2000 ms (connectTimeoutMs)',
+    );
+    const pids = log.starts();
+    expect(pids).toHaveLength(1);
+    expect(isRunning(pids[0]!)).toBe(false);
+  });
+});
+
+describe("a stdio server's environment", () => {
+  /** Sets variables of this process for the test (a stdio server is started from them). */
+  function withEnv(values: Record<string, string>) {
+    const saved = Object.fromEntries(Object.keys(values).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, values);
+    cleanups.push(() => {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    });
+  }
+
+  const serverEnv = async (set: McpToolSet) =>
+    JSON.parse(String(await set.tools.find((tool) => tool.name === 'env')!.execute({}, callContext()))) as Record<string, string>;
+
+  /** Proxy and CA variables; the CA file exists (empty) so that the Node server loads it without a warning. */
+  function networkEnv() {
+    const ca = `${starts().path}.ca.pem`;
+    writeFileSync(ca, '');
+    return {
+      HTTPS_PROXY: 'http://proxy.example:3128',
+      http_proxy: 'http://proxy.example:3128',
+      no_proxy: 'localhost,127.0.0.1',
+      NODE_EXTRA_CA_CERTS: ca,
+      SSL_CERT_DIR: '/etc/ssl/certs',
+    };
+  }
+
+  it('gets the SDK default, the proxy and CA variables of this process, and env on top (env wins); nothing else', async () => {
+    const network = networkEnv();
+    withEnv({ ...network, NODE_OPTIONS: '--no-deprecation', ACTORLOOP_TEST_SECRET: 'not for servers' });
+    const set = await openSet(stdioSource({ flags: ['--env-tool'], env: { MCP_TEST_GIVEN: 'given', SSL_CERT_DIR: '/srv/certs' } }));
+    const env = await serverEnv(set);
+    expect(env).toMatchObject({ ...network, SSL_CERT_DIR: '/srv/certs', MCP_TEST_GIVEN: 'given', PATH: process.env.PATH });
+    expect(env.ACTORLOOP_TEST_SECRET).toBeUndefined();
+    expect(env.NODE_OPTIONS).toBeUndefined();
+  });
+
+  it('inheritNetworkEnv: false leaves the server only the SDK default and env', async () => {
+    const network = networkEnv();
+    withEnv(network);
+    const set = await openSet(stdioSource({ flags: ['--env-tool'], env: { MCP_TEST_GIVEN: 'given' }, inheritNetworkEnv: false }));
+    const env = await serverEnv(set);
+    expect(env).toMatchObject({ MCP_TEST_GIVEN: 'given', PATH: process.env.PATH });
+    for (const name of Object.keys(network)) expect(env[name], name).toBeUndefined();
   });
 });
 

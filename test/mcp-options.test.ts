@@ -70,6 +70,39 @@ describe('a Client the user connected', () => {
     expect((await client.listTools()).tools).toHaveLength(3);
   });
 
+  it('close() gives a call in flight its error result at once, while the tool still runs on the server', async () => {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let running: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => {
+      running = resolve;
+    });
+    const server = new McpServer({ name: 'slow', version: '1.0.0' });
+    server.registerTool('slow', { description: 'Answers when the test says so' }, async () => {
+      running();
+      await released;
+      return { content: [{ type: 'text', text: 'too late' }] };
+    });
+    const set = await mcpTools(await connected(server));
+    let outcome: unknown = 'pending';
+    const call = Promise.resolve(set.tools[0]!.execute({}, callContext())).then(
+      (value: unknown) => {
+        outcome = value;
+      },
+      (error: unknown) => {
+        outcome = error;
+      },
+    );
+    await started;
+    await set.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(outcome).toMatchObject({ kind: 'closed' });
+    release();
+    await call;
+  });
+
   it('a Client that is not connected is refused with InvalidOptionsError', async () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
     await expect(mcpTools(client)).rejects.toThrow(
@@ -217,16 +250,17 @@ describe('bad input', () => {
       [client, { timeoutMs: -1 }, 'Invalid option timeoutMs: expected a number of milliseconds between 1 and 2147483647, got -1'],
       [client, { timeoutMs: { read_file: 'soon' } }, 'Invalid option timeoutMs.read_file: expected a number of milliseconds'],
       [client, { mapResult: 'text' }, 'Invalid option mapResult: expected a function'],
-      [42, {}, 'Invalid option source: expected a connected MCP SDK Client, { command, args?, env?, cwd?, stderr? }'],
+      [42, {}, 'Invalid option source: expected a connected MCP SDK Client, { command, args?, env?, inheritNetworkEnv?, cwd?, stderr? }'],
       [{ command: '' }, {}, 'Invalid option source.command: expected a non-empty string'],
       [{ command: 'node', args: 'server.js' }, {}, 'Invalid option source.args: expected an array of strings'],
       [{ command: 'node', env: { PORT: 80 } }, {}, 'Invalid option source.env: expected an object of string values'],
+      [{ command: 'node', inheritNetworkEnv: 'yes' }, {}, 'Invalid option source.inheritNetworkEnv: expected a boolean, got "yes"'],
       [{ url: 'ftp://example.com' }, {}, 'Invalid option source.url: expected an http(s) URL'],
       [{ url: 'http://x', headers: { a: 1 } }, {}, 'Invalid option source.headers: expected an object of string values'],
       [
         { command: 'node', argz: ['x'] },
         {},
-        'Invalid option source.argz: expected one of command, args, env, cwd, stderr (a stdio source), got "an unknown key"',
+        'Invalid option source.argz: expected one of command, args, env, inheritNetworkEnv, cwd, stderr (a stdio source), got "an unknown key"',
       ],
       [
         { url: 'http://x', header: {} },
@@ -331,8 +365,14 @@ describe('bad input', () => {
     const silent = listServer(() => new Promise<ListToolsResult>(() => undefined));
     const started = Date.now();
     await expect(mcpTools(await connected(silent), { connectTimeoutMs: 200 })).rejects.toThrow(
-      /could not list the tools of the server of the MCP client: MCP error -32001: Request timed out/,
+      'could not list the tools of the server of the MCP client: it did not answer tools/list within 200 ms (connectTimeoutMs)',
     );
     expect(Date.now() - started).toBeLessThan(5_000);
+    const stopsAtPage2 = listServer((cursor) =>
+      cursor === undefined ? { tools: [{ name: 'a', inputSchema: { type: 'object' } }], nextCursor: '2' } : new Promise(() => undefined),
+    );
+    await expect(mcpTools(await connected(stopsAtPage2), { connectTimeoutMs: 200 })).rejects.toThrow(
+      'it did not answer tools/list (page 2) within 200 ms (connectTimeoutMs)',
+    );
   });
 });

@@ -62,7 +62,7 @@ describe.each(transports)('MCP tools over %#', (makeTransport) => {
   });
 
   it(`${transport.name}: lists the server's tools with their JSON Schemas and runs a tool loop end to end`, async () => {
-    expect(set.tools.map((tool) => tool.name)).toEqual(['add', 'fail', 'hang', 'picture', 'readme', 'weather', 'server_log']);
+    expect(set.tools.map((tool) => tool.name)).toEqual(['add', 'fail', 'hang', 'picture', 'readme', 'weather', 'stubborn', 'server_log']);
     const add = set.tools[0]!;
     expect(add.description).toBe('Add two numbers');
     expect(add.inputSchema).toMatchObject({

@@ -179,6 +179,32 @@ describe.each(transports)('network faults through a conversation ($name)', (each
     expect(retries[0]!.delayMs).toBeGreaterThanOrEqual(60);
   });
 
+  it('a 429 whose retry-after exceeds maxRetryAfterMs ends the run at once, saying the cap is why', async () => {
+    const { output, retries } = await run(
+      [
+        jsonResponse(429, { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after': '120' }),
+        answer('Never asked.'),
+      ],
+      { retry: { maxRetries: 2, initialDelayMs: 5, maxRetryAfterMs: 30_000 } },
+    );
+    expect(output.status).toBe('error');
+    expect(output.error).toMatchObject({ status: 429, retryable: true, code: 'rate_limit' });
+    expect(output.error?.message).toMatch(/^429 .*slow down.* — retry-after 120 s exceeds retry\.maxRetryAfterMs \(30 s\); not retried$/);
+    expect(retries).toEqual([]);
+    expect(server!.requests).toHaveLength(1);
+  });
+
+  it('a retry-after within maxRetryAfterMs is waited out, and a 429 after the last retry does not blame the cap', async () => {
+    const limited = (wait: Record<string, string>) =>
+      jsonResponse(429, { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } }, wait);
+    const { output, retries } = await run([limited({ 'retry-after-ms': '100' }), limited({ 'retry-after': '120' })], {
+      retry: { maxRetries: 1, initialDelayMs: 5, maxRetryAfterMs: 200 },
+    });
+    expect(retries.map((retry) => retry.delayMs)).toEqual([100]);
+    expect(output.error?.message).toMatch(/slow down/);
+    expect(output.error?.message).not.toContain('maxRetryAfterMs');
+  });
+
   it('an in-band 5xx error chunk inside a 200 stream is retried', async () => {
     const { output, retries } = await run([
       openaiSse([chunk({ content: 'x' }), { error: { code: 502, message: 'upstream' } }]),

@@ -2,6 +2,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createActor, toPromise } from 'xstate';
+import { createConversationMachine } from '../src/machines/conversation.js';
 import { InvalidOptionsError } from '../src/errors/invalid-options-error.js';
 import { ProviderError } from '../src/providers/errors/provider-error.js';
 import type { Message } from '../src/providers/messages.js';
@@ -362,6 +364,34 @@ describe('openaiProvider: clients and options', () => {
       expect(error.message).toMatch(/OPENAI_API_KEY|apiKey/);
     } finally {
       if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
+    }
+  });
+
+  it('a run without a key ends `error` saying what to set, on both APIs and with an empty key', async () => {
+    const saved = process.env.OPENAI_API_KEY;
+    try {
+      for (const [env, options] of [
+        [undefined, { model: 'gpt-4o-mini' }],
+        ['', { model: 'gpt-4o-mini', api: 'responses' }],
+        ['sk-unused', { model: 'gpt-4o-mini', apiKey: '' }],
+      ] as const) {
+        if (env === undefined) delete process.env.OPENAI_API_KEY;
+        else process.env.OPENAI_API_KEY = env;
+        const actor = createActor(createConversationMachine({ provider: openaiProvider(options) }), { input: { messages: [] } }).start();
+        actor.send({ type: 'user.message', content: 'Hi' });
+        const output = await toPromise(actor);
+        expect(output.status).toBe('error');
+        expect(output.error).toMatchObject({ code: 'authentication', retryable: false });
+        // An empty key is refused before the SDK sees it (older SDKs would send it); no key at all, by the SDK.
+        expect(output.error?.message).toMatch(
+          env === undefined
+            ? /^openaiProvider has no API key: set OPENAI_API_KEY or pass `apiKey`; an OpenAI-compatible server that needs no key takes its `baseURL` and any `apiKey`, e\.g\. 'none'\. \(The SDK said: .+\)$/
+            : /^openaiProvider has no API key: set OPENAI_API_KEY or pass `apiKey`; an OpenAI-compatible server that needs no key takes its `baseURL` and any `apiKey`, e\.g\. 'none'\.$/,
+        );
+      }
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
     }
   });
 

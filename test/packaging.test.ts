@@ -4,12 +4,14 @@
  * quick start must import, type-check with `strict` and `skipLibCheck: false`, and run. Repeated
  * with the oldest xstate of the peer range.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
+import latest from './support/latest-majors.json' with { type: 'json' };
+import { nodeHasSqlite } from './support/sqlite-drivers.js';
 
 const root = join(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'actorloop-pack-'));
@@ -111,7 +113,7 @@ describe('the packed package in a fresh project', () => {
 
   it('declares xstate a peer with a range and needs no provider SDK or zod at run time', () => {
     expect(pkg.peerDependencies.xstate).toMatch(/^\^5\.\d+\.\d+$/);
-    expect(Object.keys(pkg.dependencies)).toEqual(['ajv']);
+    expect(Object.keys(pkg.dependencies)).toEqual(['ajv', 'ajv-formats']);
     expect(pkg.peerDependenciesMeta).toMatchObject({
       openai: { optional: true },
       '@anthropic-ai/sdk': { optional: true },
@@ -160,7 +162,7 @@ describe('the packed package in a fresh project', () => {
         messages: 4,
         host: 'done',
         hostView: 'done',
-        sqlite: 'driver_missing',
+        sqlite: nodeHasSqlite() ? 'opened' : 'driver_missing',
       });
       // actorloop/mcp loads without the MCP SDK too, and says what to install when it is used.
       const missing = run(
@@ -229,6 +231,115 @@ describe('the packed package in a fresh project', () => {
     expect(() => readFileSync(join(directory, 'node_modules/@restatedev/restate-sdk/package.json'))).toThrow();
     expect(check(directory, 'restate-client-check.ts')).toEqual({ failed: 'rejected', invalid: 'InvalidOptionsError' });
   }, 300_000);
+});
+
+describe("today's stack in a consumer project", () => {
+  // openai 7 and better-sqlite3 13 need Node 22; on Node 20 the project gets the majors that run there.
+  const newest = Number.parseInt(process.versions.node, 10) >= 22;
+  const stack = {
+    openai: newest ? latest.openai : pkg.devDependencies.openai,
+    'better-sqlite3': newest ? latest['better-sqlite3'] : pkg.devDependencies['better-sqlite3'],
+  };
+  const programs = ['every-entry-point.ts', 'sqlite-host.ts'];
+
+  it(`installs with openai ${stack.openai}, better-sqlite3 ${stack['better-sqlite3']}, TypeScript 5.9 and 7 and every optional peer, with no ERESOLVE and no warning; every entry point type-checks under both and runs; a host on actorloop/sqlite runs a conversation`, () => {
+    const directory = join(work, 'todays-stack');
+    mkdirSync(directory);
+    // npm 11 asks a project to allow install scripts by name; better-sqlite3 builds its addon in one.
+    writeFileSync(
+      join(directory, 'package.json'),
+      JSON.stringify({ name: 'todays-stack', private: true, type: 'module', allowScripts: { 'better-sqlite3': true } }),
+    );
+    writeFileSync(
+      join(directory, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          // The MCP SDK's declarations use the DOM lib's fetch types; actorloop's do not.
+          lib: ['ES2023', 'DOM'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: false,
+          noEmit: true,
+          // TypeScript 7 includes no @types package unless named (README "Install").
+          types: ['node'],
+        },
+        include: programs,
+      }),
+    );
+    for (const program of programs) writeFileSync(join(directory, program), readFileSync(join(root, 'test/packaging', program), 'utf8'));
+    const peers = [
+      'xstate',
+      '@anthropic-ai/sdk',
+      '@modelcontextprotocol/sdk',
+      '@opentelemetry/api',
+      '@restatedev/restate-sdk',
+      '@restatedev/restate-sdk-clients',
+      '@statelyai/inspect',
+      'elkjs',
+      'rxjs',
+      'zod',
+      '@types/node',
+    ] as const;
+    const installed = execFileSync(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        tarball,
+        `openai@${stack.openai}`,
+        `better-sqlite3@${stack['better-sqlite3']}`,
+        ...peers.map((name) => `${name}@${pkg.devDependencies[name]}`),
+        `typescript@${pkg.devDependencies.typescript}`,
+        `typescript-7@${pkg.devDependencies['typescript-7']}`,
+      ],
+      { cwd: directory, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_loglevel: 'warn' } },
+    );
+    expect(installed).not.toMatch(/ERESOLVE|EBADENGINE/);
+    // npm prints its warnings on stderr, which execFileSync keeps only on failure: install again to see them.
+    const again = spawnSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], {
+      cwd: directory,
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_loglevel: 'warn' },
+    });
+    expect(again.status).toBe(0);
+    expect(again.stderr.split('\n').filter((line) => /warn|ERESOLVE|EBADENGINE/i.test(line))).toEqual([]);
+    for (const compiler of ['typescript', 'typescript-7']) {
+      const version = JSON.parse(readFileSync(join(directory, 'node_modules', compiler, 'package.json'), 'utf8')) as { version: string };
+      expect(version.version).toBe(compiler === 'typescript' ? pkg.devDependencies.typescript : '7.0.2');
+      run(process.execPath, [join(directory, 'node_modules', compiler, 'bin', 'tsc'), '-p', 'tsconfig.json'], directory);
+    }
+    // Types stripped by TypeScript 7 itself, then run by plain Node.
+    run(
+      process.execPath,
+      [join(directory, 'node_modules/typescript-7/bin/tsc'), '-p', 'tsconfig.json', '--noEmit', 'false', '--outDir', 'out'],
+      directory,
+    );
+    expect(JSON.parse(run(process.execPath, ['out/every-entry-point.js'], directory))).toEqual({
+      exports: { root: true, inspect: true, mcp: true, otel: true, restate: true, restateClient: true, rx: true, sqlite: true },
+      used: 6,
+    });
+    const hosted = { status: 'done', text: 'It is 5.', stored: 'done', messages: 4 };
+    expect(JSON.parse(run(process.execPath, ['out/sqlite-host.js'], directory))).toEqual({ ...hosted, driver: 'better-sqlite3' });
+    // The same project without better-sqlite3: node:sqlite where Node has it, else the error naming both.
+    run('npm', ['uninstall', '--no-audit', '--no-fund', 'better-sqlite3'], directory);
+    rmSync(join(directory, 'conversations.db'), { force: true });
+    const without = JSON.parse(run(process.execPath, ['out/sqlite-host.js'], directory)) as Record<string, unknown>;
+    if (nodeHasSqlite()) expect(without).toEqual({ ...hosted, driver: 'node:sqlite' });
+    else expect(without).toMatchObject({ failed: 'driver_missing' });
+  }, 400_000);
+
+  it('every-entry-point.ts imports exactly the subpaths package.json exports', () => {
+    const source = readFileSync(join(root, 'test/packaging/every-entry-point.ts'), 'utf8');
+    const imported = [...source.matchAll(/from '(actorloop[^']*)'/g)].map((match) => match[1]?.replace(/^actorloop/, '.')).sort();
+    const exported = Object.keys(pkg.exports)
+      .filter((subpath) => subpath !== './package.json')
+      .sort();
+    expect(imported).toEqual(exported);
+  });
 });
 
 describe('the root entry point', () => {

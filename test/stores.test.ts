@@ -1,14 +1,14 @@
 /**
- * The ConversationStore contract, run against both stores, then what only the SQLite file does:
- * created on first use, WAL, a recorded schema version, refusing files it must not touch, and
- * surviving a process killed in the middle of a write.
+ * The ConversationStore contract, run against both stores — the SQLite one over each driver this
+ * Node has — then what only the SQLite file does: created on first use, WAL, a recorded schema
+ * version, refusing files it must not touch, surviving a process killed in the middle of a write,
+ * and one driver reading what the other wrote.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   ConversationConflictError,
@@ -17,7 +17,8 @@ import {
   type ConversationStore,
   type StoredConversation,
 } from '../src/index.js';
-import { SqliteStoreError, sqliteStore } from '../src/stores/sqlite/index.js';
+import { type SqliteDriverName, SqliteStoreError, sqliteStore } from '../src/stores/sqlite/index.js';
+import { nodeHasSqlite, openDirectly, pragma, sqliteDrivers } from './support/sqlite-drivers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-stores-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -38,7 +39,10 @@ const conversation = (id: string, revision: number, extra: Partial<StoredConvers
 
 const stores: Array<[string, () => ConversationStore]> = [
   ['memoryStore', () => memoryStore()],
-  ['sqliteStore', () => sqliteStore({ path: newPath() })],
+  ...sqliteDrivers.map((driver): [string, () => ConversationStore] => [
+    `sqliteStore over ${driver}`,
+    () => sqliteStore({ path: newPath(), driver }),
+  ]),
 ];
 
 describe.each(stores)('%s keeps the ConversationStore contract', (_name, create) => {
@@ -136,21 +140,24 @@ describe.each(stores)('%s keeps the ConversationStore contract', (_name, create)
 
 const hashOf = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
-describe('sqliteStore', () => {
+describe.each(sqliteDrivers)('sqliteStore over %s', (driver) => {
   it('creates its file on first use, in WAL mode, with the schema version recorded in it', async () => {
     const path = newPath();
-    const store = sqliteStore({ path });
+    const store = sqliteStore({ path, driver });
+    expect(store.driver).toBe(driver);
+    // Unasked, the installed better-sqlite3 wins.
+    expect(sqliteStore({ path: newPath() }).driver).toBe('better-sqlite3');
     expect(existsSync(path)).toBe(false);
     await store.save(conversation('a', 1));
     expect(existsSync(path)).toBe(true);
-    const db = new Database(path, { readonly: true });
-    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.pragma('user_version', { simple: true })).toBe(1);
-    expect(db.pragma('application_id', { simple: true })).toBe(0x61636c70);
+    const db = await openDirectly(driver, path);
+    expect(pragma(db, 'journal_mode')).toBe('wal');
+    expect(pragma(db, 'user_version')).toBe(1);
+    expect(pragma(db, 'application_id')).toBe(0x61636c70);
     db.close();
     await store.close();
     // Reopened: the data is there.
-    const again = sqliteStore({ path });
+    const again = sqliteStore({ path, driver });
     expect(await again.load('a')).toEqual(conversation('a', 1));
     await again.close();
     await expect(again.load('a')).rejects.toMatchObject({ code: 'closed' });
@@ -158,14 +165,14 @@ describe('sqliteStore', () => {
 
   it('refuses a file of an unknown schema version and leaves it untouched', async () => {
     const path = newPath();
-    const store = sqliteStore({ path });
+    const store = sqliteStore({ path, driver });
     await store.save(conversation('a', 1));
     await store.close();
-    const db = new Database(path);
-    db.pragma('user_version = 7');
+    const db = await openDirectly(driver, path);
+    db.exec('PRAGMA user_version = 7');
     db.close();
     const before = hashOf(path);
-    const error = await sqliteStore({ path })
+    const error = await sqliteStore({ path, driver })
       .load('a')
       .catch((caught: unknown) => caught);
     expect(SqliteStoreError.isInstance(error)).toBe(true);
@@ -176,30 +183,99 @@ describe('sqliteStore', () => {
 
   it('refuses another application’s database and a file that is not SQLite', async () => {
     const other = newPath();
-    const db = new Database(other);
+    const db = await openDirectly(driver, other);
     db.exec('CREATE TABLE users (id INTEGER PRIMARY KEY)');
     db.close();
     const before = hashOf(other);
-    await expect(sqliteStore({ path: other }).list()).rejects.toMatchObject({ code: 'not_a_store' });
+    await expect(sqliteStore({ path: other, driver }).list()).rejects.toMatchObject({ code: 'not_a_store' });
     expect(hashOf(other)).toBe(before);
     const text = newPath();
     writeFileSync(text, 'just some text, long enough to look like a header of something else entirely'.repeat(20));
-    await expect(sqliteStore({ path: text }).list()).rejects.toMatchObject({ code: 'not_a_store' });
+    await expect(sqliteStore({ path: text, driver }).list()).rejects.toMatchObject({ code: 'not_a_store' });
+  });
+
+  it('refuses a damaged file with the same error over either driver, and leaves it untouched', async () => {
+    const path = newPath();
+    const store = sqliteStore({ path, driver });
+    for (let index = 0; index < 20; index++) await store.save(conversation(`c${index}`, 1, { snapshot: 'x'.repeat(2_000) }));
+    await store.close();
+    // Page 2 onwards overwritten: the header and schema (page 1) still read, the tables do not.
+    const bytes = readFileSync(path);
+    const pageSize = bytes.readUInt16BE(16);
+    bytes.fill(0xab, pageSize, pageSize * 3);
+    writeFileSync(path, bytes);
+    const before = hashOf(path);
+    const damaged = sqliteStore({ path, driver });
+    for (const call of [() => damaged.list(), () => damaged.load('c1'), () => damaged.save(conversation('c1', 2))]) {
+      const error = await call().catch((caught: unknown) => caught);
+      expect(SqliteStoreError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ code: 'corrupt', path });
+      expect((error as Error).message).toContain('the file is damaged (SQLite: database disk image is malformed)');
+    }
+    await damaged.close();
+    expect(hashOf(path)).toBe(before);
+  });
+
+  it('rolls a failed transaction back whole, and the connection takes the next one', async () => {
+    const db = await openDirectly(driver, newPath());
+    db.exec('CREATE TABLE t (n INTEGER NOT NULL) STRICT');
+    const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+    const count = () => db.prepare<{ count: number }>('SELECT count(*) AS count FROM t').get()?.count;
+    expect(() =>
+      db.immediate(() => {
+        insert.run(1);
+        throw new Error('in the middle');
+      }),
+    ).toThrow('in the middle');
+    // A statement SQLite itself refuses, after a row was written.
+    expect(() =>
+      db.immediate(() => {
+        insert.run(2);
+        insert.run('three');
+      }),
+    ).toThrow(/cannot store TEXT value in INTEGER column/);
+    expect(count()).toBe(0);
+    expect(db.immediate(() => insert.run(4).changes)).toBe(1);
+    expect(count()).toBe(1);
+    db.close();
   });
 
   it('names a bad option', () => {
     expect(() => sqliteStore({ path: '' })).toThrow(/Invalid option path/);
     expect(() => sqliteStore({ path: 'x.db', synchronous: 'off' as never })).toThrow(/Invalid option synchronous/);
     expect(() => sqliteStore({ path: 'x.db', busyTimeoutMs: -1 })).toThrow(/Invalid option busyTimeoutMs/);
+    expect(() => sqliteStore({ path: 'x.db', driver: 'sqlite3' as never })).toThrow(/Invalid option driver/);
   });
 
-  it('a process killed in the middle of writes leaves the last written snapshot whole and readable', async () => {
+  it('refuses a save with a field the table cannot hold, the same way over either driver', async () => {
+    const store = sqliteStore({ path: newPath(), driver });
+    for (const [field, value] of [
+      ['status', true],
+      ['owner', undefined],
+      ['updatedAt', 1.5],
+      ['version', '1'],
+    ] as const) {
+      await expect(store.save(conversation('a', 1, { [field]: value }))).rejects.toThrow(`Invalid option conversation.${field}`);
+    }
+    await expect(store.save(conversation('a', 1), [{ at: 0.5, event: { type: 'cancel' } }])).rejects.toThrow('Invalid option log[0]');
+    expect(await store.load('a')).toBeUndefined();
+    await store.close();
+  });
+});
+
+/** Every writer–reader pair of drivers on this Node: a file one driver leaves behind is read by the other. */
+const driverPairs = sqliteDrivers.flatMap((writer) =>
+  sqliteDrivers.map((reader): [SqliteDriverName, SqliteDriverName] => [writer, reader]),
+);
+
+describe.each(driverPairs)('sqliteStore: a writer over %s killed mid-write, read over %s', (writer, reader) => {
+  it('leaves the last written snapshot whole and readable', async () => {
     const path = newPath();
     const script = join(import.meta.dirname, 'support', 'sqlite-writer.ts');
     let lastSeen = 0;
     for (let round = 0; round < 4; round++) {
       // The writer saves ever newer 256 KiB snapshots as fast as it can and prints each revision once stored.
-      const child = spawn(process.execPath, ['--import', 'tsx', script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', script, path, writer], { stdio: ['ignore', 'pipe', 'inherit'] });
       let acknowledged = lastSeen;
       let buffered = '';
       child.stdout.on('data', (chunk: Buffer) => {
@@ -220,7 +296,7 @@ describe('sqliteStore', () => {
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
       child.kill('SIGKILL');
       await new Promise((resolve) => child.once('exit', resolve));
-      const store = sqliteStore({ path });
+      const store = sqliteStore({ path, driver: reader });
       const stored = await store.load('big');
       expect(stored).toBeDefined();
       const snapshot = JSON.parse(stored!.snapshot) as { revision: number; payload: string };
@@ -233,8 +309,69 @@ describe('sqliteStore', () => {
       await store.close();
       lastSeen = stored!.revision;
     }
-    const db = new Database(path, { readonly: true });
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    const db = await openDirectly(reader, path);
+    expect(pragma(db, 'integrity_check')).toBe('ok');
     db.close();
   }, 60_000);
 });
+
+if (nodeHasSqlite()) {
+  describe('sqliteStore: one file, both drivers', () => {
+    it('each driver reads and continues what the other wrote', async () => {
+      const path = newPath();
+      const steps: Array<[SqliteDriverName, number]> = [
+        ['better-sqlite3', 1],
+        ['node:sqlite', 2],
+        ['better-sqlite3', 3],
+      ];
+      for (const [driver, revision] of steps) {
+        const store = sqliteStore({ path, driver });
+        if (revision > 1) {
+          // What the other driver wrote, exactly: row, log (JSON and sequence numbers) and list.
+          expect(await store.load('a')).toEqual(conversation('a', revision - 1, { owner: `owner ${revision - 1}` }));
+          const log = await store.readLog('a');
+          expect(log.map(({ at, event }) => [at, event])).toEqual(
+            Array.from({ length: revision - 1 }, (_, index) => [index + 1, { type: 'user.message', content: `from ${steps[index]?.[0]}` }]),
+          );
+          expect(log.map(({ seq }) => seq)).toEqual(Array.from({ length: revision - 1 }, (_, index) => index + 1));
+          expect(await store.list()).toEqual([
+            {
+              id: 'a',
+              status: 'running',
+              revision: revision - 1,
+              owner: `owner ${revision - 1}`,
+              updatedAt: 1_700_000_000_000 + revision - 1,
+            },
+          ]);
+          // Its revision check holds across drivers too.
+          await expect(store.save(conversation('a', revision - 1))).rejects.toThrow(ConversationConflictError);
+        }
+        await store.save(conversation('a', revision, { owner: `owner ${revision}` }), [
+          { at: revision, event: { type: 'user.message', content: `from ${driver}` } },
+        ]);
+        await store.close();
+      }
+      const db = await openDirectly('node:sqlite', path);
+      expect(pragma(db, 'integrity_check')).toBe('ok');
+      expect(pragma(db, 'journal_mode')).toBe('wal');
+      db.close();
+    });
+  });
+} else {
+  describe(`sqliteStore over node:sqlite on Node ${process.versions.node}, which has none`, () => {
+    it('is refused when the store is created, naming the Node version and both ways out', () => {
+      let error: unknown;
+      try {
+        sqliteStore({ path: newPath(), driver: 'node:sqlite' });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(SqliteStoreError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ code: 'driver_unsupported' });
+      const { message } = error as Error;
+      expect(message).toContain(`driver 'node:sqlite' is not available on Node ${process.versions.node}`);
+      expect(message).toContain('Node 22.13');
+      expect(message).toContain('npm install better-sqlite3');
+    });
+  });
+}

@@ -45,7 +45,8 @@ export function chooseProvider(
         provider: openaiProvider({
           ...api,
           model,
-          apiKey: apiKey ?? 'not-needed',
+          // An empty OPENAI_API_KEY (a blank line in .env) is no key: the SDK refuses '' as one.
+          apiKey: apiKey || 'not-needed',
           ...(command.baseURL ? { baseURL: command.baseURL } : {}),
         }),
         label: `openai ${model}${command.api === 'responses' ? ' (Responses API)' : ''}`,
@@ -71,7 +72,7 @@ export function chooseProvider(
           ...api,
           model: command.model,
           baseURL: command.baseURL,
-          apiKey: env.OPENAI_API_KEY ?? 'not-needed',
+          apiKey: env.OPENAI_API_KEY || 'not-needed',
           name: 'compatible',
         }),
         label: `${command.model} at ${command.baseURL}`,
@@ -128,6 +129,12 @@ export async function runCommand(
     stderr.write(
       'actorloop: offline scripted model (no OPENAI_API_KEY, ANTHROPIC_API_KEY or --base-url): a real engine and real tools, no real model\n',
     );
+    // Asking for a model and getting the scripted one must not pass unnoticed.
+    if (command.model !== undefined) {
+      stderr.write(
+        `actorloop: --model ${command.model} is not used: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or pass --base-url for an OpenAI-compatible server\n`,
+      );
+    }
   }
   let progress: ReturnType<typeof showProgress> | undefined;
   if (command.json) {
@@ -169,6 +176,6 @@ export async function runCommand(
 
 /** How a run that did not end `done` ended, in a line. */
 export function describeEnd(output: RunOutput): string {
-  if (output.status === 'error') return `error: ${output.error?.message ?? 'unknown error'}`;
+  if (output.status === 'error') return `error: ${output.error?.message || output.error?.name || 'unknown error'}`;
   return `halted: ${output.reason ?? 'halted'}`;
 }

@@ -16,7 +16,7 @@ import type { JSONSchema } from '../tools/validate.js';
 import { freshAttempt } from './fresh-attempt.js';
 import { resumeRunsOnRestore } from './resume-runs.js';
 import { rearmTimersOnRestore } from './resume-timers.js';
-import { canRetry, retryDelay } from './retry-policy.js';
+import { canRetry, retryAfterCapNote, retryDelay } from './retry-policy.js';
 import { HaltError } from '../tools/halt-error.js';
 import { capText } from '../tools/result-text.js';
 import { errorResult, planResponse, resultTexts, settleRemaining, toolMessage, toolResult } from './tool-round.js';
@@ -510,8 +510,11 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         // A failed attempt's tokens are billed but not the run's: counted apart.
         const wasted = failure.usage ?? context.response?.usage;
         const model = failure.model ?? context.response?.model ?? resolved.provider.model;
+        const lastError = runErrorOf(failure);
+        const capNote = retryAfterCapNote(context.attempt, retry, failure, failure.retryAfterMs ?? null);
+        if (capNote !== undefined) lastError.message = `${lastError.message} — ${capNote}`;
         return {
-          retry: { ...context.retry, lastError: runErrorOf(failure), lastRetryAfterMs: failure.retryAfterMs ?? null },
+          retry: { ...context.retry, lastError, lastRetryAfterMs: failure.retryAfterMs ?? null },
           ...(wasted
             ? {
                 billing: {

@@ -28,3 +28,23 @@ export function canRetry(
   if (attempt > retry.maxRetries) return false;
   return retryAfterMs === null || retryAfterMs <= retry.maxRetryAfterMs;
 }
+
+/** A wait as people read it: `250 ms`, `30 s`, `1.5 s`. */
+function readable(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(3))} s`;
+}
+
+/**
+ * Why a failure that would otherwise be retried is not, when the only reason is a `retry-after`
+ * beyond `retry.maxRetryAfterMs`: the run's error would otherwise read as a plain 429 with retries
+ * left, and nobody could tell that raising the cap is the fix.
+ */
+export function retryAfterCapNote(
+  attempt: number,
+  retry: Required<RetryOptions>,
+  error: { retryable: boolean } | null,
+  retryAfterMs: number | null,
+): string | undefined {
+  if (!error?.retryable || attempt > retry.maxRetries || retryAfterMs === null || retryAfterMs <= retry.maxRetryAfterMs) return undefined;
+  return `retry-after ${readable(retryAfterMs)} exceeds retry.maxRetryAfterMs (${readable(retry.maxRetryAfterMs)}); not retried`;
+}

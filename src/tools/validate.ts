@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject } from 'ajv';
+import formatsModule, { type FormatsPlugin } from 'ajv-formats';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import { isStandardSchema, type StandardIssue, type StandardSchemaV1 } from './standard-schema.js';
 
@@ -30,8 +31,27 @@ export type CompiledSchema<T> = {
   validate(args: unknown): ValidationResult<T>;
 };
 
+// ajv-formats is CommonJS with a `default` property: under Node's ESM the default import is the
+// plugin itself, while TypeScript (NodeNext) types it as the module object.
+const addFormats: FormatsPlugin =
+  (formatsModule as unknown as { default?: FormatsPlugin }).default ?? (formatsModule as unknown as FormatsPlugin);
+
 // One compiler for the process: compiling is per schema, the instance itself is only a cache.
 let ajv: Ajv | undefined;
+
+/**
+ * The compiler: the standard `format`s (uri, email, date-time, uuid, …) enforced in ajv-formats'
+ * full mode. A library must not write to the host's stderr, so ajv's logger is off; with it off, a
+ * format ajv does not know (a custom one, meaningful to the model or another validator) is accepted
+ * unchecked and without a warning rather than refused — refusing would make tools written for other
+ * validators, and MCP servers' schemas, unusable.
+ */
+function compiler(): Ajv {
+  if (ajv) return ajv;
+  ajv = new Ajv({ allErrors: true, strict: false, logger: false });
+  addFormats(ajv, { mode: 'full', keywords: true });
+  return ajv;
+}
 
 /**
  * What a schema checks, as messages name it: a tool's `arguments`, or a structured `answer`. Both
@@ -77,10 +97,9 @@ export function compileSchema<T>(parameters: unknown, option: string, subject: S
     );
   }
   delete jsonSchema.$schema;
-  ajv ??= new Ajv({ allErrors: true, strict: false });
   let check: ReturnType<Ajv['compile']>;
   try {
-    check = ajv.compile(jsonSchema);
+    check = compiler().compile(jsonSchema);
   } catch (error) {
     throw new InvalidOptionsError(option, `a valid JSON Schema (${(error as Error).message})`);
   }

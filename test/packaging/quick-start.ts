@@ -64,14 +64,15 @@ const snapshot: ConversationSnapshot = actor.getSnapshot();
 const history: Message[] = output.messages;
 
 // The durable host from the root; the SQLite store's subpath loads without its optional peer
-// (better-sqlite3 is not installed here) and names what is missing at first use.
+// (better-sqlite3 is not installed here): on Node 22.13+ it runs on node:sqlite; on Node 20
+// sqliteStore() names what to install.
 const host = createConversationHost({ machine, store: memoryStore() });
 await host.send('c-1', { type: 'user.message', content: 'And again?' }, { sessionData: { scale: 1 } });
 const hosted: RunOutput = await host.result('c-1');
 const view: ConversationView | undefined = await host.get('c-1');
 await host.close();
-const sqlite = await sqliteStore({ path: 'conversations.db' })
-  .list()
+const sqlite = await Promise.resolve()
+  .then(() => sqliteStore({ path: 'conversations.db' }).list())
   .then(
     () => 'opened',
     (error: unknown) => (SqliteStoreError.isInstance(error) ? error.code : String(error)),

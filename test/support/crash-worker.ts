@@ -4,10 +4,10 @@
  * doing — requests, tool executions, results, writes, acknowledged messages — so the test can kill
  * it (SIGKILL) at the point it aims for.
  *
- * argv: <database path> <side file> <wire server url>
+ * argv: <database path> <side file> <wire server url> <SQLite driver>
  */
 import { createConversationHost, type ConversationStore } from '../../src/index.js';
-import { sqliteStore } from '../../src/stores/sqlite/index.js';
+import { type SqliteDriverName, sqliteStore } from '../../src/stores/sqlite/index.js';
 import { conversationIds, crashMachine, drive } from './crash-scenario.js';
 
 export type WorkerMessage =
@@ -16,11 +16,13 @@ export type WorkerMessage =
   | { type: 'ack'; id: string; turn: number }
   | { type: 'finished' };
 
-const [path, sideFile, url] = process.argv.slice(2);
-if (!path || !sideFile || !url) throw new Error('usage: crash-worker.ts <database> <side file> <url>');
+const [path, sideFile, url, driver] = process.argv.slice(2) as Array<string | undefined>;
+if (!path || !sideFile || !url || (driver !== 'better-sqlite3' && driver !== 'node:sqlite')) {
+  throw new Error('usage: crash-worker.ts <database> <side file> <url> <better-sqlite3|node:sqlite>');
+}
 const report = (message: WorkerMessage) => process.send?.(message);
 
-const sqlite = sqliteStore({ path });
+const sqlite = sqliteStore({ path, driver: driver satisfies SqliteDriverName });
 const store: ConversationStore = {
   ...sqlite,
   save: (conversation, log) => {

@@ -6,6 +6,10 @@
  *   … --paged                                                   # a low-level `Server` that pages its list
  *   … --no-get-stream                                           # http without the standalone SSE stream (405 to GET)
  *   … --port=N                                                  # http on that port (to restart a server in place)
+ *   … --env-tool                                                # also a tool `env` answering this process's environment
+ *   … --mute                                                    # never answers (initialize times out); runs until killed
+ *   … --mute-if=FILE                                            # --mute when FILE exists at start (a restart that hangs)
+ *   … --ignore-sigterm                                          # only SIGKILL stops it
  *
  * In http mode it prints `listening <port>` on stdout once it accepts connections. Every start is
  * appended (pid and transport) to the file named by MCP_TEST_START_LOG, so a test can count spawns.
@@ -13,7 +17,7 @@
  * can assert what reached the server — including that a call did *not* reach it.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -28,6 +32,9 @@ const mode = process.argv[2] === 'http' ? 'http' : 'stdio';
 const paged = process.argv.includes('--paged');
 const noGetStream = process.argv.includes('--no-get-stream');
 const port = Number(process.argv.find((arg) => arg.startsWith('--port='))?.slice('--port='.length) ?? 0);
+const envTool = process.argv.includes('--env-tool');
+const muteIf = process.argv.find((arg) => arg.startsWith('--mute-if='))?.slice('--mute-if='.length);
+const mute = process.argv.includes('--mute') || (muteIf !== undefined && existsSync(muteIf));
 
 /** What this process saw, across every session. */
 const log = {
@@ -42,6 +49,7 @@ const log = {
 };
 
 if (process.env.MCP_TEST_START_LOG) appendFileSync(process.env.MCP_TEST_START_LOG, `${process.pid} ${mode}\n`);
+if (process.argv.includes('--ignore-sigterm')) process.on('SIGTERM', () => undefined);
 
 /** A 1×1 transparent PNG. */
 const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
@@ -134,9 +142,23 @@ function createToolServer(): McpServer {
       return { content: [{ type: 'text', text: `added ${name}` }] };
     },
   );
+  server.registerTool(
+    'stubborn',
+    { description: 'Ignores cancellation and never answers: only the end of the process ends it' },
+    async () => {
+      record('stubborn', {});
+      await new Promise(() => setInterval(() => undefined, 60_000));
+      return { content: [] };
+    },
+  );
   server.registerTool('server_log', { description: 'What this server process saw (for tests)' }, () => ({
     content: [{ type: 'text', text: JSON.stringify(log) }],
   }));
+  if (envTool) {
+    server.registerTool('env', { description: "This process's environment (for tests)" }, () => ({
+      content: [{ type: 'text', text: JSON.stringify(process.env) }],
+    }));
+  }
   return server;
 }
 
@@ -217,5 +239,6 @@ async function serveHttp(): Promise<void> {
   process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);
 }
 
-if (mode === 'http') await serveHttp();
+if (mute) setInterval(() => undefined, 60_000);
+else if (mode === 'http') await serveHttp();
 else await connect(new StdioServerTransport());

@@ -42,13 +42,25 @@ export function startLog() {
   };
 }
 
-/** A stdio source that starts the test server (`--paged` for the paging one). */
-export function stdioSource(options: { paged?: boolean; startLog?: string } = {}): McpStdioSource {
+/**
+ * A stdio source that starts the test server (`--paged` for the paging one; `flags` are the
+ * server's other options); `env` and `inheritNetworkEnv` go to the source as they are.
+ */
+export function stdioSource(
+  options: {
+    paged?: boolean;
+    startLog?: string;
+    flags?: readonly string[];
+    env?: Record<string, string>;
+    inheritNetworkEnv?: boolean;
+  } = {},
+): McpStdioSource {
   return {
     command: process.execPath,
-    args: ['--import', 'tsx', serverScript, 'stdio', ...(options.paged ? ['--paged'] : [])],
+    args: ['--import', 'tsx', serverScript, 'stdio', ...(options.paged ? ['--paged'] : []), ...(options.flags ?? [])],
     cwd: root,
-    env: options.startLog ? { MCP_TEST_START_LOG: options.startLog } : {},
+    env: { ...(options.startLog ? { MCP_TEST_START_LOG: options.startLog } : {}), ...options.env },
+    ...(options.inheritNetworkEnv === undefined ? {} : { inheritNetworkEnv: options.inheritNetworkEnv }),
   };
 }
 

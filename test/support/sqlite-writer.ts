@@ -1,13 +1,14 @@
 /**
  * A child process for the mid-write crash test: saves ever newer snapshots of one conversation
  * (each 256 KiB, its payload tied to its revision) to the SQLite file in argv[2], with one log
- * entry each, and prints each revision once the save resolved. The parent kills it with SIGKILL.
+ * entry each, and prints each revision once the save resolved, over the driver in argv[3]. The
+ * parent kills it with SIGKILL.
  */
-import { sqliteStore } from '../../src/stores/sqlite/index.js';
+import { type SqliteDriverName, sqliteStore } from '../../src/stores/sqlite/index.js';
 
-const path = process.argv[2];
-if (!path) throw new Error('usage: sqlite-writer.ts <path>');
-const store = sqliteStore({ path });
+const [path, driver] = process.argv.slice(2) as [string | undefined, SqliteDriverName | undefined];
+if (!path || !driver) throw new Error('usage: sqlite-writer.ts <path> <driver>');
+const store = sqliteStore({ path, driver });
 let revision = (await store.load('big'))?.revision ?? 0;
 for (;;) {
   revision++;

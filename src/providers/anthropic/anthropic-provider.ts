@@ -1,6 +1,7 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
+import { hasApiKey, type KeySource, missingApiKeyError } from '../errors/missing-api-key.js';
 import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../errors/provider-error.js';
 import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../provider.js';
@@ -15,6 +16,9 @@ import {
   structuredOutputMode,
 } from './structured-answer.js';
 import type { AnthropicClientLike, AnthropicRequestParams, AnthropicThinkingConfig } from './wire-types.js';
+
+/** Where `anthropicProvider`'s own client finds its key (the SDK also takes a bearer token). */
+const anthropicKeySource: KeySource = { provider: 'anthropicProvider', envVars: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] };
 
 /**
  * Options of {@link anthropicProvider}.
@@ -207,7 +211,18 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
         }
         yield* format && mode === 'tool' ? answerToolAsText(events, format.name) : events;
       } catch (error) {
-        throw redactSecret(classifySdkError(error, request.signal), apiKey);
+        const failure = classifySdkError(error, request.signal);
+        // The SDK builds its client without a key and refuses only when it is about to send, with a
+        // message that names its own auth options; a failure short of any response means that here.
+        if (
+          !userClient &&
+          !ProviderError.isInstance(error) &&
+          failure.code === 'unknown' &&
+          failure.status === undefined &&
+          !hasApiKey(apiKey, anthropicKeySource)
+        )
+          throw missingApiKeyError(anthropicKeySource, error);
+        throw redactSecret(failure, apiKey);
       }
     },
   };

@@ -1,6 +1,7 @@
 /**
  * `actorloop/sqlite`: the embedded conversation store, one SQLite file through `better-sqlite3`
- * (an optional peer: `npm install better-sqlite3` — 12.x, or 13.x on Node 22+).
+ * (an optional peer: `npm install better-sqlite3` — 12.x, or 13.x on Node 22+) when it is
+ * installed, else through `node:sqlite`, built into Node 22.13+ (nothing to install).
  *
  * @example
  * ```ts
@@ -11,5 +12,6 @@
  * ```
  * @packageDocumentation
  */
-export { sqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { type SqliteStore, sqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
 export { SqliteStoreError, type SqliteStoreErrorCode } from './sqlite-store-error.js';
+export type { SqliteDriverName } from './drivers/sqlite-driver.js';

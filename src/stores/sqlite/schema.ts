@@ -1,4 +1,4 @@
-import type BetterSqlite3 from 'better-sqlite3';
+import type { SqliteConnection } from './drivers/sqlite-driver.js';
 import { SqliteStoreError } from './sqlite-store-error.js';
 
 /** The schema version this store writes and reads, kept in the file's `user_version`. */
@@ -35,15 +35,15 @@ const createStatements = [
  * version this code reads. Runs in one `BEGIN IMMEDIATE` transaction, so two processes opening a
  * new file at once create it once.
  */
-export function openSchema(db: BetterSqlite3.Database, path: string): void {
-  db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number;
-    const application = db.pragma('application_id', { simple: true }) as number;
-    const tables = (db.prepare("SELECT count(*) AS count FROM sqlite_schema WHERE type = 'table'").get() as { count: number }).count;
+export function openSchema(db: SqliteConnection, path: string): void {
+  db.immediate(() => {
+    const version = db.prepare<{ user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0;
+    const application = db.prepare<{ application_id: number }>('PRAGMA application_id').get()?.application_id ?? 0;
+    const tables = db.prepare<{ count: number }>("SELECT count(*) AS count FROM sqlite_schema WHERE type = 'table'").get()?.count ?? 0;
     if (application === 0 && version === 0 && tables === 0) {
       for (const statement of createStatements) db.exec(statement);
-      db.pragma(`application_id = ${applicationId}`);
-      db.pragma(`user_version = ${schemaVersion}`);
+      db.exec(`PRAGMA application_id = ${applicationId}`);
+      db.exec(`PRAGMA user_version = ${schemaVersion}`);
       return;
     }
     if (application !== applicationId) {
@@ -61,5 +61,5 @@ export function openSchema(db: BetterSqlite3.Database, path: string): void {
           (version > schemaVersion ? ' (a newer actorloop wrote it: upgrade actorloop)' : ''),
       );
     }
-  }).immediate();
+  });
 }

@@ -1,13 +1,22 @@
 const marker = Symbol.for('actorloop.error.SqliteStoreError');
 
 /**
- * What kept a SQLite store from working: `driver_missing` — `better-sqlite3` is not installed;
- * `driver_unsupported` — the installed `better-sqlite3` does not run on this Node (13.x on Node 20);
+ * What kept a SQLite store from working: `driver_missing` — no driver: `better-sqlite3` is not
+ * installed (or does not load) and, unless it was asked for by name, this Node has no `node:sqlite`;
+ * `driver_unsupported` — the driver does not run on this Node: the installed `better-sqlite3` (13.x on
+ * Node 20, or older than 12), or `node:sqlite` asked for on a Node without it (before 22.13);
  * `not_a_store` — the file is not an actorloop conversation store (another SQLite database, or not
  * SQLite at all); `unknown_schema_version` — the file's schema version is one this actorloop does
- * not know (a newer actorloop wrote it); `closed` — the store was closed.
+ * not know (a newer actorloop wrote it); `corrupt` — SQLite finds the file damaged ("database disk
+ * image is malformed"), over either driver; `closed` — the store was closed.
  */
-export type SqliteStoreErrorCode = 'driver_missing' | 'driver_unsupported' | 'not_a_store' | 'unknown_schema_version' | 'closed';
+export type SqliteStoreErrorCode =
+  | 'driver_missing'
+  | 'driver_unsupported'
+  | 'not_a_store'
+  | 'unknown_schema_version'
+  | 'corrupt'
+  | 'closed';
 
 /**
  * A SQLite conversation store cannot use its file. Nothing in the file is changed.
@@ -15,9 +24,11 @@ export type SqliteStoreErrorCode = 'driver_missing' | 'driver_unsupported' | 'no
  * @example
  * ```ts
  * try {
+ *   const host = createConversationHost({ machine, store: sqliteStore({ path: 'conversations.db' }) });
  *   await host.recover();
  * } catch (error) {
- *   if (SqliteStoreError.isInstance(error) && error.code === 'driver_missing') console.error('npm install better-sqlite3');
+ *   // A driver problem is thrown by sqliteStore() itself; a problem with the file by the first call.
+ *   if (SqliteStoreError.isInstance(error) && error.code === 'driver_missing') console.error(error.message);
  * }
  * ```
  */

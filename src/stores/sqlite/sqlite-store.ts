@@ -1,5 +1,3 @@
-import { createRequire } from 'node:module';
-import type BetterSqlite3 from 'better-sqlite3';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type {
   ConversationLogEntry,
@@ -13,6 +11,8 @@ import type {
 import { ConversationConflictError } from '../../host/errors/conversation-conflict-error.js';
 import { listLimit, statusFilter } from '../../host/list-options.js';
 import { isRecord } from '../../util/is-record.js';
+import { resolveDriver } from './drivers/choose-driver.js';
+import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './drivers/sqlite-driver.js';
 import { openSchema } from './schema.js';
 import { SqliteStoreError } from './sqlite-store-error.js';
 
@@ -36,6 +36,26 @@ export type SqliteStoreOptions = {
   synchronous?: 'full' | 'normal';
   /** How long a write waits for another process holding the file's write lock. Default 5000 ms. */
   busyTimeoutMs?: number;
+  /**
+   * The SQLite driver. By default `better-sqlite3` when it is installed and runs on this Node
+   * (12.x, or 13.x on Node 22+), else `node:sqlite`, built into Node 22.13+ and 23.4+. Both write the
+   * same file, which either reads. When the one named (or, by default, every one) is not available,
+   * `sqliteStore()` throws a {@link SqliteStoreError} (`driver_missing` or `driver_unsupported`)
+   * naming the Node version and what to install or run instead.
+   *
+   * Several processes may share a file whatever driver each uses; inside one process, open a file
+   * through one driver only: each driver has its own copy of SQLite, and a copy closing the file
+   * drops the locks the other holds on it (SQLite's "How To Corrupt", multiple copies of SQLite).
+   *
+   * @example
+   * ```ts
+   * import { sqliteStore } from 'actorloop/sqlite';
+   *
+   * // No native addon to install or build: Node's own SQLite (Node 22.13+).
+   * const store = sqliteStore({ path: 'conversations.db', driver: 'node:sqlite' });
+   * ```
+   */
+  driver?: SqliteDriverName;
 };
 
 type ConversationRow = {
@@ -59,17 +79,17 @@ type PendingSave = {
 
 /** What a store method needs of the open file. */
 type Database = {
-  db: BetterSqlite3.Database;
+  db: SqliteConnection;
   statements: ReturnType<typeof prepare>;
-  listStatements: Map<number, BetterSqlite3.Statement>;
+  listStatements: Map<number, SqliteStatement<ConversationSummary>>;
 };
 
-function prepare(db: BetterSqlite3.Database) {
+function prepare(db: SqliteConnection) {
   return {
-    load: db.prepare<[string], ConversationRow>(
+    load: db.prepare<ConversationRow>(
       'SELECT id, version, machine_id, status, revision, owner, snapshot, updated_at FROM conversations WHERE id = ?',
     ),
-    revision: db.prepare<[string], number>('SELECT revision FROM conversations WHERE id = ?').pluck(),
+    revision: db.prepare<{ revision: number }>('SELECT revision FROM conversations WHERE id = ?'),
     insert: db.prepare(
       'INSERT INTO conversations (id, version, machine_id, status, revision, owner, snapshot, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
@@ -77,7 +97,7 @@ function prepare(db: BetterSqlite3.Database) {
       'UPDATE conversations SET version = ?, machine_id = ?, status = ?, revision = ?, owner = ?, snapshot = ?, updated_at = ? WHERE id = ? AND revision = ?',
     ),
     appendLog: db.prepare('INSERT INTO conversation_log (conversation_id, at, type, event) VALUES (?, ?, ?, ?)'),
-    readLog: db.prepare<[string, number, number], { seq: number; at: number; event: string }>(
+    readLog: db.prepare<{ seq: number; at: number; event: string }>(
       'SELECT seq, at, event FROM conversation_log WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?',
     ),
     deleteConversation: db.prepare('DELETE FROM conversations WHERE id = ?'),
@@ -85,54 +105,18 @@ function prepare(db: BetterSqlite3.Database) {
   };
 }
 
-/**
- * better-sqlite3 13 is built for Node ≥ 22: loaded on Node 20 it crashes the process (a
- * segmentation fault), so its version is read from its package.json before it is loaded.
- */
-export function unsupportedDriverProblem(driverVersion: string, nodeVersion: string): string | undefined {
-  const driverMajor = Number.parseInt(driverVersion, 10);
-  const nodeMajor = Number.parseInt(nodeVersion, 10);
-  if (driverMajor >= 13 && nodeMajor < 22) {
-    return `better-sqlite3 ${driverVersion} needs Node 22 or newer, and this is Node ${nodeVersion}: npm install better-sqlite3@12 (or run on Node 22+)`;
-  }
-  if (driverMajor < 12)
-    return `better-sqlite3 ${driverVersion} is too old: actorloop/sqlite needs 12.x or 13.x (npm install better-sqlite3@12)`;
-  return undefined;
-}
-
-function installedDriverVersion(): string | undefined {
-  try {
-    const require = createRequire(import.meta.url);
-    const manifest = require(require.resolve('better-sqlite3/package.json')) as { version?: unknown };
-    return typeof manifest.version === 'string' ? manifest.version : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Loads the optional peer; a missing one is a clear error, not a module-resolution stack. */
-async function loadDriver(path: string): Promise<typeof BetterSqlite3> {
-  const version = installedDriverVersion();
-  const problem = version === undefined ? undefined : unsupportedDriverProblem(version, process.versions.node);
-  if (problem) throw new SqliteStoreError('driver_unsupported', path, problem);
-  try {
-    const module = (await import('better-sqlite3')) as { default: typeof BetterSqlite3 };
-    return module.default;
-  } catch (error) {
-    throw new SqliteStoreError(
-      'driver_missing',
-      path,
-      'actorloop/sqlite needs the better-sqlite3 package (12.x, or 13.x on Node 22+): npm install better-sqlite3',
-      { cause: error },
-    );
-  }
-}
+/** A {@link ConversationStore} on one SQLite file, saying which driver it chose. */
+export type SqliteStore = ConversationStore & {
+  /** The driver this store runs on: the one asked for, or the one chosen when none was. */
+  readonly driver: SqliteDriverName;
+};
 
 /**
- * The embedded default {@link ConversationStore}: one SQLite file (`better-sqlite3` 12.x, or 13.x on Node 22+, an
- * optional peer), created with its schema on first use, in WAL mode. The file records its schema
- * version; a file of another version or another application is refused with a
- * {@link SqliteStoreError}, untouched.
+ * The embedded default {@link ConversationStore}: one SQLite file, created with its schema on first
+ * use, in WAL mode, through `better-sqlite3` (12.x, or 13.x on Node 22+, an optional peer) when it
+ * is installed, else through `node:sqlite` (Node 22.13+) — see {@link SqliteStoreOptions.driver}.
+ * The file records its schema version; a file of another version or another application is refused
+ * with a {@link SqliteStoreError}, untouched.
  *
  * - Every `save` is one transaction: the snapshot and its log entries are written together or not
  *   at all, and only if the stored revision is the expected one (`ConversationConflictError`
@@ -141,6 +125,7 @@ async function loadDriver(path: string): Promise<typeof BetterSqlite3> {
  *   host running many conversations pays for one sync to disk per turn, not one per write.
  * - Several processes may open the same file: SQLite serialises their writes (waiting up to
  *   `busyTimeoutMs`), and the revision check keeps two hosts from overwriting each other's state.
+ * - With no driver it can use, it throws a {@link SqliteStoreError} here, when it is created.
  *
  * @example
  * ```ts
@@ -151,15 +136,19 @@ async function loadDriver(path: string): Promise<typeof BetterSqlite3> {
  * await host.recover();
  * ```
  */
-export function sqliteStore(options: SqliteStoreOptions): ConversationStore {
-  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { path, synchronous?, busyTimeoutMs? }', options);
-  const { path, synchronous = 'full', busyTimeoutMs = 5_000 } = options;
+export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
+  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { path, synchronous?, busyTimeoutMs?, driver? }', options);
+  const { path, synchronous = 'full', busyTimeoutMs = 5_000, driver: requested } = options;
   if (typeof path !== 'string' || path === '')
     throw new InvalidOptionsError('path', 'the path of the database file (a non-empty string)', path);
   if (synchronous !== 'full' && synchronous !== 'normal') throw new InvalidOptionsError('synchronous', '"full" or "normal"', synchronous);
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
     throw new InvalidOptionsError('busyTimeoutMs', 'a non-negative integer of milliseconds', busyTimeoutMs);
   }
+  if (requested !== undefined && requested !== 'better-sqlite3' && requested !== 'node:sqlite') {
+    throw new InvalidOptionsError('driver', '"better-sqlite3" or "node:sqlite"', requested);
+  }
+  const driver = resolveDriver(path, requested);
 
   let opening: Promise<Database> | undefined;
   let database: Database | undefined;
@@ -167,26 +156,42 @@ export function sqliteStore(options: SqliteStoreOptions): ConversationStore {
   let batch: PendingSave[] = [];
   let flushScheduled: ReturnType<typeof setImmediate> | undefined;
 
+  /** The same error for a bad file over either driver; any other error as the driver threw it. */
+  const fileError = (error: unknown): unknown => {
+    const problem = driver.fileProblem(error);
+    if (problem === 'not_a_database')
+      return new SqliteStoreError('not_a_store', path, 'the file is not a SQLite database', { cause: error });
+    if (problem === 'corrupt') {
+      return new SqliteStoreError('corrupt', path, `the file is damaged (SQLite: ${(error as Error).message}); restore it from a backup`, {
+        cause: error,
+      });
+    }
+    return error;
+  };
+  /** Runs SQLite calls, turning a bad-file error into its {@link SqliteStoreError}. */
+  const reading = <T>(body: () => T): T => {
+    try {
+      return body();
+    } catch (error) {
+      throw fileError(error);
+    }
+  };
+
   const open = (): Promise<Database> => {
     if (closed) return Promise.reject(new SqliteStoreError('closed', path, 'the store is closed'));
     if (!opening) {
       opening = (async () => {
-        const Driver = await loadDriver(path);
-        let db: BetterSqlite3.Database | undefined;
+        let db: SqliteConnection | undefined;
         try {
-          db = new Driver(path);
-          db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+          db = await driver.open(path);
+          db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
           // Checked first: switching the journal mode writes to the file, which must stay untouched if it is not ours.
           openSchema(db, path);
-          db.pragma('journal_mode = WAL');
-          db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+          db.exec('PRAGMA journal_mode = WAL');
+          db.exec(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
         } catch (error) {
           db?.close();
-          if (SqliteStoreError.isInstance(error)) throw error;
-          const code = (error as { code?: unknown }).code;
-          if (code === 'SQLITE_NOTADB')
-            throw new SqliteStoreError('not_a_store', path, 'the file is not a SQLite database', { cause: error });
-          throw error;
+          throw SqliteStoreError.isInstance(error) ? error : fileError(error);
         }
         if (closed) {
           db.close();
@@ -195,7 +200,7 @@ export function sqliteStore(options: SqliteStoreOptions): ConversationStore {
         database = { db, statements: prepare(db), listStatements: new Map() };
         return database;
       })();
-      // A failed open is not kept: installing the driver or fixing the file makes the next call work.
+      // A failed open is not kept: fixing the file makes the next call work.
       opening.catch(() => {
         opening = undefined;
       });
@@ -206,7 +211,7 @@ export function sqliteStore(options: SqliteStoreOptions): ConversationStore {
   /** Writes one save inside the batch's transaction; a conflict fails this save only. */
   const writeOne = ({ statements }: Database, { conversation, log }: PendingSave): ConversationConflictError | undefined => {
     const { id, version, machineId, status, revision, owner, snapshot, updatedAt } = conversation;
-    const stored = statements.revision.get(id) ?? 0;
+    const stored = statements.revision.get(id)?.revision ?? 0;
     if (stored !== revision - 1) return new ConversationConflictError(id, revision - 1, stored);
     if (revision === 1) statements.insert.run(id, version, machineId, status, revision, owner, snapshot, updatedAt);
     else statements.update.run(version, machineId, status, revision, owner, snapshot, updatedAt, id, stored);
@@ -227,9 +232,9 @@ export function sqliteStore(options: SqliteStoreOptions): ConversationStore {
     const open = database;
     let outcomes: Array<ConversationConflictError | undefined>;
     try {
-      outcomes = open.db.transaction(() => saves.map((save) => writeOne(open, save))).immediate();
+      outcomes = open.db.immediate(() => saves.map((save) => writeOne(open, save)));
     } catch (error) {
-      for (const save of saves) save.reject(error);
+      for (const save of saves) save.reject(fileError(error));
       return;
     }
     saves.forEach((save, index) => {
@@ -250,12 +255,30 @@ export function sqliteStore(options: SqliteStoreOptions): ConversationStore {
     if (!Number.isInteger(conversation.revision) || conversation.revision < 1) {
       throw new InvalidOptionsError('conversation.revision', 'a positive integer', conversation.revision);
     }
+    // Checked here, not left to the STRICT table: the two drivers bind and refuse other values
+    // differently (node:sqlite 24 stores true as 1, better-sqlite3 refuses it), and the error must not depend on the driver.
+    for (const field of ['machineId', 'status', 'owner'] as const) {
+      if (typeof conversation[field] !== 'string') throw new InvalidOptionsError(`conversation.${field}`, 'a string', conversation[field]);
+    }
+    for (const field of ['version', 'updatedAt'] as const) {
+      if (!Number.isSafeInteger(conversation[field]))
+        throw new InvalidOptionsError(`conversation.${field}`, 'an integer', conversation[field]);
+    }
+  };
+
+  const checkLog = (log: readonly LogAppend[]) => {
+    for (const [index, entry] of log.entries()) {
+      if (!isRecord(entry) || !Number.isSafeInteger(entry.at) || !isRecord(entry.event) || typeof entry.event.type !== 'string') {
+        throw new InvalidOptionsError(`log[${index}]`, 'a LogAppend { at (integer milliseconds), event }', entry);
+      }
+    }
   };
 
   return {
+    driver: driver.name,
     async load(id) {
       const { statements } = await open();
-      const row = statements.load.get(id);
+      const row = reading(() => statements.load.get(id));
       if (!row) return undefined;
       return {
         id: row.id,
@@ -271,6 +294,7 @@ export function sqliteStore(options: SqliteStoreOptions): ConversationStore {
 
     async save(conversation, log: readonly LogAppend[] = []) {
       checkConversation(conversation);
+      checkLog(log);
       const rows = log.map(({ at, event }) => ({ at, type: event.type, event: JSON.stringify(event) }));
       await open();
       return new Promise<void>((resolve, reject) => {
@@ -282,9 +306,11 @@ export function sqliteStore(options: SqliteStoreOptions): ConversationStore {
     async readLog(id, readOptions = {}): Promise<ConversationLogEntry[]> {
       const limit = listLimit(readOptions.limit, 'readLog');
       const { statements } = await open();
-      return statements.readLog
-        .all(id, readOptions.afterSeq ?? 0, limit)
-        .map(({ seq, at, event }) => ({ seq, at, event: JSON.parse(event) as ConversationLogEntry['event'] }));
+      return reading(() => statements.readLog.all(id, readOptions.afterSeq ?? 0, limit)).map(({ seq, at, event }) => ({
+        seq,
+        at,
+        event: JSON.parse(event) as ConversationLogEntry['event'],
+      }));
     },
 
     async list(listOptions: ListOptions = {}): Promise<ConversationSummary[]> {
@@ -292,27 +318,29 @@ export function sqliteStore(options: SqliteStoreOptions): ConversationStore {
       const limit = listLimit(listOptions.limit, 'list');
       const opened = await open();
       const wanted = statuses ? [...statuses] : [];
-      let statement = opened.listStatements.get(wanted.length);
-      if (!statement) {
-        const byStatus = wanted.length > 0 ? `AND status IN (${wanted.map(() => '?').join(', ')})` : '';
-        statement = opened.db.prepare(
-          `SELECT id, status, revision, owner, updated_at AS updatedAt FROM conversations WHERE id > ? ${byStatus} ORDER BY id LIMIT ?`,
-        );
-        opened.listStatements.set(wanted.length, statement);
-      }
-      return statement.all(listOptions.after ?? '', ...wanted, limit) as ConversationSummary[];
+      return reading(() => {
+        let statement = opened.listStatements.get(wanted.length);
+        if (!statement) {
+          const byStatus = wanted.length > 0 ? `AND status IN (${wanted.map(() => '?').join(', ')})` : '';
+          statement = opened.db.prepare(
+            `SELECT id, status, revision, owner, updated_at AS updatedAt FROM conversations WHERE id > ? ${byStatus} ORDER BY id LIMIT ?`,
+          );
+          opened.listStatements.set(wanted.length, statement);
+        }
+        return statement.all(listOptions.after ?? '', ...wanted, limit);
+      });
     },
 
     async delete(id) {
       const { db, statements } = await open();
       // Writes waiting for the batch go first: a delete must not be overtaken by an older save.
       flush();
-      return db
-        .transaction(() => {
+      return reading(() =>
+        db.immediate(() => {
           statements.deleteLog.run(id);
           return statements.deleteConversation.run(id).changes > 0;
-        })
-        .immediate();
+        }),
+      );
     },
 
     async close() {

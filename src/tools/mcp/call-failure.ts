@@ -14,6 +14,20 @@ const isSchemaError = (error: unknown): error is Error => error instanceof Error
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/** The SDK's code for a request it stopped waiting for (its `timeout` option). */
+const requestTimeoutCode = -32001;
+
+/**
+ * Why a request of actorloop's own (initialize, tools/list) failed, for an error text: the SDK's
+ * "Request timed out" says neither what was waited for nor which option set how long.
+ */
+export function requestFailure(error: unknown, method: string, timeoutMs: number): string {
+  if (isMcpError(error) && error.code === requestTimeoutCode) {
+    return `it did not answer ${method} within ${timeoutMs} ms (connectTimeoutMs)`;
+  }
+  return messageOf(error);
+}
+
 /**
  * What a failed `tools/call` means: `error` for the model (an error result names the cause) and
  * whether the connection is gone (`connectionLost`), so the next call opens a new one. A JSON-RPC

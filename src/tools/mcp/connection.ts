@@ -1,8 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { requestFailure } from './call-failure.js';
 import { loadClientModule, loadHttpModule, loadStdioModule } from './load-sdk.js';
 import { McpToolError } from './mcp-tool-error.js';
 import type { ResolvedSource } from './source.js';
+import { StdioProcessTransport, stdioEnvironment } from './stdio-process.js';
 import { watchEventStreams } from './watch-event-streams.js';
 
 /**
@@ -96,14 +98,10 @@ function ownedConnection(source: Exclude<ResolvedSource, { kind: 'client' }>, ho
   const createTransport = async (onBroken: () => void): Promise<Transport> => {
     if (source.kind === 'stdio') {
       const { StdioClientTransport } = await loadStdioModule();
-      const { command, args = [], env, cwd, stderr = 'inherit' } = source.stdio;
-      return new StdioClientTransport({
-        command,
-        args: [...args],
-        ...(env ? { env: { ...env } } : {}),
-        ...(cwd ? { cwd } : {}),
-        stderr,
-      });
+      const { command, args = [], cwd, stderr = 'inherit' } = source.stdio;
+      return new StdioProcessTransport(
+        new StdioClientTransport({ command, args: [...args], env: stdioEnvironment(source.stdio), ...(cwd ? { cwd } : {}), stderr }),
+      );
     }
     const { StreamableHTTPClientTransport, StreamableHTTPError } = await loadHttpModule();
     isSessionGone = (error) => error instanceof StreamableHTTPError && error.code === 404;
@@ -130,7 +128,12 @@ function ownedConnection(source: Exclude<ResolvedSource, { kind: 'client' }>, ho
     return opened.closing;
   };
 
+  /** Aborts the connection attempt in progress: close() does not wait out a server that is slow to start. */
+  let connecting: AbortController | undefined;
+
   const open = async (): Promise<Opened> => {
+    const attempt = new AbortController();
+    connecting = attempt;
     const { Client } = await loadClientModule();
     const client = new Client(hooks.clientInfo, { capabilities: {} });
     const opened: Opened = { client, transport: undefined as unknown as Transport, retired: false };
@@ -148,12 +151,15 @@ function ownedConnection(source: Exclude<ResolvedSource, { kind: 'client' }>, ho
       }
     };
     try {
-      await client.connect(opened.transport, { timeout: hooks.connectTimeoutMs });
+      await client.connect(opened.transport, { timeout: hooks.connectTimeoutMs, signal: attempt.signal });
     } catch (error) {
       opened.retired = true;
+      // Resolves once a stdio server is gone: a server that never answered is stopped, not left behind.
       await client.close().catch(() => undefined);
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = requestFailure(error, 'initialize', hooks.connectTimeoutMs);
       throw new McpToolError(`could not connect to the ${source.label}: ${reason}`, { kind: 'connection', cause: error });
+    } finally {
+      if (connecting === attempt) connecting = undefined;
     }
     connected = true;
     return opened;
@@ -205,6 +211,7 @@ function ownedConnection(source: Exclude<ResolvedSource, { kind: 'client' }>, ho
       const last = pending;
       pending = undefined;
       live = undefined;
+      connecting?.abort(closedError());
       const opened = await last?.catch(() => undefined);
       if (opened) await retire(opened, true);
     },

@@ -52,9 +52,12 @@ export interface McpToolSet {
    */
   onToolsChanged(listener: (tools: ReadonlyArray<McpTool>) => void): () => void;
   /**
-   * Ends the connection: a stdio server is stopped, an HTTP session ended. Calls still running get
-   * an error result; later calls do too. A Client you passed in is left open (it is yours): the set
-   * only stops using it. Safe to call more than once.
+   * Ends the connection. Calls still running get an error result at once (the server is sent
+   * `notifications/cancelled` for them), without waiting for the server; later calls get one too.
+   * Then a stdio server is stopped — stdin closed, `SIGTERM` if it has not exited 200 ms later,
+   * `SIGKILL` 1 s after that — and close() resolves once it has exited; an HTTP session is ended
+   * with `DELETE`. A connection still being opened is given up. A Client you passed in is left
+   * open (it is yours): the set only stops using it. Safe to call more than once.
    */
   close(): Promise<void>;
 }
@@ -86,6 +89,8 @@ class ToolSet implements McpToolSet {
   private refreshing: Promise<void> | undefined;
   private stale = false;
   private closing: Promise<void> | undefined;
+  /** One per call in progress: close() aborts them, so they end now rather than when the transport has closed. */
+  private readonly inFlight = new Set<AbortController>();
   readonly connection: McpConnection;
 
   constructor(
@@ -120,7 +125,12 @@ class ToolSet implements McpToolSet {
 
   close(): Promise<void> {
     this.listeners.clear();
-    this.closing ??= this.connection.close();
+    if (this.closing) return this.closing;
+    // The calls first: each gets its error result at once (the SDK sends the server
+    // notifications/cancelled), then the transport closes, which may take a stdio server a moment.
+    const reason = closedError();
+    for (const call of this.inFlight) call.abort(reason);
+    this.closing = this.connection.close();
     return this.closing;
   }
 
@@ -128,16 +138,7 @@ class ToolSet implements McpToolSet {
     while (this.stale) {
       this.stale = false;
       const client = await this.connection.client();
-      let offered: McpToolDefinition[];
-      try {
-        offered = await listAllTools(client, this.options.connectTimeoutMs);
-      } catch (error) {
-        if (McpToolError.isInstance(error)) throw error;
-        throw new McpToolError(`could not list the tools of the ${this.connection.label}: ${(error as Error).message}`, {
-          kind: 'server',
-          cause: error,
-        });
-      }
+      const offered = await listAllTools(client, this.options.connectTimeoutMs, this.connection.label);
       if (this.connection.closed) return;
       this.apply(offered, client);
     }
@@ -201,12 +202,35 @@ class ToolSet implements McpToolSet {
 
   /** One `tools/call`: its result for the model, or an McpToolError the machine turns into an error result. */
   private async call(definition: McpToolDefinition, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    if (this.closing) throw closedError();
+    // The machine's signal (timeout, cancel) or close(), whichever comes first.
+    const call = new AbortController();
+    const onAbort = () => call.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    this.inFlight.add(call);
+    try {
+      return await this.callOnce(definition, args, call.signal, signal);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.inFlight.delete(call);
+    }
+  }
+
+  private async callOnce(
+    definition: McpToolDefinition,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    machineSignal: AbortSignal,
+  ): Promise<unknown> {
     let client = await this.connection.client(signal);
     let result: McpCallToolResult;
     try {
       result = await this.send(client, definition, args, signal);
     } catch (thrown) {
-      if (signal.aborted || this.connection.closed || !this.connection.isSessionGone(thrown)) throw this.failure(thrown, client, signal);
+      if (signal.aborted || this.connection.closed || !this.connection.isSessionGone(thrown)) {
+        throw this.failure(thrown, client, machineSignal);
+      }
       // The server no longer knows the session (it restarted) and so did not run the call: the
       // MCP spec has the client start a new session, where the call is sent once more.
       this.connection.retire(client);
@@ -214,7 +238,7 @@ class ToolSet implements McpToolSet {
       try {
         result = await this.send(client, definition, args, signal);
       } catch (again) {
-        throw this.failure(again, client, signal);
+        throw this.failure(again, client, machineSignal);
       }
     }
     if (result.isError === true) {
@@ -233,10 +257,10 @@ class ToolSet implements McpToolSet {
   }
 
   /** What a failed call throws; a lost connection is dropped so the next call reconnects. */
-  private failure(thrown: unknown, client: Client, signal: AbortSignal): unknown {
+  private failure(thrown: unknown, client: Client, machineSignal: AbortSignal): unknown {
     // Cancelled or timed out by the machine: the SDK sent notifications/cancelled; no one reads this.
-    if (signal.aborted) return thrown;
-    if (this.connection.closed) return closedError();
+    if (machineSignal.aborted) return thrown;
+    if (this.closing) return closedError();
     const { error, connectionLost } = classifyCallFailure(thrown, this.connection);
     if (connectionLost) this.connection.retire(client);
     return error;

@@ -47,7 +47,11 @@ export type McpToolsOptions = {
    * becomes an error result with the server's text.
    */
   mapResult?: (result: McpCallToolResult, tool: McpToolDefinition) => unknown;
-  /** How long starting or connecting to the server, and each `tools/list` request, may take. Default 30 s. */
+  /**
+   * How long starting or connecting to the server, and each `tools/list` request, may take. Default
+   * 30 s. The error names what was waited for: `could not connect to the stdio server "npx": it
+   * did not answer initialize within 30000 ms (connectTimeoutMs)`.
+   */
   connectTimeoutMs?: number;
   /**
    * Told of failures no call is waiting for: a list refresh after `tools/list_changed` that

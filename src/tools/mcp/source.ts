@@ -15,10 +15,27 @@ export type McpStdioSource = {
   command: string;
   args?: readonly string[];
   /**
-   * Variables for the server process, added to the SDK's small safe default (PATH, HOME, …): the
-   * server does not see the rest of this process's environment unless you pass it.
+   * Variables for the server process, added to what it gets anyway — they never replace it, and win
+   * over it where a name is in both. The server does not see the rest of this process's
+   * environment (API keys and other secrets) unless you pass it here. What it gets anyway:
+   * - the SDK's small safe default, from this process: `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`,
+   *   `USER` (on Windows `APPDATA`, `PATH`, `SYSTEMROOT`, `TEMP`, `USERPROFILE` and a few more);
+   * - unless `inheritNetworkEnv: false`, this process's proxy and certificate-authority variables:
+   *   `HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `ALL_PROXY` (and their lowercase forms),
+   *   `NODE_USE_ENV_PROXY`, `NODE_EXTRA_CA_CERTS`, `NODE_USE_SYSTEM_CA`, `SSL_CERT_FILE`,
+   *   `SSL_CERT_DIR`, `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`. A proxy URL with a password in it
+   *   goes along: the server needs it to reach the network as this process does.
+   *
+   * `NODE_OPTIONS` is not passed (it carries hooks and debugger flags meant for this process): pass
+   * it here if the server needs it.
    */
   env?: Readonly<Record<string, string>>;
+  /**
+   * Whether the server gets this process's proxy and certificate-authority variables (listed under
+   * `env`). Default `true`; `false` leaves it the SDK's default and `env`, to set those variables
+   * yourself or keep the server off the proxy.
+   */
+  inheritNetworkEnv?: boolean;
   cwd?: string;
   /** Where the server's stderr goes. Default `'inherit'` (this process's stderr). */
   stderr?: 'inherit' | 'ignore';
@@ -72,9 +89,9 @@ function stringRecord(value: unknown, option: string): Record<string, string> {
 }
 
 const sourceExpected =
-  'a connected MCP SDK Client, { command, args?, env?, cwd?, stderr? } to start a stdio server, or { url, headers? } for streamable HTTP';
+  'a connected MCP SDK Client, { command, args?, env?, inheritNetworkEnv?, cwd?, stderr? } to start a stdio server, or { url, headers? } for streamable HTTP';
 
-const stdioKeys = ['command', 'args', 'env', 'cwd', 'stderr'];
+const stdioKeys = ['command', 'args', 'env', 'inheritNetworkEnv', 'cwd', 'stderr'];
 const httpKeys = ['url', 'headers'];
 
 /** Checks a source, naming what is wrong. */
@@ -92,7 +109,7 @@ export function resolveSource(source: unknown): ResolvedSource {
     }
   }
   if ('command' in source) {
-    const { command, args = [], cwd, stderr } = source;
+    const { command, args = [], cwd, stderr, inheritNetworkEnv } = source;
     if (typeof command !== 'string' || command === '') throw new InvalidOptionsError('source.command', 'a non-empty string', command);
     if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) {
       throw new InvalidOptionsError('source.args', 'an array of strings', args);
@@ -101,11 +118,15 @@ export function resolveSource(source: unknown): ResolvedSource {
     if (stderr !== undefined && stderr !== 'inherit' && stderr !== 'ignore') {
       throw new InvalidOptionsError('source.stderr', '"inherit" or "ignore"', stderr);
     }
+    if (inheritNetworkEnv !== undefined && typeof inheritNetworkEnv !== 'boolean') {
+      throw new InvalidOptionsError('source.inheritNetworkEnv', 'a boolean', inheritNetworkEnv);
+    }
     const env = source.env === undefined ? undefined : stringRecord(source.env, 'source.env');
     const stdio: McpStdioSource = {
       command,
       args: [...(args as string[])],
       ...(env ? { env } : {}),
+      ...(inheritNetworkEnv === undefined ? {} : { inheritNetworkEnv }),
       ...(cwd ? { cwd } : {}),
       ...(stderr ? { stderr } : {}),
     };

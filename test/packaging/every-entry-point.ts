@@ -1,0 +1,33 @@
+// Every entry point of the package, as a strict consumer project imports it with all the optional
+// peers installed: type-checked (strict, skipLibCheck: false) by TypeScript 5.9 and by TypeScript 7,
+// then run. The list must match package.json "exports" (test/packaging.test.ts checks).
+import * as root from 'actorloop';
+import * as inspect from 'actorloop/inspect';
+import * as mcp from 'actorloop/mcp';
+import * as otel from 'actorloop/otel';
+import * as restate from 'actorloop/restate';
+import * as restateClient from 'actorloop/restate/client';
+import * as rx from 'actorloop/rx';
+import * as sqlite from 'actorloop/sqlite';
+
+// A few names each, used as a user would, so the declarations behind them are resolved.
+const machine: root.ConversationMachine = root.createConversationMachine({ provider: root.handlerProvider(async function* () {}) });
+const store: root.ConversationStore = sqlite.sqliteStore({ path: 'every-entry-point.db' });
+const host = root.createConversationHost({ machine, store });
+const used: Array<(...args: never[]) => unknown> = [
+  inspect.startLiveViewer,
+  mcp.mcpTools,
+  otel.traceConversation,
+  restate.restateConversations,
+  restateClient.restateConversationClient,
+  rx.output$,
+];
+await host.close();
+
+const entryPoints = { root, inspect, mcp, otel, restate, restateClient, rx, sqlite };
+console.log(
+  JSON.stringify({
+    exports: Object.fromEntries(Object.entries(entryPoints).map(([name, module]) => [name, Object.keys(module).length > 0])),
+    used: used.length,
+  }),
+);
