@@ -288,6 +288,11 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
           }
           yield* fromOpenAIChunks(failOnAbort(response as AsyncIterable<OpenAIChatCompletionChunk>, signal));
         } else {
+          // openai 7 hands an empty 200 body back as nothing (6 threw a parse error): a broken
+          // transfer, retried like a stream cut short.
+          if (response === undefined || response === null || response === '') {
+            throw new ProviderError('the response body was empty', { code: 'incomplete_stream', retryable: true });
+          }
           if (!isRecord(response) || !Array.isArray(response.choices)) {
             throw new ProviderError('the OpenAI client returned no chat.completion object', { code: 'unknown', retryable: false });
           }

@@ -213,6 +213,25 @@ function isStream(value: unknown): value is AsyncIterable<OpenAIResponsesStreamE
 }
 
 /**
+ * A `TypeError` thrown by the SDK while it reads a whole (non-streamed) response means the body
+ * was not a response object — openai 7 reads an empty 200 body as nothing and then fails on it
+ * (`'object' in undefined`): a broken transfer, retried like a stream cut short. Connection
+ * failures arrive as the SDK's own errors, not as a bare `TypeError`.
+ */
+async function unreadable<T>(created: Promise<T>, streaming: boolean): Promise<T> {
+  try {
+    return await created;
+  } catch (error) {
+    if (streaming || !(error instanceof TypeError)) throw error;
+    throw new ProviderError(`the OpenAI SDK could not read the response: ${error.message}`, {
+      code: 'incomplete_stream',
+      retryable: true,
+      cause: error,
+    });
+  }
+}
+
+/**
  * The Responses API side of `openaiProvider`: stateless by default (`store: false`, the whole
  * history as `input` items, reasoning items round-tripped as `encrypted_content`), or chained with
  * `previous_response_id`. The SDK's retries are off: the machine retries, each attempt a visible
@@ -235,7 +254,7 @@ export function openaiResponsesProvider(given: OpenAIResponsesProviderOptions): 
       let openai: OpenAIResponsesClientLike | undefined;
       try {
         openai = await getClient();
-        const response = await openai.responses.create(requestBody(options, request), { signal, maxRetries: 0 });
+        const response = await unreadable(openai.responses.create(requestBody(options, request), { signal, maxRetries: 0 }), streaming);
         const read = { keepIds, signal };
         if (streaming) {
           if (!isStream(response)) {
@@ -246,6 +265,10 @@ export function openaiResponsesProvider(given: OpenAIResponsesProviderOptions): 
           }
           yield* fromResponsesStream(response, read);
         } else {
+          // openai 7 hands an empty 200 body back as nothing (6 threw a parse error): a broken transfer.
+          if (response === undefined || response === null || response === '') {
+            throw new ProviderError('the response body was empty', { code: 'incomplete_stream', retryable: true });
+          }
           if (!isRecord(response) || (!Array.isArray(response.output) && typeof response.status !== 'string')) {
             throw new ProviderError('the OpenAI client returned no response object', { code: 'unknown', retryable: false });
           }
