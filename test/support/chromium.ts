@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { cacheFolder } from './cache-folder.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -17,7 +17,7 @@ const root = join(import.meta.dirname, '..', '..');
  * The package keeps the binary brotli-compressed; it is unpacked once per package version into
  * `node_modules/.cache/actorloop-chromium/<version>/`. Its own `executablePath()` unpacks into a fixed
  * `/tmp/chromium` that parallel test files would race on and that another version may have left, so
- * the unpacking is ours: into a private folder, then one atomic rename.
+ * the unpacking is ours (`cacheFolder`).
  */
 export function chromiumPath(): string {
   const chosen = process.env.ACTORLOOP_CHROMIUM;
@@ -37,27 +37,16 @@ export function chromiumPath(): string {
     throw new Error('the browser suites need the dev dependency @sparticuz/chromium, which is not installed: run `npm ci`');
   }
   const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
-  const folder = join(root, 'node_modules', '.cache', 'actorloop-chromium', version);
-  const binary = join(folder, 'chromium');
-  if (existsSync(binary)) return binary;
-  const unpacking = `${folder}.${randomUUID()}`;
-  mkdirSync(unpacking, { recursive: true });
   const packed = join(dirname(manifest), 'bin');
-  writeFileSync(join(unpacking, 'chromium'), brotliDecompressSync(readFileSync(join(packed, 'chromium.br'))));
-  chmodSync(join(unpacking, 'chromium'), 0o755);
-  // The fonts the package ships (Open Sans), so text is measured alike on every machine.
-  writeFileSync(join(unpacking, 'fonts.tar'), brotliDecompressSync(readFileSync(join(packed, 'fonts.tar.br'))));
-  execFileSync('tar', ['-xf', join(unpacking, 'fonts.tar'), '-C', unpacking]);
-  rmSync(join(unpacking, 'fonts.tar'));
-  writeFileSync(join(unpacking, 'fonts.conf'), fontConfig(join(folder, 'fonts')));
-  try {
-    renameSync(unpacking, folder);
-  } catch (error) {
-    // Another test file unpacked the same version first: keep theirs.
-    rmSync(unpacking, { recursive: true, force: true });
-    if (!existsSync(binary)) throw error;
-  }
-  return binary;
+  return cacheFolder('actorloop-chromium', version, 'chromium', (folder, final) => {
+    writeFileSync(join(folder, 'chromium'), brotliDecompressSync(readFileSync(join(packed, 'chromium.br'))));
+    chmodSync(join(folder, 'chromium'), 0o755);
+    // The fonts the package ships (Open Sans), so text is measured alike on every machine.
+    writeFileSync(join(folder, 'fonts.tar'), brotliDecompressSync(readFileSync(join(packed, 'fonts.tar.br'))));
+    execFileSync('tar', ['-xf', join(folder, 'fonts.tar'), '-C', folder]);
+    rmSync(join(folder, 'fonts.tar'));
+    writeFileSync(join(folder, 'fonts.conf'), fontConfig(join(final, 'fonts')));
+  });
 }
 
 /**

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { cacheFolder } from './cache-folder.js';
 
 /**
  * The pinned Mermaid release whose browser bundle draws the README overview in the render test
@@ -16,31 +17,21 @@ const integrity = 'sha512-4113TdXeLAsMruJ79OpFL5O8+LTFXhQqZ260rF3tgUmiNAtRm4Uume
 
 /** The path of Mermaid's browser bundle, fetched once into `node_modules/.cache/actorloop-mermaid/<version>/`. */
 export function mermaidBundle(): string {
-  const folder = join(import.meta.dirname, '..', '..', 'node_modules', '.cache', 'actorloop-mermaid', version);
-  const bundle = join(folder, 'mermaid.min.js');
-  if (existsSync(bundle)) return bundle;
-  const unpacking = `${folder}.${randomUUID()}`;
-  mkdirSync(unpacking, { recursive: true });
-  try {
-    // `npm pack` reads the registry (or npm's cache) and checks no engines.
-    const [packed] = JSON.parse(
-      execFileSync('npm', ['pack', `mermaid@${version}`, '--json', '--pack-destination', unpacking], { encoding: 'utf8' }),
-    ) as Array<{ filename: string }>;
-    const tarball = join(unpacking, packed?.filename ?? `mermaid-${version}.tgz`);
-    const actual = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
-    if (actual !== integrity) throw new Error(`mermaid@${version} from the registry has integrity ${actual}, expected ${integrity}`);
-    execFileSync('tar', ['-xzf', tarball, '-C', unpacking, '--strip-components=2', 'package/dist/mermaid.min.js']);
-    rmSync(tarball);
-  } catch (error) {
-    rmSync(unpacking, { recursive: true, force: true });
-    throw new Error(`the render test needs Mermaid ${version}'s browser bundle: \`npm pack mermaid@${version}\` failed (${String(error)})`);
-  }
-  try {
-    renameSync(unpacking, folder);
-  } catch (error) {
-    // Another process fetched it first: keep theirs.
-    rmSync(unpacking, { recursive: true, force: true });
-    if (!existsSync(bundle)) throw error;
-  }
-  return bundle;
+  return cacheFolder('actorloop-mermaid', version, 'mermaid.min.js', (folder) => {
+    try {
+      // `npm pack` reads the registry (or npm's cache) and checks no engines.
+      const [packed] = JSON.parse(
+        execFileSync('npm', ['pack', `mermaid@${version}`, '--json', '--pack-destination', folder], { encoding: 'utf8' }),
+      ) as Array<{ filename: string }>;
+      const tarball = join(folder, packed?.filename ?? `mermaid-${version}.tgz`);
+      const actual = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
+      if (actual !== integrity) throw new Error(`mermaid@${version} from the registry has integrity ${actual}, expected ${integrity}`);
+      execFileSync('tar', ['-xzf', tarball, '-C', folder, '--strip-components=2', 'package/dist/mermaid.min.js']);
+      rmSync(tarball);
+    } catch (error) {
+      throw new Error(
+        `the render test needs Mermaid ${version}'s browser bundle: \`npm pack mermaid@${version}\` failed (${String(error)})`,
+      );
+    }
+  });
 }
