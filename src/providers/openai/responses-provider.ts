@@ -218,7 +218,7 @@ function isStream(value: unknown): value is AsyncIterable<OpenAIResponsesStreamE
  * (`'object' in undefined`): a broken transfer, retried like a stream cut short. Connection
  * failures arrive as the SDK's own errors, not as a bare `TypeError`.
  */
-async function unreadable<T>(created: Promise<T>, streaming: boolean): Promise<T> {
+async function unreadable<T>(created: PromiseLike<T>, streaming: boolean): Promise<T> {
   try {
     return await created;
   } catch (error) {
