@@ -1,25 +1,18 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { entryPoints } from './scripts/entry-points.js';
 
 export default defineConfig({
-  // As in tsconfig.json: `actorloop` and its subpaths are this package's source (the examples import them by name; tests
-  // reuse their code).
+  // `actorloop` and its subpaths are this package's source (the examples import them by name; tests reuse their code),
+  // built from package.json "exports" so a subpath is declared once (test/subpaths.test.ts checks tsconfig.json agrees).
   resolve: {
-    alias: [
-      { find: /^actorloop$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
-      ...Object.entries({
-        inspect: 'observe/inspect',
-        mcp: 'tools/mcp',
-        otel: 'observe/otel',
-        restate: 'scale/restate',
-        'restate/client': 'scale/restate/client',
-        rx: 'observe/rx',
-        sqlite: 'stores/sqlite',
-      }).map(([subpath, folder]) => ({
-        find: new RegExp(`^actorloop/${subpath}$`),
-        replacement: fileURLToPath(new URL(`./src/${folder}/index.ts`, import.meta.url)),
-      })),
-    ],
+    alias: entryPoints(JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).exports).map(
+      ({ specifier, source }) => ({
+        find: new RegExp(`^${specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`),
+        replacement: fileURLToPath(new URL(`./${source}`, import.meta.url)),
+      }),
+    ),
   },
   test: {
     include: ['test/**/*.test.ts'],

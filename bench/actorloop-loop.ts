@@ -5,7 +5,8 @@
  */
 import type OpenAI from 'openai';
 import { createActor, toPromise } from 'xstate';
-import { createConversationMachine, defineTool, openaiProvider, type OpenAIClientLike, type Provider } from '../src/index.js';
+import { createConversationMachine, defineTool, openaiProvider, type Provider } from '../src/index.js';
+import type { OpenAIClientLike } from '../src/providers/openai/index.js';
 import type { LoopOptions, LoopResult } from './raw-loop.js';
 import { addDescription, addExecutor, addName, addSchema } from './tool.js';
 

@@ -14,7 +14,8 @@
  * had before each call became a bare execution actor with a deadline on `executingTools`).
  */
 import { assign, createActor, createMachine, emit, fromPromise, setup, toPromise } from 'xstate';
-import { handlerProvider, type OpenAIChatCompletionChunk } from '../src/index.js';
+import { handlerProvider } from '../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { createActorloopLoop } from './actorloop-loop.js';
 import { createProviderLoop } from './provider-loop.js';
 import type { LoopResult } from './raw-loop.js';

@@ -16,8 +16,8 @@ import {
   defineTool,
   handlerProvider,
   memoryStore,
-  type OpenAIChatCompletionChunk,
 } from '../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { startLiveViewer } from '../src/observe/inspect/index.js';
 import { traceHost } from '../src/observe/otel/index.js';
 import { conversation$, hostFeed, isRunEnd, text$ } from '../src/observe/rx/index.js';

@@ -8,7 +8,8 @@
 import { createActor, toPromise } from 'xstate';
 import { lastValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { createConversationMachine, defineTool, handlerProvider, type OpenAIChatCompletionChunk } from '../src/index.js';
+import { createConversationMachine, defineTool, handlerProvider } from '../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { startLiveViewer } from '../src/observe/inspect/index.js';
 import { events$, output$, state$, text$ } from '../src/observe/rx/index.js';
 import { cpuNowUs, median } from './stats.js';

@@ -7,7 +7,8 @@
 import { performance } from 'node:perf_hooks';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
-import { createConversationMachine, defineTool, handlerProvider, type OpenAIChatCompletionChunk } from '../src/index.js';
+import { createConversationMachine, defineTool, handlerProvider } from '../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 
 export type RoundsResult = { rounds: number; firstMedianUs: number; lastMedianUs: number; ratio: number; maxStackDepth: number };
 

@@ -26,8 +26,8 @@ import {
   defineTool,
   handlerProvider,
   memoryStore,
-  type OpenAIChatCompletionChunk,
 } from '../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { findSnapshotProblem } from '../src/machines/snapshot-problem.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { benchOpenAIProvider, createActorloopLoop, createActorloopMachine } from './actorloop-loop.js';
@@ -164,7 +164,7 @@ export async function runS4Job(job: Extract<Job, { kind: 's4' }>): Promise<S4Row
         const t1 = performance.now();
         await store.save({
           id: 'c',
-          version: 1,
+          schemaVersion: 2,
           machineId: 'conversation',
           status: 'running',
           snapshot: text,

@@ -20,8 +20,8 @@ import {
   type ProviderContentPart,
   type ProviderEvent,
   type ProviderRequest,
-  toOpenAIMessages,
 } from 'actorloop';
+import { toOpenAIMessages } from 'actorloop/openai';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
 import { logRun, printOutput } from './support/log.js';

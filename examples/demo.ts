@@ -9,7 +9,8 @@ import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
-import { createConversationMachine, defineTool, handlerProvider, type HandlerRequest, type OpenAIChatCompletionChunk } from 'actorloop';
+import { createConversationMachine, defineTool, handlerProvider, type HandlerRequest } from 'actorloop';
+import type { OpenAIChatCompletionChunk } from 'actorloop/openai';
 
 const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 

@@ -10,7 +10,8 @@
  */
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
-import { createConversationMachine, defineTool, handlerProvider, type OpenAIChatCompletionChunk } from '../src/index.js';
+import { createConversationMachine, defineTool, handlerProvider } from '../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { startLiveViewer } from '../src/observe/inspect/index.js';
 
 const once = process.argv.includes('--once');

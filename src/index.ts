@@ -112,50 +112,19 @@ export type {
   ToolCallPart,
   ToolResultPart,
   AssistantContentPart,
-  OpenAIItemMetadata,
-  OpenAITextMetadata,
-  OpenAIReasoningMetadata,
-  OpenAIMessagePhase,
 } from './providers/messages.js';
 export { type Usage, emptyUsage, addUsage } from './providers/usage.js';
 export { handlerProvider, type ChunkHandler, type HandlerRequest } from './providers/handler/handler-provider.js';
+// The handler speaks the Chat Completions wire by contract: the types its signature names stay here.
+export type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from './providers/openai-wire/chat-types.js';
 export { createNodeFetch, type NodeFetch, type NodeFetchOptions } from './providers/transport/node-fetch.js';
 export type { FetchFunction } from './providers/transport/fetch-function.js';
-export {
-  openaiProvider,
-  type OpenAIProviderOptions,
-  type OpenAIClientLike,
-  type OpenAIRequestParams,
-  type OpenAIChatRequestBody,
-  type OpenAIAssistantMessageWithReasoning,
-  type OpenAIReasoningEffort,
-  type OpenAIResponsesProviderOptions,
-  isOpenAIReasoningModel,
-} from './providers/openai/index.js';
-export {
-  anthropicProvider,
-  type AnthropicProviderOptions,
-  type AnthropicRequestParams,
-  type AnthropicClientLike,
-  type AnthropicThinkingConfig,
-  type AnthropicMessageParam,
-  type AnthropicStructuredOutput,
-} from './providers/anthropic/index.js';
-export { toAnthropicMessages } from './providers/anthropic/index.js';
-export type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from './providers/openai-wire/chat-types.js';
-export { toOpenAIMessages } from './providers/openai-wire/to-openai-messages.js';
-export type {
-  OpenAIResponsesClientLike,
-  OpenAIResponsesRequestParams,
-  OpenAIResponsesRequestBody,
-  OpenAIResponsesInputItem,
-  OpenAIResponsesFunctionTool,
-  OpenAIResponsesReasoning,
-  OpenAIResponsesPhase,
-} from './providers/openai-responses/wire-types.js';
-export { toResponsesInput, type ResponsesInput, type ResponsesInputOptions } from './providers/openai-responses/to-responses-input.js';
+// The wire-specific types and conversions of each provider are in `actorloop/openai` and `actorloop/anthropic`.
+export { openaiProvider, type OpenAIProviderOptions, type OpenAIResponsesProviderOptions } from './providers/openai/index.js';
+export { anthropicProvider, type AnthropicProviderOptions } from './providers/anthropic/index.js';
 
 // Errors
 export { ProviderError, type ProviderErrorCode } from './providers/errors/provider-error.js';
 export { toProviderError } from './providers/errors/classify-error.js';
+export { ActorloopError } from './errors/actorloop-error.js';
 export { InvalidOptionsError } from './errors/invalid-options-error.js';

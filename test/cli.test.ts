@@ -3,10 +3,16 @@
  * flags, Ctrl-C, and a live provider through the real SDK against the local wire server.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cliFailure } from '../src/cli/cli-failure.js';
+import { CliUsageError } from '../src/cli/cli-usage-error.js';
+import { usage } from '../src/cli/parse-arguments.js';
+import { MissingDependencyError } from '../src/errors/missing-dependency-error.js';
+import { EventRejectedError } from '../src/host/errors/event-rejected-error.js';
+import { SqliteStoreError } from '../src/stores/sqlite/sqlite-store-error.js';
 import { closedPortUrl, openaiSse, startWireServer } from './support/wire-server.js';
 import { responsesStream, textAnswer } from './support/responses-events.js';
 
@@ -220,6 +226,53 @@ describe.concurrent('actorloop usage errors', () => {
     const { code, stdout } = await actorloop(['help']);
     expect(code).toBe(0);
     expect(stdout).toContain('Exit codes: 0 done, 2 halted, 1 error, 130 cancelled (Ctrl-C).');
+  });
+});
+
+describe('cliFailure: the exit code and text of each error class', () => {
+  it('CliUsageError → exit 1, its message and the usage', () => {
+    expect(cliFailure(new CliUsageError('run needs a prompt'))).toEqual({ code: 1, text: `run needs a prompt\n\n${usage}` });
+  });
+
+  it('an actorloop error → exit 1, its message alone (no usage)', () => {
+    for (const error of [
+      new SqliteStoreError('not_a_store', 'c.db', 'the file is not a SQLite database'),
+      new EventRejectedError({ conversationId: 'c1', eventType: 'user.message', code: 'busy', message: 'it is running in host "h"' }),
+      new MissingDependencyError('elkjs', 'the live viewer'),
+    ]) {
+      expect(cliFailure(error)).toEqual({ code: 1, text: error.message });
+    }
+  });
+
+  it('classes are told by isInstance: a CliUsageError of another copy of actorloop still gets the usage', () => {
+    const fromAnotherCopy = Object.assign(new Error('unknown command "fly"'), {
+      [Symbol.for('actorloop.error.ActorloopError')]: true,
+      [Symbol.for('actorloop.error.CliUsageError')]: true,
+    });
+    expect(cliFailure(fromAnotherCopy)).toEqual({ code: 1, text: `unknown command "fly"\n\n${usage}` });
+  });
+
+  it('anything else → exit 1, its message (or name) and never its stack', () => {
+    const bug = new TypeError("cannot read properties of undefined (reading 'x')");
+    expect(cliFailure(bug)).toEqual({ code: 1, text: bug.message });
+    expect(cliFailure(new RangeError(''))).toEqual({ code: 1, text: 'RangeError' });
+    expect(cliFailure('a thrown string')).toEqual({ code: 1, text: 'a thrown string' });
+  });
+
+  it('as a process: a file that is no store → exit 1, one line from SqliteStoreError, no usage, no stack', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'actorloop-cli-'));
+    try {
+      const file = join(work, 'notes.txt');
+      writeFileSync(file, 'not a database, only some notes\n');
+      const { code, stdout, stderr } = await actorloop(['list', '--db', file]);
+      expect({ code, stdout, stderr }).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `actorloop: sqliteStore(${JSON.stringify(file)}): the file is not a SQLite database\n`,
+      });
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });
 

@@ -17,6 +17,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { startReplayServer } from '../examples/support/replay-server.js';
 import pkg from '../package.json' with { type: 'json' };
+import { entryPoints } from '../scripts/entry-points.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
@@ -72,13 +73,7 @@ function hasHeading(file: string, title: string): boolean {
 
 /** `actorloop` and each subpath export resolved to its source, as the package's `exports` map them to dist. */
 function sourcePaths(): Record<string, string[]> {
-  const paths: Record<string, string[]> = {};
-  for (const [subpath, target] of Object.entries(pkg.exports)) {
-    const types = typeof target === 'string' ? undefined : (target as { types?: string }).types;
-    if (!types?.startsWith('./dist/')) continue;
-    paths[`actorloop${subpath.slice(1)}`] = [join(root, 'src', types.slice('./dist/'.length).replace(/\.d\.ts$/, '.ts'))];
-  }
-  return paths;
+  return Object.fromEntries(entryPoints(pkg.exports).map(({ specifier, source }) => [specifier, [join(root, source)]]));
 }
 
 /**

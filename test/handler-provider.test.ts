@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { handlerProvider, type OpenAIChatCompletionChunk, type ProviderEvent } from '../src/index.js';
+import { handlerProvider, type ProviderEvent } from '../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { doomLoopNotice, findRepetition, signatureOf } from '../src/machines/doom-loop.js';
 import { canRetry, retryDelay } from '../src/machines/retry-policy.js';
 

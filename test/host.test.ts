@@ -106,7 +106,13 @@ describe('a conversation host', () => {
     const view = await host.send('c-1', { type: 'user.message', content: 'hello' });
     expect(view).toMatchObject({ id: 'c-1', messages: [{ role: 'user', content: 'hello' }] });
     // Stored by the time send resolved.
-    expect(await store.load('c-1')).toMatchObject({ id: 'c-1', revision: 1, owner: 'test-host', version: 1, machineId: 'conversation' });
+    expect(await store.load('c-1')).toMatchObject({
+      id: 'c-1',
+      revision: 1,
+      owner: 'test-host',
+      schemaVersion: 2,
+      machineId: 'conversation',
+    });
     const output = await host.result('c-1');
     expect(output).toMatchObject({ status: 'done', text: 'answer 1', iterations: 1 });
     expectValidHistory(output.messages);
@@ -617,9 +623,9 @@ describe.each([
       ['other-id', { machineId: 'checkout' }, 'other_machine', /written for machine "checkout"/],
       [
         'future',
-        { version: 2 },
+        { schemaVersion: 3 },
         'unknown_version',
-        /format version is 2; this actorloop reads version 1 \(it was written by a newer actorloop\)/,
+        /schemaVersion 3; this actorloop reads versions 1 to 2 \(a newer actorloop wrote it: upgrade actorloop/,
       ],
     ];
     for (const [id, change] of bad) await store.save({ ...good, id, revision: 1, status: 'running', ...change });

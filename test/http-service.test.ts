@@ -13,13 +13,22 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { orderTools } from '../examples/http-service/orders.js';
-import { createConversationService } from '../examples/http-service/service.js';
+import { HttpError } from '../examples/http-service/http-error.js';
+import { createConversationService, errorResponse } from '../examples/http-service/service.js';
 import {
+  ActorloopError,
+  ConversationConflictError,
   type ConversationHost,
+  ConversationLoadError,
+  ConversationNotFoundError,
   type ConversationView,
   createConversationHost,
   createConversationMachine,
+  EventRejectedError,
+  HostClosedError,
+  InvalidOptionsError,
   openaiProvider,
+  ProviderError,
 } from '../src/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { countingHost } from './support/counting-host.js';
@@ -413,6 +422,84 @@ async function startProcess(db: string, env: NodeJS.ProcessEnv = offline) {
   });
   return { child, url, lines, exit, stderr: () => stderr };
 }
+
+describe('errorResponse: the status of each error class', () => {
+  const rows: Array<[string, unknown, number, { message: string; field?: string; code?: string }]> = [
+    ['HttpError', new HttpError(413, 'too large', { field: 'body' }), 413, { message: 'too large', field: 'body' }],
+    [
+      'InvalidOptionsError',
+      new InvalidOptionsError('content', 'a non-empty string', ''),
+      400,
+      { message: 'Invalid option content: expected a non-empty string, got ""', field: 'content' },
+    ],
+    [
+      'ConversationNotFoundError',
+      new ConversationNotFoundError('c-1', 'nothing to approve'),
+      404,
+      { message: 'conversation "c-1" does not exist: nothing to approve', code: 'not_found' },
+    ],
+    [
+      'EventRejectedError',
+      new EventRejectedError({ conversationId: 'c-1', eventType: 'user.message', code: 'busy', message: 'running elsewhere' }),
+      409,
+      { message: 'conversation "c-1": running elsewhere', code: 'busy' },
+    ],
+    [
+      'ConversationConflictError',
+      new ConversationConflictError('c-1', 2, 3),
+      409,
+      { message: expect.stringContaining('changed by another writer') as string, code: 'conflict' },
+    ],
+    [
+      'ConversationLoadError',
+      new ConversationLoadError('c-1', 'corrupt', 'not JSON'),
+      500,
+      { message: 'stored conversation "c-1" cannot be loaded (corrupt): not JSON', code: 'corrupt' },
+    ],
+    ['HostClosedError', new HostClosedError('send'), 503, { message: 'the conversation host is closed: send', code: 'closing' }],
+  ];
+  for (const [name, error, status, body] of rows) {
+    it(`${name} → ${status}`, () => {
+      expect(errorResponse(error)).toEqual({ status, body: { error: body } });
+    });
+  }
+
+  it('an error of another copy of actorloop is told by its class as well', () => {
+    const fromAnotherCopy = Object.assign(new Error('conversation "c-1" does not exist: gone'), {
+      name: 'ConversationNotFoundError',
+      conversationId: 'c-1',
+      [Symbol.for('actorloop.error.ActorloopError')]: true,
+      [Symbol.for('actorloop.error.ConversationNotFoundError')]: true,
+    });
+    expect(errorResponse(fromAnotherCopy)).toEqual({
+      status: 404,
+      body: { error: { message: 'conversation "c-1" does not exist: gone', code: 'not_found' } },
+    });
+  });
+
+  it('anything else is a 500 that says "internal error": no message, no stack, no class', () => {
+    const unknown = [
+      new Error('secret: /srv/keys/prod.pem'),
+      new TypeError('cannot read properties of undefined'),
+      new ProviderError('upstream said 401 for key sk-live-…', { code: 'authentication', retryable: false }),
+      new (class OtherError extends ActorloopError {})('an actorloop error the table does not name'),
+      'a thrown string',
+      undefined,
+    ];
+    for (const error of unknown) {
+      const answer = errorResponse(error);
+      expect(answer).toEqual({ status: 500, body: { error: { message: 'internal error' } } });
+      expect(JSON.stringify(answer)).not.toMatch(/secret|sk-live|\bat /);
+    }
+  });
+
+  it('a closed host answers 503 (closing) over HTTP', async () => {
+    const service = await startService([]);
+    await service.host.close();
+    const answer = await call(service.url, 'GET', '/conversations/anyone');
+    expect(answer).toMatchObject({ status: 503, body: { error: { code: 'closing', message: expect.stringContaining('host is closed') } } });
+  });
+});
 
 describe('the HTTP service as a process', { timeout: 60_000 }, () => {
   it('killed mid-run and started again on the same file, it resumes the conversation and finishes it', async () => {

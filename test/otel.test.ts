@@ -184,6 +184,22 @@ describe('traceConversation', () => {
     expect(tool!.attributes).toMatchObject({ 'gen_ai.tool.call.arguments': '{"a":2,"b":3}', 'gen_ai.tool.call.result': '5' });
   });
 
+  it('an actor stopped before its run ends ends its open spans as stopped', async () => {
+    const machine = createConversationMachine({
+      provider: scripted([{ toolCalls: [{ id: 'h', name: 'hang', args: {} }] }, { text: 'x' }]),
+      tools: [hang],
+    });
+    const actor = createActor(machine, { input: {} });
+    traceConversation(actor, { tracer });
+    actor.start();
+    actor.send({ type: 'user.message', content: 'go' });
+    await waitFor(actor, (snapshot) => snapshot.matches('executingTools'));
+    actor.stop();
+    const spans = exporter.getFinishedSpans();
+    expect(named(spans, 'invoke_agent')).toHaveLength(1);
+    expect(named(spans, 'execute_tool hang')[0]!.attributes['error.type']).toBe('stopped');
+  });
+
   it('stopping the tracing early ends the open spans and detaches', async () => {
     const machine = createConversationMachine({
       provider: scripted([{ toolCalls: [{ id: 'h', name: 'hang', args: {} }] }, { text: 'x' }]),

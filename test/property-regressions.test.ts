@@ -151,35 +151,43 @@ describe('broken transfers are retried on the Anthropic wire as on the OpenAI wi
   });
 
   // openai 7 hands an empty 200 body back as nothing where 6 threw: still a retried broken transfer.
-  it.each(['chat', 'responses'] as const)('the same faults are retried on the OpenAI wire, %s API (the behaviour asked for)', async (api) => {
-    for (const [plan, stream] of [
-      [[{ kind: 'malformed' }, { kind: 'text', thinking: false }], true],
-      [
+  it.each(['chat', 'responses'] as const)(
+    'the same faults are retried on the OpenAI wire, %s API (the behaviour asked for)',
+    async (api) => {
+      for (const [plan, stream] of [
+        [[{ kind: 'malformed' }, { kind: 'text', thinking: false }], true],
         [
-          { kind: 'cut', how: 'end' },
-          { kind: 'text', thinking: false },
+          [
+            { kind: 'cut', how: 'end' },
+            { kind: 'text', thinking: false },
+          ],
+          false,
         ],
-        false,
-      ],
-      [
         [
-          { kind: 'empty', body: false },
-          { kind: 'text', thinking: false },
+          [
+            { kind: 'empty', body: false },
+            { kind: 'text', thinking: false },
+          ],
+          false,
         ],
-        false,
-      ],
-    ] as Array<[FaultStep[], boolean]>) {
-      server = await startFaultServer({ wire: api === 'chat' ? 'openai' : 'responses', plan, toolNames: ['lookup'], apiKey: 'sk-regression' });
-      const machine = createConversationMachine({
-        provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-regression', baseURL: server.baseURL, stream, api }),
-        tools: [lookup],
-        retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 2, jitter: false },
-      });
-      const actor = createActor(machine, { input: { messages: [] } }).start();
-      actor.send({ type: 'user.message', content: 'Hi' });
-      expect(await toPromise(actor)).toMatchObject({ status: 'done', text: 'Answer 1.' });
-      await server.close();
-      server = undefined;
-    }
-  });
+      ] as Array<[FaultStep[], boolean]>) {
+        server = await startFaultServer({
+          wire: api === 'chat' ? 'openai' : 'responses',
+          plan,
+          toolNames: ['lookup'],
+          apiKey: 'sk-regression',
+        });
+        const machine = createConversationMachine({
+          provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-regression', baseURL: server.baseURL, stream, api }),
+          tools: [lookup],
+          retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 2, jitter: false },
+        });
+        const actor = createActor(machine, { input: { messages: [] } }).start();
+        actor.send({ type: 'user.message', content: 'Hi' });
+        expect(await toPromise(actor)).toMatchObject({ status: 'done', text: 'Answer 1.' });
+        await server.close();
+        server = undefined;
+      }
+    },
+  );
 });

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { setExecutionGate } from '../src/actors/execution-gate.js';
 import { createConversationMachine, defineTool, handlerProvider, resultTexts, type ConversationEmittedEvent } from '../src/index.js';
 import { compactSnapshot, resumeSnapshot } from '../src/machines/resume-snapshot.js';
+import { currentSchemaVersion } from '../src/machines/snapshot-migrations.js';
 import { deferred, eventsOf, expectValidHistory } from './support/run-conversation.js';
 import { scriptedModel, type ScriptedTurn } from './support/scripted-model.js';
 
@@ -259,7 +260,8 @@ describe('the persisted snapshot', () => {
     for (const state of ['requesting', 'executingTools'] as const) {
       await waitFor(actor, (snapshot) => snapshot.matches(state));
       const own = Object.getPrototypeOf(machine).getPersistedSnapshot.call(machine, actor.getSnapshot()) as unknown;
-      expect(JSON.parse(JSON.stringify(actor.getPersistedSnapshot()))).toEqual(JSON.parse(JSON.stringify(compactSnapshot(own))));
+      const stamped = { schemaVersion: currentSchemaVersion, ...(compactSnapshot(own) as object) };
+      expect(JSON.parse(JSON.stringify(actor.getPersistedSnapshot()))).toEqual(JSON.parse(JSON.stringify(stamped)));
     }
     actor.stop();
   });

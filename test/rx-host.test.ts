@@ -305,7 +305,7 @@ describe('hostFeed failures', () => {
     const { host, open } = setup(store);
     await store.save({
       id: 'broken',
-      version: 1,
+      schemaVersion: 1,
       machineId: 'conversation',
       status: 'done',
       snapshot: '{"value": "done", "context": {',

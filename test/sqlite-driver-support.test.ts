@@ -129,7 +129,7 @@ describe('sqliteStore in a project of its own', () => {
        try { store = sqliteStore({ path: ${JSON.stringify(join(project, 'c.db'))}${options} }); }
        catch (error) { report({ created: false, code: error.code, message: error.message }); process.exit(0); }
        try {
-         await store.save({ id: 'c-1', version: 1, machineId: 'm', status: 'done', snapshot: '{}', revision: 1, owner: 'o', updatedAt: 1 });
+         await store.save({ id: 'c-1', schemaVersion: 1, machineId: 'm', status: 'done', snapshot: '{}', revision: 1, owner: 'o', updatedAt: 1 });
          report({ created: true, opened: (await store.load('c-1'))?.revision === 1 });
        } catch (error) { report({ created: true, code: error.code, message: error.message }); }
        // Only the SQLite warning is held back while node:sqlite loads: this one is printed.

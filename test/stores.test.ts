@@ -27,7 +27,7 @@ const newPath = () => join(work, `store-${++files}.db`);
 
 const conversation = (id: string, revision: number, extra: Partial<StoredConversation> = {}): StoredConversation => ({
   id,
-  version: 1,
+  schemaVersion: 1,
   machineId: 'conversation',
   status: 'running',
   snapshot: JSON.stringify({ id, revision }),
@@ -253,7 +253,7 @@ describe.each(sqliteDrivers)('sqliteStore over %s', (driver) => {
       ['status', true],
       ['owner', undefined],
       ['updatedAt', 1.5],
-      ['version', '1'],
+      ['schemaVersion', '1'],
     ] as const) {
       await expect(store.save(conversation('a', 1, { [field]: value }))).rejects.toThrow(`Invalid option conversation.${field}`);
     }

@@ -91,11 +91,35 @@ describe('wire server', () => {
     expect(server.stepErrors).toHaveLength(1);
   });
 
-  it('close() destroys open keep-alive sockets', async () => {
-    server = await startWireServer([jsonResponse(200, {})]);
-    await (await fetch(`${server.url}/s`, { method: 'POST' })).text();
-    await server.close();
+  it('close() destroys open sockets, idle keep-alive and mid-response alike, and resolves at once', async () => {
+    const current = await startWireServer([
+      // Never ends on its own: only close() can end this response.
+      async (_request, control) => {
+        control.res.writeHead(200, { 'content-type': 'text/event-stream' });
+        control.res.write('data: {"partial":true}\n\n');
+        await control.clientClosed;
+      },
+      jsonResponse(200, {}),
+    ]);
+    server = current;
+    const streaming = await fetch(`${current.url}/s`, { method: 'POST' });
+    const streamed = streaming.text().then(
+      () => 'ended' as const,
+      () => 'cut off' as const,
+    );
+    // The first connection is busy, so this one is a second; once answered it stays open, idle.
+    await (await fetch(`${current.url}/s`, { method: 'POST' })).text();
+    expect(current.openSockets()).toBe(2);
     server = undefined;
+    // Node's own server.close() ends idle connections only, and waits for a busy one: without the destroy it would hang here.
+    const closed = Promise.all([current.close(), current.waitForClosedSockets(2)]).then(
+      () => 'closed' as const,
+      () => 'still open' as const,
+    );
+    const deadline = new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), 1_000).unref());
+    expect(await Promise.race([closed, deadline])).toBe('closed');
+    expect({ open: current.openSockets(), closed: current.closedSockets() }).toEqual({ open: 0, closed: 2 });
+    expect(await streamed).toBe('cut off');
   });
 
   it('closedPortUrl() refuses connections', async () => {

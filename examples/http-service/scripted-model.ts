@@ -6,7 +6,8 @@
  *   "refund order B-7" → lookup_order(B-7) → issue_refund(B-7) (waits for approval: €80) → an answer
  *   "what is order A-1?" → lookup_order(A-1) → an answer
  */
-import { handlerProvider, type OpenAIChatMessage, type Provider } from 'actorloop';
+import { handlerProvider, type Provider } from 'actorloop';
+import type { OpenAIChatMessage } from 'actorloop/openai';
 import { chatChunks, type ScriptReply, scriptedUsage, viewOfChatMessages } from '../support/script.js';
 
 /** The user's last message and the tool results since (this turn's). */

@@ -56,16 +56,38 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
   response.end(JSON.stringify(body));
 }
 
+/** How an error is answered: its status, and what the body says besides the message. */
+type ErrorAnswer = { status: number; details: { field?: string; code?: string } };
+type ErrorMapping = (error: unknown) => ErrorAnswer | undefined;
+
+/** A row of the table: the errors of one class, told apart by `isInstance` (which also knows those of another copy of actorloop). */
+function byClass<E extends Error>(
+  type: { readonly prototype: E; isInstance(error: unknown): error is NoInfer<E> },
+  answer: (error: E) => ErrorAnswer,
+): ErrorMapping {
+  return (error) => (type.isInstance(error) ? answer(error) : undefined);
+}
+
+/**
+ * The status of each error class; the first row that matches answers. Anything else is a 500 whose
+ * body says only "internal error": its message and stack may carry internals, and go to `logError`.
+ */
+export const errorStatuses: readonly ErrorMapping[] = [
+  byClass(HttpError, (error) => ({ status: error.status, details: error.details })),
+  byClass(InvalidOptionsError, (error) => ({ status: 400, details: { field: error.option } })),
+  byClass(ConversationNotFoundError, () => ({ status: 404, details: { code: 'not_found' } })),
+  byClass(EventRejectedError, (error) => ({ status: 409, details: { code: error.code } })),
+  byClass(ConversationConflictError, () => ({ status: 409, details: { code: 'conflict' } })),
+  byClass(ConversationLoadError, (error) => ({ status: 500, details: { code: error.problem } })),
+  byClass(HostClosedError, () => ({ status: 503, details: { code: 'closing' } })),
+];
+
 /** The status and body an error gets. */
 export function errorResponse(error: unknown): { status: number; body: { error: { message: string; field?: string; code?: string } } } {
-  const message = error instanceof Error ? error.message : String(error);
-  if (HttpError.isInstance(error)) return { status: error.status, body: { error: { message, ...error.details } } };
-  if (InvalidOptionsError.isInstance(error)) return { status: 400, body: { error: { message, field: error.option } } };
-  if (ConversationNotFoundError.isInstance(error)) return { status: 404, body: { error: { message, code: 'not_found' } } };
-  if (EventRejectedError.isInstance(error)) return { status: 409, body: { error: { message, code: error.code } } };
-  if (ConversationConflictError.isInstance(error)) return { status: 409, body: { error: { message, code: 'conflict' } } };
-  if (ConversationLoadError.isInstance(error)) return { status: 500, body: { error: { message, code: error.problem } } };
-  if (HostClosedError.isInstance(error)) return { status: 503, body: { error: { message, code: 'closing' } } };
+  for (const row of errorStatuses) {
+    const answer = row(error);
+    if (answer) return { status: answer.status, body: { error: { message: (error as Error).message, ...answer.details } } };
+  }
   return { status: 500, body: { error: { message: 'internal error' } } };
 }
 

@@ -13,7 +13,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { OpenAIChatMessage } from 'actorloop';
+import type { OpenAIChatMessage } from 'actorloop/openai';
 import { callsOf, chatChunks, type Script, type ScriptReply, type ScriptView, scriptedUsage, viewOfChatMessages, words } from './script.js';
 
 export type ReplayFault = { status: number; body: unknown; headers?: Record<string, string> };

@@ -9,7 +9,8 @@
  *
  * Nothing here is recorded traffic: every response is built from the script at request time.
  */
-import { handlerProvider, type OpenAIChatCompletionChunk, type OpenAIChatMessage, type Provider } from 'actorloop';
+import { handlerProvider, type Provider } from 'actorloop';
+import type { OpenAIChatCompletionChunk, OpenAIChatMessage } from 'actorloop/openai';
 
 /** What the script sees of a request. */
 export type ScriptView = {

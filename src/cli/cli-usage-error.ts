@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.CliUsageError');
+import { ActorloopError } from '../errors/actorloop-error.js';
 
 /**
  * A command line the `actorloop` command cannot run: an unknown command or flag, a missing value,
@@ -9,12 +9,6 @@ const marker = Symbol.for('actorloop.error.CliUsageError');
  * throw new CliUsageError('unknown provider "gemini" (expected openai, anthropic, compatible or offline)');
  * ```
  */
-export class CliUsageError extends Error {
-  override readonly name = 'CliUsageError';
-  readonly [marker] = true;
-
-  /** True for a CliUsageError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is CliUsageError {
-    return typeof error === 'object' && error !== null && marker in error;
-  }
+export class CliUsageError extends ActorloopError {
+  static override readonly errorName = 'CliUsageError';
 }

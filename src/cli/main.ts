@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import { createRequire } from 'node:module';
-import { CliUsageError } from './cli-usage-error.js';
+import { cliFailure } from './cli-failure.js';
 import { parseArguments, usage } from './parse-arguments.js';
 import { type CliEnvironment, runCommand } from './run-command.js';
 
@@ -55,11 +55,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (CliUsageError.isInstance(error)) {
-      process.stderr.write(`actorloop: ${error.message}\n\n${usage}\n`);
-    } else {
-      process.stderr.write(`actorloop: ${error instanceof Error ? error.message : String(error)}\n`);
-    }
-    process.exitCode = 1;
+    const { code, text } = cliFailure(error);
+    process.stderr.write(`actorloop: ${text}\n`);
+    process.exitCode = code;
   },
 );

@@ -78,7 +78,8 @@ export async function runStored(
       await host.send(id, { type: 'user.message', content: command.prompt });
     } catch (error) {
       removeInterrupt();
-      throw new Error(`conversation ${id}: ${(error as Error).message}`);
+      // Thrown as it is: main() reports it by its class, and the host's errors name the conversation already.
+      throw error;
     }
     const output = await host.result(id);
     removeInterrupt();

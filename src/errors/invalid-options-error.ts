@@ -1,4 +1,5 @@
-const marker = Symbol.for('actorloop.error.InvalidOptionsError');
+import { ActorloopError } from './actorloop-error.js';
+
 const notGiven = Symbol('not given');
 
 /**
@@ -14,20 +15,14 @@ const notGiven = Symbol('not given');
  * }
  * ```
  */
-export class InvalidOptionsError extends Error {
-  override readonly name = 'InvalidOptionsError';
+export class InvalidOptionsError extends ActorloopError {
+  static override readonly errorName = 'InvalidOptionsError';
   /** The path of the offending option, e.g. `tools[1].name` or `retry.maxRetries`. */
   readonly option: string;
-  readonly [marker] = true;
 
   constructor(option: string, expected: string, received: unknown = notGiven) {
     super(`Invalid option ${option}: expected ${expected}${received === notGiven ? '' : `, got ${describeValue(received)}`}`);
     this.option = option;
-  }
-
-  /** True for an InvalidOptionsError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is InvalidOptionsError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }
 

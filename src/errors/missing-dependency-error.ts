@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.MissingDependencyError');
+import { ActorloopError } from './actorloop-error.js';
 
 /**
  * Thrown when a feature needs an optional peer dependency that is not installed (`rxjs` for
@@ -14,21 +14,15 @@ const marker = Symbol.for('actorloop.error.MissingDependencyError');
  * }
  * ```
  */
-export class MissingDependencyError extends Error {
-  override readonly name = 'MissingDependencyError';
+export class MissingDependencyError extends ActorloopError {
+  static override readonly errorName = 'MissingDependencyError';
   /** The npm package to install. */
   readonly packageName: string;
-  readonly [marker] = true;
 
   constructor(packageName: string, feature: string, cause?: unknown) {
     super(`${feature} needs the optional package "${packageName}", which could not be loaded: install it (npm install ${packageName})`, {
       cause,
     });
     this.packageName = packageName;
-  }
-
-  /** True for a MissingDependencyError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is MissingDependencyError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

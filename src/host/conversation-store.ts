@@ -26,8 +26,12 @@ export type ConversationStatus = 'idle' | 'running' | 'awaitingApproval' | 'done
  */
 export type StoredConversation = {
   id: string;
-  /** The snapshot format version the host wrote it with; a host refuses versions it does not know. */
-  version: number;
+  /**
+   * The schema version of `snapshot` (the host's `currentSchemaVersion` when it wrote it). A host
+   * upgrades older ones when it loads them and refuses newer ones; stores keep it as given.
+   * (Called `version` up to actorloop 0.1; a host still reads a record that has only `version`.)
+   */
+  schemaVersion: number;
   /** The id of the machine the snapshot belongs to. */
   machineId: string;
   status: ConversationStatus;

@@ -1,11 +1,10 @@
+import { migrateSnapshot } from '../machines/migrate-snapshot.js';
+import { currentSchemaVersion, firstSchemaVersion } from '../machines/snapshot-migrations.js';
 import { findSnapshotProblem } from '../machines/snapshot-problem.js';
 import type { ConversationMachine, ConversationStateValue, RunOutput } from '../machines/types.js';
 import type { ConversationContext } from '../machines/types.js';
 import type { StoredConversation } from './conversation-store.js';
 import { ConversationLoadError } from './errors/conversation-load-error.js';
-
-/** The snapshot format this host writes and reads (`StoredConversation.version`). */
-export const snapshotVersion = 1;
 
 /** A stored snapshot that passed the checks: what a host reads from it without restoring it. */
 export type DecodedSnapshot = {
@@ -16,16 +15,20 @@ export type DecodedSnapshot = {
 };
 
 /**
- * The stored conversation's snapshot, checked for this machine; throws `ConversationLoadError`
- * naming the conversation and the problem (and touches nothing).
+ * The stored conversation's snapshot, upgraded to the current schema version and checked for this
+ * machine; throws `ConversationLoadError` naming the conversation and the problem (and touches nothing).
  */
 export function decodeStored(stored: StoredConversation, machine: ConversationMachine): DecodedSnapshot {
-  if (stored.version !== snapshotVersion) {
+  // A store written for actorloop 0.1 returns the field under its old name.
+  const version: unknown = stored.schemaVersion ?? (stored as { version?: unknown }).version;
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < firstSchemaVersion || version > currentSchemaVersion) {
     throw new ConversationLoadError(
       stored.id,
       'unknown_version',
-      `its snapshot format version is ${JSON.stringify(stored.version)}; this actorloop reads version ${snapshotVersion}` +
-        (typeof stored.version === 'number' && stored.version > snapshotVersion ? ' (it was written by a newer actorloop)' : ''),
+      `it has schemaVersion ${JSON.stringify(version) ?? typeof version}; this actorloop reads versions ${firstSchemaVersion} to ${currentSchemaVersion}` +
+        (typeof version === 'number' && version > currentSchemaVersion
+          ? ' (a newer actorloop wrote it: upgrade actorloop to load it; the stored data is left as it is)'
+          : ''),
     );
   }
   if (stored.machineId !== machine.id) {
@@ -41,7 +44,10 @@ export function decodeStored(stored: StoredConversation, machine: ConversationMa
   } catch (error) {
     throw new ConversationLoadError(stored.id, 'corrupt', `the snapshot is not valid JSON (${(error as Error).message})`);
   }
-  const problem = findSnapshotProblem(parsed, machine);
+  // Upgraded in memory only: the store keeps what was written until the run writes its next step.
+  const migrated = migrateSnapshot(parsed, { from: version });
+  if (migrated.problem) throw new ConversationLoadError(stored.id, migrated.problem.kind, migrated.problem.message);
+  const problem = findSnapshotProblem(migrated.snapshot, machine);
   if (problem) throw new ConversationLoadError(stored.id, problem.kind, problem.message);
-  return parsed as DecodedSnapshot;
+  return migrated.snapshot as DecodedSnapshot;
 }

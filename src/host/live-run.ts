@@ -1,5 +1,6 @@
 import { createActor, type Subscription } from 'xstate';
 import { setExecutionGate } from '../machines/execution-gate.js';
+import { currentSchemaVersion } from '../machines/snapshot-migrations.js';
 import type {
   ConversationActor,
   ConversationEmittedEvent,
@@ -13,7 +14,6 @@ import type {
 import type { Message } from '../providers/messages.js';
 import type { ConversationLogEvent, ConversationStatus, ConversationStore, LogAppend, StoredConversation } from './conversation-store.js';
 import { statusOf } from './conversation-view.js';
-import { snapshotVersion } from './decode-stored.js';
 import { changesStoredState, type StoredShape, storedShapeOf } from './stored-state.js';
 
 /**
@@ -261,7 +261,7 @@ export class LiveRun {
         const snapshot = this.actor.getSnapshot();
         const stored: StoredConversation = {
           id: this.id,
-          version: snapshotVersion,
+          schemaVersion: currentSchemaVersion,
           machineId: this.options.machine.id,
           status: statusOf(snapshot),
           snapshot: JSON.stringify(this.actor.getPersistedSnapshot()),

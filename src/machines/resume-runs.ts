@@ -1,5 +1,7 @@
 import type { AnyActorRef, AnyStateMachine, SnapshotFrom } from 'xstate';
+import { upgradeSnapshot } from './migrate-snapshot.js';
 import { compactSnapshot, type ResumePolicy, resumeSnapshot } from './resume-snapshot.js';
+import { currentSchemaVersion } from './snapshot-migrations.js';
 import type { ConversationContext } from './types.js';
 
 const emptyContext = Object.freeze({});
@@ -11,15 +13,17 @@ type StartScope = { self: AnyActorRef };
  * Gives the machine the resume semantics of a durable run on its own restore path, so a plain
  * `createActor(machine, { snapshot })` resumes exactly as a host does:
  *
- * - `restoreSnapshot` applies {@link resumeSnapshot} to the persisted JSON first (no child actor
- *   is restored, so XState restarts no tool by itself);
+ * - `restoreSnapshot` upgrades the persisted JSON to the current schema version (migrate-snapshot.ts;
+ *   a newer one throws) and applies {@link resumeSnapshot} to it (no child actor is restored, so
+ *   XState restarts no tool by itself);
  * - `start` of a run restored in `requesting` or `executingTools` sends the run a `run.resume`:
  *   nothing else would arrive to move it on (restoring runs no entry action and re-evaluates no
  *   eventless transition), so that event makes the request again, reports the interrupted calls
  *   (`tool.result`) and starts the calls that are to run;
- * - `getPersistedSnapshot` leaves out the history copies child actors hold ({@link compactSnapshot}),
- *   and hands the context over as it is: it is plain JSON (no actor references), so XState's walk
- *   through all of it — the whole history, on every write a host makes — would find nothing to do.
+ * - `getPersistedSnapshot` stamps the snapshot with `schemaVersion` (snapshot-migrations.ts), leaves
+ *   out the history copies child actors hold ({@link compactSnapshot}), and hands the context over
+ *   as it is: it is plain JSON (no actor references), so XState's walk through all of it — the
+ *   whole history, on every write a host makes — would find nothing to do.
  *
  * Applied to the machine it returns and to every machine its `provide(...)` builds.
  */
@@ -30,14 +34,14 @@ export function resumeRunsOnRestore<TMachine extends AnyStateMachine>(machine: T
   const provide = machine.provide.bind(machine);
   machine.provide = ((implementations) => resumeRunsOnRestore(provide(implementations), policy)) as TMachine['provide'];
   machine.restoreSnapshot = ((snapshot, actorScope) =>
-    restoreSnapshot(resumeSnapshot(snapshot, policy), actorScope)) as TMachine['restoreSnapshot'];
+    restoreSnapshot(resumeSnapshot(upgradeSnapshot(snapshot), policy), actorScope)) as TMachine['restoreSnapshot'];
   machine.getPersistedSnapshot = ((snapshot: SnapshotFrom<TMachine>, options?: unknown) => {
     const { context } = snapshot as { context: unknown };
     const persisted = getPersistedSnapshot(
       { ...(snapshot as object), context: emptyContext } as typeof snapshot,
       options as never,
     ) as unknown as Record<string, unknown>;
-    return compactSnapshot({ ...persisted, context });
+    return compactSnapshot({ schemaVersion: currentSchemaVersion, ...persisted, context });
   }) as unknown as TMachine['getPersistedSnapshot'];
   // XState calls a logic's `start` with the actor scope too, though StateMachine declares one parameter.
   machine.start = ((started: SnapshotFrom<TMachine>, actorScope?: StartScope) => {

@@ -2,8 +2,11 @@ import type { AnyStateMachine, StateNode } from 'xstate';
 import { findMessagesProblem } from '../providers/messages.js';
 import { isRecord } from '../util/is-record.js';
 
-/** What is wrong with a persisted snapshot: not a run of this machine at all, or a damaged one. */
-export type SnapshotProblem = { kind: 'corrupt' | 'other_machine'; message: string };
+/**
+ * What is wrong with a persisted snapshot: not a run of this machine at all, a damaged one, or one
+ * of a schema version this actorloop does not read (see migrate-snapshot.ts).
+ */
+export type SnapshotProblem = { kind: 'corrupt' | 'other_machine' | 'unknown_version'; message: string };
 
 const roundCallStates = new Set(['awaiting-approval', 'queued', 'running', 'settled']);
 const finalStates = new Set(['done', 'halted', 'error']);

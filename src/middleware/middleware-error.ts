@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.MiddlewareError');
+import { ActorloopError } from '../errors/actorloop-error.js';
 
 /**
  * A request middleware broke its contract: it called `next` twice, or returned something other
@@ -10,19 +10,13 @@ const marker = Symbol.for('actorloop.error.MiddlewareError');
  * if (output.status === 'error' && output.error?.name === 'MiddlewareError') console.error(output.error.message);
  * ```
  */
-export class MiddlewareError extends Error {
-  override readonly name = 'MiddlewareError';
+export class MiddlewareError extends ActorloopError {
+  static override readonly errorName = 'MiddlewareError';
   /** Position of the offending middleware in the `middleware` option. */
   readonly index: number;
-  readonly [marker] = true;
 
   constructor(index: number, message: string) {
     super(`middleware[${index}]: ${message}`);
     this.index = index;
-  }
-
-  /** True for a MiddlewareError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is MiddlewareError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

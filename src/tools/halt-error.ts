@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.HaltError');
+import { ActorloopError } from '../errors/actorloop-error.js';
 
 /**
  * Thrown by a tool to end the run on purpose. The run ends in `halted` with reason `tool_halt`,
@@ -14,19 +14,13 @@ const marker = Symbol.for('actorloop.error.HaltError');
  * });
  * ```
  */
-export class HaltError extends Error {
-  override readonly name = 'HaltError';
+export class HaltError extends ActorloopError {
+  static override readonly errorName = 'HaltError';
   /** The text the run ends with. */
   readonly content: string;
-  readonly [marker] = true;
 
   constructor(content: string, options?: { cause?: unknown }) {
     super(content, options);
     this.content = content;
-  }
-
-  /** True for a HaltError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is HaltError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

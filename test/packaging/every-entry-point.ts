@@ -1,9 +1,11 @@
 // Every entry point of the package, as a strict consumer project imports it with all the optional
 // peers installed: type-checked (strict, skipLibCheck: false) by TypeScript 5.9 and by TypeScript 7,
-// then run. The list must match package.json "exports" (test/packaging.test.ts checks).
+// then run. The list must match package.json "exports" (test/subpaths.test.ts checks).
 import * as root from 'actorloop';
+import * as anthropic from 'actorloop/anthropic';
 import * as inspect from 'actorloop/inspect';
 import * as mcp from 'actorloop/mcp';
+import * as openai from 'actorloop/openai';
 import * as otel from 'actorloop/otel';
 import * as restate from 'actorloop/restate';
 import * as restateClient from 'actorloop/restate/client';
@@ -15,8 +17,10 @@ const machine: root.ConversationMachine = root.createConversationMachine({ provi
 const store: root.ConversationStore = sqlite.sqliteStore({ path: 'every-entry-point.db' });
 const host = root.createConversationHost({ machine, store });
 const used: Array<(...args: never[]) => unknown> = [
+  anthropic.toAnthropicMessages,
   inspect.startLiveViewer,
   mcp.mcpTools,
+  openai.toOpenAIMessages,
   otel.traceConversation,
   restate.restateConversations,
   restateClient.restateConversationClient,
@@ -24,7 +28,7 @@ const used: Array<(...args: never[]) => unknown> = [
 ];
 await host.close();
 
-const entryPoints = { root, inspect, mcp, otel, restate, restateClient, rx, sqlite };
+const entryPoints = { root, anthropic, inspect, mcp, openai, otel, restate, restateClient, rx, sqlite };
 console.log(
   JSON.stringify({
     exports: Object.fromEntries(Object.entries(entryPoints).map(([name, module]) => [name, Object.keys(module).length > 0])),

@@ -16,11 +16,15 @@ const executions: string[] = [];
 const host = createConversationHost({ machine: approvalMachine(executions), store: sqliteStore({ path }), hostId: `worker-${mode}` });
 if (mode === 'start') {
   for (const id of rest) await host.send(id, { type: 'user.message', content: `${id}: pay the invoice` });
+  // Waiting as the store has it, not as this host's memory does: the parent kills this process
+  // once told, and a run the host has not written yet would be lost with it.
+  const stored = sqliteStore({ path });
   for (;;) {
-    const views = await Promise.all(rest.map((id) => host.get(id)));
-    if (views.every((view) => view?.status === 'awaitingApproval')) break;
+    const records = await Promise.all(rest.map((id) => stored.load(id)));
+    if (records.every((record) => record?.status === 'awaitingApproval')) break;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+  await stored.close();
   process.send?.({ type: 'waiting', executions });
   // The parent kills this process: nothing of the waiting runs may live only in its memory.
   await new Promise(() => undefined);

@@ -1,6 +1,6 @@
 import { createActor } from 'xstate';
 import { createConversationMachine, handlerProvider, type ConversationActor, type ConversationOptions } from '../../src/index.js';
-import type { OpenAIChatCompletionChunk } from '../../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../../src/providers/openai/index.js';
 import { scriptedModel, type ScriptedTurn } from './scripted-model.js';
 
 /** A conversation actor over a scripted model, created but not started: tests attach observers first or late. */

@@ -1,4 +1,4 @@
-import type { OpenAIChatCompletionChunk } from '../../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../../src/providers/openai/index.js';
 import type { ChunkHandler, HandlerRequest } from '../../src/providers/handler/handler-provider.js';
 
 /** One scripted answer: text, tool calls, or a failure, streamed as real OpenAI chunks. */

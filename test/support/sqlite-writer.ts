@@ -14,7 +14,16 @@ for (;;) {
   revision++;
   const snapshot = JSON.stringify({ revision, payload: String(revision % 10).repeat(256 * 1024) });
   await store.save(
-    { id: 'big', version: 1, machineId: 'conversation', status: 'running', snapshot, revision, owner: 'writer', updatedAt: Date.now() },
+    {
+      id: 'big',
+      schemaVersion: 1,
+      machineId: 'conversation',
+      status: 'running',
+      snapshot,
+      revision,
+      owner: 'writer',
+      updatedAt: Date.now(),
+    },
     [{ at: Date.now(), event: { type: 'cancel', reason: `revision ${revision}` } }],
   );
   process.stdout.write(`${revision}\n`);

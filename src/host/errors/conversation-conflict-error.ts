@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.ConversationConflictError');
+import { ActorloopError } from '../../errors/actorloop-error.js';
 
 /**
  * A store refused a write because the conversation changed since it was read: another host wrote
@@ -14,14 +14,13 @@ const marker = Symbol.for('actorloop.error.ConversationConflictError');
  * }
  * ```
  */
-export class ConversationConflictError extends Error {
-  override readonly name = 'ConversationConflictError';
+export class ConversationConflictError extends ActorloopError {
+  static override readonly errorName = 'ConversationConflictError';
   readonly conversationId: string;
   /** The revision the write was based on (0: the conversation was expected not to exist). */
   readonly expectedRevision: number;
   /** The revision found in the store (0: no such conversation). */
   readonly storedRevision: number;
-  readonly [marker] = true;
 
   constructor(conversationId: string, expectedRevision: number, storedRevision: number) {
     super(
@@ -31,10 +30,5 @@ export class ConversationConflictError extends Error {
     this.conversationId = conversationId;
     this.expectedRevision = expectedRevision;
     this.storedRevision = storedRevision;
-  }
-
-  /** True for a ConversationConflictError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is ConversationConflictError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.ConversationLoadError');
+import { ActorloopError } from '../../errors/actorloop-error.js';
 
 /**
  * What is wrong with a stored conversation: `corrupt` — the snapshot is not valid JSON or not the
@@ -21,20 +21,14 @@ export type ConversationLoadProblem = 'corrupt' | 'other_machine' | 'unknown_ver
  * }
  * ```
  */
-export class ConversationLoadError extends Error {
-  override readonly name = 'ConversationLoadError';
+export class ConversationLoadError extends ActorloopError {
+  static override readonly errorName = 'ConversationLoadError';
   readonly conversationId: string;
   readonly problem: ConversationLoadProblem;
-  readonly [marker] = true;
 
   constructor(conversationId: string, problem: ConversationLoadProblem, detail: string) {
     super(`stored conversation ${JSON.stringify(conversationId)} cannot be loaded (${problem.replace('_', ' ')}): ${detail}`);
     this.conversationId = conversationId;
     this.problem = problem;
-  }
-
-  /** True for a ConversationLoadError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is ConversationLoadError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

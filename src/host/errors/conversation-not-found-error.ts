@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.ConversationNotFoundError');
+import { ActorloopError } from '../../errors/actorloop-error.js';
 
 /**
  * No conversation with this id is stored: `host.result(id)`, or `host.send(id, event)` with an
@@ -13,18 +13,12 @@ const marker = Symbol.for('actorloop.error.ConversationNotFoundError');
  * }
  * ```
  */
-export class ConversationNotFoundError extends Error {
-  override readonly name = 'ConversationNotFoundError';
+export class ConversationNotFoundError extends ActorloopError {
+  static override readonly errorName = 'ConversationNotFoundError';
   readonly conversationId: string;
-  readonly [marker] = true;
 
   constructor(conversationId: string, what: string) {
     super(`conversation ${JSON.stringify(conversationId)} does not exist: ${what}`);
     this.conversationId = conversationId;
-  }
-
-  /** True for a ConversationNotFoundError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is ConversationNotFoundError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.EventRejectedError');
+import { ActorloopError } from '../../errors/actorloop-error.js';
 
 /**
  * Why `host.send` did not apply an event: `rejected` — the run cannot take it now (a second
@@ -21,23 +21,17 @@ export type EventRejectedCode = 'rejected' | 'busy';
  * }
  * ```
  */
-export class EventRejectedError extends Error {
-  override readonly name = 'EventRejectedError';
+export class EventRejectedError extends ActorloopError {
+  static override readonly errorName = 'EventRejectedError';
   readonly code: EventRejectedCode;
   readonly conversationId: string;
   /** The type of the event that was not applied. */
   readonly eventType: string;
-  readonly [marker] = true;
 
   constructor(options: { conversationId: string; eventType: string; code: EventRejectedCode; message: string }) {
     super(`conversation ${JSON.stringify(options.conversationId)}: ${options.message}`);
     this.code = options.code;
     this.conversationId = options.conversationId;
     this.eventType = options.eventType;
-  }
-
-  /** True for an EventRejectedError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is EventRejectedError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.HostClosedError');
+import { ActorloopError } from '../../errors/actorloop-error.js';
 
 /**
  * The host was closed: `send`, `get`, `result` and `recover` after `close()` reject with it, and so
@@ -11,16 +11,10 @@ const marker = Symbol.for('actorloop.error.HostClosedError');
  * await host.get('c-42').catch((error) => HostClosedError.isInstance(error)); // true
  * ```
  */
-export class HostClosedError extends Error {
-  override readonly name = 'HostClosedError';
-  readonly [marker] = true;
+export class HostClosedError extends ActorloopError {
+  static override readonly errorName = 'HostClosedError';
 
   constructor(what: string) {
     super(`the conversation host is closed: ${what}`);
-  }
-
-  /** True for a HostClosedError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is HostClosedError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

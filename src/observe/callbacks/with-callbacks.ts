@@ -4,6 +4,7 @@ import type { Usage } from '../../providers/usage.js';
 import type {
   ConversationActor,
   ConversationEmittedEvent,
+  ConversationSnapshot,
   RequestRetryEvent,
   RequestStartedEvent,
   RunError,
@@ -12,8 +13,16 @@ import type {
   ToolCallEvent,
   UsageEvent,
 } from '../../machines/types.js';
+import { type ActorEnd, observeActor } from '../observe-actor.js';
 
-/** What every end-of-run callback gets. */
+/**
+ * What every end-of-run callback gets.
+ *
+ * @example
+ * ```ts
+ * const report = ({ output, usage }: RunEnd) => console.log(output.status, usage.totalTokens);
+ * ```
+ */
 export type RunEnd = { output: RunOutput; messages: Message[]; usage: Usage };
 
 /**
@@ -69,7 +78,8 @@ export type WithCallbacksOptions = {
   onCallbackError?: (error: unknown, where: { callback: keyof ConversationCallbacks }) => void;
 };
 
-const callbackNames = [
+/** The callbacks told of emitted events (the others are told of the run's end). */
+const eventCallbacks = [
   'onRequest',
   'onText',
   'onReasoning',
@@ -78,11 +88,11 @@ const callbackNames = [
   'onApprovalRequested',
   'onRetry',
   'onUsage',
-  'onComplete',
-  'onDone',
-  'onHalt',
-  'onError',
 ] as const satisfies ReadonlyArray<keyof ConversationCallbacks>;
+
+const callbackNames = [...eventCallbacks, 'onComplete', 'onDone', 'onHalt', 'onError'] as const satisfies ReadonlyArray<
+  keyof ConversationCallbacks
+>;
 
 /** Edit distance, to suggest the callback a misspelt key meant. */
 function distance(a: string, b: string): number {
@@ -152,58 +162,64 @@ export function withCallbacks(
   };
   const strip = <TEvent extends ConversationEmittedEvent>({ type: _type, ...rest }: TEvent) => rest;
 
-  const subscriptions: Array<{ unsubscribe(): void }> = [];
-  let detached = false;
-  const listen = <TType extends ConversationEmittedEvent['type']>(
-    type: TType,
-    handler: (event: Extract<ConversationEmittedEvent, { type: TType }>) => void,
-  ) => {
-    subscriptions.push(actor.on(type, handler as never));
+  // A callback's payload is built only when it is there: these run for every streamed delta.
+  // onToolUse pairs a result with its call's arguments and start time.
+  const args = new Map<string, unknown>();
+  const started = new Map<string, number>();
+  const onEvent = (event: ConversationEmittedEvent) => {
+    switch (event.type) {
+      case 'request.started':
+        if (valid.onRequest) call('onRequest', strip(event));
+        return;
+      case 'text.delta':
+        if (valid.onText) call('onText', { delta: event.delta });
+        return;
+      case 'reasoning.delta':
+        if (valid.onReasoning) call('onReasoning', { delta: event.delta });
+        return;
+      case 'tool.approval.requested':
+        if (valid.onApprovalRequested) call('onApprovalRequested', strip(event));
+        return;
+      case 'request.retry':
+        if (valid.onRetry) call('onRetry', strip(event));
+        return;
+      case 'usage':
+        if (valid.onUsage) call('onUsage', strip(event));
+        return;
+      case 'tool.call':
+        if (valid.onToolCall) call('onToolCall', strip(event));
+        if (valid.onToolUse) args.set(event.toolCallId, event.args);
+        return;
+      case 'tool.started':
+        if (valid.onToolUse) started.set(event.toolCallId, performance.now());
+        return;
+      case 'tool.result': {
+        if (!valid.onToolUse) return;
+        const start = started.get(event.toolCallId);
+        call('onToolUse', {
+          toolCallId: event.toolCallId,
+          name: event.name,
+          args: args.get(event.toolCallId),
+          result: event.result,
+          isError: event.isError,
+          ...(start === undefined ? {} : { durationMs: performance.now() - start }),
+        });
+        args.delete(event.toolCallId);
+        started.delete(event.toolCallId);
+        return;
+      }
+    }
   };
-  if (valid.onRequest) listen('request.started', (event) => call('onRequest', strip(event)));
-  if (valid.onText) listen('text.delta', (event) => call('onText', { delta: event.delta }));
-  if (valid.onReasoning) listen('reasoning.delta', (event) => call('onReasoning', { delta: event.delta }));
-  if (valid.onToolCall) listen('tool.call', (event) => call('onToolCall', strip(event)));
-  if (valid.onApprovalRequested) listen('tool.approval.requested', (event) => call('onApprovalRequested', strip(event)));
-  if (valid.onRetry) listen('request.retry', (event) => call('onRetry', strip(event)));
-  if (valid.onUsage) listen('usage', (event) => call('onUsage', strip(event)));
-  if (valid.onToolUse) {
-    const args = new Map<string, unknown>();
-    const started = new Map<string, number>();
-    listen('tool.call', (event) => args.set(event.toolCallId, event.args));
-    listen('tool.started', (event) => started.set(event.toolCallId, performance.now()));
-    listen('tool.result', (event) => {
-      const start = started.get(event.toolCallId);
-      call('onToolUse', {
-        toolCallId: event.toolCallId,
-        name: event.name,
-        args: args.get(event.toolCallId),
-        result: event.result,
-        isError: event.isError,
-        ...(start === undefined ? {} : { durationMs: performance.now() - start }),
-      });
-      args.delete(event.toolCallId);
-      started.delete(event.toolCallId);
-    });
-  }
-
-  let ended = false;
-  const end = () => {
-    const snapshot = actor.getSnapshot();
-    if (ended || detached || snapshot.status !== 'done' || !snapshot.output) return;
-    ended = true;
+  const onEnd = ({ status, snapshot }: ActorEnd<ConversationSnapshot>) => {
+    // A run that failed as an actor or was stopped before its end has no RunOutput to report.
     const output = snapshot.output;
+    if (status !== 'done' || !output) return;
     const base: RunEnd = { output, messages: output.messages, usage: output.usage };
     call('onComplete', base);
     if (output.status === 'done') call('onDone', { ...base, text: output.text });
     if (output.status === 'halted') call('onHalt', { ...base, reason: output.reason ?? 'halted' });
     if (output.status === 'error' && output.error) call('onError', { ...base, error: output.error });
   };
-  subscriptions.push(actor.subscribe({ next: end, complete: end, error: () => undefined }));
-  // Attached to a run that already ended: its end is reported at once, not never.
-  queueMicrotask(end);
-  return () => {
-    detached = true;
-    for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
-  };
+  const events = eventCallbacks.some((name) => valid[name] !== undefined);
+  return observeActor(actor, { ...(events ? { onEvent } : {}), onEnd });
 }

@@ -8,7 +8,7 @@ import { loadElk } from '../chart/layout-chart.js';
 import { type ConversationActorLike, type ConversationFeed, isActorLike, isFeed } from '../conversation-source.js';
 import type { HostConversationFeed } from '../host-feed.js';
 import { stateUpdateOf } from '../state-update.js';
-import { watchActor } from '../watch-actor.js';
+import { observeActor } from '../observe-actor.js';
 import { watchFeed } from '../watch-feed.js';
 import { ChartStore, type ChartKind } from './chart-store.js';
 import { userEventTypes } from './run-log.js';
@@ -253,10 +253,10 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
       });
       if (inspection) stops.push(() => inspection.unsubscribe());
       stops.push(
-        watchActor(source, {
-          snapshot: (snapshot) => view.state(stateUpdateOf(snapshot)),
-          event: (event) => view.emitted(event),
-          end: () => inspection?.unsubscribe(),
+        observeActor(source, {
+          onSnapshot: (snapshot) => view.state(stateUpdateOf(snapshot)),
+          onEvent: (event) => view.emitted(event),
+          onEnd: () => inspection?.unsubscribe(),
         }),
       );
     } else {

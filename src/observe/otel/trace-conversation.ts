@@ -1,5 +1,6 @@
 import { type Context, context, type Tracer, trace } from '@opentelemetry/api';
-import type { ConversationActor, RunOutput } from '../../machines/types.js';
+import type { ConversationActor } from '../../machines/types.js';
+import { observeActor } from '../observe-actor.js';
 import { RunTrace } from './run-trace.js';
 
 /**
@@ -57,21 +58,14 @@ export function traceConversation(
     },
     () => actor.getSnapshot().context.messages,
   );
-  const events = actor.on('*', (event) => run.event(event));
-  let finished = false;
-  const finish = (output: RunOutput | undefined) => {
-    if (finished) return;
-    finished = true;
-    events.unsubscribe();
-    stateSubscription?.unsubscribe();
-    run.end(output);
-  };
-  const onSnapshot = () => {
+  const detach = observeActor(actor, {
+    onEvent: (event) => run.event(event),
+    // A run stopped before its end (or that failed) has no output: its open spans end as `stopped`.
+    onEnd: ({ status, snapshot }) => run.end(status === 'done' ? snapshot.output : undefined),
+  });
+  return () => {
+    detach();
     const snapshot = actor.getSnapshot();
-    if (snapshot.status === 'done') finish(snapshot.output);
+    run.end(snapshot.status === 'done' ? snapshot.output : undefined);
   };
-  let stateSubscription: { unsubscribe(): void } | undefined;
-  stateSubscription = actor.subscribe({ next: onSnapshot, complete: onSnapshot, error: () => finish(undefined) });
-  onSnapshot();
-  return () => finish(actor.getSnapshot().status === 'done' ? actor.getSnapshot().output : undefined);
 }

@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import { checkSource } from '../check-source.js';
 import { type ConversationSource, type ConversationStateUpdate, type ConversationUpdate, isActorLike } from '../conversation-source.js';
 import { stateUpdateOf } from '../state-update.js';
-import { watchActor } from '../watch-actor.js';
+import { observeActor } from '../observe-actor.js';
 
 /**
  * Everything about a conversation in one stream, in the host's vocabulary: each emitted event and
@@ -34,15 +34,15 @@ export function conversation$(source: ConversationSource): Observable<Conversati
   }
   return new Observable((subscriber) => {
     let last: ConversationStateUpdate | undefined;
-    return watchActor(source, {
-      snapshot: (snapshot) => {
+    return observeActor(source, {
+      onSnapshot: (snapshot) => {
         const update = stateUpdateOf(snapshot);
         if (last && last.value === update.value && last.status === update.status && last.messages === update.messages) return;
         last = update;
         subscriber.next(update);
       },
-      event: (event) => subscriber.next(event),
-      end: ({ status, error }) => (status === 'error' ? subscriber.error(error) : subscriber.complete()),
+      onEvent: (event) => subscriber.next(event),
+      onEnd: ({ status, error }) => (status === 'error' ? subscriber.error(error) : subscriber.complete()),
     });
   });
 }

@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { ConversationEmittedEvent } from '../../machines/types.js';
 import { checkSource } from '../check-source.js';
 import { type ConversationSource, isActorLike } from '../conversation-source.js';
-import { watchActor } from '../watch-actor.js';
+import { observeActor } from '../observe-actor.js';
 import { watchFeed } from '../watch-feed.js';
 
 /**
@@ -45,10 +45,10 @@ export function events$(source: ConversationSource, ...types: ConversationEmitte
     );
   }
   return new Observable((subscriber) =>
-    watchActor(source, {
+    observeActor(source, {
       types,
-      event: (event) => subscriber.next(event),
-      end: ({ status, error }) => (status === 'error' ? subscriber.error(error) : subscriber.complete()),
+      onEvent: (event) => subscriber.next(event),
+      onEnd: ({ status, error }) => (status === 'error' ? subscriber.error(error) : subscriber.complete()),
     }),
   );
 }

@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { RunOutput } from '../../machines/types.js';
 import { checkSource } from '../check-source.js';
 import { type ConversationActorLike, isActorLike, type SnapshotLike } from '../conversation-source.js';
-import { watchActor } from '../watch-actor.js';
+import { observeActor } from '../observe-actor.js';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { RunStoppedError } from './run-stopped-error.js';
 
@@ -24,11 +24,10 @@ export function output$<TOutput = RunOutput>(source: ConversationActorLike<Snaps
   checkSource(source, 'output$');
   if (!isActorLike(source)) throw new InvalidOptionsError('output$(source)', 'a conversation actor (a feed has no single output)', source);
   return new Observable<TOutput>((subscriber) =>
-    watchActor(source, {
-      end: ({ status, error }) => {
+    observeActor(source, {
+      onEnd: ({ status, error, snapshot }) => {
         if (status === 'error') return subscriber.error(error);
-        const snapshot = source.getSnapshot();
-        if (status !== 'done' || snapshot.status !== 'done') return subscriber.error(new RunStoppedError());
+        if (status !== 'done') return subscriber.error(new RunStoppedError());
         subscriber.next(snapshot.output as TOutput);
         subscriber.complete();
       },

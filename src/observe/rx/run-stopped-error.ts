@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.RunStoppedError');
+import { ActorloopError } from '../../errors/actorloop-error.js';
 
 /**
  * `output$` fails with this when the actor was stopped (`actor.stop()`) before its run reached a
@@ -9,16 +9,10 @@ const marker = Symbol.for('actorloop.error.RunStoppedError');
  * output$(actor).subscribe({ error: (error) => RunStoppedError.isInstance(error) && console.warn('stopped early') });
  * ```
  */
-export class RunStoppedError extends Error {
-  override readonly name = 'RunStoppedError';
-  readonly [marker] = true;
+export class RunStoppedError extends ActorloopError {
+  static override readonly errorName = 'RunStoppedError';
 
   constructor() {
     super('the conversation actor was stopped before its run reached a final state, so there is no RunOutput');
-  }
-
-  /** True for a RunStoppedError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is RunStoppedError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

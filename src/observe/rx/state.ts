@@ -7,7 +7,7 @@ import {
   isActorLike,
   type SnapshotLike,
 } from '../conversation-source.js';
-import { watchActor } from '../watch-actor.js';
+import { observeActor } from '../observe-actor.js';
 import { watchFeed } from '../watch-feed.js';
 
 /**
@@ -39,9 +39,9 @@ export function state$(source: ConversationActorLike | ConversationFeed): Observ
     );
   }
   return new Observable((subscriber) =>
-    watchActor(source, {
-      snapshot: (snapshot) => subscriber.next(snapshot),
-      end: ({ status, error }) => (status === 'error' ? subscriber.error(error) : subscriber.complete()),
+    observeActor(source, {
+      onSnapshot: (snapshot) => subscriber.next(snapshot),
+      onEnd: ({ status, error }) => (status === 'error' ? subscriber.error(error) : subscriber.complete()),
     }),
   );
 }

@@ -4,15 +4,50 @@
  * installed it still type-checks. They are structural: the SDK's own values fit them.
  */
 
-/** A text block of a request. */
+/**
+ * A text block of a request.
+ *
+ * @example
+ * ```ts
+ * const block: AnthropicTextBlockParam = { type: 'text', text: 'What is 2+3?' };
+ * ```
+ */
 export type AnthropicTextBlockParam = { type: 'text'; text: string };
-/** A thinking block sent back verbatim, signature included. */
+/**
+ * A thinking block sent back verbatim, signature included.
+ *
+ * @example
+ * ```ts
+ * const block: AnthropicThinkingBlockParam = { type: 'thinking', thinking: 'Add them.', signature: 'EqQBCkgIAR…' };
+ * ```
+ */
 export type AnthropicThinkingBlockParam = { type: 'thinking'; thinking: string; signature: string };
-/** A redacted thinking block sent back verbatim. */
+/**
+ * A redacted thinking block sent back verbatim.
+ *
+ * @example
+ * ```ts
+ * const block: AnthropicRedactedThinkingBlockParam = { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va…' };
+ * ```
+ */
 export type AnthropicRedactedThinkingBlockParam = { type: 'redacted_thinking'; data: string };
-/** A tool call of an earlier assistant turn. */
+/**
+ * A tool call of an earlier assistant turn.
+ *
+ * @example
+ * ```ts
+ * const block: AnthropicToolUseBlockParam = { type: 'tool_use', id: 'toolu_01', name: 'add', input: { a: 2, b: 3 } };
+ * ```
+ */
 export type AnthropicToolUseBlockParam = { type: 'tool_use'; id: string; name: string; input: unknown };
-/** A tool's result, in the user turn after the call. */
+/**
+ * A tool's result, in the user turn after the call.
+ *
+ * @example
+ * ```ts
+ * const block: AnthropicToolResultBlockParam = { type: 'tool_result', tool_use_id: 'toolu_01', content: '5' };
+ * ```
+ */
 export type AnthropicToolResultBlockParam = { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
 
 /**
@@ -149,7 +184,14 @@ export type AnthropicRequestParams = {
   [key: string]: unknown;
 } & { model?: never; messages?: never; system?: never; tools?: never; max_tokens?: never; stream?: never; thinking?: never };
 
-/** The body the provider sends. */
+/**
+ * The body the provider sends.
+ *
+ * @example
+ * ```ts
+ * const body: AnthropicRequestBody = { model: 'claude-haiku-4-5', max_tokens: 1024, messages: [{ role: 'user', content: 'Hi' }] };
+ * ```
+ */
 export type AnthropicRequestBody = {
   model: string;
   max_tokens: number;

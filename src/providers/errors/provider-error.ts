@@ -1,6 +1,5 @@
 import type { Usage } from '../usage.js';
-
-const marker = Symbol.for('actorloop.error.ProviderError');
+import { ActorloopError } from '../../errors/actorloop-error.js';
 
 /**
  * What went wrong, coarsely, so hosts can react without parsing messages.
@@ -47,8 +46,8 @@ export type ProviderErrorOptions = {
  * throw new ProviderError('upstream overloaded', { code: 'overloaded', retryable: true, status: 529 });
  * ```
  */
-export class ProviderError extends Error {
-  override readonly name = 'ProviderError';
+export class ProviderError extends ActorloopError {
+  static override readonly errorName = 'ProviderError';
   readonly code: ProviderErrorCode;
   readonly retryable: boolean;
   readonly status?: number;
@@ -57,7 +56,6 @@ export class ProviderError extends Error {
   readonly usage?: Usage;
   /** The model that answered the failed attempt, when the wire said. */
   readonly model?: string;
-  readonly [marker] = true;
 
   constructor(message: string, options: ProviderErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -67,10 +65,5 @@ export class ProviderError extends Error {
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
     if (options.usage !== undefined) this.usage = options.usage;
     if (options.model !== undefined) this.model = options.model;
-  }
-
-  /** True for a ProviderError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is ProviderError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

@@ -18,7 +18,8 @@ export const stateKeys = {
  * the host's format (a `StoredConversation` without revision and owner: Restate is the single writer).
  */
 export type ConversationRecord = {
-  version: number;
+  /** The snapshot's schema version (`version` in records of actorloop 0.1, still read). */
+  schemaVersion: number;
   machineId: string;
   status: ConversationStatus;
   /** The run's persisted snapshot, as JSON. */
@@ -30,13 +31,14 @@ export type ConversationRecord = {
 /** The record's snapshot, checked for this machine; `ConversationLoadError` when it cannot be loaded. */
 export function decodeRecord(id: string, record: unknown, machine: ConversationMachine): DecodedSnapshot {
   if (!isRecord(record) || typeof record.snapshot !== 'string') {
-    throw new ConversationLoadError(id, 'corrupt', 'its state is not a conversation record { version, machineId, snapshot, … }');
+    throw new ConversationLoadError(id, 'corrupt', 'its state is not a conversation record { schemaVersion, machineId, snapshot, … }');
   }
-  const stored = record as ConversationRecord;
+  const stored = record as ConversationRecord & { version?: number };
   return decodeStored(
     {
       id,
-      version: stored.version,
+      // decodeStored refuses what is not a version, so a record without either field is reported, not guessed.
+      schemaVersion: (stored.schemaVersion ?? stored.version) as number,
       machineId: stored.machineId,
       status: stored.status,
       snapshot: stored.snapshot,

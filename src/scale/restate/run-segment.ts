@@ -1,9 +1,9 @@
 import type { ObjectContext } from '@restatedev/restate-sdk';
 import { createActor } from 'xstate';
 import { statusOf } from '../../host/conversation-view.js';
-import { snapshotVersion } from '../../host/decode-stored.js';
 import type { ConversationStateEvent } from '../../host/live-run.js';
 import { changesStoredState, storedShapeOf } from '../../host/stored-state.js';
+import { currentSchemaVersion } from '../../machines/snapshot-migrations.js';
 import { setStepJournal, type StepInfo } from '../../machines/step-journal.js';
 import type {
   ConversationEmittedEvent,
@@ -139,7 +139,7 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
   const write = () => {
     const snapshot = actor.getSnapshot();
     record = {
-      version: snapshotVersion,
+      schemaVersion: currentSchemaVersion,
       machineId: machine.id,
       status: statusOf(snapshot),
       snapshot: JSON.stringify(snapshotForState(actor.getPersistedSnapshot(), notStarted)),

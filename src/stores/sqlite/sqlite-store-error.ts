@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.SqliteStoreError');
+import { ActorloopError } from '../../errors/actorloop-error.js';
 
 /**
  * What kept a SQLite store from working: `driver_missing` — no driver: `better-sqlite3` is not
@@ -32,21 +32,15 @@ export type SqliteStoreErrorCode =
  * }
  * ```
  */
-export class SqliteStoreError extends Error {
-  override readonly name = 'SqliteStoreError';
+export class SqliteStoreError extends ActorloopError {
+  static override readonly errorName = 'SqliteStoreError';
   readonly code: SqliteStoreErrorCode;
   /** The database file. */
   readonly path: string;
-  readonly [marker] = true;
 
   constructor(code: SqliteStoreErrorCode, path: string, message: string, options?: { cause?: unknown }) {
     super(`sqliteStore(${JSON.stringify(path)}): ${message}`, options);
     this.code = code;
     this.path = path;
-  }
-
-  /** True for a SqliteStoreError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is SqliteStoreError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

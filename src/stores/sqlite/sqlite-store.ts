@@ -210,7 +210,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
 
   /** Writes one save inside the batch's transaction; a conflict fails this save only. */
   const writeOne = ({ statements }: Database, { conversation, log }: PendingSave): ConversationConflictError | undefined => {
-    const { id, version, machineId, status, revision, owner, snapshot, updatedAt } = conversation;
+    // The column keeps its 0.1 name `version`: renaming it would make older files need a migration for nothing.
+    const { id, schemaVersion: version, machineId, status, revision, owner, snapshot, updatedAt } = conversation;
     const stored = statements.revision.get(id)?.revision ?? 0;
     if (stored !== revision - 1) return new ConversationConflictError(id, revision - 1, stored);
     if (revision === 1) statements.insert.run(id, version, machineId, status, revision, owner, snapshot, updatedAt);
@@ -248,7 +249,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     if (!isRecord(conversation) || typeof conversation.id !== 'string' || typeof conversation.snapshot !== 'string') {
       throw new InvalidOptionsError(
         'conversation',
-        'a StoredConversation { id, version, machineId, status, snapshot, revision, owner, updatedAt }',
+        'a StoredConversation { id, schemaVersion, machineId, status, snapshot, revision, owner, updatedAt }',
         conversation,
       );
     }
@@ -260,7 +261,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     for (const field of ['machineId', 'status', 'owner'] as const) {
       if (typeof conversation[field] !== 'string') throw new InvalidOptionsError(`conversation.${field}`, 'a string', conversation[field]);
     }
-    for (const field of ['version', 'updatedAt'] as const) {
+    for (const field of ['schemaVersion', 'updatedAt'] as const) {
       if (!Number.isSafeInteger(conversation[field]))
         throw new InvalidOptionsError(`conversation.${field}`, 'an integer', conversation[field]);
     }
@@ -282,7 +283,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (!row) return undefined;
       return {
         id: row.id,
-        version: row.version,
+        schemaVersion: row.version,
         machineId: row.machine_id,
         status: row.status,
         snapshot: row.snapshot,

@@ -1,4 +1,4 @@
-const marker = Symbol.for('actorloop.error.McpToolError');
+import { ActorloopError } from '../../errors/actorloop-error.js';
 
 /**
  * Why an MCP tool call failed:
@@ -28,21 +28,15 @@ export type McpToolErrorKind = 'tool' | 'server' | 'connection' | 'closed';
  * }
  * ```
  */
-export class McpToolError extends Error {
-  override readonly name = 'McpToolError';
+export class McpToolError extends ActorloopError {
+  static override readonly errorName = 'McpToolError';
   readonly kind: McpToolErrorKind;
   /** The JSON-RPC error code, for `kind: 'server'` errors that had one. */
   readonly code?: number;
-  readonly [marker] = true;
 
   constructor(message: string, options: { kind: McpToolErrorKind; code?: number; cause?: unknown }) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.kind = options.kind;
     if (options.code !== undefined) this.code = options.code;
-  }
-
-  /** True for an McpToolError, also one from another copy of this package. */
-  static isInstance(error: unknown): error is McpToolError {
-    return typeof error === 'object' && error !== null && marker in error;
   }
 }

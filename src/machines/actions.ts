@@ -1,0 +1,190 @@
+import { assign, emit, enqueueActions, stopChild } from 'xstate';
+import type { createToolExecutionLogic } from '../actors/tool-execution.js';
+import type { HaltError } from '../tools/halt-error.js';
+import { capText } from '../tools/result-text.js';
+import { answerError, objectRecorded, partialObjectStreamed, repairStarted } from './answer-repair.js';
+import type { Effects } from './effects.js';
+import { freshAttempt } from './fresh-attempt.js';
+import type { ResolvedOptions } from './options.js';
+import { errorRecorded, failureOf, failureRecorded, retryEvent, retryScheduled } from './request-failure.js';
+import { committed, finalTextRecorded, responseReceived, roundStarted } from './response-commit.js';
+import {
+  approvalsRequested,
+  callApproved,
+  callDenied,
+  callsRefused,
+  callsTimedOut,
+  childIdOf,
+  interruptedReported,
+  queuedCallsStarted,
+  resultRecorded,
+  roundClosed,
+  roundCompleted,
+  runCancelled,
+  runningCallIds,
+  thrownBy,
+  thrownRecorded,
+} from './round-results.js';
+import { haltRecorded, invalidMessageText, outcomeMarked, outOfStateText, unknownCallText } from './run-context.js';
+import { errorResult, resultTexts, toolResult } from './tool-round.js';
+import type { ConversationContext, ConversationEmittedEvent, ConversationEvent } from './types.js';
+
+type ExecuteToolActor = { src: 'executeTool'; logic: ReturnType<typeof createToolExecutionLogic>; id: string | undefined };
+
+// Typed once for the machine, so each action below is checked against its context, events and emitted events.
+const assignContext = assign<ConversationContext, ConversationEvent, undefined, ConversationEvent, never>;
+const emitEvent = emit<ConversationContext, ConversationEvent, undefined, ConversationEvent, ConversationEmittedEvent>;
+const stopChildOf = stopChild<ConversationContext, ConversationEvent, undefined, ConversationEvent>;
+const enqueue = enqueueActions<
+  ConversationContext,
+  ConversationEvent,
+  undefined,
+  ConversationEvent,
+  ExecuteToolActor,
+  never,
+  never,
+  never,
+  ConversationEmittedEvent
+>;
+
+type Sink = { assign: (values: Partial<ConversationContext>) => void; emit: (event: ConversationEmittedEvent) => void };
+
+/** Applies what a pure function decided: the context change, then its events in order. */
+function apply(sink: Sink, effects: Effects): void {
+  if (effects.context) sink.assign(effects.context);
+  if (effects.emitted) for (const event of effects.emitted) sink.emit(event);
+}
+
+/**
+ * The conversation machine's actions, by the name the chart uses: each applies a pure function of
+ * the context (and the event) from `response-commit.ts`, `round-results.ts`, `request-failure.ts`,
+ * `answer-repair.ts` or `run-context.ts`.
+ */
+export function conversationActions(settings: ResolvedOptions) {
+  const { tools, output, prices, provider } = settings;
+  const toolTimeoutOf = (name: string) => tools.get(name)?.timeoutMs ?? settings.toolTimeoutMs;
+  /** The text a tool's `HaltError` ends the run with (the guard `executionHalts` checked it is one). */
+  const haltText = (thrown: unknown) => capText((thrown as HaltError).content, settings.maxToolResultBytes);
+  const failureSettings = { retry: settings.retry, prices, model: provider.model };
+  return {
+    failOnInput: assignContext(({ context }) =>
+      errorRecorded(context, {
+        name: 'InvalidInputError',
+        message: context.inputProblem ?? 'invalid input',
+        retryable: false,
+        code: 'invalid_input',
+      }),
+    ),
+    appendUserMessage: assignContext(({ context, event }) =>
+      event.type === 'user.message' ? { messages: [...context.messages, { role: 'user', content: event.content }] } : {},
+    ),
+    rejectInvalidMessage: emitEvent(({ event }) => ({ type: 'event.rejected', eventType: event.type, message: invalidMessageText(event) })),
+    rejectOutOfState: emitEvent(({ event, self }) => ({
+      type: 'event.rejected',
+      eventType: event.type,
+      message: outOfStateText(event.type, self.getSnapshot().value),
+    })),
+    rejectUnknownCall: emitEvent(({ event }) => ({ type: 'event.rejected', eventType: event.type, message: unknownCallText(event) })),
+    // Every transition into `requesting` starts an attempt with one of these (or `completeRound`),
+    // in the transition's one context copy rather than an entry action of its own.
+    firstAttempt: assignContext({ attempt: 1, ...freshAttempt }),
+    nextAttempt: assignContext(({ context }) => ({ attempt: context.attempt + 1, ...freshAttempt })),
+    emitRequestStarted: emitEvent(({ context }) => ({
+      type: 'request.started',
+      iteration: context.iterations,
+      attempt: context.attempt,
+      provider: provider.name,
+      ...(provider.model === undefined ? {} : { model: provider.model }),
+    })),
+    // Runs for every batch of deltas, so nothing is built that is not needed: the stream is marked
+    // as moved once per timeout window, and only a machine with an `output` schema parses the answer.
+    forwardDeltas: enqueue(({ context, event, enqueue }) => {
+      if (event.type !== 'provider.delta') return;
+      if (!context.stream.partial || !context.stream.progressed)
+        enqueue.assign({ stream: { ...context.stream, partial: true, progressed: true } });
+      for (const delta of event.deltas) enqueue.emit(delta);
+      if (output) apply(enqueue, partialObjectStreamed(context.stream, event.deltas));
+    }),
+    resetProgress: assignContext(({ context }) => ({ stream: { ...context.stream, progressed: false } })),
+    receiveResponse: enqueue(({ context, event, enqueue }) => {
+      if (event.type === 'provider.finish') apply(enqueue, responseReceived(context, event, settings));
+    }),
+    recordFinalText: assignContext(({ context }) => finalTextRecorded(context)),
+    commitResponse: assignContext(({ context }) => committed(context, prices)),
+    startRound: enqueue(({ context, enqueue }) => apply(enqueue, roundStarted(context, prices))),
+    requestApprovals: enqueue(({ context, enqueue }) => apply(enqueue, approvalsRequested(context.round))),
+    approveCall: assignContext(({ context, event }) =>
+      event.type === 'tool.approve' ? { round: callApproved(context.round, event.toolCallId) } : {},
+    ),
+    denyCall: enqueue(({ context, event, enqueue }) => {
+      if (event.type === 'tool.deny') apply(enqueue, callDenied(context.round, event.toolCallId, event.reason));
+    }),
+    startQueuedCalls: enqueue(({ context, enqueue }) => {
+      const started = queuedCallsStarted(context, settings.maxConcurrentTools, toolTimeoutOf, Date.now());
+      if (!started) return;
+      // Each child is spawned before its `tool.started`, as the events were always ordered.
+      for (const { id, input, event } of started.starts) {
+        enqueue.spawnChild('executeTool', { id, input });
+        enqueue.emit(event);
+      }
+      enqueue.assign({ round: started.round });
+    }),
+    // A finished child stays in the snapshot's children until stopped: without this, every round
+    // would leave one behind, growing snapshots and making each spawn copy a longer list.
+    releaseChild: stopChildOf(({ event }) => childIdOf(event.type)),
+    stopRunningCalls: enqueue(({ context, enqueue }) => {
+      for (const id of runningCallIds(context)) enqueue.stopChild(id);
+    }),
+    recordOutcome: enqueue(({ context, event, enqueue }) => apply(enqueue, resultRecorded(context, event))),
+    recordToolError: enqueue(({ context, event, enqueue }) =>
+      apply(
+        enqueue,
+        thrownRecorded(context, event, (call, thrown) =>
+          errorResult(call, capText(resultTexts.failed(thrown), settings.maxToolResultBytes)),
+        ),
+      ),
+    ),
+    // The halting call's result is the text the tool halted with, not an error.
+    recordHalt: enqueue(({ context, event, enqueue }) =>
+      apply(
+        enqueue,
+        thrownRecorded(context, event, (call, thrown) => toolResult(call, haltText(thrown))),
+      ),
+    ),
+    // Every running call whose time is up: stopped (its signal aborts) and answered with the timeout text.
+    timeOutCalls: enqueue(({ context, enqueue }) => {
+      const timedOut = callsTimedOut(context, toolTimeoutOf, Date.now());
+      if (timedOut) for (const id of timedOut.stop) enqueue.stopChild(id);
+      if (timedOut) apply(enqueue, timedOut.effects);
+    }),
+    // The round's results go into the history, and the request that follows is a first attempt.
+    completeRound: assignContext(({ context }) => roundCompleted(context, context.round ?? [])),
+    // The last result of the round settles its call and completes the round in one context copy.
+    completeRoundWithResult: enqueue(({ context, event, enqueue }) => apply(enqueue, resultRecorded(context, event, true))),
+    haltAtIterationCap: enqueue(({ context, enqueue }) =>
+      apply(enqueue, callsRefused(context, 'max_iterations', resultTexts.iterationLimit)),
+    ),
+    haltOnDoomLoop: enqueue(({ context, enqueue }) => apply(enqueue, callsRefused(context, 'doom_loop', resultTexts.doomLoop))),
+    markToolHalt: assignContext(({ context, event }) => haltRecorded(context.outcome, 'tool_halt', haltText(thrownBy(event)))),
+    closeHaltedRound: enqueue(({ context, enqueue }) =>
+      apply(enqueue, roundClosed(context.round ?? [], resultTexts.halted, context.messages)),
+    ),
+    cancelRun: enqueue(({ context, event, enqueue }) =>
+      apply(enqueue, runCancelled(context, event.type === 'cancel' ? event.reason : undefined)),
+    ),
+    recordFailure: assignContext(({ context, event }) =>
+      failureRecorded(context, failureOf(event, settings.requestTimeoutMs), failureSettings),
+    ),
+    scheduleRetry: assignContext(({ context }) => retryScheduled(context, settings.retry)),
+    emitRetry: emitEvent(({ context }) => retryEvent(context)),
+    recordObject: assignContext(({ context }) => objectRecorded(context)),
+    startRepair: enqueue(({ context, enqueue }) => apply(enqueue, repairStarted(context, output))),
+    failOnAnswer: assignContext(({ context }) => errorRecorded(context, answerError(context))),
+    clearRestored: assignContext({ restored: undefined }),
+    // The calls a restart interrupted got their result while the run was restored; their events go out now.
+    reportInterrupted: enqueue(({ context, enqueue }) => apply(enqueue, interruptedReported(context))),
+    markDone: assignContext(({ context }) => outcomeMarked(context.outcome, 'done')),
+    markHalted: assignContext(({ context }) => outcomeMarked(context.outcome, 'halted')),
+    markError: assignContext(({ context }) => outcomeMarked(context.outcome, 'error')),
+  };
+}

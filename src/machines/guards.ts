@@ -1,0 +1,46 @@
+import { HaltError } from '../tools/halt-error.js';
+import type { ResolvedOptions } from './options.js';
+import { failureOf } from './request-failure.js';
+import { responseStep } from './response-step.js';
+import { canRetry } from './retry-policy.js';
+import { isAwaitingApproval, liveCall, settlesRound, thrownBy } from './round-results.js';
+import { isValidUserContent } from './run-context.js';
+import type { ConversationContext, ConversationEvent } from './types.js';
+
+type GuardArgs = { context: ConversationContext; event: ConversationEvent };
+
+/**
+ * The conversation machine's guards, by the name the chart uses. The names are the chart's words
+ * (`src/observe/chart/overview-words.ts`), so a guard keeps its name when its body changes.
+ */
+export function conversationGuards(settings: ResolvedOptions) {
+  const limits = { maxToolIterations: settings.maxToolIterations, maxRepairs: settings.output?.maxRepairs ?? 0 };
+  const stepIs = (context: ConversationContext, step: ReturnType<typeof responseStep>) => responseStep(context, limits) === step;
+  return {
+    hasInputProblem: ({ context }: GuardArgs) => context.inputProblem !== undefined,
+    isValidUserMessage: ({ event }: GuardArgs) => event.type === 'user.message' && isValidUserContent(event.content),
+    canRetryFailure: ({ context, event }: GuardArgs) => {
+      const failure = failureOf(event, settings.requestTimeoutMs);
+      return canRetry(context.attempt, settings.retry, failure, failure.retryAfterMs ?? null);
+    },
+    streamProgressed: ({ context }: GuardArgs) => context.stream.progressed,
+    // The steps after a response: each holds for one `responseStep`, so at most one holds at a time.
+    missingResponse: ({ context }: GuardArgs) => stepIs(context, 'noResponse'),
+    answerAccepted: ({ context }: GuardArgs) => stepIs(context, 'accept'),
+    answerRepairable: ({ context }: GuardArgs) => stepIs(context, 'repair'),
+    // Named for the chart's words: of the responses without tool calls, only an invalid answer with no repair left.
+    noToolCalls: ({ context }: GuardArgs) => stepIs(context, 'rejectAnswer'),
+    iterationCapReached: ({ context }: GuardArgs) => stepIs(context, 'haltAtIterationCap'),
+    doomLoopPersists: ({ context }: GuardArgs) => stepIs(context, 'haltOnDoomLoop'),
+    roundNeedsApproval: ({ context }: GuardArgs) => stepIs(context, 'awaitApproval'),
+    approvalsComplete: ({ context }: GuardArgs) => !context.round?.some((call) => call.state === 'awaiting-approval'),
+    isAwaitingApproval: ({ context, event }: GuardArgs) =>
+      (event.type === 'tool.approve' || event.type === 'tool.deny') && isAwaitingApproval(context.round, event.toolCallId),
+    roundSettled: ({ context }: GuardArgs) => context.round?.every((call) => call.state === 'settled') ?? false,
+    // The result of the round's last unsettled call: the round is over, so no deadline needs re-aiming.
+    settlesRound: ({ context, event }: GuardArgs) => settlesRound(context, event),
+    isRestored: ({ context }: GuardArgs) => context.restored !== undefined,
+    executionHalts: ({ context, event }: GuardArgs) =>
+      event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),
+  };
+}

@@ -1,0 +1,85 @@
+import { toProviderError } from '../providers/errors/classify-error.js';
+import { ProviderError } from '../providers/errors/provider-error.js';
+import { addUsage } from '../providers/usage.js';
+import type { RetryOptions } from './options.js';
+import { addCost, type PriceTable } from './pricing.js';
+import { retryAfterCapNote, retryDelay } from './retry-policy.js';
+import type { ConversationContext, RequestRetryEvent, RunError } from './types.js';
+
+/** The failure behind an event that ends a request attempt without a usable response. */
+export function failureOf(event: { type: string; error?: unknown }, requestTimeoutMs: number): ProviderError {
+  if (event.type.startsWith('xstate.error.actor.')) return toProviderError(event.error);
+  if (event.type.startsWith('xstate.after.')) {
+    return new ProviderError(`no response from the provider for ${requestTimeoutMs} ms`, { code: 'timeout', retryable: true });
+  }
+  return new ProviderError('the provider stream ended without a final response', { code: 'incomplete_stream', retryable: true });
+}
+
+/** A provider error as plain JSON, named after its cause when the cause has a name of its own. */
+export function runErrorOf(error: ProviderError): RunError {
+  const cause = error.cause;
+  const name = cause instanceof Error && cause.name !== 'Error' ? cause.name : error.name;
+  return {
+    name,
+    message: error.message,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    retryable: error.retryable,
+    code: error.code,
+  };
+}
+
+export type FailureSettings = { retry: Required<RetryOptions>; prices: PriceTable | undefined; model: string | undefined };
+
+/**
+ * A failed attempt: its error kept (with why a retry-after was not honoured), and the tokens it was
+ * billed for counted apart from the run's.
+ */
+export function failureRecorded(
+  context: ConversationContext,
+  failure: ProviderError,
+  settings: FailureSettings,
+): Partial<ConversationContext> {
+  const wasted = failure.usage ?? context.response?.usage;
+  const model = failure.model ?? context.response?.model ?? settings.model;
+  const lastError = runErrorOf(failure);
+  const capNote = retryAfterCapNote(context.attempt, settings.retry, failure, failure.retryAfterMs ?? null);
+  if (capNote !== undefined) lastError.message = `${lastError.message} — ${capNote}`;
+  return {
+    retry: { ...context.retry, lastError, lastRetryAfterMs: failure.retryAfterMs ?? null },
+    ...(wasted
+      ? {
+          billing: {
+            failedUsage: addUsage(context.billing.failedUsage, wasted),
+            cost:
+              context.billing.cost && settings.prices
+                ? addCost(context.billing.cost, settings.prices, model, wasted)
+                : context.billing.cost,
+          },
+        }
+      : {}),
+  };
+}
+
+/** The backoff before the next attempt. */
+export function retryScheduled(
+  context: Pick<ConversationContext, 'attempt' | 'retry'>,
+  retry: Required<RetryOptions>,
+): Partial<ConversationContext> {
+  return { retry: { ...context.retry, delayMs: retryDelay(context.attempt, retry, context.retry.lastRetryAfterMs) } };
+}
+
+/** The retry about to wait its backoff; the attempt's streamed output, if any, is to be discarded. */
+export function retryEvent(context: Pick<ConversationContext, 'attempt' | 'retry' | 'stream'>): RequestRetryEvent {
+  return {
+    type: 'request.retry',
+    attempt: context.attempt + 1,
+    delayMs: context.retry.delayMs,
+    error: context.retry.lastError ?? { name: 'ProviderError', message: 'unknown failure', retryable: true },
+    discardPartial: context.stream.partial,
+  };
+}
+
+/** The run's error, kept for the output. */
+export function errorRecorded(context: Pick<ConversationContext, 'retry'>, lastError: RunError): Partial<ConversationContext> {
+  return { retry: { ...context.retry, lastError } };
+}

@@ -1,0 +1,105 @@
+import { findMessagesProblem, textOf, type Message } from '../providers/messages.js';
+import { emptyUsage } from '../providers/usage.js';
+import { findJsonProblem } from '../util/json-problem.js';
+import { freshAttempt } from './fresh-attempt.js';
+import { zeroCost } from './pricing.js';
+import type { ConversationContext, ConversationInput, RunOutput } from './types.js';
+
+/** A run's context as it starts; a malformed input is kept as a problem (the run then ends in `error`). */
+export function initialContext(input: ConversationInput | undefined, priced: boolean): ConversationContext {
+  const messages = input?.messages ?? [];
+  const inputProblem =
+    input === undefined || typeof input === 'object'
+      ? (findMessagesProblem(messages) ?? findJsonProblem(input?.sessionData, 'input.sessionData'))
+      : 'input must be an object { messages?, sessionData? }';
+  return {
+    messages: Array.isArray(messages) ? messages : [],
+    ...(input?.sessionData === undefined ? {} : { sessionData: input.sessionData }),
+    ...(inputProblem === undefined ? {} : { inputProblem }),
+    runStart: Array.isArray(messages) ? messages.length : 0,
+    iterations: 0,
+    attempt: 0,
+    usage: emptyUsage(),
+    response: null,
+    round: null,
+    stream: freshAttempt.stream,
+    doomLoop: { noticed: false, pendingNotice: null },
+    retry: { delayMs: 0, lastError: null, lastRetryAfterMs: null },
+    outcome: { status: null, reason: null, finalText: null, finishReason: null },
+    billing: { failedUsage: emptyUsage(), cost: priced ? zeroCost() : null },
+    answer: { repairs: 0 },
+  };
+}
+
+export function lastAssistantText(messages: Message[], from: number): string {
+  for (let index = messages.length - 1; index >= from; index--) {
+    const message = messages[index];
+    if (message?.role === 'assistant') return textOf(message);
+  }
+  return '';
+}
+
+/** What the run resolves with: fields without a value are left out rather than set to `undefined`. */
+export function runOutput(context: ConversationContext): RunOutput {
+  return {
+    status: context.outcome.status ?? 'error',
+    ...(context.outcome.reason === null ? {} : { reason: context.outcome.reason }),
+    text: context.outcome.finalText ?? lastAssistantText(context.messages, context.runStart),
+    messages: context.messages,
+    iterations: context.iterations,
+    usage: context.usage,
+    ...(context.outcome.finishReason === null ? {} : { finishReason: context.outcome.finishReason }),
+    ...(context.outcome.status === 'error' && context.retry.lastError ? { error: context.retry.lastError } : {}),
+    ...(context.billing.failedUsage.totalTokens > 0 || context.billing.failedUsage.inputTokens > 0
+      ? { failedUsage: context.billing.failedUsage }
+      : {}),
+    ...(context.billing.cost ? { cost: context.billing.cost } : {}),
+    ...(context.outcome.status === 'done' && context.answer.object !== undefined ? { object: context.answer.object } : {}),
+    ...(context.answer.repairs > 0 ? { repairs: context.answer.repairs } : {}),
+  };
+}
+
+export function isValidUserContent(content: unknown): boolean {
+  if (typeof content === 'string') return content.trim() !== '';
+  return (
+    Array.isArray(content) &&
+    content.length > 0 &&
+    content.every(
+      (part: unknown) =>
+        typeof part === 'object' &&
+        part !== null &&
+        (part as { type?: unknown }).type === 'text' &&
+        typeof (part as { text?: unknown }).text === 'string',
+    ) &&
+    content.some((part: { text: string }) => part.text.trim() !== '')
+  );
+}
+
+/** Why a `user.message` was turned away: its content, shown as it came. */
+export function invalidMessageText(event: { type: string; content?: unknown }): string {
+  return (
+    'user.message content must be a non-empty string or a non-empty array of { type: "text", text } parts; ' +
+    `got ${event.type === 'user.message' ? (JSON.stringify(event.content) ?? typeof event.content) : 'no content'}`
+  );
+}
+
+/** Why an event was turned away in this state. */
+export function outOfStateText(eventType: string, stateValue: unknown): string {
+  return `${eventType} is not accepted while the run is ${JSON.stringify(stateValue)}`;
+}
+
+/** Why a `tool.approve` / `tool.deny` was turned away: no call with that id waits. */
+export function unknownCallText(event: { type: string; toolCallId?: unknown }): string {
+  return `${event.type}: no tool call ${'toolCallId' in event ? JSON.stringify(event.toolCallId) : ''} is waiting for approval`;
+}
+
+/** The end a run is marked with on entering a final state. */
+export function outcomeMarked(outcome: ConversationContext['outcome'], status: 'done' | 'halted' | 'error'): Partial<ConversationContext> {
+  if (status === 'halted') return { outcome: { ...outcome, status, reason: outcome.reason ?? 'cancelled' } };
+  return { outcome: { ...outcome, status } };
+}
+
+/** A halt with its reason (and, for a tool's `HaltError`, the text it halted with). */
+export function haltRecorded(outcome: ConversationContext['outcome'], reason: string, finalText?: string): Partial<ConversationContext> {
+  return { outcome: { ...outcome, status: 'halted', reason, ...(finalText === undefined ? {} : { finalText }) } };
+}
