@@ -26,6 +26,7 @@ export default defineConfig({
       'test/graph.test.ts',
       'test/xstate-version.test.ts',
       'test/resume.test.ts',
+      'test/xstate-restore.test.ts',
       'test/host.test.ts',
       'test/mcp.test.ts',
       'test/mcp-lifecycle.test.ts',

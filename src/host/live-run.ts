@@ -136,7 +136,7 @@ export class LiveRun {
     );
   }
 
-  /** Starts the actor (a restored run resumes here: see `resumeRunsOnRestore`). */
+  /** Starts the actor (a restored run resumes here: see `restoreOnXState`). */
   start(): void {
     this.actor.start();
   }

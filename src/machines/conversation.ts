@@ -6,8 +6,6 @@ import { conversationActors } from './child-actors.js';
 import { conversationDelays } from './delays.js';
 import { conversationGuards } from './guards.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
-import { resumeRunsOnRestore } from './resume-runs.js';
-import { rearmTimersOnRestore } from './resume-timers.js';
 import { initialContext, runOutput } from './run-context.js';
 import type { InferObject } from './structured-output.js';
 import type {
@@ -18,6 +16,7 @@ import type {
   ConversationMachine,
   RunOutput,
 } from './types.js';
+import { restoreOnXState } from './xstate-restore.js';
 
 /**
  * Creates the conversation machine: one actor is one run, a user turn and the whole tool loop that
@@ -201,7 +200,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     output: ({ context }) => runOutput(context),
   });
   const isIdempotent = (name: string) => settings.tools.get(name)?.idempotent === true;
-  return resumeRunsOnRestore(rearmTimersOnRestore(machine), { isIdempotent }) as unknown as ConversationMachine<
+  // Restoring a run (resume semantics, timers) is the one thing XState's public API cannot say: xstate-restore.ts.
+  return restoreOnXState(machine, { isIdempotent }) as unknown as ConversationMachine<
     [TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>
   >;
 }
