@@ -29,6 +29,7 @@ import {
 } from '../src/index.js';
 import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { findSnapshotProblem } from '../src/machines/snapshot-problem.js';
+import { currentSchemaVersion } from '../src/machines/snapshot-migrations.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { benchOpenAIProvider, createActorloopLoop, createActorloopMachine } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
@@ -164,7 +165,7 @@ export async function runS4Job(job: Extract<Job, { kind: 's4' }>): Promise<S4Row
         const t1 = performance.now();
         await store.save({
           id: 'c',
-          schemaVersion: 2,
+          schemaVersion: currentSchemaVersion,
           machineId: 'conversation',
           status: 'running',
           snapshot: text,

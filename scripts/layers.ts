@@ -7,20 +7,11 @@
 
 export type Layer = { name: string; paths: string[]; mayImport: string[] };
 
-/** First match wins, so the model files inside `src/providers/` are listed before the folder. */
+/** First match wins. */
 export const layers: Layer[] = [
-  {
-    name: 'model',
-    paths: [
-      'src/errors/',
-      'src/providers/messages.ts',
-      'src/providers/provider.ts',
-      'src/providers/usage.ts',
-      'src/providers/errors/',
-      'src/util/',
-    ],
-    mayImport: ['model'],
-  },
+  // The neutral model: messages, usage, JSON, the `Provider` interface and provider-neutral errors,
+  // over the error base and pure helpers; free of any wire, so every room may hold it.
+  { name: 'model', paths: ['src/model/', 'src/errors/', 'src/util/'], mayImport: ['model'] },
   { name: 'providers', paths: ['src/providers/'], mayImport: ['model', 'providers'] },
   { name: 'tools', paths: ['src/tools/'], mayImport: ['model', 'tools'] },
   // Request middleware shapes a provider request through the Provider interface only.

@@ -20,7 +20,7 @@ import {
 import { overviewChart } from '../src/observe/chart/overview-chart.js';
 import { renderChartSvg } from '../src/observe/chart/render-svg.js';
 import { invokeSourcesOf, stateTransitions, statePath } from '../src/observe/chart/transition-label.js';
-import type { Provider } from '../src/providers/provider.js';
+import type { Provider } from '../src/model/provider.js';
 import { defineTool } from '../src/tools/define-tool.js';
 
 export { machineDefinitionJson };

@@ -99,7 +99,7 @@ export type {
   ProviderToolCall,
   FinishReason,
   ToolDescription,
-} from './providers/provider.js';
+} from './model/provider.js';
 export type {
   Message,
   SystemMessage,
@@ -112,8 +112,10 @@ export type {
   ToolCallPart,
   ToolResultPart,
   AssistantContentPart,
-} from './providers/messages.js';
-export { type Usage, emptyUsage, addUsage } from './providers/usage.js';
+  ProviderMetadata,
+} from './model/messages.js';
+export { type Usage, emptyUsage, addUsage } from './model/usage.js';
+export type { JsonValue, JsonObject } from './model/json.js';
 export { handlerProvider, type ChunkHandler, type HandlerRequest } from './providers/handler/handler-provider.js';
 // The handler speaks the Chat Completions wire by contract: the types its signature names stay here.
 export type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool } from './providers/openai-wire/chat-types.js';
@@ -124,7 +126,7 @@ export { openaiProvider, type OpenAIProviderOptions, type OpenAIResponsesProvide
 export { anthropicProvider, type AnthropicProviderOptions } from './providers/anthropic/index.js';
 
 // Errors
-export { ProviderError, type ProviderErrorCode } from './providers/errors/provider-error.js';
-export { toProviderError } from './providers/errors/classify-error.js';
+export { ProviderError, type ProviderErrorCode } from './model/errors/provider-error.js';
+export { toProviderError } from './model/errors/classify-error.js';
 export { ActorloopError } from './errors/actorloop-error.js';
 export { InvalidOptionsError } from './errors/invalid-options-error.js';

@@ -17,9 +17,9 @@ import {
   toAnthropicTools,
   type AnthropicProviderOptions,
 } from '../src/providers/anthropic/index.js';
-import { ProviderError } from '../src/providers/errors/provider-error.js';
-import type { Message } from '../src/providers/messages.js';
-import type { ProviderEvent, ProviderRequest, ToolDescription } from '../src/providers/provider.js';
+import { ProviderError } from '../src/model/errors/provider-error.js';
+import type { Message } from '../src/model/messages.js';
+import type { ProviderEvent, ProviderRequest, ToolDescription } from '../src/model/provider.js';
 import { assistantMessageFrom } from './support/anthropic-recorded.js';
 import { anthropicSse, jsonResponse, startWireServer, type WireServer, type WireStep } from './support/wire-server.js';
 

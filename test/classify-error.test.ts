@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { classifyStatus, parseRetryAfter, toProviderError } from '../src/providers/errors/classify-error.js';
-import { ProviderError } from '../src/providers/errors/provider-error.js';
+import { classifyStatus, parseRetryAfter, toProviderError } from '../src/model/errors/classify-error.js';
+import { ProviderError } from '../src/model/errors/provider-error.js';
 import { closedPortUrl, jsonResponse, openaiSse, startWireServer, type WireServer, type WireStep } from './support/wire-server.js';
 
 let server: WireServer | undefined;

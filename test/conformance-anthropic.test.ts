@@ -14,13 +14,13 @@ import { createConversationMachine } from '../src/machines/conversation.js';
 import type { RunOutput } from '../src/machines/types.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import type { JSONSchema } from '../src/tools/validate.js';
-import { addUsage, emptyUsage } from '../src/providers/usage.js';
+import { addUsage, emptyUsage } from '../src/model/usage.js';
 import { anthropicProvider } from '../src/providers/anthropic/index.js';
 import type { AnthropicRequestParams } from '../src/providers/anthropic/index.js';
 import { fromAnthropicStopReason } from '../src/providers/anthropic/index.js';
-import { ProviderError } from '../src/providers/errors/provider-error.js';
-import type { Message } from '../src/providers/messages.js';
-import type { ProviderEvent } from '../src/providers/provider.js';
+import { ProviderError } from '../src/model/errors/provider-error.js';
+import type { Message } from '../src/model/messages.js';
+import type { ProviderEvent } from '../src/model/provider.js';
 import {
   assertRequestMatches,
   cassetteSteps,

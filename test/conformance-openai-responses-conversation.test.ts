@@ -9,10 +9,10 @@ import { createActor, toPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { fetchOption, replayTransports } from './support/transports.js';
 import { createConversationMachine } from '../src/machines/conversation.js';
-import type { Message } from '../src/providers/messages.js';
+import type { Message } from '../src/model/messages.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
-import type { FinishReason } from '../src/providers/provider.js';
-import { addUsage, emptyUsage, type Usage } from '../src/providers/usage.js';
+import type { FinishReason } from '../src/model/provider.js';
+import { addUsage, emptyUsage, type Usage } from '../src/model/usage.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { expectValidHistory } from './support/history.js';
 import {

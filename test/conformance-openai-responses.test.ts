@@ -5,10 +5,13 @@
  * with what the recorded bytes say.
  */
 import { describe, expect, it } from 'vitest';
-import { ProviderError } from '../src/providers/errors/provider-error.js';
-import type { Message } from '../src/providers/messages.js';
-import { openaiProvider } from '../src/providers/openai/index.js';
-import type { FinishReason, ProviderEvent, ProviderRequest } from '../src/providers/provider.js';
+import { ProviderError } from '../src/model/errors/provider-error.js';
+import type { Message } from '../src/model/messages.js';
+import { openaiProvider, type OpenAIReasoningMetadata, type OpenAITextMetadata } from '../src/providers/openai/index.js';
+import type { FinishReason, ProviderContentPart, ProviderEvent, ProviderRequest } from '../src/model/provider.js';
+
+/** What the Responses wire kept on a part (`providerMetadata.openai`). */
+const openaiOf = (part: ProviderContentPart) => part.providerMetadata?.openai as (OpenAITextMetadata & OpenAIReasoningMetadata) | undefined;
 import {
   assertResponsesRequestMatches,
   callIdAliases,
@@ -131,22 +134,22 @@ describe.skipIf(!hasRecordedFixtures)('conformance: recorded Responses traffic t
           // The whole content, against the recording's bytes: text, phase, reasoning verbatim, calls.
           expect(texts.map((part) => part.text).join('')).toBe(recordedText(output));
           const recordedMessages = output.items.flatMap((item) => (item.type === 'message' && item.text !== '' ? [item] : []));
-          expect(texts.map((part) => part.openai?.phase)).toEqual(recordedMessages.map((item) => item.phase));
+          expect(texts.map((part) => openaiOf(part)?.phase)).toEqual(recordedMessages.map((item) => item.phase));
           const recordedReasoning = output.items.flatMap((item) => (item.type === 'reasoning' ? [item] : []));
-          expect(reasoning.map((part) => part.openai?.encryptedContent)).toEqual(recordedReasoning.map((item) => item.encrypted));
-          expect(reasoning.map((part) => part.openai?.summary ?? (part.text === '' ? [] : [part.text]))).toEqual(
+          expect(reasoning.map((part) => openaiOf(part)?.encryptedContent)).toEqual(recordedReasoning.map((item) => item.encrypted));
+          expect(reasoning.map((part) => openaiOf(part)?.summary ?? (part.text === '' ? [] : [part.text]))).toEqual(
             recordedReasoning.map((item) => item.summary),
           );
           const recordedCallItems = output.items.flatMap((item) => (item.type === 'function_call' ? [item] : []));
           expect(calls.map((call) => call.argsText)).toEqual(recordedCallItems.map((item) => item.arguments));
           // Ids only when the response was stored: only then can they be referred to.
-          const ids = finish.content.map((part) => ('openai' in part ? part.openai?.itemId : undefined));
+          const ids = finish.content.map((part) => openaiOf(part)?.itemId);
           const recordedIds = output.items.flatMap((item) =>
             (item.type === 'message' && item.text !== '') || item.type === 'reasoning' || item.type === 'function_call' ? [item.id] : [],
           );
           expect(ids).toEqual(stored ? recordedIds : recordedIds.map(() => undefined));
           for (const part of finish.content) {
-            if ('openai' in part && part.openai?.responseId !== undefined) expect(part.openai.responseId).toBe(output.responseId);
+            if (openaiOf(part)?.responseId !== undefined) expect(openaiOf(part)?.responseId).toBe(output.responseId);
           }
 
           // Deltas add up to the content, and to what the recorded deltas say.

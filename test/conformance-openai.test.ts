@@ -4,10 +4,10 @@
  * is left out: the Responses API is not what `openaiProvider` speaks.
  */
 import { describe, expect, it } from 'vitest';
-import { ProviderError } from '../src/providers/errors/provider-error.js';
+import { ProviderError } from '../src/model/errors/provider-error.js';
 import { openaiProvider, type OpenAIReasoningEffort } from '../src/providers/openai/index.js';
-import type { FinishReason, ProviderEvent, ProviderRequest } from '../src/providers/provider.js';
-import type { Usage } from '../src/providers/usage.js';
+import type { FinishReason, ProviderEvent, ProviderRequest } from '../src/model/provider.js';
+import type { Usage } from '../src/model/usage.js';
 import { parseRecordedResponse, pinnedResponses, recordedRequestToNeutral, type PinnedResponse } from './support/openai-recorded.js';
 import {
   assertRequestMatches,

@@ -8,10 +8,10 @@
 import { createActor, toPromise } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConversationMachine } from '../src/machines/conversation.js';
-import type { Message } from '../src/providers/messages.js';
+import type { Message } from '../src/model/messages.js';
 import { anthropicProvider } from '../src/providers/anthropic/index.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
-import type { Provider } from '../src/providers/provider.js';
+import type { Provider } from '../src/model/provider.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { expectValidHistory } from './support/history.js';
 import { responsesStream } from './support/responses-events.js';
@@ -135,7 +135,7 @@ describe('a conversation moving between wires', () => {
     // …and the history still has them, for a later Responses turn.
     expect(third.messages[5]).toMatchObject({
       role: 'assistant',
-      content: [{ type: 'reasoning', openai: { encryptedContent: 'enc-rome' } }, {}, {}],
+      content: [{ type: 'reasoning', providerMetadata: { openai: { encryptedContent: 'enc-rome' } } }, {}, {}],
     });
   });
 

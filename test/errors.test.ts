@@ -19,7 +19,7 @@ async function loadCopy() {
       import('../src/host/errors/conversation-not-found-error.js'),
       import('../src/host/errors/event-rejected-error.js'),
       import('../src/host/errors/host-closed-error.js'),
-      import('../src/providers/errors/provider-error.js'),
+      import('../src/model/errors/provider-error.js'),
       import('../src/tools/halt-error.js'),
       import('../src/tools/mcp/mcp-tool-error.js'),
       import('../src/stores/sqlite/sqlite-store-error.js'),

@@ -36,11 +36,11 @@ import { recentCallSignatures, maxDoomLoopPeriod } from '../src/machines/doom-lo
 import type { ConversationOptions } from '../src/machines/options.js';
 import { resultTexts } from '../src/machines/tool-round.js';
 import type { ConversationEvent } from '../src/machines/types.js';
-import { ProviderError } from '../src/providers/errors/provider-error.js';
+import { ProviderError } from '../src/model/errors/provider-error.js';
 import { handlerProvider, type HandlerRequest } from '../src/providers/handler/handler-provider.js';
-import type { Message } from '../src/providers/messages.js';
+import type { Message } from '../src/model/messages.js';
 import type { OpenAIChatCompletionChunk } from '../src/providers/openai-wire/chat-types.js';
-import type { ProviderContentPart, Provider } from '../src/providers/provider.js';
+import type { ProviderContentPart, Provider } from '../src/model/provider.js';
 import { defineTool, type Tool } from '../src/tools/define-tool.js';
 import { HaltError } from '../src/tools/halt-error.js';
 import { turnChunks } from './support/scripted-model.js';

@@ -110,7 +110,7 @@ describe('a conversation host', () => {
       id: 'c-1',
       revision: 1,
       owner: 'test-host',
-      schemaVersion: 2,
+      schemaVersion: 3,
       machineId: 'conversation',
     });
     const output = await host.result('c-1');
@@ -623,9 +623,9 @@ describe.each([
       ['other-id', { machineId: 'checkout' }, 'other_machine', /written for machine "checkout"/],
       [
         'future',
-        { schemaVersion: 3 },
+        { schemaVersion: 4 },
         'unknown_version',
-        /schemaVersion 3; this actorloop reads versions 1 to 2 \(a newer actorloop wrote it: upgrade actorloop/,
+        /schemaVersion 4; this actorloop reads versions 1 to 3 \(a newer actorloop wrote it: upgrade actorloop/,
       ],
     ];
     for (const [id, change] of bad) await store.save({ ...good, id, revision: 1, status: 'running', ...change });

@@ -31,9 +31,10 @@ describe('layer direction check (docs/architecture.md)', () => {
     expect(importsOf(source)).toEqual([{ specifier: './y.js', line: 5 }]);
   });
 
-  it('puts the neutral model files of src/providers in the model layer, the wires in providers', () => {
-    expect(layerOf('src/providers/messages.ts')?.name).toBe('model');
-    expect(layerOf('src/providers/errors/provider-error.ts')?.name).toBe('model');
+  it('puts the neutral model in the model layer, the wires in providers', () => {
+    expect(layerOf('src/model/messages.ts')?.name).toBe('model');
+    expect(layerOf('src/model/errors/provider-error.ts')?.name).toBe('model');
+    expect(layerOf('src/providers/errors/classify-sdk-error.ts')?.name).toBe('providers');
     expect(layerOf('src/providers/openai/openai-provider.ts')?.name).toBe('providers');
   });
 

@@ -65,8 +65,8 @@ import {
 import { resolveOutput } from '../src/machines/structured-output.js';
 import { errorResult, resultTexts, toolResult } from '../src/machines/tool-round.js';
 import type { ConversationContext, ConversationEvent, PendingResponse, RoundCall, RoundCallState } from '../src/machines/types.js';
-import { ProviderError } from '../src/providers/errors/provider-error.js';
-import type { Provider } from '../src/providers/provider.js';
+import { ProviderError } from '../src/model/errors/provider-error.js';
+import type { Provider } from '../src/model/provider.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { HaltError } from '../src/tools/halt-error.js';
 

@@ -7,7 +7,7 @@ import { createActor, toPromise } from 'xstate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import type { ConversationOptions } from '../src/machines/options.js';
-import type { Message } from '../src/providers/messages.js';
+import type { Message } from '../src/model/messages.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { expectValidHistory } from './support/history.js';

@@ -5,10 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import { InvalidOptionsError } from '../src/errors/invalid-options-error.js';
-import { ProviderError } from '../src/providers/errors/provider-error.js';
-import type { Message } from '../src/providers/messages.js';
+import { ProviderError } from '../src/model/errors/provider-error.js';
+import type { Message } from '../src/model/messages.js';
 import { openaiProvider, type OpenAIClientLike, type OpenAIProviderOptions } from '../src/providers/openai/index.js';
-import type { ProviderEvent, ProviderRequest, ToolDescription } from '../src/providers/provider.js';
+import type { ProviderEvent, ProviderRequest, ToolDescription } from '../src/model/provider.js';
 import {
   cassetteSteps,
   closedPortUrl,

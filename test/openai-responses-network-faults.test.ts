@@ -9,7 +9,7 @@ import { createActor, toPromise } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import type { ConversationOptions } from '../src/machines/options.js';
-import type { Message } from '../src/providers/messages.js';
+import type { Message } from '../src/model/messages.js';
 import { openaiProvider, type OpenAIResponsesProviderOptions } from '../src/providers/openai/index.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { expectValidHistory } from './support/history.js';
@@ -219,7 +219,7 @@ describe('Responses wire: network faults through a conversation', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'reasoning', text: '', openai: { encryptedContent: 'enc-1' } },
+          { type: 'reasoning', text: '', providerMetadata: { openai: { encryptedContent: 'enc-1' } } },
           { type: 'tool-call', toolCallId: 'call_w', toolName: 'weather', args: { city: 'Paris' } },
         ],
       },
@@ -253,7 +253,7 @@ describe('Responses wire: a response cut off at max_output_tokens', () => {
     expect(output.messages.at(-1)).toEqual({
       role: 'assistant',
       content: [
-        { type: 'reasoning', text: '', openai: { encryptedContent: 'enc-cut' } },
+        { type: 'reasoning', text: '', providerMetadata: { openai: { encryptedContent: 'enc-cut' } } },
         { type: 'text', text: 'Let me check.' },
       ],
     });

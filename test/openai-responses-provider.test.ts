@@ -9,11 +9,11 @@ import { z } from 'zod';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import { reasoningEffort } from '../src/middleware/reasoning-effort.js';
 import { InvalidOptionsError } from '../src/errors/invalid-options-error.js';
-import { ProviderError } from '../src/providers/errors/provider-error.js';
-import type { Message } from '../src/providers/messages.js';
+import { ProviderError } from '../src/model/errors/provider-error.js';
+import type { Message } from '../src/model/messages.js';
 import { isOpenAIReasoningModel, openaiProvider, type OpenAIResponsesProviderOptions } from '../src/providers/openai/index.js';
 import type { OpenAIResponsesClientLike } from '../src/providers/openai-responses/wire-types.js';
-import type { ProviderEvent, ProviderRequest, ToolDescription } from '../src/providers/provider.js';
+import type { ProviderEvent, ProviderRequest, ToolDescription } from '../src/model/provider.js';
 import { inBandError, responsesEvents, responsesJson, responsesStream, textAnswer } from './support/responses-events.js';
 import { anthropicSse, closedPortUrl, jsonResponse, startWireServer, type WireServer, type WireStep } from './support/wire-server.js';
 
@@ -161,7 +161,8 @@ describe('openaiProvider({ api: "responses" }): the request', () => {
     expect(one).toMatchObject({ store: true, instructions: 'Terse.', input: [{ role: 'user', content: 'Hi' }] });
     expect(one).not.toHaveProperty('previous_response_id');
     expect(one).not.toHaveProperty('include');
-    const responseId = (first.content[0] as { openai?: { responseId?: string } }).openai?.responseId;
+    const responseId = (first.content[0] as { providerMetadata?: { openai?: { responseId?: string } } }).providerMetadata?.openai
+      ?.responseId;
     expect(responseId).toMatch(/^resp_/);
     // Instructions are not carried over by previous_response_id: they go again.
     expect(two).toEqual({
@@ -181,8 +182,12 @@ describe('openaiProvider({ api: "responses" }): the request', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'reasoning', text: 'one\n\ntwo', openai: { itemId: 'rs_1', responseId: 'resp_1', summary: ['one', 'two'] } },
-          { type: 'text', text: '3', openai: { itemId: 'msg_1', responseId: 'resp_1', phase: 'final_answer' } },
+          {
+            type: 'reasoning',
+            text: 'one\n\ntwo',
+            providerMetadata: { openai: { itemId: 'rs_1', responseId: 'resp_1', summary: ['one', 'two'] } },
+          },
+          { type: 'text', text: '3', providerMetadata: { openai: { itemId: 'msg_1', responseId: 'resp_1', phase: 'final_answer' } } },
         ],
       },
       { role: 'user', content: 'Again' },
@@ -229,9 +234,9 @@ describe('openaiProvider({ api: "responses" }): streams', () => {
       {
         type: 'reasoning',
         text: '**Plan**\n\nAdd them.\n\n**Check**\n\nFive.',
-        openai: { encryptedContent: 'gAAAA-enc-1', summary: ['**Plan**\n\nAdd them.', '**Check**\n\nFive.'] },
+        providerMetadata: { openai: { encryptedContent: 'gAAAA-enc-1', summary: ['**Plan**\n\nAdd them.', '**Check**\n\nFive.'] } },
       },
-      { type: 'text', text: '2 + 3 = 5.', openai: { phase: 'final_answer' } },
+      { type: 'text', text: '2 + 3 = 5.', providerMetadata: { openai: { phase: 'final_answer' } } },
     ]);
     expect(deltas(events, 'reasoning.delta')).toBe('**Plan**\n\nAdd them.\n\n**Check**\n\nFive.');
     expect(deltas(events, 'text.delta')).toBe('2 + 3 = 5.');
@@ -257,7 +262,7 @@ describe('openaiProvider({ api: "responses" }): streams', () => {
     ]);
     const finish = finishOf(events);
     expect(finish.content).toEqual([
-      { type: 'text', text: 'Looking it up.', openai: { phase: 'commentary' } },
+      { type: 'text', text: 'Looking it up.', providerMetadata: { openai: { phase: 'commentary' } } },
       { type: 'tool-call', toolCallId: 'call_a', toolName: 'weather', argsText: '{"city":"Paris"}' },
       { type: 'tool-call', toolCallId: 'call_b', toolName: 'weather', argsText: '{"city":"Rome"}' },
     ]);
@@ -277,7 +282,7 @@ describe('openaiProvider({ api: "responses" }): streams', () => {
     ]);
     const finish = finishOf(await collect(provider(wire).stream(request({ tools: [weatherTool] }))));
     expect(finish.content).toEqual([
-      { type: 'reasoning', text: '', openai: { encryptedContent: 'gAAAA-enc-2' } },
+      { type: 'reasoning', text: '', providerMetadata: { openai: { encryptedContent: 'gAAAA-enc-2' } } },
       { type: 'tool-call', toolCallId: 'call_whole', toolName: 'weather', argsText: '{"city":"Paris"}' },
     ]);
     expect(finish).toMatchObject({ finishReason: 'length', rawFinishReason: 'max_output_tokens' });
@@ -345,7 +350,7 @@ describe('openaiProvider({ api: "responses" }): streams', () => {
     });
     const wire = await serve([anthropicSse(events)]);
     const finish = finishOf(await collect(provider(wire).stream(request())));
-    expect(finish.content[0]).toEqual({ type: 'reasoning', text: '', openai: { encryptedContent: 'enc-done' } });
+    expect(finish.content[0]).toEqual({ type: 'reasoning', text: '', providerMetadata: { openai: { encryptedContent: 'enc-done' } } });
   });
 });
 
@@ -369,7 +374,7 @@ describe('openaiProvider({ api: "responses" }): non-streamed', () => {
       {
         type: 'finish',
         content: [
-          { type: 'reasoning', text: 'Plan.', openai: { encryptedContent: 'enc-json' } },
+          { type: 'reasoning', text: 'Plan.', providerMetadata: { openai: { encryptedContent: 'enc-json' } } },
           { type: 'tool-call', toolCallId: 'call_j', toolName: 'weather', argsText: '{"city":"Lima"}' },
         ],
         finishReason: 'tool-calls',
@@ -397,6 +402,25 @@ describe('openaiProvider({ api: "responses" }): non-streamed', () => {
 });
 
 describe('openaiProvider({ api: "responses" }): failures', () => {
+  it('a history whose providerMetadata.openai is malformed fails as a bad request naming the field; nothing is sent', async () => {
+    const wire = await serve([]);
+    const history: ProviderRequest['messages'] = [
+      { role: 'user', content: 'Hi' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: '', providerMetadata: { openai: { encryptedContent: 42 } } },
+          { type: 'text', text: 'Hello.' },
+        ],
+      },
+      { role: 'user', content: 'Again' },
+    ];
+    const error = await failure(provider(wire).stream(request({ messages: history })));
+    expect(error).toMatchObject({ code: 'bad_request', retryable: false });
+    expect(error.message).toBe('messages[1].content[0].providerMetadata.openai.encryptedContent must be a string');
+    expect(wire.requests).toHaveLength(0);
+  });
+
   it('response.failed is classified by its code: server_error and rate_limit_exceeded are retryable', async () => {
     const wire = await serve([
       responsesStream({ items: [], status: 'failed', error: { code: 'server_error', message: 'The server had an error.' } }),

@@ -6,8 +6,8 @@
 import { createActor, toPromise } from 'xstate';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createConversationMachine } from '../src/machines/conversation.js';
-import type { Provider } from '../src/providers/provider.js';
-import { emptyUsage } from '../src/providers/usage.js';
+import type { Provider } from '../src/model/provider.js';
+import { emptyUsage } from '../src/model/usage.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

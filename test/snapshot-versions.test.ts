@@ -181,10 +181,90 @@ describe('the chain of migrations', () => {
     }
   });
 
+  it('v2 → v3 moves the Responses fields of every part into providerMetadata.openai, unchanged', () => {
+    const v2 = migrations.v1ToV2(fixtureJson('responses-reasoning'));
+    const before = structuredClone(v2);
+    const v3 = migrations.v2ToV3(v2);
+    expect(v2, 'the input is not changed').toEqual(before);
+    // The same JSON with each part's `openai` renamed: nothing else moves, nothing is lost.
+    const moved = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(moved);
+      if (typeof value !== 'object' || value === null) return value;
+      const entries = Object.entries(value).map(([key, inner]) => [key, moved(inner)] as const);
+      return Object.fromEntries(entries.map(([key, inner]) => (key === 'openai' ? ['providerMetadata', { openai: inner }] : [key, inner])));
+    };
+    expect(v3).toEqual({ ...(moved(v2) as object), schemaVersion: 3 });
+    const context = v3.context as { messages: Message[]; response: { content: unknown[] } };
+    expect(context.messages[1]!.content).toEqual([
+      {
+        type: 'reasoning',
+        text: 'Weather for Rome.',
+        providerMetadata: { openai: { itemId: 'rs_fixture_1', responseId: 'resp_fixture_1', encryptedContent: responsesEncrypted } },
+      },
+      {
+        type: 'tool-call',
+        toolCallId: 'call_fixture_1',
+        toolName: 'weather',
+        args: { city: 'Rome' },
+        providerMetadata: { openai: { itemId: 'fc_fixture_1', responseId: 'resp_fixture_1' } },
+      },
+    ]);
+    expect(context.response.content).toEqual([
+      { type: 'text', text: 'Sunny in Rome.', providerMetadata: { openai: { itemId: 'msg_fixture_r2', responseId: 'resp_fixture_2' } } },
+    ]);
+  });
+
+  it('v2 → v3 leaves a snapshot without Responses fields as it was, sharing its histories', () => {
+    for (const id of fixtureIds.filter((fixture) => fixture !== 'responses-reasoning')) {
+      const v2 = migrations.v1ToV2(fixtureJson(id));
+      const v3 = migrations.v2ToV3(v2);
+      expect(v3, id).toEqual({ ...v2, schemaVersion: 3 });
+      expect((v3.context as { messages: unknown }).messages, id).toBe((v2.context as { messages: unknown }).messages);
+    }
+  });
+
+  it('v2 → v3 keeps other providers’ metadata, reaches a pending response and the output, and never throws on odd data', () => {
+    const part = { type: 'text', text: 'hi', openai: { itemId: 'msg_1', phase: 'final_answer' }, providerMetadata: { other: { id: 7 } } };
+    const snapshot = {
+      schemaVersion: 2,
+      context: {
+        messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: [part, null, 'x'] }, null],
+        response: { content: [{ type: 'tool-call', toolCallId: 'c', toolName: 't', argsText: '{}', openai: { itemId: 'fc_1' } }] },
+      },
+      output: { messages: [{ role: 'assistant', content: [{ type: 'reasoning', text: '', openai: undefined }] }] },
+    };
+    expect(migrations.v2ToV3(snapshot)).toEqual({
+      schemaVersion: 3,
+      context: {
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: 'hi', providerMetadata: { other: { id: 7 }, openai: { itemId: 'msg_1', phase: 'final_answer' } } },
+              null,
+              'x',
+            ],
+          },
+          null,
+        ],
+        response: {
+          content: [
+            { type: 'tool-call', toolCallId: 'c', toolName: 't', argsText: '{}', providerMetadata: { openai: { itemId: 'fc_1' } } },
+          ],
+        },
+      },
+      output: { messages: [{ role: 'assistant', content: [{ type: 'reasoning', text: '' }] }] },
+    });
+    for (const odd of [{}, { context: null }, { context: { messages: 'no', response: null } }, { output: 'done' }]) {
+      expect(migrations.v2ToV3({ ...odd, schemaVersion: 2 })).toEqual({ ...odd, schemaVersion: 3 });
+    }
+  });
+
   it('the current version is counted from the steps', () => {
     expect(migrations.firstSchemaVersion).toBe(1);
     expect(migrations.currentSchemaVersion).toBe(migrations.firstSchemaVersion + migrations.snapshotMigrations.length);
-    expect(migrations.currentSchemaVersion).toBe(2);
+    expect(migrations.currentSchemaVersion).toBe(3);
   });
 
   it('runs every step from the version found, in order, and none for a current snapshot', () => {
@@ -203,10 +283,10 @@ describe('the chain of migrations', () => {
   });
 
   it('refuses a newer version or no version at all, naming the versions', () => {
-    expect(migrateSnapshot({ schemaVersion: 3 })).toEqual({
+    expect(migrateSnapshot({ schemaVersion: 4 })).toEqual({
       problem: {
         kind: 'unknown_version',
-        message: 'it has schemaVersion 3, written by a newer actorloop; this actorloop reads versions 1 to 2: upgrade actorloop to load it',
+        message: 'it has schemaVersion 4, written by a newer actorloop; this actorloop reads versions 1 to 3: upgrade actorloop to load it',
       },
     });
     for (const bad of ['2', 0, 1.5, null]) {
@@ -224,16 +304,16 @@ describe('the chain of migrations', () => {
   });
 
   it('upgradeSnapshot throws what migrateSnapshot reports', () => {
-    expect(upgradeSnapshot({ value: 'idle' })).toEqual({ value: 'idle', schemaVersion: 2 });
+    expect(upgradeSnapshot({ value: 'idle' })).toEqual({ value: 'idle', schemaVersion: 3 });
     expect(() => upgradeSnapshot({ schemaVersion: 7 })).toThrow(
-      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 7, written by a newer actorloop; this actorloop reads versions 1 to 2: upgrade actorloop to load it',
+      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 7, written by a newer actorloop; this actorloop reads versions 1 to 3: upgrade actorloop to load it',
     );
   });
 
   it('every persisted snapshot and stored conversation carries the current schemaVersion', async () => {
     const { machine, host } = chatSetup(memoryStore());
     const actor = createActor(machine).start();
-    expect(actor.getPersistedSnapshot()).toMatchObject({ schemaVersion: 2, value: 'idle' });
+    expect(actor.getPersistedSnapshot()).toMatchObject({ schemaVersion: 3, value: 'idle' });
     actor.stop();
     await host.send('c', { type: 'user.message', content: 'What is 2 + 3?' });
     await host.result('c');
@@ -273,8 +353,8 @@ describe('v1 SQLite fixture, loaded by this actorloop', () => {
     expect(toolResults(output.messages)).toEqual({ 'call-add-1': '5' });
     expect(executions).toEqual([]);
     const stored = await store.load('finished');
-    expect(stored).toMatchObject({ schemaVersion: 2, status: 'done' });
-    expect(JSON.parse(stored!.snapshot)).toMatchObject({ schemaVersion: 2 });
+    expect(stored).toMatchObject({ schemaVersion: 3, status: 'done' });
+    expect(JSON.parse(stored!.snapshot)).toMatchObject({ schemaVersion: 3 });
     await host.close();
   });
 
@@ -355,7 +435,7 @@ describe('v1 JSON snapshots, restored by plain actors', () => {
     expect(stepCalls()).toBe(before + 1);
     const ended = restored.getSnapshot();
     expect(ended.status).toBe('done');
-    expect(restored.getPersistedSnapshot()).toMatchObject({ schemaVersion: 2, value: 'done' });
+    expect(restored.getPersistedSnapshot()).toMatchObject({ schemaVersion: 3, value: 'done' });
     const next = createActor(machine, { input: { messages: ended.output!.messages } }).start();
     next.send({ type: 'user.message', content: 'And 3 + 4?' });
     expect(await toPromise(next)).toMatchObject({ status: 'done', text: 'reply 2' });
@@ -443,14 +523,14 @@ describe('v1 JSON snapshots, restored by plain actors', () => {
 });
 
 describe('a snapshot from a newer actorloop', () => {
-  const newer = () => ({ ...fixtureJson('finished'), schemaVersion: 3 });
+  const newer = () => ({ ...fixtureJson('finished'), schemaVersion: 4 });
 
   it('the host refuses it, naming the conversation and both versions; the file and the record are untouched', async () => {
     const path = join(work, 'newer.db');
     const writer = sqliteStore({ path });
     const record = {
       id: 'from-the-future',
-      schemaVersion: 3,
+      schemaVersion: 4,
       machineId: 'conversation',
       status: 'running' as const,
       snapshot: JSON.stringify(newer()),
@@ -473,7 +553,7 @@ describe('a snapshot from a newer actorloop', () => {
       expect(ConversationLoadError.isInstance(error), String(error)).toBe(true);
       expect(error).toMatchObject({ conversationId: 'from-the-future', problem: 'unknown_version' });
       expect((error as Error).message).toBe(
-        'stored conversation "from-the-future" cannot be loaded (unknown version): it has schemaVersion 3; this actorloop reads versions 1 to 2 ' +
+        'stored conversation "from-the-future" cannot be loaded (unknown version): it has schemaVersion 4; this actorloop reads versions 1 to 3 ' +
           '(a newer actorloop wrote it: upgrade actorloop to load it; the stored data is left as it is)',
       );
     }
@@ -489,7 +569,7 @@ describe('a snapshot from a newer actorloop', () => {
     const store = memoryStore();
     const record = {
       id: 'mixed',
-      schemaVersion: 2,
+      schemaVersion: 3,
       machineId: 'conversation',
       status: 'done' as const,
       snapshot: JSON.stringify(newer()),
@@ -502,7 +582,7 @@ describe('a snapshot from a newer actorloop', () => {
     const error = await host.get('mixed').catch((caught: unknown) => caught);
     expect(error).toMatchObject({ conversationId: 'mixed', problem: 'unknown_version' });
     expect((error as Error).message).toContain(
-      'it has schemaVersion 3, written by a newer actorloop; this actorloop reads versions 1 to 2',
+      'it has schemaVersion 4, written by a newer actorloop; this actorloop reads versions 1 to 3',
     );
     expect(await store.load('mixed')).toEqual(record);
     await host.close();
@@ -519,7 +599,7 @@ describe('a snapshot from a newer actorloop', () => {
     expect(actor.getSnapshot().status).toBe('error');
     expect(errors).toHaveLength(1);
     expect((errors[0] as Error).message).toBe(
-      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 3, written by a newer actorloop; this actorloop reads versions 1 to 2: upgrade actorloop to load it',
+      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 4, written by a newer actorloop; this actorloop reads versions 1 to 3: upgrade actorloop to load it',
     );
     expect(snapshot).toEqual(copy);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findMessagesProblem, type AssistantMessage, type Message } from '../src/providers/messages.js';
+import { findMessagesProblem, type AssistantMessage, type Message } from '../src/model/messages.js';
 import { toResponsesInput, toResponsesTools } from '../src/providers/openai-responses/to-responses-input.js';
 
 const user: Message = { role: 'user', content: 'Weather in Paris?' };
@@ -21,10 +21,14 @@ describe('toResponsesInput: stateless (store: false)', () => {
     const assistant: AssistantMessage = {
       role: 'assistant',
       content: [
-        { type: 'reasoning', text: 'Need the weather.', openai: { itemId: 'rs_1', responseId: 'resp_1', encryptedContent: 'enc-1' } },
-        { type: 'text', text: 'Checking.', openai: { itemId: 'msg_1', responseId: 'resp_1', phase: 'commentary' } },
-        { type: 'reasoning', text: '', openai: { encryptedContent: 'enc-2' } },
-        call('call_1', { openai: { itemId: 'fc_1', responseId: 'resp_1' } }),
+        {
+          type: 'reasoning',
+          text: 'Need the weather.',
+          providerMetadata: { openai: { itemId: 'rs_1', responseId: 'resp_1', encryptedContent: 'enc-1' } },
+        },
+        { type: 'text', text: 'Checking.', providerMetadata: { openai: { itemId: 'msg_1', responseId: 'resp_1', phase: 'commentary' } } },
+        { type: 'reasoning', text: '', providerMetadata: { openai: { encryptedContent: 'enc-2' } } },
+        call('call_1', { providerMetadata: { openai: { itemId: 'fc_1', responseId: 'resp_1' } } }),
       ],
     };
     expect(toResponsesInput([user, assistant, results('call_1')], { stored: false }).input).toEqual([
@@ -41,7 +45,7 @@ describe('toResponsesInput: stateless (store: false)', () => {
     const assistant: AssistantMessage = {
       role: 'assistant',
       content: [
-        { type: 'reasoning', text: 'a\n\nb', openai: { encryptedContent: 'enc', summary: ['a', 'b'] } },
+        { type: 'reasoning', text: 'a\n\nb', providerMetadata: { openai: { encryptedContent: 'enc', summary: ['a', 'b'] } } },
         { type: 'text', text: 'ok' },
       ],
     };
@@ -59,10 +63,10 @@ describe('toResponsesInput: stateless (store: false)', () => {
         { type: 'reasoning', text: 'DeepSeek reasoning_content' },
         { type: 'reasoning', text: 'Claude thinking', signature: 'EqQBCkgIARAB' },
         { type: 'redacted-reasoning', data: 'EmwKAhgB' },
-        { type: 'reasoning', text: 'stored only', openai: { itemId: 'rs_9', responseId: 'resp_9' } },
+        { type: 'reasoning', text: 'stored only', providerMetadata: { openai: { itemId: 'rs_9', responseId: 'resp_9' } } },
         { type: 'text', text: '' },
         { type: 'text', text: 'Answer.' },
-        { type: 'reasoning', text: 'cut off after this', openai: { encryptedContent: 'enc-last' } },
+        { type: 'reasoning', text: 'cut off after this', providerMetadata: { openai: { encryptedContent: 'enc-last' } } },
       ],
     };
     expect(toResponsesInput([assistant], { stored: false }).input).toEqual([{ role: 'assistant', content: 'Answer.' }]);
@@ -89,9 +93,9 @@ describe('toResponsesInput: stored (store: true)', () => {
     const assistant: AssistantMessage = {
       role: 'assistant',
       content: [
-        { type: 'reasoning', text: 'think', openai: { itemId: 'rs_1', responseId: 'resp_1' } },
-        call('call_1', { openai: { itemId: 'fc_1', responseId: 'resp_1' } }),
-        { type: 'text', text: 'after', openai: { itemId: 'msg_2', responseId: 'resp_1' } },
+        { type: 'reasoning', text: 'think', providerMetadata: { openai: { itemId: 'rs_1', responseId: 'resp_1' } } },
+        call('call_1', { providerMetadata: { openai: { itemId: 'fc_1', responseId: 'resp_1' } } }),
+        { type: 'text', text: 'after', providerMetadata: { openai: { itemId: 'msg_2', responseId: 'resp_1' } } },
       ],
     };
     expect(toResponsesInput([assistant], { stored: true }).input).toEqual([
@@ -105,7 +109,7 @@ describe('toResponsesInput: stored (store: true)', () => {
     const assistant: AssistantMessage = {
       role: 'assistant',
       content: [
-        { type: 'reasoning', text: 'think', openai: { itemId: 'rs_1' } },
+        { type: 'reasoning', text: 'think', providerMetadata: { openai: { itemId: 'rs_1' } } },
         { type: 'text', text: 'The meaning of life is 42' },
       ],
     };
@@ -116,8 +120,8 @@ describe('toResponsesInput: stored (store: true)', () => {
     const assistant: AssistantMessage = {
       role: 'assistant',
       content: [
-        { type: 'reasoning', text: '', openai: { itemId: 'rs_1', encryptedContent: 'enc' } },
-        { type: 'text', text: 'hi', openai: { itemId: 'msg_1' } },
+        { type: 'reasoning', text: '', providerMetadata: { openai: { itemId: 'rs_1', encryptedContent: 'enc' } } },
+        { type: 'text', text: 'hi', providerMetadata: { openai: { itemId: 'msg_1' } } },
       ],
     };
     expect(toResponsesInput([assistant], { stored: true }).input).toEqual([
@@ -130,9 +134,12 @@ describe('toResponsesInput: stored (store: true)', () => {
 describe('toResponsesInput: previous_response_id', () => {
   const first: AssistantMessage = {
     role: 'assistant',
-    content: [{ type: 'text', text: 'Hello', openai: { itemId: 'msg_1', responseId: 'resp_1' } }],
+    content: [{ type: 'text', text: 'Hello', providerMetadata: { openai: { itemId: 'msg_1', responseId: 'resp_1' } } }],
   };
-  const second: AssistantMessage = { role: 'assistant', content: [call('call_1', { openai: { itemId: 'fc_1', responseId: 'resp_2' } })] };
+  const second: AssistantMessage = {
+    role: 'assistant',
+    content: [call('call_1', { providerMetadata: { openai: { itemId: 'fc_1', responseId: 'resp_2' } } })],
+  };
 
   it('names the last stored response and sends only what came after it', () => {
     const history: Message[] = [user, first, { role: 'user', content: 'And Rome?' }, second, results('call_1')];
@@ -165,8 +172,8 @@ describe('toResponsesInput: previous_response_id', () => {
     const assistant: AssistantMessage = {
       role: 'assistant',
       content: [
-        { type: 'reasoning', text: 'r', openai: { itemId: 'rs_1' } },
-        { type: 'text', text: 't', openai: { itemId: 'msg_1' } },
+        { type: 'reasoning', text: 'r', providerMetadata: { openai: { itemId: 'rs_1' } } },
+        { type: 'text', text: 't', providerMetadata: { openai: { itemId: 'msg_1' } } },
       ],
     };
     const stored = toResponsesInput([assistant], { stored: true }).input;
@@ -192,24 +199,43 @@ describe('findMessagesProblem: Responses metadata on parts', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'reasoning', text: '', openai: { itemId: 'rs_1', responseId: 'resp_1', encryptedContent: 'enc', summary: ['a', 'b'] } },
-          { type: 'text', text: 'hi', openai: { phase: 'final_answer' } },
-          call('c', { openai: { itemId: 'fc_1' } }),
+          {
+            type: 'reasoning',
+            text: '',
+            providerMetadata: { openai: { itemId: 'rs_1', responseId: 'resp_1', encryptedContent: 'enc', summary: ['a', 'b'] } },
+          },
+          { type: 'text', text: 'hi', providerMetadata: { openai: { phase: 'final_answer' } } },
+          call('c', { providerMetadata: { openai: { itemId: 'fc_1' } } }),
         ],
       },
     ];
     expect(findMessagesProblem(ok)).toBeUndefined();
     const bad = (part: object) => findMessagesProblem([{ role: 'assistant', content: [part] }]);
-    expect(bad({ type: 'text', text: 'x', openai: 'msg_1' })).toBe('input.messages[0]: content[0].openai must be an object, got "msg_1"');
-    expect(bad({ type: 'reasoning', text: '', openai: { encryptedContent: 42 } })).toBe(
-      'input.messages[0]: content[0].openai.encryptedContent must be a string, got number 42',
+    // The neutral check: an object of plain JSON, keyed by provider.
+    expect(bad({ type: 'text', text: 'x', providerMetadata: 'msg_1' })).toBe(
+      'input.messages[0]: content[0].providerMetadata must be an object keyed by provider, got "msg_1"',
     );
-    expect(bad({ type: 'reasoning', text: '', openai: { summary: 'a' } })).toBe(
-      'input.messages[0]: content[0].openai.summary must be an array of strings, got "a"',
+    expect(bad({ type: 'text', text: 'x', providerMetadata: { openai: { at: new Date(0) } } })).toMatch(
+      /content\[0\]\.providerMetadata\.openai\.at must be plain JSON/,
     );
-    expect(bad({ type: 'text', text: '', openai: { phase: 1 } })).toMatch(/content\[0\]\.openai\.phase must be a string/);
-    expect(bad({ type: 'redacted-reasoning', data: 'x', openai: {} })).toMatch(
-      /openai is only allowed on text, reasoning and tool-call parts/,
+    // What the Responses wire keeps there it checks itself, when it sends the history.
+    const sent = (part: object) => () =>
+      toResponsesInput([{ role: 'assistant', content: [part, { type: 'text', text: 'after' }] } as Message], { stored: false });
+    expect(sent({ type: 'reasoning', text: '', providerMetadata: { openai: { encryptedContent: 42 } } })).toThrow(
+      'messages[0].content[0].providerMetadata.openai.encryptedContent must be a string',
     );
+    expect(sent({ type: 'reasoning', text: '', providerMetadata: { openai: { encryptedContent: 'e', summary: 'a' } } })).toThrow(
+      'messages[0].content[0].providerMetadata.openai.summary must be an array of strings',
+    );
+    expect(sent({ type: 'text', text: 'x', providerMetadata: { openai: { phase: 1 } } })).toThrow(
+      /content\[0\]\.providerMetadata\.openai\.phase must be a string/,
+    );
+    expect(sent({ type: 'text', text: 'x', providerMetadata: { openai: 'msg_1' } })).toThrow(/providerMetadata\.openai must be an object/);
+    // Another wire's key is none of this wire's business.
+    expect(
+      toResponsesInput([{ role: 'assistant', content: [{ type: 'text', text: 'x', providerMetadata: { other: { id: 1 } } }] }], {
+        stored: true,
+      }).input,
+    ).toEqual([{ role: 'assistant', content: 'x' }]);
   });
 });

@@ -1,9 +1,9 @@
 import { fromEventObservable, type Observer, type Subscribable, type Subscription } from 'xstate';
-import { toProviderError } from '../providers/errors/classify-error.js';
-import { ProviderError } from '../providers/errors/provider-error.js';
-import { providerErrorFromRecord } from '../providers/errors/provider-error-record.js';
-import type { Message } from '../providers/messages.js';
-import type { Provider, ProviderEvent, ProviderRequest, ResponseFormat, ToolDescription } from '../providers/provider.js';
+import { toProviderError } from '../model/errors/classify-error.js';
+import { ProviderError } from '../model/errors/provider-error.js';
+import { providerErrorFromRecord } from '../model/errors/provider-error-record.js';
+import type { Message } from '../model/messages.js';
+import type { Provider, ProviderEvent, ProviderRequest, ResponseFormat, ToolDescription } from '../model/provider.js';
 import { recordRequest, type RequestStepRecord } from './request-step.js';
 import { stepJournalOf } from './step-journal.js';
 

@@ -1,7 +1,7 @@
-import { toProviderError } from '../providers/errors/classify-error.js';
-import { ProviderError } from '../providers/errors/provider-error.js';
-import { type ProviderErrorRecord, providerErrorRecord } from '../providers/errors/provider-error-record.js';
-import type { Provider, ProviderEvent, ProviderRequest } from '../providers/provider.js';
+import { toProviderError } from '../model/errors/classify-error.js';
+import { ProviderError } from '../model/errors/provider-error.js';
+import { type ProviderErrorRecord, providerErrorRecord } from '../model/errors/provider-error-record.js';
+import type { Provider, ProviderEvent, ProviderRequest } from '../model/provider.js';
 import type { StepJournal } from './step-journal.js';
 
 /**

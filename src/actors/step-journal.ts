@@ -1,4 +1,4 @@
-import type { ProviderEvent } from '../providers/provider.js';
+import type { ProviderEvent } from '../model/provider.js';
 
 /** The step a provider call or a tool execution asks the journal to run. */
 export type StepInfo =

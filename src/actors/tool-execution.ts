@@ -1,5 +1,5 @@
 import { fromPromise } from 'xstate';
-import type { Message } from '../providers/messages.js';
+import type { Message } from '../model/messages.js';
 import type { Tool } from '../tools/define-tool.js';
 import { HaltError } from '../tools/halt-error.js';
 import { capText, interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConversationStatus, ConversationStore } from '../host/conversation-store.js';
 import type { ConversationEmittedEvent, ConversationStateValue } from '../machines/types.js';
-import type { Message } from '../providers/messages.js';
+import type { Message } from '../model/messages.js';
 import type { ConversationUpdate } from '../observe/conversation-source.js';
 import { startLiveViewer } from '../observe/inspect/index.js';
 import { handlerProvider } from '../providers/handler/handler-provider.js';

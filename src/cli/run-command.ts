@@ -1,8 +1,8 @@
 import { createActor, toPromise } from 'xstate';
 import { createConversationMachine } from '../machines/conversation.js';
 import type { ConversationMachine, RunOutput } from '../machines/types.js';
-import type { Message } from '../providers/messages.js';
-import type { Provider } from '../providers/provider.js';
+import type { Message } from '../model/messages.js';
+import type { Provider } from '../model/provider.js';
 import { anthropicProvider } from '../providers/anthropic/anthropic-provider.js';
 import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { openaiProvider } from '../providers/openai/openai-provider.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createConversationHost } from '../host/conversation-host.js';
 import type { ConversationHost } from '../host/conversation-host.js';
 import type { RunOutput } from '../machines/types.js';
-import type { Message } from '../providers/messages.js';
+import type { Message } from '../model/messages.js';
 import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import { offlineModel } from './offline-model.js';

@@ -1,5 +1,5 @@
 import type { RunOutput, ToolCallEvent, ToolResultEvent } from '../machines/types.js';
-import type { UserMessage } from '../providers/messages.js';
+import type { UserMessage } from '../model/messages.js';
 
 /**
  * Where a conversation stands: `idle` before its first message, `running` while a run requests or

@@ -1,5 +1,5 @@
 import type { ConversationContext, ConversationStateValue } from '../machines/types.js';
-import type { Message } from '../providers/messages.js';
+import type { Message } from '../model/messages.js';
 import type { ConversationStatus } from './conversation-store.js';
 
 /**

@@ -11,7 +11,7 @@ import type {
   ConversationUserEvent,
   RunOutput,
 } from '../machines/types.js';
-import type { Message } from '../providers/messages.js';
+import type { Message } from '../model/messages.js';
 import type { ConversationLogEvent, ConversationStatus, ConversationStore, LogAppend, StoredConversation } from './conversation-store.js';
 import { statusOf } from './conversation-view.js';
 import { changesStoredState, type StoredShape, storedShapeOf } from './stored-state.js';

@@ -1,4 +1,4 @@
-import type { Message, ToolCallPart } from '../providers/messages.js';
+import type { Message, ToolCallPart } from '../model/messages.js';
 
 /** A tool call reduced to what makes two calls "the same": name and canonical arguments. */
 export type CallSignature = { name: string; args: unknown; key: string };

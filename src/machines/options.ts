@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { Provider, ToolDescription } from '../providers/provider.js';
+import type { Provider, ToolDescription } from '../model/provider.js';
 import type { RequestMiddleware } from '../middleware/request-middleware.js';
 import { withMiddleware } from '../middleware/with-middleware.js';
 import { createTool, isTool, type Tool } from '../tools/define-tool.js';

@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { Usage } from '../providers/usage.js';
+import type { Usage } from '../model/usage.js';
 
 /**
  * What a model costs, per million tokens. Cached input and cache writes fall back to the input

@@ -1,6 +1,6 @@
-import { toProviderError } from '../providers/errors/classify-error.js';
-import { ProviderError } from '../providers/errors/provider-error.js';
-import { addUsage } from '../providers/usage.js';
+import { toProviderError } from '../model/errors/classify-error.js';
+import { ProviderError } from '../model/errors/provider-error.js';
+import { addUsage } from '../model/usage.js';
 import type { RetryOptions } from './options.js';
 import { addCost, type PriceTable } from './pricing.js';
 import { retryAfterCapNote, retryDelay } from './retry-policy.js';

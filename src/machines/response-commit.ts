@@ -1,6 +1,6 @@
 import type { ProviderCallEvent } from '../actors/provider-call.js';
-import type { Provider } from '../providers/provider.js';
-import { addUsage } from '../providers/usage.js';
+import type { Provider } from '../model/provider.js';
+import { addUsage } from '../model/usage.js';
 import { doomLoopNotice, findRepetition, maxDoomLoopPeriod, recentCallSignatures, signatureOfPart } from './doom-loop.js';
 import type { Effects } from './effects.js';
 import type { ResolvedOptions } from './options.js';
@@ -9,7 +9,7 @@ import { toolResultEvent } from './round-results.js';
 import { checkAnswer } from './structured-output.js';
 import { planResponse } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, DoomLoopVerdict, PendingResponse } from './types.js';
-import type { AssistantContentPart, Message } from '../providers/messages.js';
+import type { AssistantContentPart, Message } from '../model/messages.js';
 
 export type FinishEvent = Extract<ProviderCallEvent, { type: 'provider.finish' }>;
 

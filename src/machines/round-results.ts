@@ -1,5 +1,5 @@
 import type { ToolExecutionInput, ToolExecutionOutput } from '../actors/tool-execution.js';
-import type { Message, ToolResultPart } from '../providers/messages.js';
+import type { Message, ToolResultPart } from '../model/messages.js';
 import type { Effects } from './effects.js';
 import { freshAttempt } from './fresh-attempt.js';
 import { errorResult, resultTexts, settleRemaining, toolMessage, toolResult } from './tool-round.js';

@@ -1,5 +1,5 @@
-import { findMessagesProblem, textOf, type Message } from '../providers/messages.js';
-import { emptyUsage } from '../providers/usage.js';
+import { findMessagesProblem, textOf, type Message } from '../model/messages.js';
+import { emptyUsage } from '../model/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
 import { freshAttempt } from './fresh-attempt.js';
 import { zeroCost } from './pricing.js';

@@ -9,6 +9,8 @@
  * wrote, never looks at the clock, and returns a new object (it may share unchanged parts).
  */
 
+import { isRecord } from '../util/is-record.js';
+
 /** A persisted snapshot as parsed from storage: plain JSON, fields of the version it was written with. */
 export type PersistedJson = Record<string, unknown>;
 
@@ -26,8 +28,62 @@ export function v1ToV2(snapshot: PersistedJson): PersistedJson {
   return { ...snapshot, schemaVersion: 2 };
 }
 
+/**
+ * A message part of version 2 as version 3 has it: what the Responses API kept in the part's own
+ * `openai` field now sits under `providerMetadata.openai`, unchanged. Anything else — a part
+ * without the field, or a value that is not a part — comes back as it is (the same object).
+ */
+function partToV3(part: unknown): unknown {
+  if (!isRecord(part) || !('openai' in part)) return part;
+  const { openai, ...rest } = part;
+  if (openai === undefined) return rest;
+  const kept = isRecord(rest.providerMetadata) ? rest.providerMetadata : {};
+  return { ...rest, providerMetadata: { ...kept, openai } };
+}
+
+/** The parts of a list (a message's `content`, a pending response's), the same list when none changes. */
+function partsToV3(parts: unknown): unknown {
+  if (!Array.isArray(parts)) return parts;
+  const next = parts.map(partToV3);
+  return next.some((part, index) => part !== parts[index]) ? next : parts;
+}
+
+/** A history: each message with its content parts moved on, the same list when none changes. */
+function messagesToV3(messages: unknown): unknown {
+  if (!Array.isArray(messages)) return messages;
+  const next = messages.map((message: unknown) => {
+    if (!isRecord(message)) return message;
+    const content = partsToV3(message.content);
+    return content === message.content ? message : { ...message, content };
+  });
+  return next.some((message, index) => message !== messages[index]) ? next : messages;
+}
+
+/**
+ * Version 2 → 3: the message model carries no wire's fields. Parts the Responses API produced
+ * kept its item ids, `phase`, encrypted reasoning and summary in `openai`; version 3 keeps the
+ * same values in `providerMetadata.openai`. Histories live in `context.messages`, in
+ * `context.response.content` (a response not yet committed) and, for a finished run, in
+ * `output.messages`; children are not persisted.
+ */
+export function v2ToV3(snapshot: PersistedJson): PersistedJson {
+  const next: PersistedJson = { ...snapshot, schemaVersion: 3 };
+  const context = snapshot.context;
+  if (isRecord(context)) {
+    const response = context.response;
+    next.context = {
+      ...context,
+      messages: messagesToV3(context.messages),
+      ...(isRecord(response) ? { response: { ...response, content: partsToV3(response.content) } } : {}),
+    };
+  }
+  const output = snapshot.output;
+  if (isRecord(output) && 'messages' in output) next.output = { ...output, messages: messagesToV3(output.messages) };
+  return next;
+}
+
 /** `snapshotMigrations[i]` upgrades version `firstSchemaVersion + i` to the next one. In order; append only. */
-export const snapshotMigrations: readonly SnapshotMigration[] = [v1ToV2];
+export const snapshotMigrations: readonly SnapshotMigration[] = [v1ToV2, v2ToV3];
 
 /**
  * The snapshot schema version this actorloop writes (`schemaVersion` of every persisted snapshot and

@@ -1,5 +1,5 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { findMessagesProblem } from '../providers/messages.js';
+import { findMessagesProblem } from '../model/messages.js';
 import { isRecord } from '../util/is-record.js';
 
 /**

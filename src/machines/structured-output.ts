@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { FinishReason } from '../providers/provider.js';
+import type { FinishReason } from '../model/provider.js';
 import type { StandardOutput, StandardSchemaV1 } from '../tools/standard-schema.js';
 import { compileSchema, type JSONSchema, type ValidationResult } from '../tools/validate.js';
 

@@ -1,5 +1,5 @@
-import type { AssistantContentPart, ToolCallPart, ToolMessage, ToolResultPart } from '../providers/messages.js';
-import type { ProviderContentPart, ProviderToolCall } from '../providers/provider.js';
+import type { AssistantContentPart, ToolCallPart, ToolMessage, ToolResultPart } from '../model/messages.js';
+import type { ProviderContentPart, ProviderToolCall } from '../model/provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import { interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
 import type { RoundCall } from './types.js';
@@ -98,8 +98,8 @@ export function planResponse(
 }
 
 /** The wire's metadata of a call (the Responses item id), kept in the history when there is any. */
-function origin(part: ProviderToolCall): Pick<ToolCallPart, 'openai'> {
-  return part.openai === undefined ? {} : { openai: part.openai };
+function origin(part: ProviderToolCall): Pick<ToolCallPart, 'providerMetadata'> {
+  return part.providerMetadata === undefined ? {} : { providerMetadata: part.providerMetadata };
 }
 
 function planCall(toolCallId: string, toolName: string, parsed: ParsedArgs, tools: ReadonlyMap<string, Tool>): RoundCall {

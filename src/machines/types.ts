@@ -1,9 +1,9 @@
 import type { Actor, AnyActorRef, MetaObject, ParameterizedObject, ProvidedActor, SnapshotFrom, StateMachine, StateSchema } from 'xstate';
 import type { ProviderCallEvent } from '../actors/provider-call.js';
 import type { ToolExecutionOutput } from '../actors/tool-execution.js';
-import type { AssistantContentPart, Message, ToolResultPart } from '../providers/messages.js';
-import type { FinishReason } from '../providers/provider.js';
-import type { Usage } from '../providers/usage.js';
+import type { AssistantContentPart, Message, ToolResultPart } from '../model/messages.js';
+import type { FinishReason } from '../model/provider.js';
+import type { Usage } from '../model/usage.js';
 import type { RunCost } from './pricing.js';
 import type { AnswerCheck } from './structured-output.js';
 

@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { ProviderRequest } from '../providers/provider.js';
+import type { ProviderRequest } from '../model/provider.js';
 import type { RequestMiddleware } from './request-middleware.js';
 
 /**

@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { ProviderRequest, ReasoningEffort } from '../providers/provider.js';
+import type { ProviderRequest, ReasoningEffort } from '../model/provider.js';
 import type { RequestMiddleware } from './request-middleware.js';
 
 const efforts: ReadonlySet<string> = new Set(['minimal', 'low', 'medium', 'high']);

@@ -1,4 +1,4 @@
-import type { ProviderEvent, ProviderRequest } from '../providers/provider.js';
+import type { ProviderEvent, ProviderRequest } from '../model/provider.js';
 
 /**
  * Calls the rest of the chain (the next middleware, or the provider itself) with a request: at

@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { Message } from '../providers/messages.js';
+import type { Message } from '../model/messages.js';
 import type { RequestMiddleware } from './request-middleware.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Provider, ProviderEvent, ProviderRequest } from '../providers/provider.js';
+import type { Provider, ProviderEvent, ProviderRequest } from '../model/provider.js';
 import { MiddlewareError } from './middleware-error.js';
 import type { RequestMiddleware } from './request-middleware.js';
 

@@ -1,87 +1,47 @@
+import { findJsonProblem } from '../util/json-problem.js';
 import { isRecord } from '../util/is-record.js';
+import type { JsonValue } from './json.js';
 /**
  * The provider-neutral message model. Messages are plain JSON because they live in persisted
  * snapshots; every provider maps them to and from its own wire format.
  */
 
 /**
- * Where a part came from on the OpenAI Responses API: the output item and the response that
- * produced it. Plain JSON that the other wires ignore; the Responses provider sends an item id
- * back only when the server stored the item (`store: true`), and uses `responseId` for
- * `previous_response_id`.
+ * What a wire must get back on a later request and the neutral fields cannot say — an item id, an
+ * encrypted reasoning blob — keyed by the name of the wire that wrote it (`openai`). Plain JSON,
+ * so it lives in snapshots; every wire ignores the keys of the others and hands its own back
+ * unchanged.
  *
  * @example
  * ```ts
- * const origin: OpenAIItemMetadata = { itemId: 'fc_0216a3dd…', responseId: 'resp_0216a3dd…' };
+ * const kept: ProviderMetadata = { openai: { itemId: 'rs_06d3…', encryptedContent: 'gAAAAABqhb9u…' } };
  * ```
  */
-export type OpenAIItemMetadata = {
-  /** The output item's id: `msg_…`, `rs_…` or `fc_…` (a tool call's neutral id is its `call_id`). */
-  itemId?: string;
-  /** The id of the response the item belongs to (`resp_…`). */
-  responseId?: string;
-};
+export type ProviderMetadata = Record<string, JsonValue>;
 
 /**
- * Whether an assistant message of the Responses API is commentary before a tool call or the
- * final answer (gpt-5.x models). Sent back with the message, as OpenAI asks.
- *
- * @example
- * ```ts
- * const phase: OpenAIMessagePhase = 'commentary';
- * ```
- */
-export type OpenAIMessagePhase = 'commentary' | 'final_answer' | (string & {});
-
-/**
- * What the Responses API said about an assistant text: its message item and its `phase`.
- *
- * @example
- * ```ts
- * const about: OpenAITextMetadata = { itemId: 'msg_0a10…', responseId: 'resp_0a10…', phase: 'final_answer' };
- * ```
- */
-export type OpenAITextMetadata = OpenAIItemMetadata & { phase?: OpenAIMessagePhase };
-
-/**
- * A Responses API reasoning item, kept so it can be sent back verbatim: `encryptedContent` is the
- * item's `encrypted_content` (the reasoning itself, which only OpenAI can read), `summary` its
- * summary parts when the part's `text` (the parts joined by a blank line) cannot give them back
- * exactly.
- *
- * @example
- * ```ts
- * const about: OpenAIReasoningMetadata = { itemId: 'rs_06d3…', responseId: 'resp_06d3…', encryptedContent: 'gAAAAABqhb9u…' };
- * ```
- */
-export type OpenAIReasoningMetadata = OpenAIItemMetadata & {
-  encryptedContent?: string;
-  summary?: string[];
-};
-
-/**
- * A plain text part, used in user and assistant messages. `openai` is set on assistant text
- * that came from the OpenAI Responses API.
+ * A plain text part, used in user and assistant messages. `providerMetadata.openai` is set on
+ * assistant text that came from the OpenAI Responses API (its item and `phase`).
  *
  * @example
  * ```ts
  * const part: TextPart = { type: 'text', text: 'What is 2+3?' };
  * ```
  */
-export type TextPart = { type: 'text'; text: string; openai?: OpenAITextMetadata };
+export type TextPart = { type: 'text'; text: string; providerMetadata?: ProviderMetadata };
 
 /**
  * Model reasoning. `signature` is Anthropic's thinking signature: it must be sent back
- * byte-for-byte, so it is stored verbatim and never rewritten. `openai` holds an OpenAI Responses
- * reasoning item (its encrypted content), sent back verbatim to that API only; `text` is then the
- * reasoning summary.
+ * byte-for-byte, so it is stored verbatim and never rewritten. `providerMetadata.openai` holds an
+ * OpenAI Responses reasoning item (its encrypted content), sent back verbatim to that API only;
+ * `text` is then the reasoning summary.
  *
  * @example
  * ```ts
  * const thinking: ReasoningPart = { type: 'reasoning', text: 'The user wants a sum.', signature: 'EqQBCkgIARAB…' };
  * ```
  */
-export type ReasoningPart = { type: 'reasoning'; text: string; signature?: string; openai?: OpenAIReasoningMetadata };
+export type ReasoningPart = { type: 'reasoning'; text: string; signature?: string; providerMetadata?: ProviderMetadata };
 
 /**
  * Anthropic `redacted_thinking`: opaque data that must be sent back unchanged.
@@ -91,19 +51,26 @@ export type ReasoningPart = { type: 'reasoning'; text: string; signature?: strin
  * const redacted: RedactedReasoningPart = { type: 'redacted-reasoning', data: 'EmwKAhgBEgy3va…' };
  * ```
  */
-export type RedactedReasoningPart = { type: 'redacted-reasoning'; data: string };
+export type RedactedReasoningPart = { type: 'redacted-reasoning'; data: string; providerMetadata?: ProviderMetadata };
 
 /**
  * A tool call the model made. `args` is the parsed JSON arguments; when the model produced
  * arguments that are not valid JSON, `args` holds the raw text so nothing the model said is lost.
- * On the OpenAI Responses API `toolCallId` is the call's `call_id`, and `openai.itemId` its `fc_…` item.
+ * On the OpenAI Responses API `toolCallId` is the call's `call_id`, and `providerMetadata.openai.itemId`
+ * its `fc_…` item.
  *
  * @example
  * ```ts
  * const call: ToolCallPart = { type: 'tool-call', toolCallId: 'c1', toolName: 'add', args: { a: 2, b: 3 } };
  * ```
  */
-export type ToolCallPart = { type: 'tool-call'; toolCallId: string; toolName: string; args: unknown; openai?: OpenAIItemMetadata };
+export type ToolCallPart = {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  providerMetadata?: ProviderMetadata;
+};
 
 /**
  * The result of one tool call, as fed back to the model. `result` may be any JSON value; the
@@ -249,35 +216,21 @@ function findPartsProblem(content: unknown, allowed: string[], role: string): st
         if (typeof part.toolName !== 'string' || part.toolName === '') return `${where}.toolName must be a non-empty string`;
         break;
     }
-    if (part.openai !== undefined) {
-      const problem = findOpenAIMetadataProblem(part.openai, part.type);
-      if (problem) return `${where}.openai${problem}`;
+    if (part.providerMetadata !== undefined) {
+      const problem = findProviderMetadataProblem(part.providerMetadata, `${where}.providerMetadata`);
+      if (problem) return problem;
     }
   }
   return undefined;
 }
 
-const openaiStringFields: Record<string, string[]> = {
-  text: ['itemId', 'responseId', 'phase'],
-  reasoning: ['itemId', 'responseId', 'encryptedContent'],
-  'tool-call': ['itemId', 'responseId'],
-};
-
-/** The Responses API metadata of a part: an object of strings, and `summary` a list of strings. */
-function findOpenAIMetadataProblem(metadata: unknown, type: string): string | undefined {
-  const fields = openaiStringFields[type];
-  if (fields === undefined) return ` is only allowed on text, reasoning and tool-call parts`;
-  if (!isRecord(metadata)) return ` must be an object, got ${describe(metadata)}`;
-  for (const field of fields) {
-    if (metadata[field] !== undefined && typeof metadata[field] !== 'string')
-      return `.${field} must be a string, got ${describe(metadata[field])}`;
-  }
-  if (type === 'reasoning' && metadata.summary !== undefined) {
-    if (!Array.isArray(metadata.summary) || !metadata.summary.every((text) => typeof text === 'string')) {
-      return `.summary must be an array of strings, got ${describe(metadata.summary)}`;
-    }
-  }
-  return undefined;
+/**
+ * `providerMetadata` is an object of plain JSON; what each wire keeps under its key is the wire's
+ * to check when it reads it back.
+ */
+function findProviderMetadataProblem(metadata: unknown, where: string): string | undefined {
+  if (!isRecord(metadata)) return `${where} must be an object keyed by provider, got ${describe(metadata)}`;
+  return findJsonProblem(metadata, where);
 }
 
 function describe(value: unknown): string {

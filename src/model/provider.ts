@@ -1,4 +1,4 @@
-import type { Message, OpenAIItemMetadata, TextPart, ReasoningPart, RedactedReasoningPart } from './messages.js';
+import type { Message, ProviderMetadata, TextPart, ReasoningPart, RedactedReasoningPart } from './messages.js';
 import type { Usage } from './usage.js';
 
 /**
@@ -94,15 +94,21 @@ export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' |
 
 /**
  * A tool call as the provider assembled it: the argument text exactly as streamed, so the machine
- * can tell malformed JSON from valid JSON and report it to the model. `openai` (the Responses
- * API's item) is carried into the history's tool-call part unchanged.
+ * can tell malformed JSON from valid JSON and report it to the model. `providerMetadata` (e.g. the
+ * Responses API's item) is carried into the history's tool-call part unchanged.
  *
  * @example
  * ```ts
  * const call: ProviderToolCall = { type: 'tool-call', toolCallId: 'c1', toolName: 'add', argsText: '{"a":2,"b":3}' };
  * ```
  */
-export type ProviderToolCall = { type: 'tool-call'; toolCallId: string; toolName: string; argsText: string; openai?: OpenAIItemMetadata };
+export type ProviderToolCall = {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  argsText: string;
+  providerMetadata?: ProviderMetadata;
+};
 
 /**
  * The assembled content of one response, in the order the model produced it.

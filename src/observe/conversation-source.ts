@@ -1,7 +1,7 @@
 import type { ConversationStatus } from '../host/conversation-store.js';
 import type { WriteFailedEvent } from '../host/live-run.js';
 import type { ConversationEmittedEvent, ConversationStateValue, RunOutput } from '../machines/types.js';
-import type { Message } from '../providers/messages.js';
+import type { Message } from '../model/messages.js';
 
 /**
  * What an actor's `subscribe` / `on` return.

@@ -1,6 +1,6 @@
 import { statusOf } from '../host/conversation-view.js';
 import type { ConversationStateValue, RunOutput } from '../machines/types.js';
-import type { Message } from '../providers/messages.js';
+import type { Message } from '../model/messages.js';
 import type { ConversationStateUpdate, ConversationUpdate, ObservedStatus, SnapshotLike } from './conversation-source.js';
 
 /** The statuses after which a run takes no more events: it ended, or its actor was stopped. */

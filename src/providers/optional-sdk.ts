@@ -1,4 +1,4 @@
-import { ProviderError } from './errors/provider-error.js';
+import { ProviderError } from '../model/errors/provider-error.js';
 
 /**
  * A client made on first use from an optional peer SDK (`openai`, `@anthropic-ai/sdk`), so the

@@ -1,4 +1,4 @@
-import type { Message } from '../providers/messages.js';
+import type { Message } from '../model/messages.js';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { StandardOutput, StandardSchemaV1 } from './standard-schema.js';
 import { compileSchema, type JSONSchema, type ValidationResult } from './validate.js';

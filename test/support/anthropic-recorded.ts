@@ -3,9 +3,9 @@
  * into the provider-neutral request that should produce it, and reading the expected content of a
  * recorded response straight from its bytes (an oracle written apart from the provider's parser).
  */
-import type { Message, ToolResultPart, AssistantContentPart, TextPart } from '../../src/providers/messages.js';
-import type { ProviderContentPart, ToolDescription } from '../../src/providers/provider.js';
-import type { Usage } from '../../src/providers/usage.js';
+import type { Message, ToolResultPart, AssistantContentPart, TextPart } from '../../src/model/messages.js';
+import type { ProviderContentPart, ToolDescription } from '../../src/model/provider.js';
+import type { Usage } from '../../src/model/usage.js';
 
 type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { toAnthropicMessages } from '../../src/providers/anthropic/index.js';
-import { findMessagesProblem, type Message } from '../../src/providers/messages.js';
+import { findMessagesProblem, type Message } from '../../src/model/messages.js';
 import { toOpenAIMessages } from '../../src/providers/openai-wire/to-openai-messages.js';
 
 /**

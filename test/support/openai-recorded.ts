@@ -2,8 +2,8 @@
  * Helpers to replay recorded Chat Completions traffic: the neutral history a recorded request
  * carries (so our request can be compared with it), and what a recorded response should parse to.
  */
-import type { AssistantContentPart, Message, ToolResultPart } from '../../src/providers/messages.js';
-import type { ToolDescription } from '../../src/providers/provider.js';
+import type { AssistantContentPart, Message, ToolResultPart } from '../../src/model/messages.js';
+import type { ToolDescription } from '../../src/model/provider.js';
 import { splitSseEvents, type WireInteraction } from './wire-server.js';
 
 type Json = Record<string, unknown>;

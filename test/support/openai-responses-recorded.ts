@@ -5,10 +5,10 @@
  * and a request comparison that looks only at what matters to the conversation.
  */
 import { deepStrictEqual } from 'node:assert/strict';
-import type { AssistantContentPart, Message, ToolResultPart } from '../../src/providers/messages.js';
+import type { AssistantContentPart, Message, ToolResultPart } from '../../src/model/messages.js';
 import type { OpenAIResponsesProviderOptions } from '../../src/providers/openai/index.js';
-import type { ToolDescription } from '../../src/providers/provider.js';
-import type { Usage } from '../../src/providers/usage.js';
+import type { ToolDescription } from '../../src/model/provider.js';
+import type { Usage } from '../../src/model/usage.js';
 import { splitSseEvents, type Cassette, type WireInteraction } from './wire-server.js';
 
 type Json = Record<string, unknown>;
@@ -157,14 +157,18 @@ export function recordedAssistantMessage(output: RecordedOutput, stored: boolean
   for (const item of output.items) {
     if (item.type === 'message' && item.text !== '') {
       const openai = { ...ids(item.id), ...(item.phase ? { phase: item.phase } : {}) };
-      content.push({ type: 'text', text: item.text, ...(Object.keys(openai).length ? { openai } : {}) });
+      content.push({ type: 'text', text: item.text, ...(Object.keys(openai).length ? { providerMetadata: { openai } } : {}) });
     } else if (item.type === 'reasoning') {
       const openai = {
         ...ids(item.id),
         ...(item.encrypted ? { encryptedContent: item.encrypted } : {}),
         ...(item.summary.length > 1 ? { summary: item.summary } : {}),
       };
-      content.push({ type: 'reasoning', text: item.summary.join('\n\n'), ...(Object.keys(openai).length ? { openai } : {}) });
+      content.push({
+        type: 'reasoning',
+        text: item.summary.join('\n\n'),
+        ...(Object.keys(openai).length ? { providerMetadata: { openai } } : {}),
+      });
     } else if (item.type === 'function_call') {
       const openai = ids(item.id);
       content.push({
@@ -172,7 +176,7 @@ export function recordedAssistantMessage(output: RecordedOutput, stored: boolean
         toolCallId: item.callId,
         toolName: item.name,
         args: parseArgs(item.arguments),
-        ...(Object.keys(openai).length ? { openai } : {}),
+        ...(Object.keys(openai).length ? { providerMetadata: { openai } } : {}),
       });
     }
   }
@@ -248,21 +252,28 @@ export function recordedResponsesRequestToNeutral(body: unknown, aliases: Map<st
     const role = raw.role;
     if (raw.type === 'reasoning') {
       const summary = asArray(raw.summary).flatMap((part) => (isRecord(part) && typeof part.text === 'string' ? [part.text] : []));
+      const id = str(raw.id);
+      const encrypted = str(raw.encrypted_content);
       const openai = {
-        ...(str(raw.id) ? { itemId: str(raw.id) } : {}),
-        ...(str(raw.encrypted_content) ? { encryptedContent: str(raw.encrypted_content) } : {}),
+        ...(id ? { itemId: id } : {}),
+        ...(encrypted ? { encryptedContent: encrypted } : {}),
         ...(summary.length > 1 ? { summary } : {}),
       };
-      assistant().push({ type: 'reasoning', text: summary.join('\n\n'), ...(Object.keys(openai).length ? { openai } : {}) });
+      assistant().push({
+        type: 'reasoning',
+        text: summary.join('\n\n'),
+        ...(Object.keys(openai).length ? { providerMetadata: { openai } } : {}),
+      });
     } else if (raw.type === 'function_call') {
       const toolCallId = alias(String(raw.call_id));
       toolNames.set(toolCallId, String(raw.name));
+      const id = str(raw.id);
       assistant().push({
         type: 'tool-call',
         toolCallId,
         toolName: String(raw.name),
         args: parseArgs(raw.arguments),
-        ...(str(raw.id) ? { openai: { itemId: str(raw.id) } } : {}),
+        ...(id ? { providerMetadata: { openai: { itemId: id } } } : {}),
       });
     } else if (raw.type === 'function_call_output') {
       const toolCallId = alias(String(raw.call_id));
@@ -277,7 +288,11 @@ export function recordedResponsesRequestToNeutral(body: unknown, aliases: Map<st
       else messages.push({ role: 'tool', content: [part] });
     } else if (role === 'assistant') {
       const openai = { ...(str(raw.id) ? { itemId: str(raw.id) } : {}), ...(str(raw.phase) ? { phase: str(raw.phase) } : {}) };
-      assistant().push({ type: 'text', text: contentText(raw.content), ...(Object.keys(openai).length ? { openai } : {}) });
+      assistant().push({
+        type: 'text',
+        text: contentText(raw.content),
+        ...(Object.keys(openai).length ? { providerMetadata: { openai } } : {}),
+      });
     } else if ((role === 'system' || role === 'developer') && index === 0 && system === undefined) {
       system = contentText(raw.content);
     } else if (role === 'system' || role === 'developer') {

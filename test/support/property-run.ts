@@ -20,7 +20,7 @@ import { createConversationMachine } from '../../src/machines/conversation.js';
 import type { ConversationOptions } from '../../src/machines/options.js';
 import type { ConversationEmittedEvent, RunOutput } from '../../src/machines/types.js';
 import { resultTexts } from '../../src/machines/tool-round.js';
-import { findMessagesProblem, type Message } from '../../src/providers/messages.js';
+import { findMessagesProblem, type Message } from '../../src/model/messages.js';
 import { serializeResult } from '../../src/util/serialize-result.js';
 import { anthropicProvider } from '../../src/providers/anthropic/index.js';
 import { toAnthropicMessages } from '../../src/providers/anthropic/to-anthropic-messages.js';
@@ -498,11 +498,15 @@ export function responsesRequestProblems(messages: Message[]): string[] {
   const expected = messages.flatMap((message) => {
     if (message.role !== 'assistant') return [];
     return message.content.flatMap((part, index) => {
-      if (part.type !== 'reasoning' || part.openai?.encryptedContent === undefined) return [];
+      const encrypted =
+        part.type === 'reasoning'
+          ? (part.providerMetadata?.openai as { encryptedContent?: string } | undefined)?.encryptedContent
+          : undefined;
+      if (encrypted === undefined) return [];
       const followed = message.content
         .slice(index + 1)
         .some((later) => later.type === 'tool-call' || (later.type === 'text' && later.text !== ''));
-      return followed ? [part.openai.encryptedContent] : [];
+      return followed ? [encrypted] : [];
     });
   });
   const sent = input.flatMap((item) =>

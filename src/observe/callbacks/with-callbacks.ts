@@ -1,6 +1,6 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
-import type { Message } from '../../providers/messages.js';
-import type { Usage } from '../../providers/usage.js';
+import type { Message } from '../../model/messages.js';
+import type { Usage } from '../../model/usage.js';
 import type {
   ConversationActor,
   ConversationEmittedEvent,

@@ -1,5 +1,5 @@
 import type { ConversationEmittedEvent, ConversationStateValue, ConversationUserEvent } from '../../machines/types.js';
-import type { Message } from '../../providers/messages.js';
+import type { Message } from '../../model/messages.js';
 import type { WriteFailedEvent } from '../../host/live-run.js';
 import type { ConversationStateUpdate, ObservedStatus } from '../conversation-source.js';
 import { isEndStatus } from '../state-update.js';

@@ -1,7 +1,7 @@
 import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { toolErrorType } from '../../machines/tool-round.js';
 import type { ConversationEmittedEvent, RunOutput } from '../../machines/types.js';
-import type { Message } from '../../providers/messages.js';
+import type { Message } from '../../model/messages.js';
 
 /** What a run's spans are made with. */
 export type RunTraceOptions = {

@@ -1,7 +1,7 @@
 import { type Context, context, trace } from '@opentelemetry/api';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { ConversationHost } from '../../host/conversation-host.js';
-import type { Message } from '../../providers/messages.js';
+import type { Message } from '../../model/messages.js';
 import { isEndStatus } from '../state-update.js';
 import { RunTrace } from './run-trace.js';
 import type { TraceConversationOptions } from './trace-conversation.js';

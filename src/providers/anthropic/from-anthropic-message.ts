@@ -1,5 +1,5 @@
-import type { FinishReason, ProviderContentPart, ProviderEvent } from '../provider.js';
-import type { Usage } from '../usage.js';
+import type { FinishReason, ProviderContentPart, ProviderEvent } from '../../model/provider.js';
+import type { Usage } from '../../model/usage.js';
 import { isRecord } from '../../util/is-record.js';
 import type { AnthropicMessage, AnthropicUsageCounters } from './wire-types.js';
 

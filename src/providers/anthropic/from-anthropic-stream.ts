@@ -1,6 +1,6 @@
 import { isRecord } from '../../util/is-record.js';
-import { ProviderError } from '../errors/provider-error.js';
-import type { ProviderContentPart, ProviderEvent } from '../provider.js';
+import { ProviderError } from '../../model/errors/provider-error.js';
+import type { ProviderContentPart, ProviderEvent } from '../../model/provider.js';
 import { inputText, mergeUsageCounters, fromAnthropicStopReason, fromAnthropicUsage, stringField } from './from-anthropic-message.js';
 import type { AnthropicStreamEvent, AnthropicUsageCounters } from './wire-types.js';
 

@@ -1,4 +1,4 @@
-import type { ProviderContentPart, ProviderEvent, ResponseFormat } from '../provider.js';
+import type { ProviderContentPart, ProviderEvent, ResponseFormat } from '../../model/provider.js';
 import type { AnthropicThinkingConfig, AnthropicTool } from './wire-types.js';
 
 /**

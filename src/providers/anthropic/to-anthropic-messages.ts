@@ -1,7 +1,7 @@
 import { isRecord } from '../../util/is-record.js';
 import { serializeResult } from '../../util/serialize-result.js';
-import type { Message, ToolResultPart } from '../messages.js';
-import type { ToolDescription } from '../provider.js';
+import type { Message, ToolResultPart } from '../../model/messages.js';
+import type { ToolDescription } from '../../model/provider.js';
 import type {
   AnthropicMessageParam,
   AnthropicRedactedThinkingBlockParam,

@@ -1,7 +1,7 @@
 import { isRecord } from '../../util/is-record.js';
 import { classifySdkError } from './classify-sdk-error.js';
-import type { Usage } from '../usage.js';
-import { ProviderError, type ProviderErrorCode } from './provider-error.js';
+import type { Usage } from '../../model/usage.js';
+import { ProviderError, type ProviderErrorCode } from '../../model/errors/provider-error.js';
 
 type Classification = { code: ProviderErrorCode; retryable: boolean };
 

@@ -1,6 +1,6 @@
 import { isRecord } from '../../util/is-record.js';
-import { toProviderError } from './classify-error.js';
-import { ProviderError } from './provider-error.js';
+import { toProviderError } from '../../model/errors/classify-error.js';
+import { ProviderError } from '../../model/errors/provider-error.js';
 
 /**
  * Classifies what an official SDK threw during a request. Beyond {@link toProviderError}: an

@@ -1,4 +1,4 @@
-import { ProviderError } from './provider-error.js';
+import { ProviderError } from '../../model/errors/provider-error.js';
 
 /** How one provider is given its key, to say so when it has none. */
 export type KeySource = {

@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
-import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../provider.js';
+import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../../model/provider.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIResponseFormat } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
 import { toOpenAIMessages, toOpenAIResponseFormat, toOpenAITools } from '../openai-wire/to-openai-messages.js';

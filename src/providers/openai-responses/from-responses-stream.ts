@@ -1,5 +1,5 @@
-import { ProviderError } from '../errors/provider-error.js';
-import type { ProviderEvent } from '../provider.js';
+import { ProviderError } from '../../model/errors/provider-error.js';
+import type { ProviderEvent } from '../../model/provider.js';
 import { ResponseAssembler } from './response-assembler.js';
 import type { OpenAIResponsesResponse, OpenAIResponsesStreamEvent } from './wire-types.js';
 

@@ -1,7 +1,7 @@
 import { classifyResponseFailure } from '../errors/classify-response-failure.js';
-import type { ProviderError } from '../errors/provider-error.js';
-import type { ProviderEvent } from '../provider.js';
-import { emptyUsage } from '../usage.js';
+import type { ProviderError } from '../../model/errors/provider-error.js';
+import type { ProviderEvent } from '../../model/provider.js';
+import { emptyUsage } from '../../model/usage.js';
 import { finishOf, fromResponsesUsage, isRefusal, isWholeCall, messageText, partsFromOutput, reasoningText } from './responses-output.js';
 import type { OpenAIResponsesOutputItem, OpenAIResponsesResponse, OpenAIResponsesStreamEvent } from './wire-types.js';
 

@@ -1,6 +1,6 @@
-import type { OpenAIReasoningMetadata, OpenAITextMetadata } from '../messages.js';
-import type { FinishReason, ProviderContentPart } from '../provider.js';
-import type { Usage } from '../usage.js';
+import type { FinishReason, ProviderContentPart } from '../../model/provider.js';
+import type { Usage } from '../../model/usage.js';
+import { type OpenAIReasoningMetadata, type OpenAITextMetadata, withOpenAIMetadata } from './openai-metadata.js';
 import type { OpenAIResponsesOutputItem, OpenAIResponsesResponse, OpenAIResponsesUsage } from './wire-types.js';
 
 /**
@@ -113,7 +113,7 @@ export function partsFromOutput(items: OpenAIResponsesOutputItem[], options: Out
         const text = messageText(item);
         if (text === '') break;
         const metadata: OpenAITextMetadata = { ...ids(item, options), ...(typeof item.phase === 'string' ? { phase: item.phase } : {}) };
-        parts.push({ type: 'text', text, ...(isEmpty(metadata) ? {} : { openai: metadata }) });
+        parts.push({ type: 'text', text, ...withOpenAIMetadata(metadata) });
         break;
       }
       case 'reasoning': {
@@ -130,7 +130,7 @@ export function partsFromOutput(items: OpenAIResponsesOutputItem[], options: Out
           ...(keepSummary ? { summary } : {}),
         };
         if (text === '' && isEmpty(metadata)) break;
-        parts.push({ type: 'reasoning', text, ...(isEmpty(metadata) ? {} : { openai: metadata }) });
+        parts.push({ type: 'reasoning', text, ...withOpenAIMetadata(metadata) });
         break;
       }
       case 'function_call': {
@@ -141,7 +141,7 @@ export function partsFromOutput(items: OpenAIResponsesOutputItem[], options: Out
           toolCallId: item.call_id ?? item.id ?? '',
           toolName: item.name ?? '',
           argsText: item.arguments ?? '',
-          ...(isEmpty(metadata) ? {} : { openai: metadata }),
+          ...withOpenAIMetadata(metadata),
         });
         break;
       }

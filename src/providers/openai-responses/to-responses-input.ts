@@ -1,7 +1,9 @@
 import { serializeResult } from '../../util/serialize-result.js';
-import type { AssistantMessage, Message, ReasoningPart, TextPart, ToolCallPart } from '../messages.js';
+import type { AssistantMessage, Message, ReasoningPart, TextPart, ToolCallPart } from '../../model/messages.js';
 import { argumentsText } from '../openai-wire/to-openai-messages.js';
-import type { ToolDescription } from '../provider.js';
+import type { ToolDescription } from '../../model/provider.js';
+import { ProviderError } from '../../model/errors/provider-error.js';
+import { readOpenAIMetadata } from './openai-metadata.js';
 import type { OpenAIResponsesFunctionTool, OpenAIResponsesInputItem } from './wire-types.js';
 
 /**
@@ -43,9 +45,22 @@ export type ResponsesInput = { input: OpenAIResponsesInputItem[]; previousRespon
 const convertedStateless = new WeakMap<Message, OpenAIResponsesInputItem[]>();
 const convertedStored = new WeakMap<Message, OpenAIResponsesInputItem[]>();
 
+/**
+ * What this wire kept on a part. A field of the wrong type (a hand-edited history) fails the
+ * request as a bad request naming the message, the part and the field, rather than sending the
+ * API something it refuses or silently dropping reasoning.
+ */
+function openaiOf(part: TextPart | ReasoningPart | ToolCallPart, where: string) {
+  const read = readOpenAIMetadata(part);
+  if (read.problem !== undefined) {
+    throw new ProviderError(`${where}.${read.problem}`, { code: 'bad_request', retryable: false });
+  }
+  return read.metadata;
+}
+
 /** The summary parts of a reasoning item: kept ones when `text` cannot give them back, else `text`. */
-function summaryOf(part: ReasoningPart): Array<{ type: 'summary_text'; text: string }> {
-  const texts = part.openai?.summary ?? (part.text === '' ? [] : [part.text]);
+function summaryOf(part: ReasoningPart, summary: string[] | undefined): Array<{ type: 'summary_text'; text: string }> {
+  const texts = summary ?? (part.text === '' ? [] : [part.text]);
   return texts.map((text) => ({ type: 'summary_text', text }));
 }
 
@@ -56,20 +71,26 @@ function summaryOf(part: ReasoningPart): Array<{ type: 'summary_text'; text: str
  * API refuses a reasoning item whose following item is missing); reasoning from other wires has
  * neither and is left out.
  */
-function reasoningItem(part: ReasoningPart, stored: boolean, followerId: string | undefined): OpenAIResponsesInputItem | undefined {
-  const metadata = part.openai;
+function reasoningItem(
+  part: ReasoningPart,
+  where: string,
+  stored: boolean,
+  followerId: string | undefined,
+): OpenAIResponsesInputItem | undefined {
+  const metadata = openaiOf(part, where);
   if (metadata?.encryptedContent !== undefined) {
-    return { type: 'reasoning', summary: summaryOf(part), encrypted_content: metadata.encryptedContent };
+    return { type: 'reasoning', summary: summaryOf(part, metadata.summary), encrypted_content: metadata.encryptedContent };
   }
   if (stored && metadata?.itemId !== undefined && followerId !== undefined) {
-    return { type: 'reasoning', id: metadata.itemId, summary: summaryOf(part) };
+    return { type: 'reasoning', id: metadata.itemId, summary: summaryOf(part, metadata.summary) };
   }
   return undefined;
 }
 
-function textItem(part: TextPart, byId: boolean): OpenAIResponsesInputItem {
-  const phase = part.openai?.phase;
-  const id = part.openai?.itemId;
+function textItem(part: TextPart, where: string, byId: boolean): OpenAIResponsesInputItem {
+  const metadata = openaiOf(part, where);
+  const phase = metadata?.phase;
+  const id = metadata?.itemId;
   if (byId && id !== undefined) {
     return {
       type: 'message',
@@ -83,8 +104,8 @@ function textItem(part: TextPart, byId: boolean): OpenAIResponsesInputItem {
   return { role: 'assistant', content: part.text, ...(phase === undefined ? {} : { phase }) };
 }
 
-function functionCallItem(part: ToolCallPart, byId: boolean): OpenAIResponsesInputItem {
-  const id = part.openai?.itemId;
+function functionCallItem(part: ToolCallPart, where: string, byId: boolean): OpenAIResponsesInputItem {
+  const id = openaiOf(part, where)?.itemId;
   return {
     type: 'function_call',
     ...(byId && id !== undefined ? { id } : {}),
@@ -99,31 +120,32 @@ function functionCallItem(part: ToolCallPart, byId: boolean): OpenAIResponsesInp
  * that followed it (a text or a tool call of the same message); reasoning that nothing followed —
  * a response cut off after its reasoning — is left out, as the API refuses it.
  */
-function assistantItems(message: AssistantMessage, stored: boolean): OpenAIResponsesInputItem[] {
+function assistantItems(message: AssistantMessage, where: string, stored: boolean): OpenAIResponsesInputItem[] {
   const items: OpenAIResponsesInputItem[] = [];
-  let pending: ReasoningPart[] = [];
-  for (const part of message.content) {
+  let pending: Array<{ part: ReasoningPart; where: string }> = [];
+  for (const [index, part] of message.content.entries()) {
+    const partWhere = `${where}.content[${index}]`;
     if (part.type === 'reasoning') {
-      pending.push(part);
+      pending.push({ part, where: partWhere });
       continue;
     }
     // Anthropic's redacted thinking and empty texts have no Responses form.
     if (part.type === 'redacted-reasoning' || (part.type === 'text' && part.text === '')) continue;
-    const followerId = stored ? part.openai?.itemId : undefined;
+    const followerId = stored ? openaiOf(part, partWhere)?.itemId : undefined;
     let byId = false;
     for (const reasoning of pending) {
-      const item = reasoningItem(reasoning, stored, followerId);
+      const item = reasoningItem(reasoning.part, reasoning.where, stored, followerId);
       if (item === undefined) continue;
       if ('id' in item && item.id !== undefined) byId = true;
       items.push(item);
     }
     pending = [];
-    items.push(part.type === 'text' ? textItem(part, byId) : functionCallItem(part, byId));
+    items.push(part.type === 'text' ? textItem(part, partWhere, byId) : functionCallItem(part, partWhere, byId));
   }
   return items;
 }
 
-function convert(message: Message, stored: boolean): OpenAIResponsesInputItem[] {
+function convert(message: Message, where: string, stored: boolean): OpenAIResponsesInputItem[] {
   switch (message.role) {
     case 'system':
       return [{ role: 'system', content: message.content }];
@@ -138,7 +160,7 @@ function convert(message: Message, stored: boolean): OpenAIResponsesInputItem[] 
         },
       ];
     case 'assistant':
-      return assistantItems(message, stored);
+      return assistantItems(message, where, stored);
     case 'tool':
       return message.content.map((part) => ({
         type: 'function_call_output',
@@ -154,7 +176,8 @@ function responseIdAt(messages: Message[], index: number): string | undefined {
   if (message?.role !== 'assistant') return undefined;
   for (let part = message.content.length - 1; part >= 0; part--) {
     const content = message.content[part];
-    const responseId = content !== undefined && 'openai' in content ? content.openai?.responseId : undefined;
+    if (content === undefined || content.type === 'redacted-reasoning') continue;
+    const responseId = openaiOf(content, `messages[${index}].content[${part}]`)?.responseId;
     if (responseId !== undefined) return responseId;
   }
   return undefined;
@@ -194,7 +217,7 @@ export function toResponsesInput(messages: Message[], options: ResponsesInputOpt
     const message = messages[index] as Message;
     let items = cache.get(message);
     if (items === undefined) {
-      items = convert(message, options.stored);
+      items = convert(message, `messages[${index}]`, options.stored);
       cache.set(message, items);
     }
     input.push(...items);

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ProviderError } from '../errors/provider-error.js';
-import { classifyStatus } from '../errors/classify-error.js';
-import type { FinishReason, ProviderContentPart, ProviderEvent } from '../provider.js';
-import { emptyUsage, type Usage } from '../usage.js';
+import { ProviderError } from '../../model/errors/provider-error.js';
+import { classifyStatus } from '../../model/errors/classify-error.js';
+import type { FinishReason, ProviderContentPart, ProviderEvent } from '../../model/provider.js';
+import { emptyUsage, type Usage } from '../../model/usage.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatUsage } from './chat-types.js';
 
 /** Maps a Chat Completions `finish_reason` to the neutral one. */

@@ -1,6 +1,6 @@
 import { serializeResult } from '../../util/serialize-result.js';
-import type { Message } from '../messages.js';
-import type { ResponseFormat, ToolDescription } from '../provider.js';
+import type { Message } from '../../model/messages.js';
+import type { ResponseFormat, ToolDescription } from '../../model/provider.js';
 import type { OpenAIChatMessage, OpenAIChatTool, OpenAIChatToolCall, OpenAIResponseFormat } from './chat-types.js';
 
 /** Tool-call arguments on the OpenAI wires: the raw text when the model's JSON was invalid. */

@@ -43,5 +43,10 @@ export type {
 } from '../openai-responses/wire-types.js';
 export { toResponsesInput, type ResponsesInput, type ResponsesInputOptions } from '../openai-responses/to-responses-input.js';
 
-// What the Responses provider keeps on message parts (`part.openai`) to send items back as they came.
-export type { OpenAIItemMetadata, OpenAITextMetadata, OpenAIReasoningMetadata, OpenAIMessagePhase } from '../messages.js';
+// What the Responses provider keeps on message parts (`part.providerMetadata.openai`) to send items back as they came.
+export type {
+  OpenAIItemMetadata,
+  OpenAITextMetadata,
+  OpenAIReasoningMetadata,
+  OpenAIMessagePhase,
+} from '../openai-responses/openai-metadata.js';

@@ -1,5 +1,5 @@
 import { emptyApiKey, hasApiKey, type KeySource, missingApiKeyError } from '../errors/missing-api-key.js';
-import { ProviderError } from '../errors/provider-error.js';
+import { ProviderError } from '../../model/errors/provider-error.js';
 import { lazySdkClient } from '../optional-sdk.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { installedOpenaiVersion, unsupportedOpenaiProblem } from './openai-sdk-version.js';

@@ -1,11 +1,11 @@
 import { isRecord } from '../../util/is-record.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
-import { ProviderError } from '../errors/provider-error.js';
+import { ProviderError } from '../../model/errors/provider-error.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIChatUsage } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
 import { toOpenAIMessages, toOpenAIResponseFormat, toOpenAITools } from '../openai-wire/to-openai-messages.js';
-import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
+import type { Provider, ProviderEvent, ProviderRequest } from '../../model/provider.js';
 import { keyToHide, openaiClient } from './openai-client.js';
 import type { OpenAIReasoningEffort } from './reasoning-effort.js';
 import { openaiResponsesProvider, type OpenAIResponsesProviderOptions } from './responses-provider.js';

@@ -3,7 +3,7 @@ import type { FetchFunction } from '../transport/fetch-function.js';
 import { isRecord } from '../../util/is-record.js';
 import { classifyResponsesSdkError } from '../errors/classify-response-failure.js';
 import { redactSecret } from '../errors/classify-sdk-error.js';
-import { ProviderError } from '../errors/provider-error.js';
+import { ProviderError } from '../../model/errors/provider-error.js';
 import { fromResponsesResponse, fromResponsesStream } from '../openai-responses/from-responses-stream.js';
 import { toResponsesInput, toResponsesTools } from '../openai-responses/to-responses-input.js';
 import type {
@@ -14,7 +14,7 @@ import type {
   OpenAIResponsesResponse,
   OpenAIResponsesStreamEvent,
 } from '../openai-responses/wire-types.js';
-import type { Provider, ProviderEvent, ProviderRequest } from '../provider.js';
+import type { Provider, ProviderEvent, ProviderRequest } from '../../model/provider.js';
 import { keyToHide, openaiClient } from './openai-client.js';
 import type { OpenAIReasoningEffort } from './reasoning-effort.js';
 
