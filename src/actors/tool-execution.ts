@@ -2,7 +2,7 @@ import { fromPromise } from 'xstate';
 import type { Message } from '../model/messages.js';
 import type { Tool } from '../tools/define-tool.js';
 import { HaltError } from '../tools/halt-error.js';
-import { capText, interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
+import { interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
 import { serializeResult } from '../util/serialize-result.js';
 import { executionGateOf } from './execution-gate.js';
 import { type StepJournal, stepJournalOf } from './step-journal.js';
@@ -38,18 +38,18 @@ export type ToolStepRecord =
  * The actor logic that runs one tool's `execute`. The conversation machine stops it when the
  * call's deadline passes, on cancel and on a halt, which aborts its `signal`: a well-behaved tool
  * stops its work, one that ignores it is simply no longer awaited. Resolves with the serialised
- * result (capped at `maxResultBytes`); rejects with whatever the tool threw, for the machine to
+ * result (capped by `capResult`); rejects with whatever the tool threw, for the machine to
  * classify. When a host set an execution gate on the actor system, `execute` of a tool that is not
  * `idempotent` waits for it (see `setExecutionGate`). When a step journal is set, the execution is
  * one journaled step instead (see `StepJournal`).
  */
-export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, maxResultBytes: number) {
+export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, capResult: (text: string) => string) {
   return fromPromise<ToolExecutionOutput, ToolExecutionInput>(async ({ input, signal, system }) => {
     const tool = tools.get(input.toolName);
     // The conversation machine only starts known tools; this guards a snapshot restored with other tools.
     if (!tool) throw new Error(`tool "${input.toolName}" is not defined on this machine`);
     const journal = stepJournalOf(system);
-    if (journal) return journaledExecution(journal, tool, input, signal, maxResultBytes);
+    if (journal) return journaledExecution(journal, tool, input, signal, capResult);
     // An idempotent call needs no write-ahead: should a crash lose the record that it started, running it again does no harm.
     const gate = tool.idempotent ? undefined : executionGateOf(system);
     if (gate) {
@@ -63,7 +63,7 @@ export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, maxRe
       messages: input.messages,
       sessionData: input.sessionData,
     });
-    return { toolCallId: input.toolCallId, result: capText(serializeResult(result), maxResultBytes) };
+    return { toolCallId: input.toolCallId, result: capResult(serializeResult(result)) };
   });
 }
 
@@ -73,11 +73,11 @@ async function journaledExecution(
   tool: Tool,
   input: ToolExecutionInput,
   signal: AbortSignal,
-  maxResultBytes: number,
+  capResult: (text: string) => string,
 ): Promise<ToolExecutionOutput> {
   const outcome = await journal.step<ToolStepRecord>(
     { kind: 'tool', toolCallId: input.toolCallId, toolName: input.toolName, atMostOnce: !tool.idempotent },
-    (stepSignal) => runTool(tool, input, stepSignal, maxResultBytes),
+    (stepSignal) => runTool(tool, input, stepSignal, capResult),
     signal,
   );
   const { toolCallId } = input;
@@ -102,7 +102,7 @@ async function journaledExecution(
  * Runs `execute` with the call's timeout and turns however it ends into a record: the timeout is
  * decided here, inside the step, so a replay of the step sees the same outcome as the run did.
  */
-function runTool(tool: Tool, input: ToolExecutionInput, signal: AbortSignal, maxResultBytes: number): Promise<ToolStepRecord> {
+function runTool(tool: Tool, input: ToolExecutionInput, signal: AbortSignal, capResult: (text: string) => string): Promise<ToolStepRecord> {
   const controller = new AbortController();
   const stop = () => controller.abort(signal.reason);
   signal.addEventListener('abort', stop, { once: true });
@@ -140,7 +140,7 @@ function runTool(tool: Tool, input: ToolExecutionInput, signal: AbortSignal, max
         }),
       )
       .then(
-        (result: unknown) => finish({ kind: 'result', text: capText(serializeResult(result), maxResultBytes) }),
+        (result: unknown) => finish({ kind: 'result', text: capResult(serializeResult(result)) }),
         (thrown: unknown) =>
           finish(HaltError.isInstance(thrown) ? { kind: 'halt', content: thrown.content } : { kind: 'error', text: thrownMessage(thrown) }),
       );

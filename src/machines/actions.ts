@@ -1,7 +1,6 @@
 import { assign, emit, enqueueActions, stopChild } from 'xstate';
 import type { createToolExecutionLogic } from '../actors/tool-execution.js';
 import type { HaltError } from '../tools/halt-error.js';
-import { capText } from '../tools/result-text.js';
 import { answerError, objectRecorded, partialObjectStreamed, repairStarted } from './answer-repair.js';
 import type { Effects } from './effects.js';
 import { freshAttempt } from './fresh-attempt.js';
@@ -61,10 +60,9 @@ function apply(sink: Sink, effects: Effects): void {
  * `answer-repair.ts` or `run-context.ts`.
  */
 export function conversationActions(settings: ResolvedOptions) {
-  const { tools, output, prices, provider } = settings;
-  const toolTimeoutOf = (name: string) => tools.get(name)?.timeoutMs ?? settings.toolTimeoutMs;
+  const { output, prices, provider, toolTimeoutOf, capToolResult } = settings;
   /** The text a tool's `HaltError` ends the run with (the guard `executionHalts` checked it is one). */
-  const haltText = (thrown: unknown) => capText((thrown as HaltError).content, settings.maxToolResultBytes);
+  const haltText = (thrown: unknown) => capToolResult((thrown as HaltError).content);
   const failureSettings = { retry: settings.retry, prices, model: provider.model };
   return {
     failOnInput: assignContext(({ context }) =>
@@ -139,9 +137,7 @@ export function conversationActions(settings: ResolvedOptions) {
     recordToolError: enqueue(({ context, event, enqueue }) =>
       apply(
         enqueue,
-        thrownRecorded(context, event, (call, thrown) =>
-          errorResult(call, capText(resultTexts.failed(thrown), settings.maxToolResultBytes)),
-        ),
+        thrownRecorded(context, event, (call, thrown) => errorResult(call, capToolResult(resultTexts.failed(thrown)))),
       ),
     ),
     // The halting call's result is the text the tool halted with, not an error.

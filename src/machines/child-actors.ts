@@ -18,6 +18,6 @@ export function conversationActors(settings: ResolvedOptions) {
       },
       settings.requestTimeoutMs,
     ),
-    executeTool: createToolExecutionLogic(settings.tools, settings.maxToolResultBytes),
+    executeTool: createToolExecutionLogic(settings.tools, settings.capToolResult),
   };
 }

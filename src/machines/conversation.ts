@@ -199,9 +199,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     },
     output: ({ context }) => runOutput(context),
   });
-  const isIdempotent = (name: string) => settings.tools.get(name)?.idempotent === true;
   // Restoring a run (resume semantics, timers) is the one thing XState's public API cannot say: xstate-restore.ts.
-  return restoreOnXState(machine, { isIdempotent }) as unknown as ConversationMachine<
+  return restoreOnXState(machine, { isIdempotent: settings.isIdempotent }) as unknown as ConversationMachine<
     [TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>
   >;
 }

@@ -3,10 +3,12 @@ import type { Provider, ToolDescription } from '../model/provider.js';
 import type { RequestMiddleware } from '../middleware/request-middleware.js';
 import { withMiddleware } from '../middleware/with-middleware.js';
 import { createTool, isTool, type Tool } from '../tools/define-tool.js';
-import { type PriceTable, validatePrices } from './pricing.js';
+import { capText } from '../tools/result-text.js';
+import { type PriceTable, pricesSchema } from './pricing.js';
 import { type OutputOptions, type ResolvedOutput, resolveOutput } from './structured-output.js';
 import type { StandardSchemaV1 } from '../tools/standard-schema.js';
 import type { JSONSchema } from '../tools/validate.js';
+import { childPath, option, type OptionSchema, resolveOptionsWith } from '../util/option-schema.js';
 
 /**
  * Retry policy for provider requests. The machine retries, not the SDK, so every attempt is a
@@ -101,133 +103,119 @@ export type ResolvedOptions = {
   maxToolArgsBytes: number;
   prices: PriceTable | undefined;
   output: ResolvedOutput | undefined;
+  /** A tool's own timeout, or the machine's. */
+  toolTimeoutOf: (name: string) => number;
+  /** Whether a call of this tool may run again after a restart. */
+  isIdempotent: (name: string) => boolean;
+  /** A tool result as the model gets it: cut at `maxToolResultBytes`, with a visible marker. */
+  capToolResult: (text: string) => string;
 };
 
-const knownOptions = new Set([
-  'provider',
-  'tools',
-  'system',
-  'maxToolIterations',
-  'maxConcurrentTools',
-  'retry',
-  'doomLoop',
-  'toolTimeoutMs',
-  'requestTimeoutMs',
-  'maxToolResultBytes',
-  'maxToolArgsBytes',
-  'middleware',
-  'prices',
-  'output',
-]);
+const retrySchema = option.object(
+  {
+    maxRetries: option.withDefault(option.integer({ minimum: 0 }), 2),
+    initialDelayMs: option.withDefault(option.milliseconds({ minimum: 0 }), 500),
+    maxDelayMs: option.withDefault(option.milliseconds({ minimum: 0 }), 30_000),
+    jitter: option.withDefault(option.boolean(), true),
+    maxRetryAfterMs: option.withDefault(option.milliseconds({ minimum: 0 }), 60_000),
+  },
+  { expected: 'an object { maxRetries, initialDelayMs, maxDelayMs } or false', unknownKeys: 'ignore' },
+);
 
-function integer(value: unknown, option: string, fallback: number, minimum: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < minimum) {
-    throw new InvalidOptionsError(option, `an integer ≥ ${minimum}`, value);
-  }
-  return value;
-}
+const retryOrFalse = option.orFalse(retrySchema, retrySchema.expected);
 
-function duration(value: unknown, option: string, fallback: number, minimum = 1): number {
-  if (value === undefined) return fallback;
-  // setTimeout cannot wait longer than 2^31-1 ms; a larger value would fire at once.
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < minimum || value > 2_147_483_647) {
-    throw new InvalidOptionsError(option, `a number of milliseconds between ${minimum} and 2147483647`, value);
-  }
-  return value;
-}
-
-function isProvider(value: unknown): value is Provider {
-  return typeof value === 'object' && value !== null && typeof (value as Provider).stream === 'function';
-}
-
-/** Validates options at creation, naming the option and what was expected on failure. */
-export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | JSONSchema>): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidOptionsError('options', 'an object { provider, tools?, ... }', options);
-  }
-  for (const key of Object.keys(options)) {
-    if (!knownOptions.has(key)) throw new InvalidOptionsError(key, `a known option (${[...knownOptions].join(', ')})`, 'an unknown option');
-  }
-  if (!isProvider(options.provider)) {
+const resolvedRetrySchema: OptionSchema<Required<RetryOptions>> = option.transform(option.unchecked(), (value, path) => {
+  // `retry: false` keeps the other settings' defaults: only the number of retries changes.
+  const retry = value === false ? { ...retrySchema.resolve({}, path), maxRetries: 0 } : retryOrFalse.resolve(value ?? {}, path);
+  if (retry === false) return retrySchema.resolve({}, path);
+  if (retry.maxDelayMs < retry.initialDelayMs) {
     throw new InvalidOptionsError(
-      'provider',
-      'a Provider (e.g. openaiProvider(...), anthropicProvider(...), handlerProvider(fn))',
-      options.provider,
+      childPath(path, 'maxDelayMs'),
+      `a value ≥ retry.initialDelayMs (${retry.initialDelayMs})`,
+      retry.maxDelayMs,
     );
   }
-  if (options.system !== undefined && typeof options.system !== 'string') {
-    throw new InvalidOptionsError('system', 'a string', options.system);
-  }
+  return retry;
+});
 
-  const rawTools: unknown = options.tools ?? [];
-  if (!Array.isArray(rawTools)) throw new InvalidOptionsError('tools', 'an array of tools made with defineTool', rawTools);
+const doomLoopSchema = option.transform(
+  option.orFalse(
+    option.object({ threshold: option.withDefault(option.integer({ minimum: 2 }), 3) }, { unknownKeys: 'ignore' }),
+    'an object { threshold } or false',
+  ),
+  (doomLoop) => (doomLoop === false ? false : doomLoop.threshold),
+);
+
+const providerSchema = option.matching(
+  'a Provider (e.g. openaiProvider(...), anthropicProvider(...), handlerProvider(fn))',
+  (value): value is Provider => typeof value === 'object' && value !== null && typeof (value as Provider).stream === 'function',
+);
+
+const middlewareSchema = option.array(
+  option.callable<RequestMiddleware>('a function (request, next) => events'),
+  'an array of functions (request, next) => events',
+);
+
+/**
+ * The options of {@link ConversationOptions}, checked in one pass. `tools` and `output` are
+ * compiled after it (a tool's schema by its own library), since both need the others' names.
+ */
+const conversationOptionsSchema = option.object(
+  {
+    provider: providerSchema,
+    tools: option.withDefault(option.array(option.unchecked(), 'an array of tools made with defineTool'), []),
+    system: option.optional(option.string()),
+    maxToolIterations: option.withDefault(option.integer({ minimum: 0 }), 10),
+    maxConcurrentTools: option.withDefault(option.integer({ minimum: 1 }), Number.POSITIVE_INFINITY),
+    retry: resolvedRetrySchema,
+    doomLoop: option.withDefault(doomLoopSchema, 3),
+    toolTimeoutMs: option.withDefault(option.milliseconds(), 60_000),
+    requestTimeoutMs: option.withDefault(option.milliseconds(), 120_000),
+    maxToolResultBytes: option.withDefault(option.integer({ minimum: 256 }), 100_000),
+    maxToolArgsBytes: option.withDefault(option.integer({ minimum: 2 }), 1_000_000),
+    middleware: option.withDefault(middlewareSchema, []),
+    prices: option.optional(pricesSchema),
+    output: option.unchecked(),
+  },
+  { expected: 'an object { provider, tools?, ... }' },
+);
+
+/** The tools of the list, by name; a plain definition object is accepted too, so a typo surfaces with its position in the list. */
+function toolsByName(list: readonly unknown[]): Map<string, Tool> {
   const tools = new Map<string, Tool>();
-  rawTools.forEach((raw: unknown, index) => {
-    // A plain definition object is accepted too, so a typo surfaces with its position in the list.
+  list.forEach((raw, index) => {
     const tool = (isTool(raw) ? raw : createTool(raw as Parameters<typeof createTool>[0], `tools[${index}]`)) as Tool;
     if (tools.has(tool.name)) throw new InvalidOptionsError(`tools[${index}].name`, 'a tool name not used by another tool', tool.name);
     tools.set(tool.name, tool);
   });
+  return tools;
+}
 
-  const retryOption: unknown = options.retry;
-  if (retryOption !== undefined && retryOption !== false && (typeof retryOption !== 'object' || retryOption === null)) {
-    throw new InvalidOptionsError('retry', 'an object { maxRetries, initialDelayMs, maxDelayMs } or false', retryOption);
-  }
-  const retry = (retryOption || {}) as RetryOptions;
-  if (retry.jitter !== undefined && typeof retry.jitter !== 'boolean')
-    throw new InvalidOptionsError('retry.jitter', 'a boolean', retry.jitter);
-  const resolvedRetry: Required<RetryOptions> = {
-    maxRetries: retryOption === false ? 0 : integer(retry.maxRetries, 'retry.maxRetries', 2, 0),
-    initialDelayMs: duration(retry.initialDelayMs, 'retry.initialDelayMs', 500, 0),
-    maxDelayMs: duration(retry.maxDelayMs, 'retry.maxDelayMs', 30_000, 0),
-    jitter: retry.jitter ?? true,
-    maxRetryAfterMs: duration(retry.maxRetryAfterMs, 'retry.maxRetryAfterMs', 60_000, 0),
-  };
-  if (resolvedRetry.maxDelayMs < resolvedRetry.initialDelayMs) {
-    throw new InvalidOptionsError(
-      'retry.maxDelayMs',
-      `a value ≥ retry.initialDelayMs (${resolvedRetry.initialDelayMs})`,
-      resolvedRetry.maxDelayMs,
-    );
-  }
-
-  const doomLoopOption: unknown = options.doomLoop;
-  let doomLoopThreshold: number | false;
-  if (doomLoopOption === false) doomLoopThreshold = false;
-  else if (doomLoopOption === undefined) doomLoopThreshold = 3;
-  else if (typeof doomLoopOption === 'object' && doomLoopOption !== null) {
-    doomLoopThreshold = integer((doomLoopOption as DoomLoopOptions).threshold, 'doomLoop.threshold', 3, 2);
-  } else throw new InvalidOptionsError('doomLoop', 'an object { threshold } or false', doomLoopOption);
-
-  const maxConcurrentTools =
-    options.maxConcurrentTools === undefined ? Number.POSITIVE_INFINITY : integer(options.maxConcurrentTools, 'maxConcurrentTools', 1, 1);
-
-  const middleware: unknown = options.middleware ?? [];
-  if (!Array.isArray(middleware))
-    throw new InvalidOptionsError('middleware', 'an array of functions (request, next) => events', middleware);
-  middleware.forEach((entry: unknown, index) => {
-    if (typeof entry !== 'function') throw new InvalidOptionsError(`middleware[${index}]`, 'a function (request, next) => events', entry);
-  });
-
+/** Validates options at creation, naming the option and what was expected on failure. */
+export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | JSONSchema>): ResolvedOptions {
+  const checked = resolveOptionsWith(conversationOptionsSchema, options);
+  const tools = toolsByName(checked.tools);
   return {
-    provider: withMiddleware(options.provider, middleware as RequestMiddleware[]),
+    provider: withMiddleware(checked.provider, checked.middleware),
     tools,
     toolDescriptions: [...tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.description,
       inputSchema: tool.inputSchema,
     })),
-    system: options.system === '' ? undefined : options.system,
-    maxToolIterations: integer(options.maxToolIterations, 'maxToolIterations', 10, 0),
-    maxConcurrentTools,
-    retry: resolvedRetry,
-    doomLoopThreshold,
-    toolTimeoutMs: duration(options.toolTimeoutMs, 'toolTimeoutMs', 60_000),
-    requestTimeoutMs: duration(options.requestTimeoutMs, 'requestTimeoutMs', 120_000),
-    maxToolResultBytes: integer(options.maxToolResultBytes, 'maxToolResultBytes', 100_000, 256),
-    maxToolArgsBytes: integer(options.maxToolArgsBytes, 'maxToolArgsBytes', 1_000_000, 2),
-    prices: validatePrices(options.prices),
-    output: resolveOutput(options.output, new Set(tools.keys())),
+    system: checked.system === '' ? undefined : checked.system,
+    maxToolIterations: checked.maxToolIterations,
+    maxConcurrentTools: checked.maxConcurrentTools,
+    retry: checked.retry,
+    doomLoopThreshold: checked.doomLoop,
+    toolTimeoutMs: checked.toolTimeoutMs,
+    requestTimeoutMs: checked.requestTimeoutMs,
+    maxToolResultBytes: checked.maxToolResultBytes,
+    maxToolArgsBytes: checked.maxToolArgsBytes,
+    prices: checked.prices,
+    output: resolveOutput(checked.output, new Set(tools.keys())),
+    toolTimeoutOf: (name) => tools.get(name)?.timeoutMs ?? checked.toolTimeoutMs,
+    isIdempotent: (name) => tools.get(name)?.idempotent === true,
+    capToolResult: (text) => capText(text, checked.maxToolResultBytes),
   };
 }

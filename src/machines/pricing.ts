@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import { option, type OptionSchema } from '../util/option-schema.js';
 import type { Usage } from '../model/usage.js';
 
 /**
@@ -96,28 +96,13 @@ export function addCost(cost: RunCost, prices: PriceTable, model: string | undef
   };
 }
 
-/** Checks a price table at machine creation, naming the model and field that is wrong. */
-export function validatePrices(prices: unknown): PriceTable | undefined {
-  if (prices === undefined) return undefined;
-  if (typeof prices !== 'object' || prices === null || Array.isArray(prices)) {
-    throw new InvalidOptionsError(
-      'prices',
-      'an object { [model]: { input, output, cachedInput?, cacheWrite? } } (per million tokens)',
-      prices,
-    );
-  }
-  for (const [model, price] of Object.entries(prices)) {
-    if (typeof price !== 'object' || price === null) {
-      throw new InvalidOptionsError(`prices.${model}`, 'an object { input, output, cachedInput?, cacheWrite? }', price);
-    }
-    for (const field of ['input', 'output', 'cachedInput', 'cacheWrite'] as const) {
-      const value: unknown = (price as Record<string, unknown>)[field];
-      const required = field === 'input' || field === 'output';
-      if (value === undefined && !required) continue;
-      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-        throw new InvalidOptionsError(`prices.${model}.${field}`, 'a price per million tokens (a number ≥ 0)', value);
-      }
-    }
-  }
-  return prices as PriceTable;
-}
+const price = option.number({ minimum: 0, expected: 'a price per million tokens (a number ≥ 0)' });
+
+/** A price table, checked at machine creation, naming the model and field that is wrong. */
+export const pricesSchema: OptionSchema<PriceTable> = option.record(
+  option.object(
+    { input: price, output: price, cachedInput: option.optional(price), cacheWrite: option.optional(price) },
+    { expected: 'an object { input, output, cachedInput?, cacheWrite? }', unknownKeys: 'ignore' },
+  ),
+  'an object { [model]: { input, output, cachedInput?, cacheWrite? } } (per million tokens)',
+);

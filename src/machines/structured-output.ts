@@ -1,4 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import { option } from '../util/option-schema.js';
 import type { FinishReason } from '../model/provider.js';
 import type { StandardOutput, StandardSchemaV1 } from '../tools/standard-schema.js';
 import { compileSchema, type JSONSchema, type ValidationResult } from '../tools/validate.js';
@@ -56,29 +57,28 @@ export type AnswerCheck = { ok: true; object: unknown } | { ok: false; problem: 
 
 const namePattern = /^[a-zA-Z0-9_-]{1,64}$/;
 
+const outputOptionsSchema = option.object(
+  {
+    schema: option.unchecked(),
+    name: option.withDefault(
+      option.matching(
+        'a name of 1 to 64 letters, digits, "_" or "-"',
+        (value): value is string => typeof value === 'string' && namePattern.test(value),
+      ),
+      'final_answer',
+    ),
+    description: option.optional(option.string()),
+    maxRepairs: option.withDefault(option.integer({ minimum: 0 }), 2),
+    strict: option.withDefault(option.boolean(), false),
+  },
+  { expected: 'an object { schema, name?, description?, maxRepairs?, strict? }' },
+);
+
 /** Checks the `output` option at machine creation. */
 export function resolveOutput(output: unknown, toolNames: ReadonlySet<string>): ResolvedOutput | undefined {
   if (output === undefined) return undefined;
-  if (typeof output !== 'object' || output === null) {
-    throw new InvalidOptionsError('output', 'an object { schema, name?, description?, maxRepairs?, strict? }', output);
-  }
-  const { schema, name = 'final_answer', description, maxRepairs = 2, strict = false } = output as OutputOptions;
-  for (const key of Object.keys(output)) {
-    if (!['schema', 'name', 'description', 'maxRepairs', 'strict'].includes(key)) {
-      throw new InvalidOptionsError(
-        `output.${key}`,
-        'a known output option (schema, name, description, maxRepairs, strict)',
-        'an unknown option',
-      );
-    }
-  }
-  if (typeof name !== 'string' || !namePattern.test(name))
-    throw new InvalidOptionsError('output.name', 'a name of 1 to 64 letters, digits, "_" or "-"', name);
+  const { schema, name, description, maxRepairs, strict } = outputOptionsSchema.resolve(output, 'output');
   if (toolNames.has(name)) throw new InvalidOptionsError('output.name', 'a name no tool uses (the answer may travel as a tool call)', name);
-  if (description !== undefined && typeof description !== 'string')
-    throw new InvalidOptionsError('output.description', 'a string', description);
-  if (!Number.isInteger(maxRepairs) || maxRepairs < 0) throw new InvalidOptionsError('output.maxRepairs', 'an integer ≥ 0', maxRepairs);
-  if (typeof strict !== 'boolean') throw new InvalidOptionsError('output.strict', 'a boolean', strict);
   const compiled = compileSchema<unknown>(schema, 'output.schema', 'answer');
   return { name, description, maxRepairs, strict, jsonSchema: compiled.jsonSchema, validate: compiled.validate };
 }

@@ -1,5 +1,5 @@
+import { option } from '../util/option-schema.js';
 import type { Message } from '../model/messages.js';
-import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { StandardOutput, StandardSchemaV1 } from './standard-schema.js';
 import { compileSchema, type JSONSchema, type ValidationResult } from './validate.js';
 
@@ -121,28 +121,40 @@ export function defineTool<TParameters extends StandardSchemaV1 | JSONSchema, TR
   return createTool(definition, 'tool');
 }
 
+const needsApprovalSchema = option.either<boolean | ((args: never) => unknown)>('a boolean or a function (args) => boolean', [
+  [(value) => typeof value === 'boolean', option.boolean()],
+  [(value) => typeof value === 'function', option.callable('a function (args) => boolean')],
+]);
+
+/** A tool definition, checked before its argument schema is compiled. Unknown keys are left alone: a definition may carry the user's own fields. */
+const toolDefinitionSchema = option.object(
+  {
+    name: option.matching(
+      'a name of 1 to 64 letters, digits, "_" or "-"',
+      (value): value is string => typeof value === 'string' && toolNamePattern.test(value),
+    ),
+    description: option.withDefault(option.string(), ''),
+    parameters: option.unchecked(),
+    execute: option.callable<(args: never, context: ToolExecuteContext) => unknown>('a function (args, context) => result'),
+    timeoutMs: option.optional(
+      option.matching(
+        'a positive number of milliseconds',
+        (value): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0,
+      ),
+    ),
+    needsApproval: option.withDefault(needsApprovalSchema, false),
+    idempotent: option.withDefault(option.boolean(), false),
+  },
+  { expected: 'a tool definition object { name, description, parameters, execute }', unknownKeys: 'ignore' },
+);
+
 /** Builds a tool, naming the option (`tools[2]`) in errors when called for a machine's tool list. */
 export function createTool<TParameters extends StandardSchemaV1 | JSONSchema, TResult>(
   definition: ToolDefinition<TParameters, TResult>,
-  option: string,
+  path: string,
 ): Tool<InferArgs<TParameters>, TResult> {
-  if (typeof definition !== 'object' || definition === null) {
-    throw new InvalidOptionsError(option, 'a tool definition object { name, description, parameters, execute }', definition);
-  }
-  const { name, description = '', parameters, execute, timeoutMs, needsApproval = false, idempotent = false } = definition;
-  if (typeof name !== 'string' || !toolNamePattern.test(name)) {
-    throw new InvalidOptionsError(`${option}.name`, 'a name of 1 to 64 letters, digits, "_" or "-"', name);
-  }
-  if (typeof description !== 'string') throw new InvalidOptionsError(`${option}.description`, 'a string', description);
-  if (typeof execute !== 'function') throw new InvalidOptionsError(`${option}.execute`, 'a function (args, context) => result', execute);
-  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new InvalidOptionsError(`${option}.timeoutMs`, 'a positive number of milliseconds', timeoutMs);
-  }
-  if (typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
-    throw new InvalidOptionsError(`${option}.needsApproval`, 'a boolean or a function (args) => boolean', needsApproval);
-  }
-  if (typeof idempotent !== 'boolean') throw new InvalidOptionsError(`${option}.idempotent`, 'a boolean', idempotent);
-  const schema = compileSchema<InferArgs<TParameters>>(parameters, `${option}.parameters`);
+  const { name, description, parameters, execute, timeoutMs, needsApproval, idempotent } = toolDefinitionSchema.resolve(definition, path);
+  const schema = compileSchema<InferArgs<TParameters>>(parameters, `${path}.parameters`);
   return {
     name,
     description,
@@ -150,8 +162,8 @@ export function createTool<TParameters extends StandardSchemaV1 | JSONSchema, TR
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     idempotent,
     validate: schema.validate,
-    needsApproval: typeof needsApproval === 'boolean' ? () => needsApproval : (args) => needsApproval(args) === true,
-    execute,
+    needsApproval: typeof needsApproval === 'boolean' ? () => needsApproval : (args) => needsApproval(args as never) === true,
+    execute: execute as ToolDefinition<TParameters, TResult>['execute'],
   };
 }
 
