@@ -24,6 +24,7 @@ export default defineConfig({
     include: [
       'test/conversation.test.ts',
       'test/graph.test.ts',
+      'test/agents.test.ts',
       'test/xstate-version.test.ts',
       'test/resume.test.ts',
       'test/xstate-restore.test.ts',

@@ -11,6 +11,8 @@
 
 // The engine
 export { createConversationMachine } from './machines/conversation.js';
+export { agentTool, type AgentTool, type AgentToolOptions, type AgentCallSpec } from './machines/agent-tool.js';
+export { defineAgent, type Agent, type AgentDefinition } from './machines/define-agent.js';
 export type { ConversationOptions, RetryOptions, DoomLoopOptions } from './machines/options.js';
 export type {
   ConversationMachine,
@@ -28,6 +30,12 @@ export type {
   RequestStartedEvent,
   RequestFinishedEvent,
   ToolStartedEvent,
+  AgentStartedEvent,
+  AgentEventEvent,
+  AgentFinishedEvent,
+  AgentHandoffEvent,
+  AgentApproval,
+  UsageByAgent,
   ObjectDeltaEvent,
   OutputRepairEvent,
   TextDeltaEvent,

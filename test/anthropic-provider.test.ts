@@ -659,6 +659,24 @@ describe('anthropicProvider over the real SDK', () => {
     expect(() => anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 0 })).toThrow(/maxTokens/);
     expect(() => anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 1.5 })).toThrow(/maxTokens/);
     expect(() => anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 10, client: {} as Anthropic })).toThrow(/client/);
+    const bad: Array<[unknown, string, RegExp]> = [
+      [null, 'anthropicProvider(options)', /anthropicProvider\(options\): expected an options object with model and maxTokens, got null/],
+      [{ model: ' ', maxTokens: 10 }, 'model', /model: expected a non-empty model id such as "claude-sonnet-4-5", got " "/],
+      [
+        { model: 'm', maxTokens: 10, structuredOutput: 'json' },
+        'structuredOutput',
+        /structuredOutput: expected 'auto' \| 'native' \| 'tool', got "json"/,
+      ],
+      [{ model: 'm', maxTokens: 10, timeoutMs: 0 }, 'timeoutMs', /timeoutMs: expected a positive number of milliseconds, got 0/],
+      [{ model: 'm', maxTokens: 10, stream: 'no' }, 'stream', /stream: expected a boolean, got "no"/],
+      [{ model: 'm', maxTokens: 10, apiKey: 42 }, 'apiKey', /^Invalid option apiKey: expected a string$/],
+    ];
+    for (const [options, option, message] of bad) {
+      expect(() => anthropicProvider(options as AnthropicProviderOptions), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ option }),
+      );
+      expect(() => anthropicProvider(options as AnthropicProviderOptions), JSON.stringify(options)).toThrow(message);
+    }
     expect(anthropicProvider({ model: 'claude-haiku-4-5', maxTokens: 10 }).name).toBe('anthropic');
   });
 });

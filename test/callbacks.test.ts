@@ -97,6 +97,25 @@ describe('withCallbacks', () => {
     );
     expect(() => withCallbacks(actor, { onError: 'log' } as never)).toThrow(InvalidOptionsError);
     expect(() => withCallbacks(actor, { onError: 'log' } as never)).toThrow(/callbacks\.onError: expected a function/);
+    expect(() => withCallbacks(actor, [] as never)).toThrow(
+      expect.objectContaining({
+        option: 'callbacks',
+        message: expect.stringMatching(/^Invalid option callbacks: expected an object of callbacks \(onRequest, .*\), got an array$/),
+      }),
+    );
+  });
+
+  it('rejects options that are wrong, naming them', () => {
+    const actor = start([{ text: 'x' }]);
+    expect(() => withCallbacks(actor, {}, null as never)).toThrow(
+      expect.objectContaining({ option: 'options', message: 'Invalid option options: expected an object, got null' }),
+    );
+    expect(() => withCallbacks(actor, {}, { onCallbackError: 'log' } as never)).toThrow(
+      expect.objectContaining({
+        option: 'onCallbackError',
+        message: 'Invalid option onCallbackError: expected a function (error, { callback }) => void, got "log"',
+      }),
+    );
   });
 
   it('a callback that throws or rejects is reported and never breaks the run', async () => {

@@ -68,6 +68,38 @@ describe('examples run offline', { timeout: 90_000 }, () => {
     expect(stdout).toContain(`[answer] actorloop accepts xstate ${pkg.peerDependencies.xstate}.`);
   });
 
+  example('agents-supervisor', (stdout) => {
+    // Both researchers start before either answers: the two agent calls of the round run at once.
+    const lines = stdout.split('\n');
+    const started = lines.filter((line) => line.startsWith('[agent.started]'));
+    expect(started).toEqual(['[agent.started] ask_historian (call_0_0)', '[agent.started] ask_scientist (call_0_1)']);
+    expect(lines.findIndex((line) => line.startsWith('[agent.started] ask_scientist'))).toBeLessThan(
+      lines.findIndex((line) => line.startsWith('[agent.finished] ask_historian')),
+    );
+    // The children's own tool calls, seen by the writer with their path; the real tool ran.
+    expect(stdout).toContain('  [call_0_0] tool.result look_up → The Pharos of Alexandria');
+    expect(stdout).toContain('  [call_0_1] tool.result look_up → A Fresnel lens');
+    expect(stdout).toContain('[tool.result] ask_scientist → A Fresnel lens, introduced in 1823');
+    expect(stdout).toContain('[output] status=done iterations=1');
+    const usage = lines.filter((line) => line.startsWith('[usage]'));
+    expect(usage.map((line) => line.replace(/\d+ tokens/, 'N tokens'))).toEqual([
+      '[usage] (root) writer: N tokens',
+      '[usage] call_0_0 ask_historian: N tokens',
+      '[usage] call_0_1 ask_scientist: N tokens',
+    ]);
+    const total = Number(/tokens=(\d+)/.exec(stdout)?.[1]);
+    const shares = usage.map((line) => Number(/(\d+) tokens/.exec(line)?.[1]));
+    expect(shares.reduce((sum, share) => sum + share, 0)).toBe(total);
+  });
+
+  example('agents-handoff', (stdout) => {
+    const handoffs = stdout.split('\n').filter((line) => line.startsWith('[agent.handoff]'));
+    expect(handoffs).toEqual(['[agent.handoff] triage → billing', '[agent.handoff] billing → triage']);
+    expect(stdout).toContain('[tool.result] refund_duplicate_charge → refunded €80 for order B-7');
+    expect(stdout).toContain('[output] status=done iterations=3');
+    expect(stdout).toContain('[agent] the conversation ended with triage');
+  });
+
   example('approvals', (stdout) => {
     const approvalRequests = stdout.split('\n').filter((line) => line.startsWith('[tool.approval.requested]'));
     expect(approvalRequests).toEqual([

@@ -32,6 +32,8 @@ import {
 } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
 import { createConversationMachine } from '../src/machines/conversation.js';
+import { agentTool } from '../src/machines/agent-tool.js';
+import { defineAgent } from '../src/machines/define-agent.js';
 import { recentCallSignatures, maxDoomLoopPeriod } from '../src/machines/doom-loop.js';
 import type { ConversationOptions } from '../src/machines/options.js';
 import { resultTexts } from '../src/machines/tool-round.js';
@@ -103,7 +105,18 @@ type GraphConfig = {
   finishes: FinishName[];
   /** A structured `output` schema (`{ ok: boolean }`, 2 repairs at most). */
   output?: boolean;
+  /** Agent tools `ask` (onChildFailure: 'halt') and `consult` (an error result). */
+  agents?: boolean;
+  /** Agents `a` and `b` handing off to each other, both with the scripted tools. */
+  handoffs?: boolean;
 };
+
+/** The child conversation of the agent tools; pure traversal never starts it. */
+const childMachine = createConversationMachine({ provider: { name: 'child', stream: () => (async function* () {})() } as never });
+const agentTools = [
+  agentTool(childMachine, { name: 'ask', onChildFailure: 'halt' }),
+  agentTool(childMachine, { name: 'consult' }),
+] as unknown as Array<Tool<never, unknown>>;
 
 /** The structured answer the `output` config asks for; the `text` finish is not JSON, `json` is valid. */
 const outputOption = { schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] }, maxRepairs: 2 };
@@ -114,9 +127,12 @@ function machineOptions(
   script: ToolScript,
   extra: Partial<ConversationOptions> = {},
 ): ConversationOptions {
+  const tools = [...scriptedTools(script), ...(config.agents ? agentTools : [])];
   return {
     provider,
-    tools: scriptedTools(script),
+    ...(config.handoffs
+      ? { agents: [defineAgent({ name: 'a', handoffs: ['b'] }), defineAgent({ name: 'b', handoffs: ['a'] })], tools }
+      : { tools }),
     ...(config.maxToolIterations === undefined ? {} : { maxToolIterations: config.maxToolIterations }),
     retry,
     ...(config.doomLoop ? {} : { doomLoop: false }),
@@ -134,7 +150,7 @@ const capOf = (config: GraphConfig) => config.maxToolIterations ?? 10;
 const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5 };
 const asEvent = (event: EventObject & Record<string, unknown>) => event as unknown as ConversationEvent;
 
-type FinishName = 'text' | 'json' | 'approval' | 'normal' | 'unknown' | 'two';
+type FinishName = 'text' | 'json' | 'approval' | 'normal' | 'unknown' | 'two' | 'agents' | 'handoff' | 'handoffAndTool';
 
 const finishContent: Record<FinishName, ProviderContentPart[]> = {
   text: [{ type: 'text', text: 'the answer' }],
@@ -145,6 +161,17 @@ const finishContent: Record<FinishName, ProviderContentPart[]> = {
   two: [
     { type: 'tool-call', toolCallId: 'call_lookup', toolName: 'lookup', argsText: '{}' },
     { type: 'tool-call', toolCallId: 'call_guarded', toolName: 'guarded', argsText: '{}' },
+  ],
+  // Two agent calls: `ask` halts the parent when its child fails, `consult` gives an error result.
+  agents: [
+    { type: 'tool-call', toolCallId: 'call_ask', toolName: 'ask', argsText: '{"prompt":"a"}' },
+    { type: 'tool-call', toolCallId: 'call_consult', toolName: 'consult', argsText: '{"prompt":"b"}' },
+  ],
+  // With agents `a` and `b`: a handoff alone, and one in a round with a tool that runs.
+  handoff: [{ type: 'tool-call', toolCallId: 'call_transfer', toolName: 'transfer_to_b', argsText: '{}' }],
+  handoffAndTool: [
+    { type: 'tool-call', toolCallId: 'call_transfer', toolName: 'transfer_to_a', argsText: '{}' },
+    { type: 'tool-call', toolCallId: 'call_lookup', toolName: 'lookup', argsText: '{}' },
   ],
 };
 
@@ -241,12 +268,37 @@ const providerFailures: ProviderFailure[] = [
 const providerErrorEvent = (failure: ProviderFailure) =>
   asEvent({ type: 'xstate.error.actor.providerCall', error: failure.error, label: failure.label });
 
+/** What an agent call's child resolves with: an answer, or a failure. */
+function childOutput(status: 'done' | 'error') {
+  return {
+    status,
+    text: status === 'done' ? 'child answer' : '',
+    messages: [],
+    iterations: 0,
+    usage: { inputTokens: 7, outputTokens: 3, totalTokens: 10 },
+    ...(status === 'error' ? { error: { name: 'ProviderError', message: 'bad key', retryable: false } } : {}),
+  };
+}
+
 /** The tool executions' results, halts and failures for the calls running in this snapshot. */
 function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
   const { round, iterations } = snapshot.context;
   if (!round) return [];
   return round.flatMap((call, index) => {
     if (call.state !== 'running') return [];
+    if (call.agent) {
+      const id = `agent:${call.toolCallId}`;
+      return [
+        asEvent({ type: `xstate.done.actor.${id}`, output: childOutput('done') }),
+        asEvent({ type: `xstate.done.actor.${id}`, output: childOutput('error') }),
+        asEvent({ type: 'agent.emitted', childId: id, event: { type: 'text.delta', delta: 'child says' } }),
+        asEvent({
+          type: 'agent.emitted',
+          childId: id,
+          event: { type: 'tool.approval.requested', toolCallId: `deep_${call.toolCallId}`, name: 'danger', args: {} },
+        }),
+      ];
+    }
     const id = `toolCall-${iterations}-${index}`;
     return [
       asEvent({ type: `xstate.done.actor.${id}`, output: { toolCallId: call.toolCallId, result: 'ok' } }),
@@ -280,6 +332,11 @@ function eventsFor(config: GraphConfig) {
   ];
   return (snapshot: Snapshot): ConversationEvent[] => [
     ...fromUsersAndClock,
+    // Approvals of calls deep in the tree, once a child asked for them.
+    ...snapshot.context.agents.approvals.flatMap(({ toolCallId }) => [
+      asEvent({ type: 'tool.approve', toolCallId }),
+      asEvent({ type: 'tool.deny', toolCallId, reason: 'not now' }),
+    ]),
     ...('providerCall' in snapshot.children ? fromProviderCall : []),
     ...toolCallEvents(snapshot),
     // Last, so that among equally short paths the ones where tools answer come first.
@@ -331,6 +388,9 @@ function stateKey(config: GraphConfig, { coarse = false } = {}) {
       },
       round: context.round?.map((call) => `${call.toolName}:${call.state}`) ?? null,
       children: Object.keys(snapshot.children).sort(),
+      // The active agent decides which tools a response may call.
+      agent: context.agents.active,
+      approvals: context.agents.approvals.map((approval) => approval.toolCallId),
       reason: context.outcome.reason,
       doomLoopNoticed: context.doomLoop.noticed,
       repairs: context.answer.repairs,
@@ -480,7 +540,23 @@ const outputConfig: GraphConfig = {
   finishes: ['text', 'json', 'normal'],
   output: true,
 };
-const allConfigs = [...capConfigs, doomLoopConfig, outputConfig];
+/** Agent calls: children that answer or fail, a failure that halts the parent, events forwarded. */
+const agentConfig: GraphConfig = {
+  name: 'agent calls',
+  maxToolIterations: 1,
+  doomLoop: false,
+  finishes: ['text', 'normal', 'agents'],
+  agents: true,
+};
+/** Handoffs: a round with a transfer call hands the conversation on as it completes. */
+const handoffConfig: GraphConfig = {
+  name: 'handoffs',
+  maxToolIterations: 2,
+  doomLoop: false,
+  finishes: ['text', 'handoff', 'handoffAndTool'],
+  handoffs: true,
+};
+const allConfigs = [...capConfigs, doomLoopConfig, outputConfig, agentConfig, handoffConfig];
 
 // ---------------------------------------------------------------------------------------------
 // Part 1: properties of the whole graph
@@ -711,7 +787,11 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
         for (const [key, snapshot] of graph.nodes) {
           if (isFinal(snapshot)) continue;
           const restoredRun = restored(graph.machine, snapshot);
-          expect(Object.keys(restoredRun.children), `children restored from ${key}`).toEqual([]);
+          // Only the children of running agent calls are restored (they resume on their own); no tool execution is.
+          const runningAgents = (snapshot.context.round ?? []).filter((call) => call.agent && call.state === 'running');
+          expect(Object.keys(restoredRun.children).sort(), `children restored from ${key}`).toEqual(
+            runningAgents.map((call) => `agent:${call.toolCallId}`).sort(),
+          );
           const resumes = snapshot.matches('requesting') || snapshot.matches('executingTools');
           expect(restoredRun.context.restored !== undefined, key).toBe(resumes);
           if (!resumes) {
@@ -727,7 +807,15 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
             continue;
           }
           resumedInRound++;
-          const wasRunning = new Set(snapshot.context.round?.filter((call) => call.state === 'running').map((call) => call.toolCallId));
+          // An agent call's child is restored with the run and resumes: its call goes on running.
+          for (const call of snapshot.context.round ?? []) {
+            if (call.agent && call.state === 'running') {
+              expect(next.context.round?.find((other) => other.toolCallId === call.toolCallId)?.state, key).toBe('running');
+            }
+          }
+          const wasRunning = new Set(
+            snapshot.context.round?.filter((call) => call.state === 'running' && !call.agent).map((call) => call.toolCallId),
+          );
           // Every call that was running got the interrupted result, in the round or in the history it was committed to.
           const round = next.context.round ?? [];
           const committed = next.context.messages.flatMap((message) => (message.role === 'tool' ? message.content : []));
@@ -737,7 +825,9 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           }
           // Nothing that was running runs again; only calls that were queued start.
           const queued = new Set(snapshot.context.round?.filter((call) => call.state === 'queued').map((call) => call.toolCallId));
-          for (const call of next.context.round ?? []) if (call.state === 'running') expect(queued.has(call.toolCallId), key).toBe(true);
+          for (const call of next.context.round ?? []) {
+            if (call.state === 'running' && !call.agent) expect(queued.has(call.toolCallId), key).toBe(true);
+          }
           expect(historyProblem(step(graph.machine, next, cancel)[0].context.messages), key).toBeNull();
         }
         if (capOf(config) > 0) expect(resumedInRound).toBeGreaterThan(0);
@@ -767,7 +857,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
       `${transition.source.id} ${transition.eventType || 'always'} #${index}`;
     const all = new Set<string>();
     const eventless: Array<{ name: string; source: AnyStateNode; targets: AnyStateNode[] }> = [];
-    for (const node of getStateNodes(buildGraph(capConfigs[1]!).machine.root) as AnyStateNode[]) {
+    for (const node of getStateNodes(buildGraph(agentConfig).machine.root) as AnyStateNode[]) {
       for (const transitions of node.transitions.values())
         transitions.forEach((t, index) => {
           all.add(nameOf(t, index));
@@ -779,7 +869,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     }
     const covered = new Set<string>();
     // The small graphs suffice (the larger caps repeat the same transitions per round).
-    for (const config of [capConfigs[1]!, capConfigs[2]!, doomLoopConfig, outputConfig]) {
+    for (const config of [capConfigs[1]!, capConfigs[2]!, doomLoopConfig, outputConfig, agentConfig, handoffConfig]) {
       const graph = buildGraph(config);
       for (const [key, edges] of graph.edges) {
         const snapshot = graph.nodes.get(key)!;
@@ -820,6 +910,45 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     // Malformed input never reaches the graph (it starts from valid input); the test below runs it.
     const uncovered = [...all].filter((name) => !covered.has(name) && name !== 'conversation.idle always #0');
     expect(uncovered).toEqual([]);
+  });
+
+  it('agent calls: every way a child ends (an answer, a failure, a timeout, cancel) gives its call one result or ends the run with a valid history', () => {
+    const graph = buildGraph(agentConfig);
+    let checked = 0;
+    for (const [key, snapshot] of graph.nodes) {
+      const running = snapshot.context.round?.filter((call) => call.agent && call.state === 'running') ?? [];
+      for (const call of running) {
+        const id = `agent:${call.toolCallId}`;
+        const failure = asEvent({ type: `xstate.done.actor.${id}`, output: childOutput('error') });
+        for (const event of [
+          failure,
+          asEvent({ type: `xstate.done.actor.${id}`, output: childOutput('done') }),
+          afterToolDeadline,
+          cancel,
+        ]) {
+          if (event === afterToolDeadline && call.deadline === undefined) continue;
+          const [next] = step(graph.machine, snapshot, event);
+          checked++;
+          if (isFinal(next)) {
+            expect(historyProblem(next.context.messages), key).toBeNull();
+            const result = next.context.messages
+              .flatMap((m) => (m.role === 'tool' ? m.content : []))
+              .find((r) => r.toolCallId === call.toolCallId);
+            expect(result, key).toBeDefined();
+            if (event === failure && call.toolName === 'ask') expect(next.context.outcome.reason, key).toBe('agent_failed');
+            continue;
+          }
+          const after = next.context.round?.find((other) => other.toolCallId === call.toolCallId);
+          // Settled, or the round completed and its results joined the history.
+          const inHistory = next.context.messages.some((m) => m.role === 'tool' && m.content.some((r) => r.toolCallId === call.toolCallId));
+          expect(after?.state === 'settled' || inHistory, key).toBe(true);
+          // Its usage joined the parent's, once.
+          if (event !== cancel && event !== afterToolDeadline)
+            expect(next.context.usage.totalTokens).toBe(snapshot.context.usage.totalTokens + 10);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(10);
   });
 
   it('the doom-loop graph ends halted/doom_loop after one notice', () => {

@@ -134,6 +134,15 @@ describe('handlerProvider: chat.completion.chunk accumulation', () => {
       sessionData: { user: 7 },
     });
   });
+
+  it('refuses a handler that is not a function, at creation', () => {
+    for (const handler of [undefined, 'openai', { stream() {} }]) {
+      expect(() => handlerProvider(handler as never)).toThrow(expect.objectContaining({ option: 'handlerProvider(handler)' }));
+      expect(() => handlerProvider(handler as never)).toThrow(
+        /^Invalid option handlerProvider\(handler\): expected a function \(request\) => AsyncIterable of chat\.completion\.chunk objects/,
+      );
+    }
+  });
 });
 
 describe('doom-loop detection', () => {

@@ -110,7 +110,7 @@ describe('a conversation host', () => {
       id: 'c-1',
       revision: 1,
       owner: 'test-host',
-      schemaVersion: 3,
+      schemaVersion: 4,
       machineId: 'conversation',
     });
     const output = await host.result('c-1');
@@ -577,6 +577,73 @@ describe('bad input', () => {
     expect(() => createConversationHost({ machine: setup().machine, store: {} as never })).toThrow(/store\.load/);
     await host.close();
   });
+
+  it.each<[string, () => unknown, string]>([
+    ['options', () => null, 'Invalid option options: expected an object { machine, store }, got null'],
+    [
+      'machine',
+      () => ({ machine: { restoreSnapshot() {} }, store: memoryStore() }),
+      'Invalid option machine: expected a conversation machine from createConversationMachine(...), got an object',
+    ],
+    [
+      'store.load',
+      () => ({ machine: setup().machine, store: 'memory' }),
+      'Invalid option store.load: expected a ConversationStore (e.g. memoryStore() or sqliteStore({ path })), got "memory"',
+    ],
+    [
+      'store.delete',
+      () => ({ machine: setup().machine, store: { ...memoryStore(), delete: 1 } }),
+      'Invalid option store.delete: expected a ConversationStore (e.g. memoryStore() or sqliteStore({ path })), got 1',
+    ],
+    [
+      'hostId',
+      () => ({ machine: setup().machine, store: memoryStore(), hostId: '' }),
+      'Invalid option hostId: expected a non-empty string, got ""',
+    ],
+    [
+      'onError',
+      () => ({ machine: setup().machine, store: memoryStore(), onError: 'log' }),
+      'Invalid option onError: expected a function (error, conversationId) => void, got "log"',
+    ],
+  ])('createConversationHost names a bad option %s with what it expected and got', (option, options, message) => {
+    const error = (() => {
+      try {
+        createConversationHost(options() as never);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(InvalidOptionsError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ option, message });
+  });
+
+  it('send names bad options with what it expected and got', async () => {
+    const { host } = setup();
+    for (const [options, option, message] of [
+      ['fast', 'options', 'Invalid option options: expected an object { sessionData? }, got "fast"'],
+      [
+        { sessionData: 1n },
+        'sessionData',
+        'Invalid option sessionData: expected plain JSON (null, boolean, number, string, array or plain object), got a bigint, got 1',
+      ],
+    ] as const) {
+      const error = await host.send('c', { type: 'user.message', content: 'x' }, options as never).catch((caught: unknown) => caught);
+      expect(InvalidOptionsError.isInstance(error), String(error)).toBe(true);
+      expect(error).toMatchObject({ option, message });
+    }
+    expect(await host.get('c')).toBeUndefined();
+    await host.close();
+  });
+
+  it('keeps the hostId and onError defaults for absent and null values', async () => {
+    const { machine } = setup();
+    const absent = createConversationHost({ machine, store: memoryStore() });
+    const nulls = createConversationHost({ machine, store: memoryStore(), hostId: null as never, onError: null as never });
+    expect(absent.hostId).toMatch(/^.+:\d+:[0-9a-f]{8}$/);
+    expect(nulls.hostId).toMatch(/^.+:\d+:[0-9a-f]{8}$/);
+    await absent.close();
+    await nulls.close();
+  });
 });
 
 describe.each([
@@ -623,9 +690,9 @@ describe.each([
       ['other-id', { machineId: 'checkout' }, 'other_machine', /written for machine "checkout"/],
       [
         'future',
-        { schemaVersion: 4 },
+        { schemaVersion: 5 },
         'unknown_version',
-        /schemaVersion 4; this actorloop reads versions 1 to 3 \(a newer actorloop wrote it: upgrade actorloop/,
+        /schemaVersion 5; this actorloop reads versions 1 to 4 \(a newer actorloop wrote it: upgrade actorloop/,
       ],
     ];
     for (const [id, change] of bad) await store.save({ ...good, id, revision: 1, status: 'running', ...change });

@@ -225,6 +225,15 @@ describe('viewer.watchHost over HTTP', () => {
     await expect(live.watchHost({} as ConversationHost)).rejects.toThrow(/watchHost\(host\): expected a conversation host/);
     await expect(live.watchHost(host, { stored: -1 })).rejects.toThrow(/watchHost\(host, options\)\.stored: expected an integer ≥ 0/);
     await expect(live.watchHost(host, { prefix: 3 as never })).rejects.toThrow(/prefix: expected a string/);
+    await expect(live.watchHost(host, { stored: 1.5 })).rejects.toMatchObject({ option: 'watchHost(host, options).stored' });
+    await expect(live.watchHost(host, { machine: {} as never })).rejects.toMatchObject({
+      option: 'watchHost(host, options).machine',
+      message: 'Invalid option watchHost(host, options).machine: expected a state machine, got an object',
+    });
+    await expect(live.watchHost(host, null as never)).rejects.toMatchObject({
+      option: 'watchHost(host, options)',
+      message: 'Invalid option watchHost(host, options): expected an object, got null',
+    });
     await live.close();
     await expect(live.watchHost(host)).rejects.toThrow(/a viewer that is still open/);
   });

@@ -357,6 +357,37 @@ describe('the live viewer server', () => {
     expect(() => live.watch({} as ConversationActor)).toThrow(/watch\(source\): expected a conversation actor or a feed/);
   });
 
+  it('names each wrong option with its path, what it expected and what it got', async () => {
+    const starts: Array<[unknown, string, string]> = [
+      [null, 'options', 'Invalid option options: expected an object, got null'],
+      [{ host: '' }, 'host', 'Invalid option host: expected a host name or IP address, got ""'],
+      [{ title: 3 }, 'title', 'Invalid option title: expected a string, got 3'],
+      [{ machine: {} }, 'machine', 'Invalid option machine: expected a state machine (createConversationMachine(...)), got an object'],
+      [{ maxLogEntries: 0.5 }, 'maxLogEntries', 'Invalid option maxLogEntries: expected an integer ≥ 1, got 0.5'],
+      [{ maxRuns: 0 }, 'maxRuns', 'Invalid option maxRuns: expected an integer ≥ 1, got 0'],
+    ];
+    for (const [options, option, message] of starts) {
+      const error = await startLiveViewer(options as never).catch((caught: unknown) => caught);
+      expect(InvalidOptionsError.isInstance(error), String(error)).toBe(true);
+      expect(error).toMatchObject({ option, message });
+    }
+    const live = await viewer();
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler) }), { input: {} });
+    const watches: Array<[unknown, string, string]> = [
+      ['c-1', 'watch(source, options)', 'Invalid option watch(source, options): expected an object, got "c-1"'],
+      [{ id: '' }, 'watch(source, options).id', 'Invalid option watch(source, options).id: expected a non-empty string, got ""'],
+      [{ label: 7 }, 'watch(source, options).label', 'Invalid option watch(source, options).label: expected a string, got 7'],
+      [
+        { machine: 'm' },
+        'watch(source, options).machine',
+        'Invalid option watch(source, options).machine: expected a state machine, got "m"',
+      ],
+    ];
+    for (const [options, option, message] of watches) {
+      expect(() => live.watch(actor, options as never)).toThrow(expect.objectContaining({ option, message }));
+    }
+  });
+
   it('frees its port on close, ending open streams', async () => {
     const live = await startLiveViewer();
     const stream = await fetch(`${live.url}events`);

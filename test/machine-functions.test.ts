@@ -237,7 +237,7 @@ describe('round-results', () => {
   it('starts queued calls up to maxConcurrent, each with its child, its tool.started and one deadline from now', () => {
     const context = base({ iterations: 2, round: [call('a', 'running'), call('b', 'queued'), call('c', 'queued', { toolName: 'slow' })] });
     const started = queuedCallsStarted(context, 3, (name) => (name === 'slow' ? 50 : 1000), 100);
-    expect(started?.starts.map((start) => [start.id, start.input.timeoutMs, start.event.toolCallId])).toEqual([
+    expect(started?.starts.map((start) => start.kind === 'tool' && [start.id, start.input.timeoutMs, start.event.toolCallId])).toEqual([
       ['toolCall-2-1', 1000, 'b'],
       ['toolCall-2-2', 50, 'c'],
     ]);

@@ -71,6 +71,13 @@ describe('truncateMessages', () => {
     expect(() => truncateHistory({})).toThrow(/truncateHistory\(options\): expected maxMessages or maxTokens/);
     expect(() => truncateHistory({ maxMessages: 0 })).toThrow(/truncateHistory\.maxMessages: expected an integer ≥ 1/);
     expect(() => truncateHistory({ maxTokens: 10, countTokens: 3 as never })).toThrow(InvalidOptionsError);
+    expect(() => truncateHistory({ maxTokens: 10, countTokens: 3 as never })).toThrow(
+      /truncateHistory\.countTokens: expected a function \(message\) => number, got 3/,
+    );
+    expect(() => truncateHistory(null as never)).toThrow(
+      /truncateHistory\(options\): expected an object \{ maxMessages\?, maxTokens\?, countTokens\? \}, got null/,
+    );
+    expect(() => truncateHistory({ maxTokens: 1.5 })).toThrow(/truncateHistory\.maxTokens: expected an integer ≥ 1, got 1\.5/);
   });
 });
 
@@ -156,6 +163,15 @@ describe('middleware around the provider request', () => {
     expect(model.requests[0]!.messages[0]).toEqual({ role: 'system', content: 'You are a support agent.\n\nThe customer is Ada.' });
     expect(() => injectSystemPrompt('text' as never)).toThrow(InvalidOptionsError);
     expect(() => injectSystemPrompt(() => 'x', { position: 'middle' as never })).toThrow(/injectSystemPrompt\.position/);
+    expect(() => injectSystemPrompt(() => 'x', { position: 'middle' as never })).toThrow(
+      /injectSystemPrompt\.position: expected 'append' \| 'prepend' \| 'replace', got "middle"/,
+    );
+    expect(() => injectSystemPrompt(() => 'x', null as never)).toThrow(
+      /injectSystemPrompt\(options\): expected an object \{ position\? \}, got null/,
+    );
+    expect(() => injectSystemPrompt('text' as never)).toThrow(
+      /injectSystemPrompt\(build\): expected a function \(request\) => string, got "text"/,
+    );
   });
 });
 
@@ -235,6 +251,15 @@ describe('reasoningEffort: one effort, both wires (real SDKs over HTTP)', () => 
 
   it('rejects an unknown effort', () => {
     expect(() => reasoningEffort('extreme' as never)).toThrow(/reasoningEffort\(effort\): expected minimal \| low \| medium \| high/);
+    expect(() => reasoningEffort(3 as never)).toThrow(
+      /^Invalid option reasoningEffort\(effort\): expected minimal \| low \| medium \| high or a function \(request\) => effort, got 3$/,
+    );
+    // An effort a function chooses is checked per request.
+    const chooser = reasoningEffort(() => 'extreme' as never);
+    const request = { messages: [], tools: [], signal: new AbortController().signal };
+    expect(() => chooser(request, () => (async function* () {})())).toThrow(
+      /^Invalid option reasoningEffort\(effort\): expected minimal \| low \| medium \| high, got "extreme"$/,
+    );
   });
 });
 

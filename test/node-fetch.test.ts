@@ -256,6 +256,18 @@ describe('createNodeFetch', () => {
     expect(() => createNodeFetch({ maxSockets: 1.5 })).toThrow(/maxSockets/);
     expect(() => createNodeFetch({ freeSocketTimeoutMs: -1 })).toThrow(/freeSocketTimeoutMs.*an integer ≥ 1/);
     expect(() => createNodeFetch('fast' as never)).toThrow(InvalidOptionsError);
+    expect(() => createNodeFetch(null as never)).toThrow(
+      /^Invalid option createNodeFetch\(options\): expected an options object, got null$/,
+    );
+    expect(() => createNodeFetch({ maxRedirects: -1 })).toThrow(
+      /^Invalid option createNodeFetch\(\{ maxRedirects \}\): expected an integer ≥ 0, got -1$/,
+    );
+    expect(() => createNodeFetch({ maxFreeSockets: '8' as never })).toThrow(
+      expect.objectContaining({
+        option: 'createNodeFetch({ maxFreeSockets })',
+        message: expect.stringContaining('expected an integer ≥ 1, got "8"') as unknown,
+      }),
+    );
     expect(() => openaiProvider({ model: 'm', fetch: 'node' as never })).toThrow(/openaiProvider\.fetch/);
     expect(() => anthropicProvider({ model: 'm', maxTokens: 10, fetch: 42 as never })).toThrow(/fetch/);
   });

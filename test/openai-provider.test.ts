@@ -353,6 +353,24 @@ describe('openaiProvider: clients and options', () => {
     expect(() => openaiProvider({ model: 'm', apiKey: secret as unknown as string })).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining(apiKey) as unknown }),
     );
+    expect(() => openaiProvider({ model: 'm', apiKey: 42 as unknown as string })).toThrow(
+      expect.objectContaining({ option: 'openaiProvider.apiKey', message: 'Invalid option openaiProvider.apiKey: expected a string' }),
+    );
+    const bad: Array<[unknown, string, RegExp]> = [
+      [null, 'openaiProvider(options)', /openaiProvider\(options\): expected an options object with at least `model`, got null/],
+      [{ model: '' }, 'openaiProvider.model', /openaiProvider\.model: expected a non-empty model id string, got ""/],
+      [{ model: 'm', baseURL: 8080 }, 'openaiProvider.baseURL', /openaiProvider\.baseURL: expected a URL string, got 8080/],
+      [
+        { model: 'm', params: [] },
+        'openaiProvider.params',
+        /openaiProvider\.params: expected an object of request parameters, got an array/,
+      ],
+      [{ model: 'm', strict: 'yes' }, 'openaiProvider.strict', /openaiProvider\.strict: expected a boolean, got "yes"/],
+    ];
+    for (const [options, option, message] of bad) {
+      expect(() => openaiProvider(options as OpenAIProviderOptions), JSON.stringify(options)).toThrow(expect.objectContaining({ option }));
+      expect(() => openaiProvider(options as OpenAIProviderOptions), JSON.stringify(options)).toThrow(message);
+    }
   });
 
   it('fails without an API key as a non-retryable error (the SDK needs one)', async () => {

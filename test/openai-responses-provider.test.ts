@@ -551,6 +551,12 @@ describe('openaiProvider({ api: "responses" }): clients and options', () => {
       [{ ...base, params: { background: true } }, /openaiProvider\.params\.background/],
       [{ ...base, params: { include: 'reasoning.encrypted_content' } }, /openaiProvider\.params\.include: expected an array of strings/],
       [{ ...base, name: '' }, /openaiProvider\.name/],
+      [{ ...base, encryptedReasoning: 'on' }, /openaiProvider\.encryptedReasoning: expected a boolean, got "on"/],
+      [
+        { ...base, params: { reasoning: 'high' } },
+        /openaiProvider\.params\.reasoning: expected an object such as \{ effort, summary \}, got "high"/,
+      ],
+      [{ ...base, params: { conversation: 'conv_1' } }, /openaiProvider\.params\.conversation: expected no `conversation`/],
     ];
     for (const [options, message] of bad) {
       expect(() => openaiProvider(options as unknown as OpenAIResponsesProviderOptions), JSON.stringify(options)).toThrow(

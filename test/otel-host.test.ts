@@ -253,5 +253,14 @@ describe('traceHost', () => {
     expect(() => traceHost({} as never)).toThrow(InvalidOptionsError);
     expect(() => traceHost({} as never)).toThrow(/traceHost\(host\): expected a conversation host/);
     expect(() => traceHost(setup(), { parentContext: 'nope' as never })).toThrow(/parentContext: expected a function/);
+    expect(() => traceHost(setup(), { parentContext: 'nope' as never })).toThrow(
+      expect.objectContaining({ option: 'traceHost(host, options).parentContext' }),
+    );
+    expect(() => traceHost(setup(), 'options' as never)).toThrow(
+      expect.objectContaining({
+        option: 'traceHost(host, options)',
+        message: 'Invalid option traceHost(host, options): expected an object, got "options"',
+      }),
+    );
   });
 });

@@ -217,3 +217,42 @@ describe('traceConversation', () => {
     expect(named(exporter.getFinishedSpans(), 'invoke_agent')).toHaveLength(1);
   });
 });
+
+describe('traceConversation over an agent tree', () => {
+  it("nests each child's invoke_agent span under its call's execute_tool span, grandchildren included", async () => {
+    const { agentTool } = await import('../src/index.js');
+    const leaf = createConversationMachine({ provider: scripted([{ text: 'leaf says hi' }]) });
+    const middle = createConversationMachine({
+      provider: scripted([{ toolCalls: [{ id: 'c1', name: 'leaf', args: { prompt: 'hi?' } }] }, { text: 'middle done' }]),
+      tools: [agentTool(leaf, { name: 'leaf' })],
+    });
+    const root = createConversationMachine({
+      provider: scripted([{ toolCalls: [{ id: 'p1', name: 'middle', args: { prompt: 'go' } }] }, { text: 'root done' }]),
+      tools: [agentTool(middle, { name: 'middle' })],
+    });
+    const actor = createActor(root, { input: {} });
+    traceConversation(actor, { tracer, agentName: 'root', conversationId: 'c-7' });
+    actor.start();
+    actor.send({ type: 'user.message', content: 'start' });
+    expect(await toPromise(actor)).toMatchObject({ status: 'done', text: 'root done' });
+    const spans = exporter.getFinishedSpans();
+    const [rootRun] = named(spans, 'invoke_agent root');
+    const [middleTool] = named(spans, 'execute_tool middle');
+    const [middleRun] = named(spans, 'invoke_agent middle');
+    const [leafTool] = named(spans, 'execute_tool leaf');
+    const [leafRun] = named(spans, 'invoke_agent leaf');
+    expect(parentOf(middleTool!)).toBe(rootRun!.spanContext().spanId);
+    expect(parentOf(middleRun!)).toBe(middleTool!.spanContext().spanId);
+    expect(parentOf(leafTool!)).toBe(middleRun!.spanContext().spanId);
+    expect(parentOf(leafRun!)).toBe(leafTool!.spanContext().spanId);
+    // Each run's chat spans sit under its own invoke_agent span; one trace for the whole tree.
+    const leafChats = spans.filter((span) => span.name.startsWith('chat') && parentOf(span) === leafRun!.spanContext().spanId);
+    expect(leafChats).toHaveLength(1);
+    expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+    expect(leafRun!.attributes).toMatchObject({
+      'gen_ai.agent.name': 'leaf',
+      'gen_ai.conversation.id': 'c-7',
+      'actorloop.run.status': 'done',
+    });
+  });
+});

@@ -226,4 +226,53 @@ describe('actorloop/restate with a real restate-server', () => {
     // Nothing of that reached a conversation.
     expect(await client.get('c-x')).toBeUndefined();
   }, 30_000);
+
+  it('names a bad option of the client, its send and the object with what it expected and got', async () => {
+    const thrown = (create: () => unknown) => {
+      try {
+        create();
+      } catch (caught) {
+        return caught;
+      }
+    };
+    const machine = createConversationMachine({ provider: openaiProvider({ model: 'x', apiKey: 'x' }) });
+    const url = server.ingressUrl;
+    const cases: Array<[unknown, string, string]> = [
+      [thrown(() => restateConversationClient(null as never)), 'options', 'an object { url, name?, headers? }, got null'],
+      [
+        thrown(() => restateConversationClient({ url: 42 as never })),
+        'url',
+        'the ingress URL of restate-server, e.g. "http://127.0.0.1:8080", got 42',
+      ],
+      [thrown(() => restateConversationClient({ url, name: '' })), 'name', 'the conversation object name, got ""'],
+      [
+        await client.send('c-x', { type: 'user.message', content: 'hi' }, 'now' as never).catch((caught: unknown) => caught),
+        'options',
+        'an object { sessionData?, idempotencyKey?, signal? }, got "now"',
+      ],
+      [
+        await client.send('c-x', { type: 'user.message', content: 'hi' }, { idempotencyKey: '' }).catch((caught: unknown) => caught),
+        'idempotencyKey',
+        'a non-empty string, got ""',
+      ],
+      [thrown(() => restateConversations([] as never)), 'options', 'an object { machine, name?, onEvent?, options? }, got an array'],
+      [
+        thrown(() => restateConversations({ machine: { restoreSnapshot() {} } as never })),
+        'machine',
+        'a conversation machine from createConversationMachine(...), got an object',
+      ],
+      [
+        thrown(() => restateConversations({ machine, name: 7 as never })),
+        'name',
+        'a Restate service name: letters, digits, _ . - (not starting with a digit), got 7',
+      ],
+      [thrown(() => restateConversations({ machine, onEvent: null as never })), 'onEvent', 'a function (event) => void, got null'],
+      [thrown(() => restateConversations({ machine, options: 'fast' as never })), 'options.options', 'Restate ObjectOptions, got "fast"'],
+    ];
+    for (const [error, option, expected] of cases) {
+      expect(InvalidOptionsError.isInstance(error), String(error)).toBe(true);
+      expect(error).toMatchObject({ option, message: `Invalid option ${option}: expected ${expected}` });
+    }
+    expect(await client.get('c-x')).toBeUndefined();
+  }, 30_000);
 });

@@ -264,7 +264,7 @@ describe('the chain of migrations', () => {
   it('the current version is counted from the steps', () => {
     expect(migrations.firstSchemaVersion).toBe(1);
     expect(migrations.currentSchemaVersion).toBe(migrations.firstSchemaVersion + migrations.snapshotMigrations.length);
-    expect(migrations.currentSchemaVersion).toBe(3);
+    expect(migrations.currentSchemaVersion).toBe(4);
   });
 
   it('runs every step from the version found, in order, and none for a current snapshot', () => {
@@ -283,10 +283,10 @@ describe('the chain of migrations', () => {
   });
 
   it('refuses a newer version or no version at all, naming the versions', () => {
-    expect(migrateSnapshot({ schemaVersion: 4 })).toEqual({
+    expect(migrateSnapshot({ schemaVersion: 5 })).toEqual({
       problem: {
         kind: 'unknown_version',
-        message: 'it has schemaVersion 4, written by a newer actorloop; this actorloop reads versions 1 to 3: upgrade actorloop to load it',
+        message: 'it has schemaVersion 5, written by a newer actorloop; this actorloop reads versions 1 to 4: upgrade actorloop to load it',
       },
     });
     for (const bad of ['2', 0, 1.5, null]) {
@@ -304,16 +304,16 @@ describe('the chain of migrations', () => {
   });
 
   it('upgradeSnapshot throws what migrateSnapshot reports', () => {
-    expect(upgradeSnapshot({ value: 'idle' })).toEqual({ value: 'idle', schemaVersion: 3 });
+    expect(upgradeSnapshot({ value: 'idle' })).toEqual({ value: 'idle', schemaVersion: 4 });
     expect(() => upgradeSnapshot({ schemaVersion: 7 })).toThrow(
-      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 7, written by a newer actorloop; this actorloop reads versions 1 to 3: upgrade actorloop to load it',
+      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 7, written by a newer actorloop; this actorloop reads versions 1 to 4: upgrade actorloop to load it',
     );
   });
 
   it('every persisted snapshot and stored conversation carries the current schemaVersion', async () => {
     const { machine, host } = chatSetup(memoryStore());
     const actor = createActor(machine).start();
-    expect(actor.getPersistedSnapshot()).toMatchObject({ schemaVersion: 3, value: 'idle' });
+    expect(actor.getPersistedSnapshot()).toMatchObject({ schemaVersion: 4, value: 'idle' });
     actor.stop();
     await host.send('c', { type: 'user.message', content: 'What is 2 + 3?' });
     await host.result('c');
@@ -353,8 +353,8 @@ describe('v1 SQLite fixture, loaded by this actorloop', () => {
     expect(toolResults(output.messages)).toEqual({ 'call-add-1': '5' });
     expect(executions).toEqual([]);
     const stored = await store.load('finished');
-    expect(stored).toMatchObject({ schemaVersion: 3, status: 'done' });
-    expect(JSON.parse(stored!.snapshot)).toMatchObject({ schemaVersion: 3 });
+    expect(stored).toMatchObject({ schemaVersion: 4, status: 'done' });
+    expect(JSON.parse(stored!.snapshot)).toMatchObject({ schemaVersion: 4 });
     await host.close();
   });
 
@@ -435,7 +435,7 @@ describe('v1 JSON snapshots, restored by plain actors', () => {
     expect(stepCalls()).toBe(before + 1);
     const ended = restored.getSnapshot();
     expect(ended.status).toBe('done');
-    expect(restored.getPersistedSnapshot()).toMatchObject({ schemaVersion: 3, value: 'done' });
+    expect(restored.getPersistedSnapshot()).toMatchObject({ schemaVersion: 4, value: 'done' });
     const next = createActor(machine, { input: { messages: ended.output!.messages } }).start();
     next.send({ type: 'user.message', content: 'And 3 + 4?' });
     expect(await toPromise(next)).toMatchObject({ status: 'done', text: 'reply 2' });
@@ -523,14 +523,14 @@ describe('v1 JSON snapshots, restored by plain actors', () => {
 });
 
 describe('a snapshot from a newer actorloop', () => {
-  const newer = () => ({ ...fixtureJson('finished'), schemaVersion: 4 });
+  const newer = () => ({ ...fixtureJson('finished'), schemaVersion: 5 });
 
   it('the host refuses it, naming the conversation and both versions; the file and the record are untouched', async () => {
     const path = join(work, 'newer.db');
     const writer = sqliteStore({ path });
     const record = {
       id: 'from-the-future',
-      schemaVersion: 4,
+      schemaVersion: 5,
       machineId: 'conversation',
       status: 'running' as const,
       snapshot: JSON.stringify(newer()),
@@ -553,7 +553,7 @@ describe('a snapshot from a newer actorloop', () => {
       expect(ConversationLoadError.isInstance(error), String(error)).toBe(true);
       expect(error).toMatchObject({ conversationId: 'from-the-future', problem: 'unknown_version' });
       expect((error as Error).message).toBe(
-        'stored conversation "from-the-future" cannot be loaded (unknown version): it has schemaVersion 4; this actorloop reads versions 1 to 3 ' +
+        'stored conversation "from-the-future" cannot be loaded (unknown version): it has schemaVersion 5; this actorloop reads versions 1 to 4 ' +
           '(a newer actorloop wrote it: upgrade actorloop to load it; the stored data is left as it is)',
       );
     }
@@ -569,7 +569,7 @@ describe('a snapshot from a newer actorloop', () => {
     const store = memoryStore();
     const record = {
       id: 'mixed',
-      schemaVersion: 3,
+      schemaVersion: 4,
       machineId: 'conversation',
       status: 'done' as const,
       snapshot: JSON.stringify(newer()),
@@ -582,7 +582,7 @@ describe('a snapshot from a newer actorloop', () => {
     const error = await host.get('mixed').catch((caught: unknown) => caught);
     expect(error).toMatchObject({ conversationId: 'mixed', problem: 'unknown_version' });
     expect((error as Error).message).toContain(
-      'it has schemaVersion 4, written by a newer actorloop; this actorloop reads versions 1 to 3',
+      'it has schemaVersion 5, written by a newer actorloop; this actorloop reads versions 1 to 4',
     );
     expect(await store.load('mixed')).toEqual(record);
     await host.close();
@@ -599,7 +599,7 @@ describe('a snapshot from a newer actorloop', () => {
     expect(actor.getSnapshot().status).toBe('error');
     expect(errors).toHaveLength(1);
     expect((errors[0] as Error).message).toBe(
-      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 4, written by a newer actorloop; this actorloop reads versions 1 to 3: upgrade actorloop to load it',
+      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 5, written by a newer actorloop; this actorloop reads versions 1 to 4: upgrade actorloop to load it',
     );
     expect(snapshot).toEqual(copy);
   });

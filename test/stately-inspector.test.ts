@@ -213,6 +213,16 @@ describe('the Stately inspector over a real WebSocket server', () => {
     // @ts-expect-error: not a transport
     await expect(createStatelyInspector({ transport: 'carrier-pigeon' })).rejects.toThrow(/transport: expected "websocket" or "browser"/);
     await expect(createStatelyInspector({ maxBufferedEvents: -1 })).rejects.toThrow(/maxBufferedEvents/);
+    const cases: Array<[unknown, string, string]> = [
+      [null, 'options', 'Invalid option options: expected an object, got null'],
+      [{ sanitize: 'yes' }, 'sanitize', 'Invalid option sanitize: expected true, false or a function (event) => event, got "yes"'],
+      [{ maxBufferedEvents: 1.5 }, 'maxBufferedEvents', 'Invalid option maxBufferedEvents: expected an integer ≥ 0, got 1.5'],
+      [{ reconnectDelayMs: 0 }, 'reconnectDelayMs', 'Invalid option reconnectDelayMs: expected a number of milliseconds ≥ 1, got 0'],
+      [{ onError: 'log' }, 'onError', 'Invalid option onError: expected a function, got "log"'],
+    ];
+    for (const [options, option, message] of cases) {
+      await expect(createStatelyInspector(options as never)).rejects.toMatchObject({ option, message });
+    }
   });
 });
 

@@ -114,6 +114,33 @@ describe.each(stores)('%s keeps the ConversationStore contract', (_name, create)
     await store.close();
   });
 
+  it.each([
+    [
+      'list status',
+      (store: ConversationStore) => store.list({ status: ['done', 'finished'] as never }),
+      'status',
+      'Invalid option status: expected a conversation status or an array of them (idle, running, awaitingApproval, done, halted, error), got an array',
+    ],
+    [
+      'list limit',
+      (store: ConversationStore) => store.list({ limit: 1.5 }),
+      'list: limit',
+      'Invalid option list: limit: expected a positive integer, got 1.5',
+    ],
+    [
+      'readLog limit',
+      (store: ConversationStore) => store.readLog('a', { limit: 0 }),
+      'readLog: limit',
+      'Invalid option readLog: limit: expected a positive integer, got 0',
+    ],
+  ] as const)('names a bad %s option', async (_case, call, option, message) => {
+    const store = create();
+    const error = await call(store).catch((caught: unknown) => caught);
+    expect(InvalidOptionsError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ option, message });
+    await store.close();
+  });
+
   it('deletes a conversation with its log', async () => {
     const store = create();
     await store.save(conversation('a', 1), [{ at: 1, event: { type: 'cancel' } }]);
@@ -245,6 +272,28 @@ describe.each(sqliteDrivers)('sqliteStore over %s', (driver) => {
     expect(() => sqliteStore({ path: 'x.db', synchronous: 'off' as never })).toThrow(/Invalid option synchronous/);
     expect(() => sqliteStore({ path: 'x.db', busyTimeoutMs: -1 })).toThrow(/Invalid option busyTimeoutMs/);
     expect(() => sqliteStore({ path: 'x.db', driver: 'sqlite3' as never })).toThrow(/Invalid option driver/);
+  });
+
+  it.each([
+    ['options', null, 'Invalid option options: expected an object { path, synchronous?, busyTimeoutMs?, driver? }, got null'],
+    ['path', { path: 42 }, 'Invalid option path: expected the path of the database file (a non-empty string), got 42'],
+    ['synchronous', { path: 'x.db', synchronous: null }, 'Invalid option synchronous: expected "full" or "normal", got null'],
+    [
+      'busyTimeoutMs',
+      { path: 'x.db', busyTimeoutMs: 2.5 },
+      'Invalid option busyTimeoutMs: expected a non-negative integer of milliseconds, got 2.5',
+    ],
+    ['driver', { path: 'x.db', driver: null }, 'Invalid option driver: expected "better-sqlite3" or "node:sqlite", got null'],
+  ] as const)('names a bad option %s with what it expected and got', (option, options, message) => {
+    const error = (() => {
+      try {
+        sqliteStore(options as never);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(InvalidOptionsError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ option, message });
   });
 
   it('refuses a save with a field the table cannot hold, the same way over either driver', async () => {

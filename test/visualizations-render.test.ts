@@ -60,7 +60,7 @@ describe('the pictures of the machine, rendered in Chromium', () => {
     }, source ?? '');
     expect(rendered).toBeGreaterThan(1000);
     const states = await page.$$eval('#out svg g.node', (nodes) => nodes.map((node) => node.textContent?.trim() ?? ''));
-    for (const state of ['idle', 'requesting', 'retrying', 'awaitingApproval', 'executingTools', 'done', 'halted', 'error']) {
+    for (const state of ['idle', 'requesting', 'retrying', 'awaitingApproval', 'executingTools', 'handingOff', 'done', 'halted', 'error']) {
       expect(states).toContain(state);
     }
     const labels = await page.$$eval('#out svg g.edgeLabel', (nodes) =>
@@ -71,9 +71,9 @@ describe('the pictures of the machine, rendered in Chromium', () => {
           return { name: node.textContent?.trim() ?? '', x: box.x, y: box.y, width: box.width, height: box.height };
         }),
     );
-    expect(labels.length).toBe(14);
+    expect(labels.length).toBe(16);
     // GitHub shrinks a chart to its column (about 880 px): one drawn much wider than that comes out
-    // too small to read (the full chart renders about 3,500 px wide with 45 arrows); ten states and 14
+    // too small to read (the full chart renders about 3,500 px wide with 45 arrows); eleven states and 16
     // arrows come to about 1,560 px in the packaged Open Sans (about 1,400 in Liberation Sans, 1,610 in
     // DejaVu Sans: support/chromium.ts pins the font so the figure is the same on every machine).
     const width = await page.$eval(

@@ -11,7 +11,12 @@ import { stepJournalOf } from './step-journal.js';
 export type ProviderCallInput = {
   messages: Message[];
   sessionData?: unknown;
+  /** The active agent of a machine with handoffs: its provider, system prompt and tools make the request. */
+  agent?: string;
 };
+
+/** What a request is made with (for a machine with handoffs, the active agent's). */
+export type RequestProfile = { provider: Provider; tools: ToolDescription[]; system: string | undefined };
 
 /** A streamed delta, handed to the machine as the provider produced it. */
 export type ProviderDeltaEvent = Exclude<ProviderEvent, { type: 'finish' }>;
@@ -42,13 +47,12 @@ function toObserver<T>(
  * enforced inside the step (see `StepJournal`).
  */
 export function createProviderCallLogic(
-  provider: Provider,
-  tools: ToolDescription[],
-  system: string | undefined,
+  profileOf: (agent: string | undefined) => RequestProfile,
   responseFormat: ResponseFormat | undefined,
   requestTimeoutMs: number,
 ) {
   return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input, system: actorSystem }) => {
+    const { provider, tools, system } = profileOf(input.agent);
     const request: Omit<ProviderRequest, 'signal'> = {
       ...(system === undefined ? {} : { system }),
       messages: input.messages,

@@ -39,12 +39,17 @@ export function checkSessionData(sessionData: unknown): void {
 }
 
 /**
- * The input of a conversation's next run: its history, and the `sessionData` the starting message
- * sets (`null` clears it) or else the last run's.
+ * The input of a conversation's next run: its history, the `sessionData` the starting message
+ * sets (`null` clears it) or else the last run's, and (with handoffs) the agent the last run ended with.
  */
 export function nextRunInput(last: Pick<DecodedSnapshot, 'context'> | undefined, sessionData: unknown): ConversationInput {
   const kept = sessionData !== undefined ? sessionData : last?.context.sessionData;
-  return { messages: last?.context.messages ?? [], ...(kept === undefined || kept === null ? {} : { sessionData: kept }) };
+  const agent = last?.context.agents?.active;
+  return {
+    messages: last?.context.messages ?? [],
+    ...(kept === undefined || kept === null ? {} : { sessionData: kept }),
+    ...(agent === undefined ? {} : { agent }),
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../machines/types.js';
 import { isRecord } from '../util/is-record.js';
+import { option, type OptionSchema, type ResolvedOption, resolveOptionsWith } from '../util/option-schema.js';
 import {
   checkConversationId as checkId,
   checkEventAfterEndedRun,
@@ -127,6 +128,52 @@ export interface ConversationHost {
   close(): Promise<void>;
 }
 
+const storeExpected = 'a ConversationStore (e.g. memoryStore() or sqliteStore({ path }))';
+const storeMethod = option.callable(storeExpected);
+/** A store that is not an object at all is reported at its first method, `store.load`, as it always was. */
+const storeShape = option.object(
+  { load: storeMethod, save: storeMethod, readLog: storeMethod, list: storeMethod, delete: storeMethod, close: storeMethod },
+  { expected: storeExpected, label: 'store.load', unknownKeys: 'ignore' },
+);
+/** The store itself, not the copy of its methods `option.object` makes: a class's methods need their `this`. */
+const storeSchema: OptionSchema<ConversationStore> = {
+  expected: storeExpected,
+  resolve: (value, path) => {
+    storeShape.resolve(value, path);
+    return value as ConversationStore;
+  },
+};
+
+/** Unknown keys are ignored, not refused: createConversationHost never refused them, so options that worked still do. */
+const conversationHostOptionsSchema = option.object(
+  {
+    machine: option.matching(
+      'a conversation machine from createConversationMachine(...)',
+      (value): value is ConversationMachine =>
+        isRecord(value) && typeof value.restoreSnapshot === 'function' && typeof value.getPersistedSnapshot === 'function',
+    ),
+    store: storeSchema,
+    hostId: option.orElse(option.string({ nonEmpty: true }), () => `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`),
+    onError: option.orElse(
+      option.callable<(error: unknown, conversationId: string) => void>('a function (error, conversationId) => void'),
+      () => (error, id) => console.error(`actorloop host, conversation ${JSON.stringify(id)}:`, error),
+    ),
+  },
+  { expected: 'an object { machine, store }', unknownKeys: 'ignore' },
+);
+
+const sendOptionsSchema = option.object(
+  {
+    sessionData: option.transform(option.unchecked('plain JSON'), (sessionData) => {
+      checkSessionData(sessionData);
+      return sessionData;
+    }),
+  },
+  { expected: 'an object { sessionData? }', unknownKeys: 'ignore' },
+);
+
+type ResolvedSendOptions = ResolvedOption<typeof sendOptionsSchema>;
+
 /** Runs `recover()` claims at once (one page of the store's list). */
 const recoverPage = 500;
 
@@ -170,25 +217,7 @@ const describeError = (error: unknown) =>
  * ```
  */
 export function createConversationHost(options: ConversationHostOptions): ConversationHost {
-  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { machine, store }', options);
-  const { machine, store } = options;
-  if (!isRecord(machine) || typeof machine.restoreSnapshot !== 'function' || typeof machine.getPersistedSnapshot !== 'function') {
-    throw new InvalidOptionsError('machine', 'a conversation machine from createConversationMachine(...)', machine);
-  }
-  for (const method of ['load', 'save', 'readLog', 'list', 'delete', 'close'] as const) {
-    if (!isRecord(store) || typeof store[method] !== 'function') {
-      throw new InvalidOptionsError(
-        `store.${method}`,
-        'a ConversationStore (e.g. memoryStore() or sqliteStore({ path }))',
-        isRecord(store) ? store[method] : store,
-      );
-    }
-  }
-  const hostId = options.hostId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  if (typeof hostId !== 'string' || hostId === '') throw new InvalidOptionsError('hostId', 'a non-empty string', hostId);
-  const onError =
-    options.onError ?? ((error: unknown, id: string) => console.error(`actorloop host, conversation ${JSON.stringify(id)}:`, error));
-  if (typeof onError !== 'function') throw new InvalidOptionsError('onError', 'a function (error, conversationId) => void', onError);
+  const { machine, store, hostId, onError } = resolveOptionsWith(conversationHostOptionsSchema, options);
 
   /** Runs held in memory: only those in flight (finished and waiting runs are stored, not held). */
   const live = new Map<string, LiveRun>();
@@ -248,6 +277,8 @@ export function createConversationHost(options: ConversationHostOptions): Conver
   /** Lets go of a run waiting for approval once nothing is pending for it: it is stored, and reloaded when an event comes. */
   const releaseIfWaiting = (run: LiveRun) => {
     if (live.get(run.id) !== run || run.writesPending || queues.has(run.id) || run.status !== 'awaitingApproval') return;
+    // A tree waiting for a child's approval still runs (the other calls, the agent call's deadline): it stays live.
+    if (run.snapshot.value !== 'awaitingApproval') return;
     live.delete(run.id);
     run.detach(new Error('released: the run waits for approval and is stored'));
   };
@@ -313,7 +344,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
   function nextRun(
     id: string,
     event: ConversationUserEvent,
-    sendOptions: SendOptions,
+    sendOptions: ResolvedSendOptions,
     last: DecodedSnapshot,
     revision: number,
     updatedAt: number,
@@ -323,7 +354,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
   }
 
   /** The run an event goes to: held in memory, or loaded from the store (a waiting run, or the next run of a finished one). */
-  async function runFor(id: string, event: ConversationUserEvent, sendOptions: SendOptions): Promise<LiveRun> {
+  async function runFor(id: string, event: ConversationUserEvent, sendOptions: ResolvedSendOptions): Promise<LiveRun> {
     const held = live.get(id);
     if (held?.snapshot.status === 'done') {
       // Ended, its last write still under way: the next run starts from it once that is stored.
@@ -377,13 +408,12 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     async send(id, event, sendOptions = {}) {
       checkId(id);
       checkEvent(event);
-      if (!isRecord(sendOptions)) throw new InvalidOptionsError('options', 'an object { sessionData? }', sendOptions);
-      checkSessionData(sendOptions.sessionData);
+      const resolved = resolveOptionsWith(sendOptionsSchema, sendOptions);
       ensureOpen(`send to ${JSON.stringify(id)}`);
       return serially(id, async () => {
         ensureOpen(`send to ${JSON.stringify(id)}`);
         const held = live.get(id);
-        const run = await runFor(id, event, sendOptions);
+        const run = await runFor(id, event, resolved);
         const fresh = run !== held;
         if (fresh) run.start();
         const rejection = run.apply(event, logEventOf(event));

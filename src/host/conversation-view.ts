@@ -10,7 +10,13 @@ import type { ConversationStatus } from './conversation-store.js';
  * for (const { toolCallId, name, args } of view.pendingApprovals) console.log(`${name}(${JSON.stringify(args)}) needs approval: ${toolCallId}`);
  * ```
  */
-export type PendingApproval = { toolCallId: string; name: string; args: unknown };
+export type PendingApproval = {
+  toolCallId: string;
+  name: string;
+  args: unknown;
+  /** For a call of an agent call's child: the `toolCallId`s of the agent calls down to it (see `tool.approval.requested`). */
+  path?: string[];
+};
 
 /**
  * A conversation as `host.get(id)` shows it.
@@ -34,7 +40,10 @@ export type ConversationView = {
 };
 
 /** What the status and view are computed from: a live snapshot or a stored one. */
-export type RunState = { value: unknown; context: Pick<ConversationContext, 'messages' | 'round' | 'outcome'> };
+export type RunState = {
+  value: unknown;
+  context: Pick<ConversationContext, 'messages' | 'round' | 'outcome'> & { agents?: Pick<ConversationContext['agents'], 'approvals'> };
+};
 
 /**
  * The conversation status of a run's state.
@@ -47,15 +56,21 @@ export type RunState = { value: unknown; context: Pick<ConversationContext, 'mes
 export function statusOf({ value, context }: RunState): ConversationStatus {
   if (value === 'idle') return 'idle';
   if (value === 'awaitingApproval') return 'awaitingApproval';
+  // Tools run, but the run cannot go on until someone answers a child's approval.
+  if ((context.agents?.approvals.length ?? 0) > 0 && typeof value === 'object' && value !== null && 'executingTools' in value) {
+    return 'awaitingApproval';
+  }
   if (value === 'done' || value === 'halted' || value === 'error') return context.outcome.status ?? value;
   return 'running';
 }
 
 /** The calls of the round that wait for approval. */
 export function pendingApprovalsOf(context: RunState['context']): PendingApproval[] {
-  return (context.round ?? [])
+  const own = (context.round ?? [])
     .filter((call) => call.state === 'awaiting-approval')
     .map((call) => ({ toolCallId: call.toolCallId, name: call.toolName, args: call.args }));
+  const deep = context.agents?.approvals ?? [];
+  return deep.length === 0 ? own : [...own, ...deep.map(({ toolCallId, name, args, path }) => ({ toolCallId, name, args, path }))];
 }
 
 export function viewOf(id: string, state: RunState, updatedAt: number): ConversationView {

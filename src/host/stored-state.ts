@@ -3,9 +3,27 @@
  * calls. Compared by identity — XState makes a new context only when an action assigns, and each
  * of these is replaced, never mutated, when it changes.
  */
-export type StoredShape = { value: string; status: string; messages: unknown; round: unknown };
+export type StoredShape = {
+  value: string;
+  status: string;
+  messages: unknown;
+  round: unknown;
+  /** The shapes of the agent calls' child conversations (`agent:<toolCallId>`), which are stored with the run. */
+  agents?: ReadonlyArray<readonly [string, StoredShape]>;
+};
 
-type SnapshotLike = { value: unknown; status: string; context: { messages: unknown; round: unknown } };
+type SnapshotLike = { value: unknown; status: string; context: { messages: unknown; round: unknown }; children?: unknown };
+
+function agentShapes(children: unknown): Array<readonly [string, StoredShape]> | undefined {
+  if (typeof children !== 'object' || children === null) return undefined;
+  const shapes: Array<readonly [string, StoredShape]> = [];
+  for (const [id, child] of Object.entries(children)) {
+    if (!id.startsWith('agent:')) continue;
+    const snapshot = (child as { getSnapshot?: () => unknown } | undefined)?.getSnapshot?.() as SnapshotLike | undefined;
+    if (snapshot?.context) shapes.push([id, storedShapeOf(snapshot)]);
+  }
+  return shapes.length === 0 ? undefined : shapes;
+}
 
 /** A state value as one string (`executingTools.running`); called on every snapshot, so without JSON. */
 export function stateKeyOf(value: unknown): string {
@@ -23,6 +41,7 @@ export function storedShapeOf(snapshot: SnapshotLike): StoredShape {
     status,
     messages: context.messages,
     round: context.round,
+    ...(snapshot.children === undefined ? {} : { agents: agentShapes(snapshot.children) }),
   };
 }
 
@@ -40,6 +59,21 @@ export function storedShapeOf(snapshot: SnapshotLike): StoredShape {
  */
 export function changesStoredState(previous: StoredShape, next: StoredShape): boolean {
   return (
-    previous.value !== next.value || previous.status !== next.status || previous.messages !== next.messages || previous.round !== next.round
+    previous.value !== next.value ||
+    previous.status !== next.status ||
+    previous.messages !== next.messages ||
+    previous.round !== next.round ||
+    agentsChanged(previous.agents, next.agents)
   );
+}
+
+// A child's progress changes nothing in its parent's context, so the children are compared too.
+function agentsChanged(previous: StoredShape['agents'], next: StoredShape['agents']): boolean {
+  if (previous === next) return false;
+  if (previous === undefined || next === undefined) return (previous?.length ?? 0) + (next?.length ?? 0) > 0;
+  if (previous.length !== next.length) return true;
+  return next.some(([id, shape], index) => {
+    const [previousId, previousShape] = previous[index] as readonly [string, StoredShape];
+    return id !== previousId || changesStoredState(previousShape, shape);
+  });
 }

@@ -15,6 +15,7 @@ import {
   callsTimedOut,
   childIdOf,
   interruptedReported,
+  liveResult,
   queuedCallsStarted,
   resultRecorded,
   roundClosed,
@@ -24,7 +25,9 @@ import {
   thrownBy,
   thrownRecorded,
 } from './round-results.js';
-import { haltRecorded, invalidMessageText, outcomeMarked, outOfStateText, unknownCallText } from './run-context.js';
+import { haltRecorded, invalidMessageText, outcomeMarked, outOfStateText, runOutput, unknownCallText } from './run-context.js';
+import { handedOff, requestStartedEvent } from './handoffs.js';
+import { agentEventForwarded, agentsStopped, approvalRelay, bothEffects, runningAgentsFinished } from './agent-calls.js';
 import { errorResult, resultTexts, toolResult } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, ConversationEvent } from './types.js';
 
@@ -48,6 +51,14 @@ const enqueue = enqueueActions<
 
 type Sink = { assign: (values: Partial<ConversationContext>) => void; emit: (event: ConversationEmittedEvent) => void };
 
+/** Reads the context a child actor has now (a stopped agent call reports what its child had). */
+function childContextIn(self: { getSnapshot(): unknown }) {
+  return (id: string): unknown => {
+    const children = (self.getSnapshot() as { children?: Record<string, { getSnapshot(): { context?: unknown } } | undefined> }).children;
+    return children?.[id]?.getSnapshot().context;
+  };
+}
+
 /** Applies what a pure function decided: the context change, then its events in order. */
 function apply(sink: Sink, effects: Effects): void {
   if (effects.context) sink.assign(effects.context);
@@ -60,10 +71,17 @@ function apply(sink: Sink, effects: Effects): void {
  * `answer-repair.ts` or `run-context.ts`.
  */
 export function conversationActions(settings: ResolvedOptions) {
-  const { output, prices, provider, toolTimeoutOf, capToolResult } = settings;
+  const { output, prices, toolTimeoutOf, capToolResult, agentCalls, profileOf } = settings;
   /** The text a tool's `HaltError` ends the run with (the guard `executionHalts` checked it is one). */
   const haltText = (thrown: unknown) => capToolResult((thrown as HaltError).content);
-  const failureSettings = { retry: settings.retry, prices, model: provider.model };
+  // Without handoffs every request has one provider: its settings are made once, not per event.
+  const failureSettingsOf = (agent: string | undefined) => ({ retry: settings.retry, prices, model: profileOf(agent).provider.model });
+  const fixedFailureSettings = settings.handoffs ? undefined : failureSettingsOf(undefined);
+  const responseSettingsOf = (agent: string | undefined) => {
+    const profile = profileOf(agent);
+    return { ...settings, tools: profile.tools, provider: profile.provider };
+  };
+  const fixedResponseSettings = settings.handoffs ? undefined : responseSettingsOf(undefined);
   return {
     failOnInput: assignContext(({ context }) =>
       errorRecorded(context, {
@@ -87,13 +105,7 @@ export function conversationActions(settings: ResolvedOptions) {
     // in the transition's one context copy rather than an entry action of its own.
     firstAttempt: assignContext({ attempt: 1, ...freshAttempt }),
     nextAttempt: assignContext(({ context }) => ({ attempt: context.attempt + 1, ...freshAttempt })),
-    emitRequestStarted: emitEvent(({ context }) => ({
-      type: 'request.started',
-      iteration: context.iterations,
-      attempt: context.attempt,
-      provider: provider.name,
-      ...(provider.model === undefined ? {} : { model: provider.model }),
-    })),
+    emitRequestStarted: emitEvent(({ context }) => requestStartedEvent(context, profileOf(context.agents.active).provider)),
     // Runs for every batch of deltas, so nothing is built that is not needed: the stream is marked
     // as moved once per timeout window, and only a machine with an `output` schema parses the answer.
     forwardDeltas: enqueue(({ context, event, enqueue }) => {
@@ -105,7 +117,8 @@ export function conversationActions(settings: ResolvedOptions) {
     }),
     resetProgress: assignContext(({ context }) => ({ stream: { ...context.stream, progressed: false } })),
     receiveResponse: enqueue(({ context, event, enqueue }) => {
-      if (event.type === 'provider.finish') apply(enqueue, responseReceived(context, event, settings));
+      if (event.type !== 'provider.finish') return;
+      apply(enqueue, responseReceived(context, event, fixedResponseSettings ?? responseSettingsOf(context.agents.active)));
     }),
     recordFinalText: assignContext(({ context }) => finalTextRecorded(context)),
     commitResponse: assignContext(({ context }) => committed(context, prices)),
@@ -118,15 +131,40 @@ export function conversationActions(settings: ResolvedOptions) {
       if (event.type === 'tool.deny') apply(enqueue, callDenied(context.round, event.toolCallId, event.reason));
     }),
     startQueuedCalls: enqueue(({ context, enqueue }) => {
-      const started = queuedCallsStarted(context, settings.maxConcurrentTools, toolTimeoutOf, Date.now());
+      const started = queuedCallsStarted(context, settings.maxConcurrentTools, toolTimeoutOf, Date.now(), agentCalls);
       if (!started) return;
       // Each child is spawned before its `tool.started`, as the events were always ordered.
-      for (const { id, input, event } of started.starts) {
-        enqueue.spawnChild('executeTool', { id, input });
-        enqueue.emit(event);
+      for (const start of started.starts) {
+        if (start.kind === 'tool') {
+          enqueue.spawnChild('executeTool', { id: start.id, input: start.input });
+          enqueue.emit(start.event);
+          continue;
+        }
+        // An agent call's child is a conversation: spawned idle, then asked its question.
+        enqueue.spawnChild(start.src as 'executeTool', { id: start.id, input: start.input as never });
+        enqueue.sendTo(start.id, { type: 'user.message', content: start.prompt });
+        for (const event of start.events) enqueue.emit(event);
       }
       enqueue.assign({ round: started.round });
     }),
+    // A child's event goes out as `agent.event`, with the path down to the child that emitted it.
+    forwardAgentEvent: enqueue(({ context, event, enqueue }) => {
+      if (event.type === 'agent.emitted') apply(enqueue, agentEventForwarded(context, event));
+    }),
+    // An approval for a call down the tree goes to the running child it belongs under.
+    // (A child that is gone — stopped, or not restored — is skipped: XState would throw on the send.)
+    relayApproval: enqueue(({ context, event, self, enqueue }) => {
+      const child = event.type === 'tool.approve' || event.type === 'tool.deny' ? approvalRelay(context, event.toolCallId) : undefined;
+      if (child && childContextIn(self)(child) !== undefined) enqueue.sendTo(child, event);
+    }),
+    // Running agent calls are stopped with the run (cancel, a halt): each reports what its child had.
+    finishRunningAgents: enqueue(({ context, event, self, enqueue }) => {
+      const reason = event.type === 'cancel' ? 'cancelled' : 'halted';
+      apply(enqueue, runningAgentsFinished(context, reason, childContextIn(self), runOutput));
+    }),
+    // A handoff call's round completed: the next request is the new agent's.
+    handOff: enqueue(({ context, enqueue }) => apply(enqueue, handedOff(context))),
+    markAgentHalt: assignContext(({ context, event }) => haltRecorded(context.outcome, 'agent_failed', liveResult(context, event)?.text)),
     // A finished child stays in the snapshot's children until stopped: without this, every round
     // would leave one behind, growing snapshots and making each spawn copy a longer list.
     releaseChild: stopChildOf(({ event }) => childIdOf(event.type)),
@@ -148,10 +186,12 @@ export function conversationActions(settings: ResolvedOptions) {
       ),
     ),
     // Every running call whose time is up: stopped (its signal aborts) and answered with the timeout text.
-    timeOutCalls: enqueue(({ context, enqueue }) => {
+    timeOutCalls: enqueue(({ context, self, enqueue }) => {
       const timedOut = callsTimedOut(context, toolTimeoutOf, Date.now());
-      if (timedOut) for (const id of timedOut.stop) enqueue.stopChild(id);
-      if (timedOut) apply(enqueue, timedOut.effects);
+      if (!timedOut) return;
+      const agents = agentsStopped(context, timedOut.agents, 'timeout', childContextIn(self), runOutput);
+      for (const id of timedOut.stop) enqueue.stopChild(id);
+      apply(enqueue, bothEffects(agents, timedOut.effects));
     }),
     // The round's results go into the history, and the request that follows is a first attempt.
     completeRound: assignContext(({ context }) => roundCompleted(context, context.round ?? [])),
@@ -169,7 +209,11 @@ export function conversationActions(settings: ResolvedOptions) {
       apply(enqueue, runCancelled(context, event.type === 'cancel' ? event.reason : undefined)),
     ),
     recordFailure: assignContext(({ context, event }) =>
-      failureRecorded(context, failureOf(event, settings.requestTimeoutMs), failureSettings),
+      failureRecorded(
+        context,
+        failureOf(event, settings.requestTimeoutMs),
+        fixedFailureSettings ?? failureSettingsOf(context.agents.active),
+      ),
     ),
     scheduleRetry: assignContext(({ context }) => retryScheduled(context, settings.retry)),
     emitRetry: emitEvent(({ context }) => retryEvent(context)),

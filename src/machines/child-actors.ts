@@ -1,5 +1,7 @@
 import { createProviderCallLogic } from '../actors/provider-call.js';
 import { createToolExecutionLogic } from '../actors/tool-execution.js';
+import { agentSource } from './agent-calls.js';
+import { agentChildLogic } from './agent-child.js';
 import type { ResolvedOptions } from './options.js';
 
 /** The conversation machine's actors, by the name the chart uses: the provider request and a tool call. */
@@ -7,9 +9,10 @@ export function conversationActors(settings: ResolvedOptions) {
   const { output } = settings;
   return {
     providerCall: createProviderCallLogic(
-      settings.provider,
-      settings.toolDescriptions,
-      settings.system,
+      (agent) => {
+        const profile = settings.profileOf(agent);
+        return { provider: profile.provider, tools: profile.toolDescriptions, system: profile.system };
+      },
       output && {
         name: output.name,
         schema: output.jsonSchema,
@@ -19,5 +22,7 @@ export function conversationActors(settings: ResolvedOptions) {
       settings.requestTimeoutMs,
     ),
     executeTool: createToolExecutionLogic(settings.tools, settings.capToolResult),
+    // One source per agent tool, so a persisted child names the machine it restores with.
+    ...Object.fromEntries([...settings.agentCalls].map(([name, spec]) => [agentSource(name), agentChildLogic(spec.machine)])),
   };
 }

@@ -47,6 +47,9 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
   options: ConversationOptions<TOutputSchema>,
 ): ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>> {
   const settings = resolveOptions(options);
+  // Only a machine that makes agent calls splits its usage by agent.
+  const rootAgent = settings.agentCalls.size > 0 ? settings.name : undefined;
+  const agents = settings.handoffs ? { start: settings.startAgent, known: new Set(settings.profiles.keys()) } : undefined;
   // The names below are the chart's; their implementations are in guards.ts, actions.ts, delays.ts
   // and child-actors.ts, each over pure functions with tests of their own.
   const machine = setup({
@@ -63,7 +66,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     actions: conversationActions(settings),
   }).createMachine({
     id: 'conversation',
-    context: ({ input }) => initialContext(input, settings.prices !== undefined),
+    context: ({ input }) => initialContext(input, settings.prices !== undefined, agents),
     initial: 'idle',
     // `cancel` is declared on each non-final state rather than here, so final states take no event.
     // An error event of an actor the current state does not hold can only come from a caller; XState
@@ -71,6 +74,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     // handle it first, being deeper).
     on: {
       'xstate.error.actor.*': { actions: 'rejectOutOfState' },
+      // An agent call's child emitted an event: it goes out as `agent.event` while the call runs.
+      'agent.emitted': { actions: 'forwardAgentEvent' },
     },
     states: {
       idle: {
@@ -93,6 +98,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           input: ({ context }) => ({
             messages: context.messages,
             ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
+            ...(context.agents.active === undefined ? {} : { agent: context.agents.active }),
           }),
           // One branch per `responseStep` (response-step.ts holds the priorities), so the guards from
           // `missingResponse` down hold for at most one context (test/machine-functions.test.ts) and
@@ -165,8 +171,13 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       executingTools: {
         entry: 'startQueuedCalls',
         exit: 'stopRunningCalls',
-        always: { guard: 'roundSettled', target: 'requesting', actions: 'completeRound' },
-        on: outOfStateTransitions,
+        // A round with a handoff call hands the conversation on as it completes (`handingOff`).
+        always: [
+          { guard: and(['roundSettled', 'handoffPending']), target: 'handingOff' },
+          { guard: 'roundSettled', target: 'requesting', actions: 'completeRound' },
+        ],
+        // `tool.approve` / `tool.deny` are handled in `running`: an approval may be for a child's call.
+        on: { 'user.message': outOfStateTransitions['user.message'], cancel: cancelTransition },
         initial: 'running',
         states: {
           running: {
@@ -175,17 +186,27 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
             },
             on: {
               'xstate.done.actor.*': [
+                // Ordered on purpose: a failed agent call of an `onChildFailure: 'halt'` tool ends the run
+                // even when it is the round's last call (`settlesRound` may hold too).
+                {
+                  guard: 'agentFailureHalts',
+                  target: '#conversation.halted',
+                  actions: ['releaseChild', 'markAgentHalt', 'recordOutcome', 'finishRunningAgents', 'closeHaltedRound'],
+                },
                 // Leaving `executingTools` stops the finished child (`stopRunningCalls` still sees its call running).
                 { guard: 'settlesRound', target: '#conversation.requesting', actions: 'completeRoundWithResult' },
                 { target: 'running', reenter: true, actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
               ],
+              // An approval for a call of a running agent call's child (at any depth) goes down to it.
+              'tool.approve': [{ guard: 'awaitsApprovalInChild', actions: 'relayApproval' }, { actions: 'rejectOutOfState' }],
+              'tool.deny': [{ guard: 'awaitsApprovalInChild', actions: 'relayApproval' }, { actions: 'rejectOutOfState' }],
               // Restored mid-round: interrupted calls are reported, calls to run (again) start, and a settled round moves on.
               'run.resume': { guard: 'isRestored', target: 'running', reenter: true, actions: ['reportInterrupted', 'startQueuedCalls'] },
               'xstate.error.actor.*': [
                 {
                   guard: 'executionHalts',
                   target: '#conversation.halted',
-                  actions: ['releaseChild', 'markToolHalt', 'recordHalt', 'closeHaltedRound'],
+                  actions: ['releaseChild', 'markToolHalt', 'recordHalt', 'finishRunningAgents', 'closeHaltedRound'],
                 },
                 { target: 'running', reenter: true, actions: ['releaseChild', 'recordToolError', 'startQueuedCalls'] },
               ],
@@ -193,11 +214,16 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           },
         },
       },
+      // The round's `transfer_to_<name>` call takes effect: the next request is the new agent's.
+      handingOff: {
+        entry: 'handOff',
+        always: { target: 'requesting', actions: 'completeRound' },
+      },
       done: { type: 'final', entry: 'markDone' },
       halted: { type: 'final', entry: 'markHalted' },
       error: { type: 'final', entry: 'markError' },
     },
-    output: ({ context }) => runOutput(context),
+    output: ({ context }) => runOutput(context, rootAgent),
   });
   // Restoring a run (resume semantics, timers) is the one thing XState's public API cannot say: xstate-restore.ts.
   return restoreOnXState(machine, { isIdempotent: settings.isIdempotent }) as unknown as ConversationMachine<
@@ -206,7 +232,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
 }
 
 /** `cancel` ends any running state in `halted`, closing the round in progress. */
-const cancelTransition = { target: '#conversation.halted', actions: 'cancelRun' } as const;
+const cancelTransition = { target: '#conversation.halted', actions: ['finishRunningAgents', 'cancelRun'] } as const;
 
 /** Events a busy run cannot take: rejected with an event, and `cancel`. */
 const outOfStateTransitions = {

@@ -3,8 +3,10 @@ import type { ResolvedOptions } from './options.js';
 import { failureOf } from './request-failure.js';
 import { responseStep } from './response-step.js';
 import { canRetry } from './retry-policy.js';
-import { isAwaitingApproval, liveCall, settlesRound, thrownBy } from './round-results.js';
+import { isAwaitingApproval, liveCall, liveResult, settlesRound, thrownBy } from './round-results.js';
 import { isValidUserContent } from './run-context.js';
+import { approvalRelay } from './agent-calls.js';
+import { handoffOf } from './handoffs.js';
 import type { ConversationContext, ConversationEvent } from './types.js';
 
 type GuardArgs = { context: ConversationContext; event: ConversationEvent };
@@ -38,8 +40,16 @@ export function conversationGuards(settings: ResolvedOptions) {
       (event.type === 'tool.approve' || event.type === 'tool.deny') && isAwaitingApproval(context.round, event.toolCallId),
     roundSettled: ({ context }: GuardArgs) => context.round?.every((call) => call.state === 'settled') ?? false,
     // The result of the round's last unsettled call: the round is over, so no deadline needs re-aiming.
-    settlesRound: ({ context, event }: GuardArgs) => settlesRound(context, event),
+    // A round with a handoff completes through `executingTools`' eventless transition to `handingOff` instead.
+    settlesRound: ({ context, event }: GuardArgs) => settlesRound(context, event) && handoffOf(context.round) === undefined,
     isRestored: ({ context }: GuardArgs) => context.restored !== undefined,
+    handoffPending: ({ context }: GuardArgs) => handoffOf(context.round) !== undefined,
+    awaitsApprovalInChild: ({ context, event }: GuardArgs) =>
+      (event.type === 'tool.approve' || event.type === 'tool.deny') && approvalRelay(context, event.toolCallId) !== undefined,
+    agentFailureHalts: ({ context, event }: GuardArgs) => {
+      const live = event.type.startsWith('xstate.done.actor.agent:') ? liveResult(context, event) : null;
+      return live?.agentOutput !== undefined && live.isError && settings.agentCalls.get(live.call.toolName)?.onChildFailure === 'halt';
+    },
     executionHalts: ({ context, event }: GuardArgs) =>
       event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),
   };

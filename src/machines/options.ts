@@ -1,9 +1,12 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { Provider, ToolDescription } from '../model/provider.js';
+import type { Provider } from '../model/provider.js';
 import type { RequestMiddleware } from '../middleware/request-middleware.js';
 import { withMiddleware } from '../middleware/with-middleware.js';
-import { createTool, isTool, type Tool } from '../tools/define-tool.js';
+import type { Tool } from '../tools/define-tool.js';
 import { capText } from '../tools/result-text.js';
+import { type AgentProfile, agentProfiles, singleProfile, toolsByName } from './agent-profiles.js';
+import { type AgentCallSpec, isAgentTool } from './agent-tool.js';
+import type { Agent } from './define-agent.js';
 import { type PriceTable, pricesSchema } from './pricing.js';
 import { type OutputOptions, type ResolvedOutput, resolveOutput } from './structured-output.js';
 import type { StandardSchemaV1 } from '../tools/standard-schema.js';
@@ -85,14 +88,34 @@ export type ConversationOptions<TOutputSchema extends StandardSchemaV1 | JSONSch
   prices?: PriceTable;
   /** Ask for a structured final answer, validated (and repaired) against a schema: `output.object`. */
   output?: OutputOptions<TOutputSchema>;
+  /**
+   * How deep the agent calls this machine makes may go (the root is depth 0, its children 1). A call
+   * that would go deeper gets an error result. Default 4.
+   */
+  maxAgentDepth?: number;
+  /** This machine's agent name where a tree names it (`usageByAgent`, traces). Default `'main'`. */
+  name?: string;
+  /**
+   * Agents that hand the conversation to each other (see `defineAgent`): the context holds the
+   * active one, whose system prompt, tools (besides the shared `tools`) and provider each request
+   * uses. With `agents`, `system` is each agent's, and `provider` is the default of agents without one.
+   */
+  agents?: readonly Agent[];
+  /** The agent a run starts with. Default: the first of `agents`. */
+  startAgent?: string;
 };
 
 /** Options with defaults applied and every value checked. */
 export type ResolvedOptions = {
-  provider: Provider;
+  /** Every tool any agent has, by name (handoff tools included): what executions and lookups use. */
   tools: ReadonlyMap<string, Tool>;
-  toolDescriptions: ToolDescription[];
-  system: string | undefined;
+  /** What a request is made with, by agent: one profile without `agents`. */
+  profiles: ReadonlyMap<string, AgentProfile>;
+  startAgent: string;
+  /** Whether the machine has `agents` (its runs track the active one). */
+  handoffs: boolean;
+  /** The active agent's profile (the start agent's for a run that has none). */
+  profileOf: (agent: string | undefined) => AgentProfile;
   maxToolIterations: number;
   maxConcurrentTools: number;
   retry: Required<RetryOptions>;
@@ -109,6 +132,10 @@ export type ResolvedOptions = {
   isIdempotent: (name: string) => boolean;
   /** A tool result as the model gets it: cut at `maxToolResultBytes`, with a visible marker. */
   capToolResult: (text: string) => string;
+  maxAgentDepth: number;
+  name: string;
+  /** The agent tools, by tool name: their calls run as child conversations. */
+  agentCalls: ReadonlyMap<string, AgentCallSpec>;
 };
 
 const retrySchema = option.object(
@@ -162,7 +189,7 @@ const middlewareSchema = option.array(
  */
 const conversationOptionsSchema = option.object(
   {
-    provider: providerSchema,
+    provider: option.optional(providerSchema),
     tools: option.withDefault(option.array(option.unchecked(), 'an array of tools made with defineTool'), []),
     system: option.optional(option.string()),
     maxToolIterations: option.withDefault(option.integer({ minimum: 0 }), 10),
@@ -176,34 +203,58 @@ const conversationOptionsSchema = option.object(
     middleware: option.withDefault(middlewareSchema, []),
     prices: option.optional(pricesSchema),
     output: option.unchecked(),
+    maxAgentDepth: option.withDefault(option.integer({ minimum: 0 }), 4),
+    name: option.withDefault(option.string({ nonEmpty: true }), 'main'),
+    agents: option.optional(
+      option.array(
+        option.matching(
+          'an agent made with defineAgent(...)',
+          (value): value is Agent => typeof value === 'object' && value !== null && Array.isArray((value as Agent).handoffs),
+        ),
+        'an array of agents made with defineAgent(...)',
+      ),
+    ),
+    startAgent: option.optional(option.string({ nonEmpty: true })),
   },
   { expected: 'an object { provider, tools?, ... }' },
 );
 
-/** The tools of the list, by name; a plain definition object is accepted too, so a typo surfaces with its position in the list. */
-function toolsByName(list: readonly unknown[]): Map<string, Tool> {
-  const tools = new Map<string, Tool>();
-  list.forEach((raw, index) => {
-    const tool = (isTool(raw) ? raw : createTool(raw as Parameters<typeof createTool>[0], `tools[${index}]`)) as Tool;
-    if (tools.has(tool.name)) throw new InvalidOptionsError(`tools[${index}].name`, 'a tool name not used by another tool', tool.name);
-    tools.set(tool.name, tool);
-  });
-  return tools;
-}
-
 /** Validates options at creation, naming the option and what was expected on failure. */
 export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | JSONSchema>): ResolvedOptions {
   const checked = resolveOptionsWith(conversationOptionsSchema, options);
-  const tools = toolsByName(checked.tools);
+  const shared = toolsByName(checked.tools, 'tools');
+  const tools = new Map(shared);
+  const withShared = (provider: Provider) => withMiddleware(provider, checked.middleware);
+  const needProvider = (path: string): never => {
+    throw new InvalidOptionsError(path, providerSchema.expected, checked.provider);
+  };
+  let profiles: Map<string, AgentProfile>;
+  let startAgent: string;
+  if (checked.agents && checked.agents.length > 0) {
+    if (checked.system !== undefined)
+      throw new InvalidOptionsError('system', 'no value with agents (each agent has its own system)', checked.system);
+    const shareProvider = checked.provider === undefined ? undefined : withShared(checked.provider);
+    ({ profiles, startAgent } = agentProfiles(
+      checked.agents,
+      checked.startAgent,
+      shared,
+      (agent, index) =>
+        agent.provider ? withShared(agent.provider) : (shareProvider ?? needProvider(`agents[${index}].provider (or provider)`)),
+      tools,
+    ));
+  } else {
+    if (checked.startAgent !== undefined) throw new InvalidOptionsError('startAgent', 'no value without agents', checked.startAgent);
+    const provider = checked.provider ?? needProvider('provider');
+    startAgent = checked.name;
+    profiles = new Map([[startAgent, singleProfile(startAgent, withShared(provider), checked.system || undefined, tools)]]);
+  }
+  const startProfile = profiles.get(startAgent) as AgentProfile;
   return {
-    provider: withMiddleware(checked.provider, checked.middleware),
     tools,
-    toolDescriptions: [...tools.values()].map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-    })),
-    system: checked.system === '' ? undefined : checked.system,
+    profiles,
+    startAgent,
+    handoffs: checked.agents !== undefined && checked.agents.length > 0,
+    profileOf: (agent) => (agent === undefined ? startProfile : (profiles.get(agent) ?? startProfile)),
     maxToolIterations: checked.maxToolIterations,
     maxConcurrentTools: checked.maxConcurrentTools,
     retry: checked.retry,
@@ -217,5 +268,8 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     toolTimeoutOf: (name) => tools.get(name)?.timeoutMs ?? checked.toolTimeoutMs,
     isIdempotent: (name) => tools.get(name)?.idempotent === true,
     capToolResult: (text) => capText(text, checked.maxToolResultBytes),
+    maxAgentDepth: checked.maxAgentDepth,
+    name: checked.name,
+    agentCalls: new Map([...tools.values()].filter(isAgentTool).map((tool) => [tool.name, tool.agent])),
   };
 }

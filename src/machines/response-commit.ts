@@ -43,9 +43,10 @@ export function doomLoopVerdict(
   };
 }
 
-export type ResponseSettings = Pick<ResolvedOptions, 'tools' | 'maxToolArgsBytes' | 'doomLoopThreshold' | 'output'> & {
-  provider: Pick<Provider, 'model'>;
-};
+export type ResponseSettings = Pick<ResolvedOptions, 'tools' | 'maxToolArgsBytes' | 'doomLoopThreshold' | 'output'> &
+  Partial<Pick<ResolvedOptions, 'maxAgentDepth'>> & {
+    provider: Pick<Provider, 'model'>;
+  };
 
 /**
  * A finished response becomes the pending response (calls planned, doom loop and structured answer
@@ -53,7 +54,10 @@ export type ResponseSettings = Pick<ResolvedOptions, 'tools' | 'maxToolArgsBytes
  * listener has seen the response's tool calls when it learns the request is over.
  */
 export function responseReceived(context: ConversationContext, finish: FinishEvent, settings: ResponseSettings): Effects {
-  const { content, calls } = planResponse(finish.content, settings.tools, settings.maxToolArgsBytes);
+  const { content, calls } = planResponse(finish.content, settings.tools, settings.maxToolArgsBytes, {
+    depth: context.agents.depth,
+    maxAgentDepth: settings.maxAgentDepth ?? Number.POSITIVE_INFINITY,
+  });
   const doomLoop: DoomLoopVerdict =
     calls.length > 0
       ? doomLoopVerdict(context.messages, content, settings.doomLoopThreshold, context.doomLoop.noticed)

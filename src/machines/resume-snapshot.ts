@@ -1,6 +1,7 @@
 import { isRecord } from '../util/is-record.js';
 import { freshAttempt } from './fresh-attempt.js';
 import { errorResult, resultTexts } from './tool-round.js';
+import { agentActorId } from './agent-calls.js';
 import type { ConversationContext, RoundCall } from './types.js';
 
 /** What resuming needs to know about the machine's tools. */
@@ -18,9 +19,11 @@ const isState = (value: unknown, name: string) => isRecord(value) && name in val
  * function of the stored JSON (the machine's restore path applies it, so a plain
  * `createActor(machine, { snapshot })` resumes the same way as the host does):
  *
- * - No child actor is restored: XState would restart every active one by itself, running a tool
+ * - No tool execution is restored: XState would restart every active one by itself, running a tool
  *   call again whatever its tool is. The machine decides what runs again when the `run.resume` it
- *   sends itself on start arrives.
+ *   sends itself on start arrives. An agent call's child conversation is restored (it applies
+ *   these rules to its own calls) and its call stays running; without its child's snapshot, it is
+ *   an interrupted call like any other.
  * - Restored in `requesting`: the response in progress is dropped and the request is made again.
  * - Restored in `executingTools`: settled calls keep their results and never run again. A call
  *   that was running goes back to the queue when its tool is `idempotent` (it then runs again, with
@@ -49,14 +52,23 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
   }
   if (isState(persisted.value, 'executingTools') && Array.isArray(context.round)) {
     const interrupted = [...earlier];
+    const persistedChildren = isRecord(persisted.children) ? persisted.children : {};
+    const children: Record<string, unknown> = {};
     const round = context.round.map((call): RoundCall => {
       if (call.state !== 'running') return call;
+      // An agent call's child is itself a run: restored with its parent, it resumes where it was
+      // (its own calls by these same rules), and its call goes on running with its deadline.
+      const agentChild = call.agent ? persistedChildren[agentActorId(call.toolCallId)] : undefined;
+      if (agentChild !== undefined) {
+        children[agentActorId(call.toolCallId)] = agentChild;
+        return call;
+      }
       const { deadline: _deadline, ...rest } = call;
       if (policy.isIdempotent(call.toolName)) return { ...rest, state: 'queued' };
       interrupted.push(call.toolCallId);
       return { ...rest, state: 'settled', result: errorResult(call, resultTexts.interrupted) };
     });
-    return { ...persisted, context: { ...context, round, restored: { interrupted } }, children: {} } as T;
+    return { ...persisted, context: { ...context, round, restored: { interrupted } }, children } as T;
   }
   return persisted;
 }

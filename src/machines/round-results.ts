@@ -4,7 +4,27 @@ import type { Effects } from './effects.js';
 import { freshAttempt } from './fresh-attempt.js';
 import { errorResult, resultTexts, settleRemaining, toolMessage, toolResult } from './tool-round.js';
 import { haltRecorded } from './run-context.js';
-import type { ConversationContext, ConversationEmittedEvent, RoundCall, ToolResultEvent } from './types.js';
+import {
+  agentActorId,
+  agentCallIdOf,
+  agentChildInput,
+  agentFinished,
+  agentPrompt,
+  agentResult,
+  agentSource,
+  bothEffects,
+  isRunOutput,
+} from './agent-calls.js';
+import type { AgentCallSpec } from './agent-tool.js';
+import type {
+  AgentStartedEvent,
+  ConversationContext,
+  ConversationEmittedEvent,
+  RoundCall,
+  RunOutput,
+  ToolResultEvent,
+  ToolStartedEvent,
+} from './types.js';
 
 /** Child ids of tool calls: unique per round, and the round's index of the call at the end. */
 export const toolCallActorId = (iteration: number, index: number) => `toolCall-${iteration}-${index}`;
@@ -23,19 +43,29 @@ export function liveCall(
   context: Pick<ConversationContext, 'iterations' | 'round'>,
   eventType: string,
 ): { index: number; call: RoundCall } | null {
+  const agentCallId = agentCallIdOf(childIdOf(eventType));
+  if (agentCallId !== undefined) {
+    const index = context.round?.findIndex((call) => call.agent && call.state === 'running' && call.toolCallId === agentCallId) ?? -1;
+    const call = context.round?.[index];
+    return call ? { index, call } : null;
+  }
   const index = toolCallIndexOf(eventType);
   if (!Number.isInteger(index) || childIdOf(eventType) !== toolCallActorId(context.iterations, index)) return null;
   const call = context.round?.[index];
   return call?.state === 'running' ? { index, call } : null;
 }
 
-export type LiveResult = { index: number; call: RoundCall; text: string; isError: boolean };
+export type LiveResult = { index: number; call: RoundCall; text: string; isError: boolean; agentOutput?: RunOutput };
 
 /** A done event's result, when it really is the end of a running call and names that call. */
 export function liveResult(context: Pick<ConversationContext, 'iterations' | 'round'>, event: { type: string }): LiveResult | null {
   const found = liveCall(context, event.type);
   const output: unknown = 'output' in event ? event.output : undefined;
   if (!found || typeof output !== 'object' || output === null) return null;
+  if (found.call.agent) {
+    if (!isRunOutput(output)) return null;
+    return { ...found, ...agentResult(found.call.toolName, output), agentOutput: output };
+  }
   const { toolCallId, result, isError } = output as Partial<ToolExecutionOutput>;
   if (toolCallId !== found.call.toolCallId || typeof result !== 'string') return null;
   return { ...found, text: result, isError: isError === true };
@@ -117,7 +147,10 @@ export function resultPartOf(live: Pick<LiveResult, 'call' | 'text' | 'isError'>
 /** A done event of a running call settles it with its result (and, with `completesRound`, ends the round). */
 export function resultRecorded(context: ConversationContext, event: { type: string }, completesRound = false): Effects {
   const live = liveResult(context, event);
-  return live ? callSettled(context, live.index, resultPartOf(live), completesRound) : {};
+  if (!live) return {};
+  const settled = callSettled(context, live.index, resultPartOf(live), completesRound);
+  // An agent call's usage joins first, so the round's `usage` and `tool.result` follow `agent.finished`.
+  return live.agentOutput ? bothEffects(agentFinished(context, live.call, live.agentOutput), settled) : settled;
 }
 
 /** An error event of a running call settles it with `text` (given the thrown value) as an error or plain result. */
@@ -186,18 +219,36 @@ export function roundClosed(calls: RoundCall[], text: string, messages: Message[
   };
 }
 
-/** A tool call to start: its child's id and input, and the `tool.started` it is announced with. */
-export type CallStart = { id: string; input: ToolExecutionInput; event: { type: 'tool.started'; toolCallId: string; name: string } };
+/**
+ * A tool call to start: its child's id, source and input, and the `tool.started` it is announced
+ * with; an agent call also gets its `prompt` (the child's `user.message`) and `agent.started`.
+ */
+export type CallStart =
+  | { kind: 'tool'; id: string; input: ToolExecutionInput; event: ToolStartedEvent }
+  | {
+      kind: 'agent';
+      id: string;
+      src: string;
+      input: Record<string, unknown>;
+      prompt: string;
+      events: [ToolStartedEvent, AgentStartedEvent];
+    };
+
+/** The child id of the call at `index` of the round. */
+export function callActorId(context: Pick<ConversationContext, 'iterations'>, call: RoundCall, index: number): string {
+  return call.agent ? agentActorId(call.toolCallId) : toolCallActorId(context.iterations, index);
+}
 
 /**
  * Queued calls start while fewer than `maxConcurrent` run: each gets its deadline from `now` (one
  * clock reading for the calls started together, so equal timeouts give one deadline and one timer).
  */
 export function queuedCallsStarted(
-  context: Pick<ConversationContext, 'round' | 'iterations' | 'messages' | 'sessionData'>,
+  context: Pick<ConversationContext, 'round' | 'iterations' | 'messages' | 'sessionData' | 'agents'>,
   maxConcurrent: number,
   timeoutOf: (toolName: string) => number,
   now: number,
+  agentCalls: ReadonlyMap<string, Pick<AgentCallSpec, 'promptArgument'>> = new Map(),
 ): { round: RoundCall[]; starts: CallStart[] } | null {
   const round = context.round;
   if (!round) return null;
@@ -207,6 +258,19 @@ export function queuedCallsStarted(
   const next = round.map((call, index) => {
     if (call.state !== 'queued' || running >= maxConcurrent) return call;
     running++;
+    const agent = call.agent ? agentCalls.get(call.toolName) : undefined;
+    const started: ToolStartedEvent = { type: 'tool.started', toolCallId: call.toolCallId, name: call.toolName };
+    if (agent) {
+      starts.push({
+        kind: 'agent',
+        id: agentActorId(call.toolCallId),
+        src: agentSource(call.toolName),
+        input: agentChildInput(context),
+        prompt: agentPrompt(call.args, agent),
+        events: [started, { type: 'agent.started', toolCallId: call.toolCallId, agent: call.toolName }],
+      });
+      return { ...call, state: 'running' as const, deadline: now + timeoutOf(call.toolName) };
+    }
     const input: ToolExecutionInput = {
       toolCallId: call.toolCallId,
       toolName: call.toolName,
@@ -215,11 +279,7 @@ export function queuedCallsStarted(
       ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
       timeoutMs: timeoutOf(call.toolName),
     };
-    starts.push({
-      id: toolCallActorId(context.iterations, index),
-      input,
-      event: { type: 'tool.started', toolCallId: call.toolCallId, name: call.toolName },
-    });
+    starts.push({ kind: 'tool', id: toolCallActorId(context.iterations, index), input, event: started });
     return { ...call, state: 'running' as const, deadline: now + timeoutOf(call.toolName) };
   });
   return { round: next, starts };
@@ -229,7 +289,7 @@ export function queuedCallsStarted(
 export function runningCallIds(context: Pick<ConversationContext, 'round' | 'iterations'>): string[] {
   const ids: string[] = [];
   context.round?.forEach((call, index) => {
-    if (call.state === 'running') ids.push(toolCallActorId(context.iterations, index));
+    if (call.state === 'running') ids.push(callActorId(context, call, index));
   });
   return ids;
 }
@@ -242,16 +302,18 @@ export function callsTimedOut(
   context: Pick<ConversationContext, 'round' | 'iterations'>,
   timeoutOf: (toolName: string) => number,
   now: number,
-): { stop: string[]; effects: Effects } | null {
+): { stop: string[]; agents: RoundCall[]; effects: Effects } | null {
   const round = context.round;
   const earliest = earliestDeadline(round);
   if (!round || earliest === undefined) return null;
   const due = Math.max(earliest, now);
   const stop: string[] = [];
+  const agents: RoundCall[] = [];
   const settled: RoundCall[] = [];
   const next = round.map((call, index) => {
     if (call.state !== 'running' || call.deadline === undefined || call.deadline > due) return call;
-    stop.push(toolCallActorId(context.iterations, index));
+    stop.push(callActorId(context, call, index));
+    if (call.agent) agents.push(call);
     const timedOut: RoundCall = {
       ...call,
       state: 'settled',
@@ -260,7 +322,7 @@ export function callsTimedOut(
     settled.push(timedOut);
     return timedOut;
   });
-  return { stop, effects: { context: { round: next }, emitted: settled.map(toolResultEvent) } };
+  return { stop, agents, effects: { context: { round: next }, emitted: settled.map(toolResultEvent) } };
 }
 
 /** The calls a restart interrupted got their result while the run was restored; their events go out now. */

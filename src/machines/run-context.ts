@@ -3,14 +3,19 @@ import { emptyUsage } from '../model/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
 import { freshAttempt } from './fresh-attempt.js';
 import { zeroCost } from './pricing.js';
+import { usageByAgentOf } from './agent-calls.js';
 import type { ConversationContext, ConversationInput, RunOutput } from './types.js';
 
 /** A run's context as it starts; a malformed input is kept as a problem (the run then ends in `error`). */
-export function initialContext(input: ConversationInput | undefined, priced: boolean): ConversationContext {
+export function initialContext(
+  input: ConversationInput | undefined,
+  priced: boolean,
+  agents?: { start: string; known: ReadonlySet<string> },
+): ConversationContext {
   const messages = input?.messages ?? [];
   const inputProblem =
     input === undefined || typeof input === 'object'
-      ? (findMessagesProblem(messages) ?? findJsonProblem(input?.sessionData, 'input.sessionData'))
+      ? (findMessagesProblem(messages) ?? findJsonProblem(input?.sessionData, 'input.sessionData') ?? agentProblem(input?.agent, agents))
       : 'input must be an object { messages?, sessionData? }';
   return {
     messages: Array.isArray(messages) ? messages : [],
@@ -28,7 +33,25 @@ export function initialContext(input: ConversationInput | undefined, priced: boo
     outcome: { status: null, reason: null, finalText: null, finishReason: null },
     billing: { failedUsage: emptyUsage(), cost: priced ? zeroCost() : null },
     answer: { repairs: 0 },
+    agents: {
+      depth: agentDepthOf(input),
+      usageByAgent: [],
+      approvals: [],
+      ...(agents ? { active: typeof input?.agent === 'string' && agents.known.has(input.agent) ? input.agent : agents.start } : {}),
+    },
   };
+}
+
+function agentProblem(agent: unknown, agents: { known: ReadonlySet<string> } | undefined): string | undefined {
+  if (agent === undefined) return undefined;
+  if (!agents) return `input.agent must be left out: the machine has no agents (got ${JSON.stringify(agent)})`;
+  if (typeof agent === 'string' && agents.known.has(agent)) return undefined;
+  return `input.agent must be one of the machine's agents (${[...agents.known].join(', ')}); got ${JSON.stringify(agent)}`;
+}
+
+function agentDepthOf(input: ConversationInput | undefined): number {
+  const depth = input?.agentDepth;
+  return typeof depth === 'number' && Number.isInteger(depth) && depth >= 0 ? depth : 0;
 }
 
 export function lastAssistantText(messages: Message[], from: number): string {
@@ -40,7 +63,7 @@ export function lastAssistantText(messages: Message[], from: number): string {
 }
 
 /** What the run resolves with: fields without a value are left out rather than set to `undefined`. */
-export function runOutput(context: ConversationContext): RunOutput {
+export function runOutput(context: ConversationContext, rootAgent?: string): RunOutput {
   return {
     status: context.outcome.status ?? 'error',
     ...(context.outcome.reason === null ? {} : { reason: context.outcome.reason }),
@@ -56,6 +79,8 @@ export function runOutput(context: ConversationContext): RunOutput {
     ...(context.billing.cost ? { cost: context.billing.cost } : {}),
     ...(context.outcome.status === 'done' && context.answer.object !== undefined ? { object: context.answer.object } : {}),
     ...(context.answer.repairs > 0 ? { repairs: context.answer.repairs } : {}),
+    ...(rootAgent === undefined ? {} : { usageByAgent: usageByAgentOf(context, context.agents.active ?? rootAgent) }),
+    ...(context.agents.active === undefined ? {} : { agent: context.agents.active }),
   };
 }
 

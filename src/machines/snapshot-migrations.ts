@@ -82,8 +82,20 @@ export function v2ToV3(snapshot: PersistedJson): PersistedJson {
   return next;
 }
 
+/**
+ * Version 3 → 4: runs can make agent calls. The context gains `agents` (the run's depth in an agent
+ * tree, 0 for every run before, and the usage of the children that ended, none); a persisted
+ * snapshot may now hold agent children (`agent:<toolCallId>`), which version 3 never wrote.
+ */
+export function v3ToV4(snapshot: PersistedJson): PersistedJson {
+  const next: PersistedJson = { ...snapshot, schemaVersion: 4 };
+  const context = snapshot.context;
+  if (isRecord(context) && !isRecord(context.agents)) next.context = { ...context, agents: { depth: 0, usageByAgent: [], approvals: [] } };
+  return next;
+}
+
 /** `snapshotMigrations[i]` upgrades version `firstSchemaVersion + i` to the next one. In order; append only. */
-export const snapshotMigrations: readonly SnapshotMigration[] = [v1ToV2, v2ToV3];
+export const snapshotMigrations: readonly SnapshotMigration[] = [v1ToV2, v2ToV3, v3ToV4];
 
 /**
  * The snapshot schema version this actorloop writes (`schemaVersion` of every persisted snapshot and

@@ -2,6 +2,10 @@ import type { AssistantContentPart, ToolCallPart, ToolMessage, ToolResultPart } 
 import type { ProviderContentPart, ProviderToolCall } from '../model/provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import { interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
+import { agentDepthText } from './agent-calls.js';
+import { isHandoffTool } from './agent-profiles.js';
+import { isAgentTool } from './agent-tool.js';
+import { handoffResultText } from './define-agent.js';
 import type { RoundCall } from './types.js';
 
 /**
@@ -66,6 +70,7 @@ export function planResponse(
   content: ProviderContentPart[],
   tools: ReadonlyMap<string, Tool>,
   maxArgsBytes: number = Number.POSITIVE_INFINITY,
+  agentLimit: AgentLimit = { depth: 0, maxAgentDepth: Number.POSITIVE_INFINITY },
 ): { content: AssistantContentPart[]; calls: RoundCall[] } {
   const assistant: AssistantContentPart[] = [];
   const calls: RoundCall[] = [];
@@ -92,7 +97,8 @@ export function planResponse(
     // Unparsable arguments are kept as their raw text so the history shows what the model sent.
     const args = parsed.ok ? parsed.value : part.argsText;
     assistant.push({ type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, args, ...origin(part) });
-    calls.push(planCall(part.toolCallId, part.toolName, parsed, tools));
+    const call = planCall(part.toolCallId, part.toolName, parsed, tools, agentLimit);
+    calls.push(handoffOnce(call, calls));
   }
   return { content: assistant, calls };
 }
@@ -102,7 +108,16 @@ function origin(part: ProviderToolCall): Pick<ToolCallPart, 'providerMetadata'> 
   return part.providerMetadata === undefined ? {} : { providerMetadata: part.providerMetadata };
 }
 
-function planCall(toolCallId: string, toolName: string, parsed: ParsedArgs, tools: ReadonlyMap<string, Tool>): RoundCall {
+/** This run's depth in an agent tree, and how deep the calls it makes may go. */
+export type AgentLimit = { depth: number; maxAgentDepth: number };
+
+function planCall(
+  toolCallId: string,
+  toolName: string,
+  parsed: ParsedArgs,
+  tools: ReadonlyMap<string, Tool>,
+  agentLimit: AgentLimit,
+): RoundCall {
   const base = { toolCallId, toolName };
   const tool = tools.get(toolName);
   if (!tool) {
@@ -124,13 +139,44 @@ function planCall(toolCallId: string, toolName: string, parsed: ParsedArgs, tool
   if (!validation.success) {
     return settled(base, parsed.value, `Error: invalid arguments for tool "${toolName}": ${validation.error}`);
   }
+  if (isHandoffTool(tool)) {
+    // Answered at once: the conversation goes to the agent when the round completes.
+    return {
+      ...base,
+      args: validation.value,
+      state: 'settled',
+      result: toolResult(base, handoffResultText(tool.handoff)),
+      handoff: tool.handoff,
+    };
+  }
+  const agent = isAgentTool(tool);
+  if (agent && agentLimit.depth + 1 > agentLimit.maxAgentDepth) {
+    return settled(base, validation.value, agentDepthText(toolName, agentLimit.depth, agentLimit.maxAgentDepth));
+  }
   let needsApproval: boolean;
   try {
     needsApproval = tool.needsApproval(validation.value as never);
   } catch (error) {
     return settled(base, validation.value, `Error: needsApproval of tool "${toolName}" threw: ${thrownMessage(error)}`);
   }
-  return { ...base, args: validation.value, state: needsApproval ? 'awaiting-approval' : 'queued' };
+  return {
+    ...base,
+    args: validation.value,
+    state: needsApproval ? 'awaiting-approval' : 'queued',
+    ...(agent ? { agent: true as const } : {}),
+  };
+}
+
+/** A second handoff in one response is refused: the conversation can go to one agent only. */
+function handoffOnce(call: RoundCall, earlier: readonly RoundCall[]): RoundCall {
+  if (call.handoff === undefined) return call;
+  const first = earlier.find((other) => other.handoff !== undefined);
+  if (!first) return call;
+  const { handoff: _handoff, ...rest } = call;
+  return {
+    ...rest,
+    result: errorResult(call, `Error: the conversation is already being handed to ${first.handoff}; one handoff per response`),
+  };
 }
 
 function settled(base: { toolCallId: string; toolName: string }, args: unknown, text: string): RoundCall {

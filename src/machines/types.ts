@@ -16,7 +16,7 @@ import type { AnswerCheck } from './structured-output.js';
  * if (output.status === 'halted' && output.reason === 'max_iterations') console.warn('raise maxToolIterations?');
  * ```
  */
-export type HaltReason = 'max_iterations' | 'tool_halt' | 'doom_loop' | 'cancelled';
+export type HaltReason = 'max_iterations' | 'tool_halt' | 'doom_loop' | 'cancelled' | 'agent_failed';
 
 /**
  * The error a run ended with, as plain JSON so it survives a persisted snapshot.
@@ -70,7 +70,24 @@ export type RunOutput<TObject = unknown> = {
   object?: TObject;
   /** Repairs of an invalid structured answer this run made. */
   repairs?: number;
+  /**
+   * `usage` split by agent, for a machine with agent tools: the root's own share has `path: []`,
+   * each agent call's share the `path` of `toolCallId`s down to it (as in `agent.event`).
+   */
+  usageByAgent?: UsageByAgent[];
+  /** For a machine with handoffs: the agent active at the end. */
+  agent?: string;
 };
+
+/**
+ * One agent's share of a tree's usage (see {@link RunOutput.usageByAgent}).
+ *
+ * @example
+ * ```ts
+ * for (const { path, agent, usage } of output.usageByAgent ?? []) console.log(path.join('/') || '(root)', agent, usage.totalTokens);
+ * ```
+ */
+export type UsageByAgent = { path: string[]; agent: string; usage: Usage };
 
 /**
  * What a run starts from. A run ends after one answer, so the next turn starts a new actor from
@@ -89,6 +106,13 @@ export type ConversationInput = {
    * `execute(args, { sessionData })` and to the provider (a handler's `sessionData`) untouched.
    */
   sessionData?: unknown;
+  /**
+   * How deep in an agent tree this run is: set by the parent that starts it as an agent call (the
+   * root is 0). A call that would go deeper than `maxAgentDepth` gets an error result instead.
+   */
+  agentDepth?: number;
+  /** For a machine with handoffs: the agent the run starts with (e.g. the one active when the last run ended). Default `startAgent`. */
+  agent?: string;
 };
 
 /**
@@ -112,6 +136,12 @@ export type ConversationUserEvent =
 export type ToolCallDoneEvent = { type: `xstate.done.actor.toolCall-${string}`; output: ToolExecutionOutput };
 /** A tool execution that threw (sent by XState, never by users); a `HaltError` ends the run. */
 export type ToolCallErrorEvent = { type: `xstate.error.actor.toolCall-${string}`; error: unknown };
+/** An agent call's child conversation ended (sent by XState, never by users). */
+export type AgentCallDoneEvent = { type: `xstate.done.actor.agent:${string}`; output: RunOutput };
+/** An agent call's child could not run (sent by XState, never by users); its call gets an error result. */
+export type AgentCallErrorEvent = { type: `xstate.error.actor.agent:${string}`; error: unknown };
+/** An event an agent call's child emitted, handed to its parent (never sent by users; see `agent.event`). */
+export type AgentEmittedEvent = { type: 'agent.emitted'; childId: string; event: ConversationEmittedEvent };
 /** A provider call that failed (sent by XState, never by users). */
 export type ProviderCallErrorEvent = { type: 'xstate.error.actor.providerCall'; error: unknown };
 
@@ -138,6 +168,9 @@ export type ConversationEvent =
   | ProviderCallErrorEvent
   | ToolCallDoneEvent
   | ToolCallErrorEvent
+  | AgentCallDoneEvent
+  | AgentCallErrorEvent
+  | AgentEmittedEvent
   | RunResumeEvent;
 
 /**
@@ -212,6 +245,51 @@ export type OutputRepairEvent = { type: 'output.repair'; repair: number; maxRepa
 export type ToolStartedEvent = { type: 'tool.started'; toolCallId: string; name: string };
 
 /**
+ * An agent call starts its child conversation (`agent` is the agent tool's name).
+ *
+ * @example
+ * ```ts
+ * actor.on('agent.started', (event: AgentStartedEvent) => console.log(`asking ${event.agent}`));
+ * ```
+ */
+export type AgentStartedEvent = { type: 'agent.started'; toolCallId: string; agent: string };
+
+/**
+ * An event a child conversation emitted, anywhere down the tree: `path` is the `toolCallId`s of
+ * the agent calls from this actor down to the one that emitted it.
+ *
+ * @example
+ * ```ts
+ * actor.on('agent.event', ({ path, event }: AgentEventEvent) => {
+ *   if (event.type === 'text.delta') process.stdout.write(`[${path.join('/')}] ${event.delta}`);
+ * });
+ * ```
+ */
+export type AgentEventEvent = { type: 'agent.event'; path: string[]; event: ConversationEmittedEvent };
+
+/**
+ * An agent call's child ended, also when it was cancelled or timed out (its output then says
+ * `halted` with the reason `cancelled` or `timeout`, and the usage it had).
+ *
+ * @example
+ * ```ts
+ * actor.on('agent.finished', ({ agent, output }: AgentFinishedEvent) => console.log(agent, output.status, output.usage.totalTokens));
+ * ```
+ */
+export type AgentFinishedEvent = { type: 'agent.finished'; toolCallId: string; agent: string; output: RunOutput };
+
+/**
+ * The conversation passes from one agent to another (a `transfer_to_<name>` call's round completed):
+ * the next request uses `to`'s system prompt, tools and provider.
+ *
+ * @example
+ * ```ts
+ * actor.on('agent.handoff', ({ from, to }: AgentHandoffEvent) => console.log(`${from} → ${to}`));
+ * ```
+ */
+export type AgentHandoffEvent = { type: 'agent.handoff'; from: string; to: string };
+
+/**
  * A piece of the answer's text as it streams.
  *
  * @example
@@ -277,7 +355,28 @@ export type ToolResultEvent = {
  * actor.on('tool.approval.requested', ({ toolCallId }: ToolApprovalRequestedEvent) => actor.send({ type: 'tool.approve', toolCallId }));
  * ```
  */
-export type ToolApprovalRequestedEvent = { type: 'tool.approval.requested'; toolCallId: string; name: string; args: unknown };
+export type ToolApprovalRequestedEvent = {
+  type: 'tool.approval.requested';
+  toolCallId: string;
+  name: string;
+  args: unknown;
+  /**
+   * For a call of a child conversation (an agent call, at any depth): the `toolCallId`s of the agent
+   * calls down to the child that owns it. `tool.approve` / `tool.deny` sent here reach that child.
+   */
+  path?: string[];
+};
+
+/**
+ * A call somewhere down an agent tree that waits for `tool.approve` / `tool.deny` (see
+ * {@link ToolApprovalRequestedEvent.path}).
+ *
+ * @example
+ * ```ts
+ * for (const { toolCallId, path } of actor.getSnapshot().context.agents.approvals) console.log(path.join('/'), toolCallId);
+ * ```
+ */
+export type AgentApproval = { toolCallId: string; name: string; args: unknown; path: string[] };
 
 /**
  * A failed request will be tried again after `delayMs`; `discardPartial` says whether output
@@ -339,6 +438,10 @@ export type ConversationEmittedEvent =
   | RequestStartedEvent
   | RequestFinishedEvent
   | ToolStartedEvent
+  | AgentStartedEvent
+  | AgentEventEvent
+  | AgentFinishedEvent
+  | AgentHandoffEvent
   | ObjectDeltaEvent
   | OutputRepairEvent
   | TextDeltaEvent
@@ -366,6 +469,10 @@ export type RoundCall = {
   deadline?: number;
   /** Set once the call has its one result. */
   result?: ToolResultPart;
+  /** For a call of an agent tool: it runs as the child conversation `agent:<toolCallId>`. */
+  agent?: true;
+  /** For a handoff call (`transfer_to_<name>`): the agent the conversation goes to once the round completes. */
+  handoff?: string;
 };
 
 /** What the machine decided about a response's tool calls before running any of them. */
@@ -460,6 +567,16 @@ export type ConversationContext = {
    * were running and got the `interrupted` error result instead of running again.
    */
   restored?: { interrupted: string[] };
+  /** Agent calls (machines with agent tools): this run's depth in the tree, and the usage of the children that ended. */
+  agents: {
+    depth: number;
+    /** Each finished child's share of `usage` (which already counts it), with paths from here. */
+    usageByAgent: UsageByAgent[];
+    /** Calls of the running children (at any depth) that wait for approval. */
+    approvals: AgentApproval[];
+    /** The active agent of a machine with handoffs. */
+    active?: string;
+  };
 };
 
 /**
@@ -478,6 +595,7 @@ export type ConversationStateValue =
   | 'retrying'
   | 'awaitingApproval'
   | { executingTools: 'running' }
+  | 'handingOff'
   | 'done'
   | 'halted'
   | 'error';

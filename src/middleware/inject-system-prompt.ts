@@ -1,6 +1,7 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ProviderRequest } from '../model/provider.js';
 import type { RequestMiddleware } from './request-middleware.js';
+import { option, resolveOptionsWith } from '../util/option-schema.js';
 
 /**
  * Options of {@link injectSystemPrompt}.
@@ -14,6 +15,26 @@ export type InjectSystemPromptOptions = {
   /** Where the text goes: after the machine's `system` (default), before it, or instead of it. */
   position?: 'append' | 'prepend' | 'replace';
 };
+
+type Position = NonNullable<InjectSystemPromptOptions['position']>;
+const positions: readonly unknown[] = ['append', 'prepend', 'replace'] satisfies Position[];
+
+const buildSchema = option.callable<(request: ProviderRequest) => string | undefined>('a function (request) => string');
+
+// Unknown keys are ignored, not refused: injectSystemPrompt never refused them. A `null` position
+// means the default, as `options.position ?? 'append'` always read it.
+const injectSystemPromptOptionsSchema = option.object(
+  {
+    position: option.transform(
+      option.matching(
+        "'append' | 'prepend' | 'replace'",
+        (value): value is Position | null | undefined => value == null || positions.includes(value),
+      ),
+      (position): Position => position ?? 'append',
+    ),
+  },
+  { label: 'injectSystemPrompt(options)', expected: 'an object { position? }', unknownKeys: 'ignore' },
+);
 
 /**
  * Middleware that adds per-conversation text to the system prompt, built from the request — most
@@ -34,20 +55,18 @@ export function injectSystemPrompt(
   build: (request: ProviderRequest) => string | undefined,
   options: InjectSystemPromptOptions = {},
 ): RequestMiddleware {
-  if (typeof build !== 'function') throw new InvalidOptionsError('injectSystemPrompt(build)', 'a function (request) => string', build);
-  const position = options.position ?? 'append';
-  if (!['append', 'prepend', 'replace'].includes(position)) {
-    throw new InvalidOptionsError('injectSystemPrompt.position', "'append' | 'prepend' | 'replace'", position);
-  }
+  const buildText = resolveOptionsWith(buildSchema, build, 'injectSystemPrompt(build)');
+  const { position } = resolveOptionsWith(injectSystemPromptOptionsSchema, options, 'injectSystemPrompt');
   return (request, next) => {
-    const text = build(request);
+    const text = buildText(request);
     if (text === undefined || text === '') return next(request);
+    // The function's answer is only known per request, so it is checked there.
     if (typeof text !== 'string') throw new InvalidOptionsError('injectSystemPrompt(build)', 'a function returning a string', text);
     return next({ ...request, system: joinSystem(request.system, text, position) });
   };
 }
 
-function joinSystem(system: string | undefined, text: string, position: 'append' | 'prepend' | 'replace'): string {
+function joinSystem(system: string | undefined, text: string, position: Position): string {
   if (position === 'replace' || system === undefined || system === '') return text;
   return position === 'append' ? `${system}\n\n${text}` : `${text}\n\n${system}`;
 }

@@ -1,8 +1,17 @@
-import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ProviderRequest, ReasoningEffort } from '../model/provider.js';
 import type { RequestMiddleware } from './request-middleware.js';
+import { option, resolveOptionsWith } from '../util/option-schema.js';
 
-const efforts: ReadonlySet<string> = new Set(['minimal', 'low', 'medium', 'high']);
+const efforts: readonly unknown[] = ['minimal', 'low', 'medium', 'high'] satisfies ReasoningEffort[];
+const effortSchema = option.choice(efforts as ReasoningEffort[], efforts.join(' | '));
+
+type ChooseEffort = (request: ProviderRequest) => ReasoningEffort | undefined;
+
+// Anything but an effort or a function is refused naming both forms.
+const reasoningEffortSchema = option.either<ReasoningEffort | ChooseEffort>(`${effortSchema.expected} or a function (request) => effort`, [
+  [(value) => typeof value === 'function', option.callable<ChooseEffort>('a function (request) => effort')],
+  [(value) => efforts.includes(value), effortSchema],
+]);
 
 /**
  * Middleware that asks for one reasoning effort on every wire: OpenAI gets `reasoning_effort`,
@@ -17,13 +26,11 @@ const efforts: ReadonlySet<string> = new Set(['minimal', 'low', 'medium', 'high'
  * ```
  */
 export function reasoningEffort(effort: ReasoningEffort | ((request: ProviderRequest) => ReasoningEffort | undefined)): RequestMiddleware {
-  if (typeof effort !== 'function' && !efforts.has(effort)) {
-    throw new InvalidOptionsError('reasoningEffort(effort)', `${[...efforts].join(' | ')} or a function (request) => effort`, effort);
-  }
+  const resolved = resolveOptionsWith(reasoningEffortSchema, effort, 'reasoningEffort(effort)');
   return (request, next) => {
-    const chosen = typeof effort === 'function' ? effort(request) : effort;
+    const chosen = typeof resolved === 'function' ? resolved(request) : resolved;
     if (chosen === undefined) return next(request);
-    if (!efforts.has(chosen)) throw new InvalidOptionsError('reasoningEffort(effort)', [...efforts].join(' | '), chosen);
-    return next({ ...request, reasoningEffort: chosen });
+    // An effort a function chooses is only known per request, so it is checked there.
+    return next({ ...request, reasoningEffort: effortSchema.resolve(chosen, 'reasoningEffort(effort)') });
   };
 }

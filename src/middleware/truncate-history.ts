@@ -1,6 +1,7 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { Message } from '../model/messages.js';
 import type { RequestMiddleware } from './request-middleware.js';
+import { childPath, option, resolveOptionsWith } from '../util/option-schema.js';
 
 /**
  * Options of {@link truncateHistory}: a message budget, a token budget, or both.
@@ -53,6 +54,28 @@ export function truncateMessages(messages: Message[], options: TruncateHistoryOp
   return messages.filter((message, index) => index >= keepFrom || message.role === 'system');
 }
 
+const budget = option.optional(option.integer({ minimum: 1 }));
+const countTokensSchema = option.withDefault(
+  option.callable<(message: Message) => number>('a function (message) => number'),
+  estimateTokens,
+);
+
+// Unknown keys are ignored, not refused: truncateHistory never refused them. `countTokens` is
+// checked after the budgets are, as it always was, so the same mistake is named first.
+const truncateHistoryOptionsSchema = option.transform(
+  option.object(
+    { maxMessages: budget, maxTokens: budget, countTokens: option.unchecked() },
+    { label: 'truncateHistory(options)', expected: 'an object { maxMessages?, maxTokens?, countTokens? }', unknownKeys: 'ignore' },
+  ),
+  (resolved, path) => {
+    // Each budget is optional on its own, but with neither, nothing would ever be cut.
+    if (resolved.maxMessages === undefined && resolved.maxTokens === undefined) {
+      throw new InvalidOptionsError('truncateHistory(options)', 'maxMessages or maxTokens');
+    }
+    return { ...resolved, countTokens: countTokensSchema.resolve(resolved.countTokens, childPath(path, 'countTokens')) };
+  },
+);
+
 /**
  * Middleware that sends only the tail of the history that fits a message or token budget (see
  * {@link truncateMessages}). The run's own history is untouched: only the request is shortened.
@@ -63,20 +86,6 @@ export function truncateMessages(messages: Message[], options: TruncateHistoryOp
  * ```
  */
 export function truncateHistory(options: TruncateHistoryOptions): RequestMiddleware {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidOptionsError('truncateHistory(options)', 'an object { maxMessages?, maxTokens?, countTokens? }', options);
-  }
-  for (const key of ['maxMessages', 'maxTokens'] as const) {
-    const value = options[key];
-    if (value !== undefined && !(Number.isInteger(value) && value >= 1)) {
-      throw new InvalidOptionsError(`truncateHistory.${key}`, 'an integer ≥ 1', value);
-    }
-  }
-  if (options.maxMessages === undefined && options.maxTokens === undefined) {
-    throw new InvalidOptionsError('truncateHistory(options)', 'maxMessages or maxTokens');
-  }
-  if (options.countTokens !== undefined && typeof options.countTokens !== 'function') {
-    throw new InvalidOptionsError('truncateHistory.countTokens', 'a function (message) => number', options.countTokens);
-  }
-  return (request, next) => next({ ...request, messages: truncateMessages(request.messages, options) });
+  const resolved = resolveOptionsWith(truncateHistoryOptionsSchema, options, 'truncateHistory');
+  return (request, next) => next({ ...request, messages: truncateMessages(request.messages, resolved) });
 }

@@ -1,5 +1,6 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ConversationEmittedEvent } from '../machines/types.js';
+import { option } from '../util/option-schema.js';
 import { isActorLike, isFeed } from './conversation-source.js';
 
 /** Every type of event a conversation emits. */
@@ -11,6 +12,10 @@ export const emittedEventTypes = [
   'tool.call.delta',
   'tool.call',
   'tool.started',
+  'agent.started',
+  'agent.event',
+  'agent.finished',
+  'agent.handoff',
   'tool.result',
   'tool.approval.requested',
   'request.retry',
@@ -26,7 +31,7 @@ type MissingEmittedType = Exclude<ConversationEmittedEvent['type'], (typeof emit
 const allEmittedTypesListed: MissingEmittedType extends never ? true : false = true;
 void allEmittedTypesListed;
 
-const knownTypes = new Set<string>(emittedEventTypes);
+const eventTypesSchema = option.array(option.choice(emittedEventTypes, `one of ${emittedEventTypes.join(', ')}`));
 
 /**
  * The source and event types given to an observer, checked: a source that is neither an actor nor
@@ -36,9 +41,5 @@ export function checkSource(source: unknown, what: string, types: readonly unkno
   if (!isActorLike(source) && !isFeed(source)) {
     throw new InvalidOptionsError(`${what}(source)`, 'a conversation actor or a feed { subscribe(listener) }', source);
   }
-  types.forEach((type, index) => {
-    if (typeof type !== 'string' || !knownTypes.has(type)) {
-      throw new InvalidOptionsError(`${what}(source, ...types)[${index}]`, `one of ${emittedEventTypes.join(', ')}`, type);
-    }
-  });
+  eventTypesSchema.resolve(types, `${what}(source, ...types)`);
 }

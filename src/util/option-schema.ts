@@ -174,6 +174,19 @@ function withDefault<T>(inner: OptionSchema<T>, fallback: T): OptionSchema<T> {
   return schema(inner.expected, (value, path) => (value === undefined ? fallback : inner.resolve(value, path)));
 }
 
+/**
+ * A default computed when the option is left out (`undefined` or `null`): a fresh value each time
+ * (a random id, the current tracer), for options whose `??` default has always taken `null` too.
+ */
+function orElse<T>(inner: OptionSchema<T>, fallback: () => T): OptionSchema<T> {
+  return schema(inner.expected, (value, path) => (value === undefined || value === null ? fallback() : inner.resolve(value, path)));
+}
+
+/** `inner`, reporting its problems under `path` whatever the option's place: for a name users know it by. */
+function at<T>(path: string, inner: OptionSchema<T>): OptionSchema<T> {
+  return schema(inner.expected, (value) => inner.resolve(value, path));
+}
+
 /** `undefined` read as `raw` (say `{}`), so a nested object's own defaults apply when it is left out. */
 function absentAs<T>(inner: OptionSchema<T>, raw: unknown): OptionSchema<T> {
   return schema(inner.expected, (value, path) => inner.resolve(value === undefined ? raw : value, path));
@@ -245,6 +258,8 @@ export const option = {
   object,
   optional,
   withDefault,
+  orElse,
+  at,
   absentAs,
   either,
   orFalse,

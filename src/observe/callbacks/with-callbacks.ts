@@ -1,4 +1,6 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import { isRecord } from '../../util/is-record.js';
+import { childPath, type OptionSchema, option } from '../../util/option-schema.js';
 import type { Message } from '../../model/messages.js';
 import type { Usage } from '../../model/usage.js';
 import type {
@@ -107,21 +109,46 @@ function distance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
-/** Checks callbacks when they are attached, naming a wrong key (and what it may have meant). */
-export function validateCallbacks(callbacks: unknown): ConversationCallbacks {
-  if (typeof callbacks !== 'object' || callbacks === null || Array.isArray(callbacks)) {
-    throw new InvalidOptionsError('callbacks', `an object of callbacks (${callbackNames.join(', ')})`, callbacks);
-  }
-  for (const [key, value] of Object.entries(callbacks)) {
-    if (!(callbackNames as readonly string[]).includes(key)) {
-      const nearest = [...callbackNames].sort((a, b) => distance(key, a) - distance(key, b))[0];
-      const hint = nearest !== undefined && distance(key, nearest) <= 3 ? `did you mean ${nearest}? ` : '';
-      throw new InvalidOptionsError(`callbacks.${key}`, `a known callback (${hint}one of ${callbackNames.join(', ')})`, 'an unknown key');
+const callbackSchema = option.optional(option.callable<(payload: never) => unknown>('a function'));
+
+const knownCallbacks = option.object(
+  Object.fromEntries(callbackNames.map((name) => [name, callbackSchema])) as Record<(typeof callbackNames)[number], typeof callbackSchema>,
+  { expected: `an object of callbacks (${callbackNames.join(', ')})`, unknownKeys: 'ignore' },
+);
+
+/**
+ * Callbacks, checked when they are attached. A wrong key is refused here rather than by
+ * `option.object`, whose message speaks of options: this one names the callback it may have meant.
+ */
+const callbacksSchema: OptionSchema<ConversationCallbacks> = {
+  expected: knownCallbacks.expected,
+  resolve: (value, path) => {
+    if (isRecord(value)) {
+      for (const key of Object.keys(value)) {
+        if ((callbackNames as readonly string[]).includes(key)) continue;
+        const nearest = [...callbackNames].sort((a, b) => distance(key, a) - distance(key, b))[0];
+        const hint = nearest !== undefined && distance(key, nearest) <= 3 ? `did you mean ${nearest}? ` : '';
+        throw new InvalidOptionsError(
+          childPath(path, key),
+          `a known callback (${hint}one of ${callbackNames.join(', ')})`,
+          'an unknown key',
+        );
+      }
     }
-    if (typeof value !== 'function') throw new InvalidOptionsError(`callbacks.${key}`, 'a function', value);
-  }
-  return callbacks as ConversationCallbacks;
-}
+    return knownCallbacks.resolve(value, path) as ConversationCallbacks;
+  },
+};
+
+// Checked now, so a wrong onCallbackError fails here rather than when a callback first throws.
+const withCallbacksOptionsSchema = option.object(
+  {
+    onCallbackError: option.withDefault(
+      option.callable<NonNullable<WithCallbacksOptions['onCallbackError']>>('a function (error, { callback }) => void'),
+      (error, where) => console.error(`actorloop: callback ${where.callback} failed:`, error),
+    ),
+  },
+  { expected: 'an object', unknownKeys: 'ignore' },
+);
 
 /**
  * Attaches callbacks to a conversation actor (validated now: an unknown key or a non-function
@@ -144,9 +171,8 @@ export function withCallbacks(
   callbacks: ConversationCallbacks,
   options: WithCallbacksOptions = {},
 ): () => void {
-  const valid = validateCallbacks(callbacks);
-  const report =
-    options.onCallbackError ?? ((error: unknown, where) => console.error(`actorloop: callback ${where.callback} failed:`, error));
+  const valid = callbacksSchema.resolve(callbacks, 'callbacks');
+  const { onCallbackError: report } = withCallbacksOptionsSchema.resolve(options, '');
   const call = <TName extends keyof ConversationCallbacks>(
     name: TName,
     payload: Parameters<NonNullable<ConversationCallbacks[TName]>>[0],

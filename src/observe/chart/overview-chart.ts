@@ -59,7 +59,7 @@ function wrap(text: string, width: number): string[] {
   return lines;
 }
 
-const maxLineLength = 28;
+const maxLineLength = 24;
 
 /**
  * Phrases that end alike are said once: `no response, retries left` and `timed out, retries left`

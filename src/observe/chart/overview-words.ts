@@ -24,6 +24,9 @@ export const guardWords: Record<string, GuardWords> = {
   roundSettled: { words: 'all results in' },
   settlesRound: { words: 'the last result of the round' },
   executionHalts: { words: 'a tool threw HaltError' },
+  agentFailureHalts: { words: 'an agent call failed (halt)' },
+  awaitsApprovalInChild: { words: 'a child waits for it' },
+  handoffPending: { words: 'a handoff call in it' },
   streamProgressed: { words: 'the stream moved' },
   isAwaitingApproval: { words: 'the call is waiting' },
 };
@@ -43,6 +46,7 @@ export const eventWords: Record<string, string> = {
 /** Unguarded eventless transitions in words, by the state they leave. */
 export const eventlessWords: Record<string, string> = {
   repairing: 'problem sent back',
+  handingOff: 'the new agent asks',
 };
 
 /** What the unguarded fallback of an event means when nothing before it matched. */

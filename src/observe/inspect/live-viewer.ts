@@ -3,7 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { AnyStateMachine, InspectionEvent } from 'xstate';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
-import type { ConversationUserEvent } from '../../machines/types.js';
+import type { ConversationMachine, ConversationUserEvent } from '../../machines/types.js';
+import { option } from '../../util/option-schema.js';
 import { loadElk } from '../chart/layout-chart.js';
 import { type ConversationActorLike, type ConversationFeed, isActorLike, isFeed } from '../conversation-source.js';
 import type { HostConversationFeed } from '../host-feed.js';
@@ -97,24 +98,42 @@ function hostFeedOf(source: ConversationFeed): Partial<Pick<HostConversationFeed
   return { ...(typeof conversationId === 'string' ? { conversationId } : {}), ...(machine ? { machine } : {}) };
 }
 
-function checkOptions(options: LiveViewerOptions): void {
-  const { host, port, title, machine, maxLogEntries, maxRuns } = options;
-  if (host !== undefined && (typeof host !== 'string' || host === ''))
-    throw new InvalidOptionsError('host', 'a host name or IP address', host);
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535))
-    throw new InvalidOptionsError('port', 'an integer from 0 (a free port) to 65535', port);
-  if (title !== undefined && typeof title !== 'string') throw new InvalidOptionsError('title', 'a string', title);
-  if (machine !== undefined && !isMachine(machine))
-    throw new InvalidOptionsError('machine', 'a state machine (createConversationMachine(...))', machine);
-  if (maxLogEntries !== undefined && (!Number.isInteger(maxLogEntries) || maxLogEntries < 1))
-    throw new InvalidOptionsError('maxLogEntries', 'an integer ≥ 1', maxLogEntries);
-  if (maxRuns !== undefined && (!Number.isInteger(maxRuns) || maxRuns < 1))
-    throw new InvalidOptionsError('maxRuns', 'an integer ≥ 1', maxRuns);
-}
-
 function isMachine(value: unknown): value is AnyStateMachine {
   return typeof value === 'object' && value !== null && typeof (value as { root?: unknown }).root === 'object' && 'definition' in value;
 }
+
+// Unknown keys are ignored, as they always were, so callers passing extra keys keep working.
+const liveViewerOptionsSchema = option.object(
+  {
+    host: option.withDefault(option.string({ nonEmpty: true, expected: 'a host name or IP address' }), '127.0.0.1'),
+    port: option.withDefault(option.integer({ minimum: 0, maximum: 65_535, expected: 'an integer from 0 (a free port) to 65535' }), 0),
+    title: option.withDefault(option.string(), 'actorloop live'),
+    machine: option.optional(option.matching('a state machine (createConversationMachine(...))', isMachine)),
+    maxLogEntries: option.withDefault(option.integer({ minimum: 1 }), 1000),
+    maxRuns: option.withDefault(option.integer({ minimum: 1 }), 100),
+  },
+  { expected: 'an object', unknownKeys: 'ignore' },
+);
+
+// The id's default depends on the source (a host feed's conversation id), so `watch` applies it.
+const watchOptionsSchema = option.object(
+  {
+    id: option.optional(option.string({ nonEmpty: true })),
+    label: option.optional(option.string()),
+    machine: option.optional(option.matching('a state machine', isMachine)),
+  },
+  { expected: 'an object', unknownKeys: 'ignore' },
+);
+
+// `stored` defaults to the viewer's own `maxRuns`, so `watchHost` applies it.
+const watchHostOptionsSchema = option.object(
+  {
+    prefix: option.withDefault(option.string(), ''),
+    stored: option.optional(option.integer({ minimum: 0, expected: 'an integer ≥ 0 (0: only conversations that move from now on)' })),
+    machine: option.optional(option.matching('a state machine', (value): value is ConversationMachine => isMachine(value))),
+  },
+  { expected: 'an object', unknownKeys: 'ignore' },
+);
 
 /** Host names a browser may use to reach a server bound to a loopback address. */
 const loopbackNames = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
@@ -152,14 +171,9 @@ function hostName(header: string | undefined): string {
  * ```
  */
 export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<LiveViewer> {
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'an object', options);
-  checkOptions(options);
+  const { host, port: listenPort, title, machine: fallbackMachine, maxLogEntries, maxRuns } = liveViewerOptionsSchema.resolve(options, '');
   // Fails now, naming the package, rather than when the page first asks for a chart.
   await loadElk();
-  const host = options.host ?? '127.0.0.1';
-  const title = options.title ?? 'actorloop live';
-  const maxLogEntries = options.maxLogEntries ?? 1000;
-  const maxRuns = options.maxRuns ?? 100;
   const charts = new ChartStore();
   const runs = new Map<string, WatchedRun>();
   const clients = new Set<Client>();
@@ -223,17 +237,15 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
     if (closed) throw new InvalidOptionsError('watch()', 'a viewer that is still open (it was closed)');
     if (!isActorLike(source) && !isFeed(source))
       throw new InvalidOptionsError('watch(source)', 'a conversation actor or a feed { subscribe(listener) }', source);
-    if (typeof watchOptions !== 'object' || watchOptions === null)
-      throw new InvalidOptionsError('watch(source, options)', 'an object', watchOptions);
     const fromHost = isActorLike(source) ? {} : hostFeedOf(source);
-    const { id = fromHost.conversationId ?? `run-${++serial}`, label, machine } = watchOptions;
-    if (typeof id !== 'string' || id === '') throw new InvalidOptionsError('watch(source, options).id', 'a non-empty string', id);
+    const {
+      id = fromHost.conversationId ?? `run-${++serial}`,
+      label,
+      machine,
+    } = watchOptionsSchema.resolve(watchOptions, 'watch(source, options)');
     if (runs.has(id)) throw new InvalidOptionsError('watch(source, options).id', `an id no other watched run has ("${id}" is taken)`, id);
-    if (label !== undefined && typeof label !== 'string') throw new InvalidOptionsError('watch(source, options).label', 'a string', label);
-    if (machine !== undefined && !isMachine(machine))
-      throw new InvalidOptionsError('watch(source, options).machine', 'a state machine', machine);
     const logic = isActorLike(source) ? (source as { logic?: unknown }).logic : undefined;
-    const drawn = machine ?? (isMachine(logic) ? logic : isMachine(fromHost.machine) ? fromHost.machine : options.machine);
+    const drawn = machine ?? (isMachine(logic) ? logic : isMachine(fromHost.machine) ? fromHost.machine : fallbackMachine);
     const view = new RunView(id, label ?? id, drawn ? charts.idOf(drawn) : null, maxLogEntries, changed(id));
     const stops: Array<() => void> = [];
     const run: WatchedRun = {
@@ -279,18 +291,7 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
   async function watchHost(host: WatchableHost, hostOptions: WatchHostOptions = {}): Promise<() => void> {
     if (closed) throw new InvalidOptionsError('watchHost()', 'a viewer that is still open (it was closed)');
     checkWatchableHost(host);
-    if (typeof hostOptions !== 'object' || hostOptions === null)
-      throw new InvalidOptionsError('watchHost(host, options)', 'an object', hostOptions);
-    const { prefix = '', stored = maxRuns, machine } = hostOptions;
-    if (typeof prefix !== 'string') throw new InvalidOptionsError('watchHost(host, options).prefix', 'a string', prefix);
-    if (!Number.isInteger(stored) || stored < 0)
-      throw new InvalidOptionsError(
-        'watchHost(host, options).stored',
-        'an integer ≥ 0 (0: only conversations that move from now on)',
-        stored,
-      );
-    if (machine !== undefined && !isMachine(machine))
-      throw new InvalidOptionsError('watchHost(host, options).machine', 'a state machine', machine);
+    const { prefix, stored = maxRuns, machine } = watchHostOptionsSchema.resolve(hostOptions, 'watchHost(host, options)');
     const stop = await watchHostConversations(host, { prefix, stored, ...(machine ? { machine } : {}) }, (feed, runId) =>
       closed || runs.has(runId) ? undefined : watch(feed, { id: runId, label: feed.conversationId }),
     );
@@ -384,7 +385,7 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
+    server.listen(listenPort, host, () => {
       server.off('error', reject);
       resolve();
     });

@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import { option } from '../../util/option-schema.js';
 import { importOptional } from '../import-optional.js';
 import { type InspectableJson, redactContent, toInspectable } from './inspectable.js';
 
@@ -70,28 +70,46 @@ const loadStatelyInspect = () =>
 
 const inactive = (): StatelyInspector => ({ inspect: { next: () => undefined }, active: false, stop: async () => undefined });
 
-function checkOptions(options: StatelyInspectorOptions): void {
-  const { transport, url, sanitize, maxBufferedEvents, reconnectDelayMs, onError } = options;
-  if (transport !== undefined && transport !== 'websocket' && transport !== 'browser')
-    throw new InvalidOptionsError('transport', '"websocket" or "browser"', transport);
-  if (url !== undefined && (typeof url !== 'string' || !/^wss?:\/\//.test(url)))
-    throw new InvalidOptionsError('url', 'a ws:// or wss:// URL', url);
-  if (sanitize !== undefined && typeof sanitize !== 'boolean' && typeof sanitize !== 'function')
-    throw new InvalidOptionsError('sanitize', 'true, false or a function (event) => event', sanitize);
-  if (maxBufferedEvents !== undefined && (!Number.isInteger(maxBufferedEvents) || maxBufferedEvents < 0))
-    throw new InvalidOptionsError('maxBufferedEvents', 'an integer ≥ 0', maxBufferedEvents);
-  if (reconnectDelayMs !== undefined && (!Number.isFinite(reconnectDelayMs) || reconnectDelayMs < 1))
-    throw new InvalidOptionsError('reconnectDelayMs', 'a number of milliseconds ≥ 1', reconnectDelayMs);
-  if (onError !== undefined && typeof onError !== 'function') throw new InvalidOptionsError('onError', 'a function', onError);
-}
+const inBrowser = () => 'window' in globalThis && 'document' in globalThis;
+
+type Sanitizer = (event: InspectableJson) => InspectableJson;
+const sendEverything: Sanitizer = (json) => json;
+
+// Unknown keys are ignored, as they always were, so callers passing extra keys keep working.
+const statelyInspectorOptionsSchema = option.object(
+  {
+    // Read at creation, not at import: a test or a bundle may set up `window` and `document` in between.
+    transport: option.transform(
+      option.optional(option.choice(['websocket', 'browser'])),
+      (transport) => transport ?? (inBrowser() ? 'browser' : 'websocket'),
+    ),
+    url: option.withDefault(
+      option.matching('a ws:// or wss:// URL', (value): value is string => typeof value === 'string' && /^wss?:\/\//.test(value)),
+      'ws://localhost:8080',
+    ),
+    // Passed through unchecked, as before: `@statelyai/inspect` decides what it accepts.
+    inspectorUrl: option.optional(option.unchecked<string>()),
+    sanitize: option.transform(
+      option.optional(
+        option.matching(
+          'true, false or a function (event) => event',
+          (value): value is boolean | Sanitizer => typeof value === 'boolean' || typeof value === 'function',
+        ),
+      ),
+      (sanitize): Sanitizer => (sanitize === false ? sendEverything : typeof sanitize === 'function' ? sanitize : redactContent),
+    ),
+    maxBufferedEvents: option.withDefault(option.integer({ minimum: 0 }), 500),
+    reconnectDelayMs: option.withDefault(option.number({ minimum: 1, expected: 'a number of milliseconds ≥ 1' }), 1000),
+    onError: option.withDefault(option.callable<(error: Error) => void>('a function'), () => undefined),
+  },
+  { expected: 'an object', unknownKeys: 'ignore' },
+);
 
 /**
  * Plain JSON, then sanitized as the options say. It runs in a timer of `@statelyai/inspect`, where
  * a throw would be an uncaught exception: a failing sanitizer drops the event and reports it.
  */
-function serializer(options: StatelyInspectorOptions, onError: (error: Error) => void): (event: unknown) => InspectableJson | undefined {
-  const { sanitize } = options;
-  const clean = sanitize === false ? (json: InspectableJson) => json : typeof sanitize === 'function' ? sanitize : redactContent;
+function serializer(clean: Sanitizer, onError: (error: Error) => void): (event: unknown) => InspectableJson | undefined {
   return (event) => {
     try {
       return clean(toInspectable(event) ?? null);
@@ -126,20 +144,19 @@ function serializer(options: StatelyInspectorOptions, onError: (error: Error) =>
  * ```
  */
 export async function createStatelyInspector(options: StatelyInspectorOptions = {}): Promise<StatelyInspector> {
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'an object', options);
-  checkOptions(options);
-  const inBrowser = 'window' in globalThis && 'document' in globalThis;
-  const transport = options.transport ?? (inBrowser ? 'browser' : 'websocket');
-  const onError = options.onError ?? (() => undefined);
-  const serialize = serializer(options, onError);
+  const { transport, url, inspectorUrl, sanitize, maxBufferedEvents, reconnectDelayMs, onError } = statelyInspectorOptionsSchema.resolve(
+    options,
+    '',
+  );
+  const serialize = serializer(sanitize, onError);
 
   if (transport === 'browser') {
     // `createBrowserInspector` outside a browser logs an error and returns an object without `inspect`.
-    if (!inBrowser) return inactive();
+    if (!inBrowser()) return inactive();
     const stately = await loadStatelyInspect();
     const browser = stately.createBrowserInspector({
       serialize,
-      ...(options.inspectorUrl === undefined ? {} : { url: options.inspectorUrl }),
+      ...(inspectorUrl === undefined ? {} : { url: inspectorUrl }),
     });
     if (!browser.inspect) return inactive();
     return { inspect: browser.inspect, active: true, stop: async () => browser.stop?.() };
@@ -147,12 +164,7 @@ export async function createStatelyInspector(options: StatelyInspectorOptions = 
 
   const stately = await loadStatelyInspect();
   const { WebSocketAdapter } = await import('./websocket-adapter.js');
-  const adapter = new WebSocketAdapter({
-    url: options.url ?? 'ws://localhost:8080',
-    maxBufferedEvents: options.maxBufferedEvents ?? 500,
-    reconnectDelayMs: options.reconnectDelayMs ?? 1000,
-    onError,
-  });
+  const adapter = new WebSocketAdapter({ url, maxBufferedEvents, reconnectDelayMs, onError });
   const inspector = stately.createInspector(
     {
       start: () => adapter.start(),

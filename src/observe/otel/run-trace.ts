@@ -56,6 +56,8 @@ export class RunTrace {
   private readonly toolArgs = new Map<string, unknown>();
   private provider: string | undefined;
   private ended = false;
+  /** The runs of this run's agent calls, by `toolCallId`: each traced under its call's `execute_tool` span. */
+  private readonly agents = new Map<string, RunTrace>();
 
   constructor(
     private readonly options: RunTraceOptions,
@@ -105,6 +107,20 @@ export class RunTrace {
       case 'tool.started':
         this.toolStarted(event);
         return;
+      case 'agent.started':
+        this.agentStarted(event);
+        return;
+      case 'agent.event': {
+        const [toolCallId, ...rest] = event.path;
+        const child = toolCallId === undefined ? undefined : this.agents.get(toolCallId);
+        // Deeper down, the child's own trace routes it on, as its own run would.
+        child?.event(rest.length === 0 ? event.event : { type: 'agent.event', path: rest, event: event.event });
+        return;
+      }
+      case 'agent.finished':
+        this.agents.get(event.toolCallId)?.end(event.output);
+        this.agents.delete(event.toolCallId);
+        return;
       case 'tool.result': {
         this.toolArgs.delete(event.toolCallId);
         const span = this.tools.get(event.toolCallId);
@@ -135,6 +151,8 @@ export class RunTrace {
           ? (output.reason ?? 'halted')
           : 'stopped');
     const message = errorType?.message ?? output?.error?.message;
+    for (const child of this.agents.values()) child.end(undefined, { type, ...(message === undefined ? {} : { message }) });
+    this.agents.clear();
     if (this.attempt) {
       failSpan(this.attempt.span, type, message);
       this.endAttempt();
@@ -206,6 +224,15 @@ export class RunTrace {
       event.toolCallId,
       this.options.tracer.startSpan(`execute_tool ${event.name}`, { kind: SpanKind.INTERNAL, attributes }, this.runContext),
     );
+  }
+
+  /** An agent call's child run: its `invoke_agent` span is a child of the call's `execute_tool` span. */
+  private agentStarted(event: Extract<ConversationEmittedEvent, { type: 'agent.started' }>): void {
+    const toolSpan = this.tools.get(event.toolCallId);
+    const parentContext = toolSpan ? trace.setSpan(this.runContext, toolSpan) : this.runContext;
+    const { attributes: _attributes, ...inherited } = this.options;
+    // The child's history is its own and not in this run's events: its attempts record no input messages.
+    this.agents.set(event.toolCallId, new RunTrace({ ...inherited, agentName: event.agent, parentContext }, () => undefined));
   }
 
   private endAttempt(): void {

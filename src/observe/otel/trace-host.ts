@@ -1,7 +1,8 @@
-import { type Context, context, trace } from '@opentelemetry/api';
+import { type Context, context, type Tracer, trace } from '@opentelemetry/api';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { ConversationHost } from '../../host/conversation-host.js';
 import type { Message } from '../../model/messages.js';
+import { option } from '../../util/option-schema.js';
 import { isEndStatus } from '../state-update.js';
 import { RunTrace } from './run-trace.js';
 import type { TraceConversationOptions } from './trace-conversation.js';
@@ -34,6 +35,22 @@ export type TraceHostOptions = Omit<TraceConversationOptions, 'conversationId' |
  */
 export type TraceableHost = Pick<ConversationHost, 'subscribeAll'> & { readonly hostId?: string };
 
+// The rest is taken as traceConversation takes it, unchecked: only parentContext is called here, once per run.
+// Unknown keys are ignored, as they always were.
+const traceHostOptionsSchema = option.object(
+  {
+    // Taken at creation, not at import: the global tracer provider is often registered after this module loads.
+    tracer: option.transform(option.optional(option.unchecked<Tracer>()), (tracer) => tracer ?? trace.getTracer('actorloop')),
+    agentName: option.optional(option.unchecked<string>()),
+    // Content often holds personal data: only `true` records it.
+    recordContent: option.transform(option.unchecked(), (record) => record === true),
+    parentContext: option.optional(
+      option.callable<(conversationId: string) => Context | undefined>('a function (conversationId) => Context'),
+    ),
+  },
+  { expected: 'an object', unknownKeys: 'ignore' },
+);
+
 type OpenRun = { trace: RunTrace; messages: readonly Message[] | undefined };
 
 /**
@@ -57,16 +74,7 @@ export function traceHost(host: TraceableHost, options: TraceHostOptions = {}): 
   if (typeof host !== 'object' || host === null || typeof host.subscribeAll !== 'function') {
     throw new InvalidOptionsError('traceHost(host)', 'a conversation host (createConversationHost(...))', host);
   }
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('traceHost(host, options)', 'an object', options);
-  if (options.parentContext !== undefined && typeof options.parentContext !== 'function') {
-    throw new InvalidOptionsError(
-      'traceHost(host, options).parentContext',
-      'a function (conversationId) => Context',
-      options.parentContext,
-    );
-  }
-  const tracer = options.tracer ?? trace.getTracer('actorloop');
-  const recordContent = options.recordContent === true;
+  const { tracer, agentName, recordContent, parentContext } = traceHostOptionsSchema.resolve(options, 'traceHost(host, options)');
   const runs = new Map<string, OpenRun>();
 
   const open = (id: string): OpenRun => {
@@ -76,9 +84,9 @@ export function traceHost(host: TraceableHost, options: TraceHostOptions = {}): 
         {
           tracer,
           recordContent,
-          parentContext: options.parentContext?.(id) ?? context.active(),
+          parentContext: parentContext?.(id) ?? context.active(),
           conversationId: id,
-          ...(options.agentName === undefined ? {} : { agentName: options.agentName }),
+          ...(agentName === undefined ? {} : { agentName }),
           ...(typeof host.hostId === 'string' ? { attributes: { 'actorloop.host.id': host.hostId } } : {}),
         },
         () => run.messages,

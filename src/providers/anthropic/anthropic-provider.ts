@@ -1,9 +1,9 @@
-import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { hasApiKey, type KeySource, missingApiKeyError } from '../errors/missing-api-key.js';
 import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../../model/errors/provider-error.js';
+import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../../model/provider.js';
 import { fromAnthropicMessage } from './from-anthropic-message.js';
 import { fromAnthropicStream } from './from-anthropic-stream.js';
@@ -100,39 +100,42 @@ export function thinkingParam(
   return budget < 1024 ? {} : { thinking: { type: 'enabled', budget_tokens: budget } };
 }
 
-function validateOptions(options: AnthropicProviderOptions): void {
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidOptionsError('anthropicProvider(options)', 'an options object with model and maxTokens', options);
-  }
-  if (typeof options.model !== 'string' || options.model.trim() === '') {
-    throw new InvalidOptionsError('model', 'a non-empty model id such as "claude-sonnet-4-5"', options.model);
-  }
-  if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1) {
-    throw new InvalidOptionsError('maxTokens', 'a positive integer (the Messages API requires max_tokens)', options.maxTokens);
-  }
-  if (options.stream !== undefined && typeof options.stream !== 'boolean') {
-    throw new InvalidOptionsError('stream', 'a boolean', options.stream);
-  }
-  if (options.structuredOutput !== undefined && !['auto', 'native', 'tool'].includes(options.structuredOutput)) {
-    throw new InvalidOptionsError('structuredOutput', "'auto' | 'native' | 'tool'", options.structuredOutput);
-  }
-  if (options.timeoutMs !== undefined && (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0)) {
-    throw new InvalidOptionsError('timeoutMs', 'a positive number of milliseconds', options.timeoutMs);
-  }
-  if (options.apiKey !== undefined && typeof options.apiKey !== 'string') {
-    throw new InvalidOptionsError('apiKey', 'a string');
-  }
-  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-    throw new InvalidOptionsError('fetch', 'a fetch function, e.g. createNodeFetch()', options.fetch);
-  }
-  if (options.client !== undefined) {
-    const messages: unknown = (options.client as { messages?: unknown } | null)?.messages;
-    const create: unknown = typeof messages === 'object' && messages !== null ? (messages as { create?: unknown }).create : undefined;
-    if (typeof create !== 'function') {
-      throw new InvalidOptionsError('client', 'an @anthropic-ai/sdk client (new Anthropic(...))', options.client);
-    }
-  }
+function isAnthropicClient(value: unknown): value is AnthropicClientLike {
+  const messages: unknown = (value as { messages?: unknown } | null | undefined)?.messages;
+  return typeof messages === 'object' && messages !== null && typeof (messages as { create?: unknown }).create === 'function';
 }
+
+// The paths are bare (`maxTokens`, not `anthropicProvider.maxTokens`), as they always were. Unknown
+// keys are ignored, not refused: anthropicProvider never refused them.
+const anthropicOptionsSchema = option.object(
+  {
+    model: option.matching(
+      'a non-empty model id such as "claude-sonnet-4-5"',
+      (value): value is string => typeof value === 'string' && value.trim() !== '',
+    ),
+    maxTokens: option.integer({ minimum: 1, expected: 'a positive integer (the Messages API requires max_tokens)' }),
+    stream: option.withDefault(option.boolean(), true),
+    structuredOutput: option.withDefault(
+      option.choice<AnthropicStructuredOutput>(['auto', 'native', 'tool'], "'auto' | 'native' | 'tool'"),
+      'auto',
+    ),
+    // Left undefined when not given: requests then keep the SDK's timeout (see `defaultSdkTimeoutMs`).
+    timeoutMs: option.optional(
+      option.matching(
+        'a positive number of milliseconds',
+        (value): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0,
+      ),
+    ),
+    apiKey: option.secret(option.optional(option.string())),
+    fetch: option.optional(option.callable<FetchFunction>('a fetch function, e.g. createNodeFetch()')),
+    client: option.optional(option.matching('an @anthropic-ai/sdk client (new Anthropic(...))', isAnthropicClient)),
+    // Passed through to the SDK and the API, which judge them.
+    baseURL: option.unchecked<string | undefined>(),
+    thinking: option.unchecked<AnthropicThinkingConfig | undefined>(),
+    params: option.unchecked<AnthropicRequestParams | undefined>(),
+  },
+  { label: 'anthropicProvider(options)', expected: 'an options object with model and maxTokens', unknownKeys: 'ignore' },
+);
 
 /**
  * A provider for Anthropic's Messages API through the official `@anthropic-ai/sdk` (an optional
@@ -156,10 +159,19 @@ function validateOptions(options: AnthropicProviderOptions): void {
  * ```
  */
 export function anthropicProvider(options: AnthropicProviderOptions): Provider {
-  validateOptions(options);
-  const { model, apiKey, baseURL, maxTokens, thinking, params } = options;
-  const streaming = options.stream ?? true;
-  const userClient = options.client;
+  const resolved = resolveOptionsWith(anthropicOptionsSchema, options);
+  const {
+    model,
+    apiKey,
+    baseURL,
+    maxTokens,
+    thinking,
+    params,
+    stream: streaming,
+    structuredOutput,
+    timeoutMs,
+    client: userClient,
+  } = resolved;
   const getClient: () => Promise<AnthropicClientLike> = userClient
     ? () => Promise.resolve(userClient)
     : lazySdkClient(
@@ -168,9 +180,9 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
           new sdk.default({
             ...(apiKey === undefined ? {} : { apiKey }),
             ...(baseURL === undefined ? {} : { baseURL }),
-            ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+            ...(resolved.fetch === undefined ? {} : { fetch: resolved.fetch }),
             maxRetries: 0,
-            timeout: options.timeoutMs ?? defaultSdkTimeoutMs,
+            timeout: timeoutMs ?? defaultSdkTimeoutMs,
           }),
         'anthropicProvider needs the @anthropic-ai/sdk package: install it, or pass `client`',
       );
@@ -183,7 +195,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
         const client = await getClient();
         const { system, messages } = toAnthropicMessages(request.messages, request.system);
         const format = request.responseFormat;
-        const mode = format && structuredOutputMode(options.structuredOutput ?? 'auto', model);
+        const mode = format && structuredOutputMode(structuredOutput, model);
         const thinkingField = thinkingParam(thinking, request.reasoningEffort, maxTokens);
         const tools = [...toAnthropicTools(request.tools), ...(format && mode === 'tool' ? [answerTool(format)] : [])];
         const body = {
@@ -201,7 +213,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
         const requestOptions = {
           signal: request.signal,
           maxRetries: 0,
-          ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+          ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
         };
         let events: AsyncIterable<ProviderEvent>;
         if (streaming) {

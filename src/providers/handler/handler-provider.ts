@@ -1,8 +1,8 @@
-import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../../model/provider.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIResponseFormat } from '../openai-wire/chat-types.js';
 import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
 import { toOpenAIMessages, toOpenAIResponseFormat, toOpenAITools } from '../openai-wire/to-openai-messages.js';
+import { option, resolveOptionsWith } from '../../util/option-schema.js';
 
 /**
  * What a handler receives: the request in OpenAI Chat Completions format, so it can go to any
@@ -50,6 +50,8 @@ export type ChunkHandler = (
   request: HandlerRequest,
 ) => AsyncIterable<OpenAIChatCompletionChunk> | Promise<AsyncIterable<OpenAIChatCompletionChunk>>;
 
+const handlerSchema = option.callable<ChunkHandler>('a function (request) => AsyncIterable of chat.completion.chunk objects');
+
 /**
  * A provider backed by your own function. Whatever logic you need (history truncation, RAG,
  * another vendor) goes inside it; it returns OpenAI chunks, so the `openai` SDK's stream can be
@@ -68,17 +70,11 @@ export type ChunkHandler = (
  * ```
  */
 export function handlerProvider(handler: ChunkHandler): Provider {
-  if (typeof handler !== 'function') {
-    throw new InvalidOptionsError(
-      'handlerProvider(handler)',
-      'a function (request) => AsyncIterable of chat.completion.chunk objects',
-      handler,
-    );
-  }
+  const handle = resolveOptionsWith(handlerSchema, handler, 'handlerProvider(handler)');
   return {
     name: 'handler',
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
-      const chunks = await handler({
+      const chunks = await handle({
         messages: toOpenAIMessages(request.messages, request.system),
         tools: toOpenAITools(request.tools),
         signal: request.signal,

@@ -9,7 +9,7 @@ import type { Provider, ProviderEvent, ProviderRequest } from '../../model/provi
 import { keyToHide, openaiClient } from './openai-client.js';
 import type { OpenAIReasoningEffort } from './reasoning-effort.js';
 import { openaiResponsesProvider, type OpenAIResponsesProviderOptions } from './responses-provider.js';
-import { validateOpenAIOptions } from './validate-options.js';
+import { resolveOpenAIOptions } from './validate-options.js';
 
 export type { OpenAIReasoningEffort } from './reasoning-effort.js';
 
@@ -245,15 +245,13 @@ function requestMessages(request: ProviderRequest, sendReasoning: boolean): Open
  * ```
  */
 export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesProviderOptions): Provider {
-  validateOpenAIOptions(options);
-  if (options.api === 'responses') return openaiResponsesProvider(options);
-  const { model, apiKey, baseURL, params, strict, reasoningEffort } = options;
-  const streaming = options.stream ?? true;
-  const sendReasoning = options.sendReasoning ?? false;
-  const getClient = openaiClient<OpenAIClientLike>(options.client, { apiKey, baseURL, fetch: options.fetch });
+  const resolved = resolveOpenAIOptions(options);
+  if (resolved.api === 'responses') return openaiResponsesProvider(resolved);
+  const { model, apiKey, baseURL, client, params, stream: streaming, sendReasoning, strict, reasoningEffort } = resolved;
+  const getClient = openaiClient<OpenAIClientLike>(client, { apiKey, baseURL, fetch: resolved.fetch });
 
   return {
-    name: options.name ?? 'openai',
+    name: resolved.name,
     model,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
@@ -300,7 +298,7 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
         }
       } catch (error) {
         // The key in use may come from the client or the environment, not only from the options.
-        throw redactSecret(classifySdkError(error, signal), keyToHide(openai, { apiKey, clientGiven: options.client !== undefined }));
+        throw redactSecret(classifySdkError(error, signal), keyToHide(openai, { apiKey, clientGiven: client !== undefined }));
       }
     },
   };

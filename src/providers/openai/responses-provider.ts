@@ -1,4 +1,3 @@
-import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { isRecord } from '../../util/is-record.js';
 import { classifyResponsesSdkError } from '../errors/classify-response-failure.js';
@@ -17,6 +16,7 @@ import type {
 import type { Provider, ProviderEvent, ProviderRequest } from '../../model/provider.js';
 import { keyToHide, openaiClient } from './openai-client.js';
 import type { OpenAIReasoningEffort } from './reasoning-effort.js';
+import type { ResolvedOpenAIResponsesOptions } from './validate-options.js';
 
 /**
  * Options of `openaiProvider({ api: 'responses', … })`: the OpenAI Responses API
@@ -89,47 +89,6 @@ export type OpenAIResponsesProviderOptions = {
   name?: string;
 };
 
-/** Parameters that would change how the history is kept, which the options own. */
-const refusedParams: Record<string, string> = {
-  store: 'the `store` option',
-  previous_response_id: 'the `previousResponseId` option (the provider takes the id from the history)',
-  conversation: 'no `conversation`: actorloop keeps the history itself (or use `previousResponseId`)',
-  background: 'no `background`: a run needs its answer within the request',
-};
-
-const reasoningSummaries: ReadonlySet<string> = new Set(['auto', 'concise', 'detailed']);
-
-function validateResponsesOptions(options: OpenAIResponsesProviderOptions): void {
-  for (const key of ['store', 'previousResponseId', 'encryptedReasoning'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'boolean') {
-      throw new InvalidOptionsError(`openaiProvider.${key}`, 'a boolean', options[key]);
-    }
-  }
-  if (options.reasoningSummary !== undefined && !reasoningSummaries.has(options.reasoningSummary)) {
-    throw new InvalidOptionsError('openaiProvider.reasoningSummary', [...reasoningSummaries].join(' | '), options.reasoningSummary);
-  }
-  if (options.previousResponseId === true && options.store === false) {
-    throw new InvalidOptionsError(
-      'openaiProvider.store',
-      'true or no value with previousResponseId: true (a previous response can only be named when OpenAI stored it)',
-      false,
-    );
-  }
-  for (const [key, instead] of Object.entries(refusedParams)) {
-    if (options.params !== undefined && options.params[key] !== undefined) {
-      throw new InvalidOptionsError(`openaiProvider.params.${key}`, instead, options.params[key]);
-    }
-  }
-  const include = options.params?.include;
-  if (include !== undefined && !(Array.isArray(include) && include.every((entry) => typeof entry === 'string'))) {
-    throw new InvalidOptionsError('openaiProvider.params.include', 'an array of strings', include);
-  }
-  const reasoning = options.params?.reasoning;
-  if (reasoning !== undefined && !isRecord(reasoning)) {
-    throw new InvalidOptionsError('openaiProvider.params.reasoning', 'an object such as { effort, summary }', reasoning);
-  }
-}
-
 /**
  * Whether a model id names an OpenAI reasoning model, which can return its reasoning encrypted.
  * A router prefix (`openai/gpt-5`) is ignored; the `-chat` variants of gpt-5 do not reason.
@@ -147,7 +106,7 @@ export function isOpenAIReasoningModel(model: string): boolean {
 }
 
 /** `include` of a request: the user's entries, and encrypted reasoning when it is asked for. */
-function includeOf(options: OpenAIResponsesProviderOptions, request: ProviderRequest): string[] {
+function includeOf(options: ResolvedOpenAIResponsesOptions, request: ProviderRequest): string[] {
   const include = [...(options.params?.include ?? [])];
   const effort = options.reasoningEffort ?? request.reasoningEffort;
   const encrypted =
@@ -159,7 +118,7 @@ function includeOf(options: OpenAIResponsesProviderOptions, request: ProviderReq
 }
 
 /** `reasoning` of a request: `params.reasoning` with the effort (the provider's, else the middleware's) and summary set. */
-function reasoningOf(options: OpenAIResponsesProviderOptions, request: ProviderRequest): OpenAIResponsesReasoning | undefined {
+function reasoningOf(options: ResolvedOpenAIResponsesOptions, request: ProviderRequest): OpenAIResponsesReasoning | undefined {
   const effort = options.reasoningEffort ?? request.reasoningEffort;
   const summary = options.reasoningSummary;
   if (options.params?.reasoning === undefined && effort === undefined && summary === undefined) return undefined;
@@ -167,7 +126,7 @@ function reasoningOf(options: OpenAIResponsesProviderOptions, request: ProviderR
 }
 
 /** `text` of a request: the structured answer the machine asks for as `text.format`, unless `params.text.format` says otherwise. */
-function textOf(options: OpenAIResponsesProviderOptions, request: ProviderRequest): OpenAIResponsesRequestParams['text'] {
+function textOf(options: ResolvedOpenAIResponsesOptions, request: ProviderRequest): OpenAIResponsesRequestParams['text'] {
   const text = options.params?.text;
   const format = request.responseFormat;
   if (format === undefined || text?.format !== undefined) return text;
@@ -184,9 +143,9 @@ function textOf(options: OpenAIResponsesProviderOptions, request: ProviderReques
 }
 
 /** The request body for one provider request. */
-function requestBody(options: OpenAIResponsesProviderOptions, request: ProviderRequest): OpenAIResponsesRequestBody {
-  const store = options.previousResponseId === true || options.store === true;
-  const { input, previousResponseId } = toResponsesInput(request.messages, { stored: store, chain: options.previousResponseId === true });
+function requestBody(options: ResolvedOpenAIResponsesOptions, request: ProviderRequest): OpenAIResponsesRequestBody {
+  const { store } = options;
+  const { input, previousResponseId } = toResponsesInput(request.messages, { stored: store, chain: options.previousResponseId });
   const tools = toResponsesTools(request.tools, options.strict);
   const reasoning = reasoningOf(options, request);
   const include = includeOf(options, request);
@@ -203,7 +162,7 @@ function requestBody(options: OpenAIResponsesProviderOptions, request: ProviderR
     ...(text === undefined ? {} : { text }),
     store,
     ...(previousResponseId === undefined ? {} : { previous_response_id: previousResponseId }),
-    stream: options.stream ?? true,
+    stream: options.stream,
   };
 }
 
@@ -235,19 +194,15 @@ async function unreadable<T>(created: PromiseLike<T>, streaming: boolean): Promi
  * The Responses API side of `openaiProvider`: stateless by default (`store: false`, the whole
  * history as `input` items, reasoning items round-tripped as `encrypted_content`), or chained with
  * `previous_response_id`. The SDK's retries are off: the machine retries, each attempt a visible
- * state. Called by `openaiProvider` once the common options are checked.
+ * state. Called by `openaiProvider` with its options resolved (a copy, so options changed after
+ * creation do not change the requests of a running machine).
  */
-export function openaiResponsesProvider(given: OpenAIResponsesProviderOptions): Provider {
-  validateResponsesOptions(given);
-  // A copy: options changed after creation must not change the requests of a running machine.
-  const options: OpenAIResponsesProviderOptions = { ...given, ...(given.params ? { params: { ...given.params } } : {}) };
-  const { apiKey, baseURL } = options;
-  const streaming = options.stream ?? true;
-  const keepIds = options.previousResponseId === true || options.store === true;
+export function openaiResponsesProvider(options: ResolvedOpenAIResponsesOptions): Provider {
+  const { apiKey, baseURL, stream: streaming, store: keepIds } = options;
   const getClient = openaiClient<OpenAIResponsesClientLike>(options.client, { apiKey, baseURL, fetch: options.fetch });
 
   return {
-    name: options.name ?? 'openai',
+    name: options.name,
     model: options.model,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;

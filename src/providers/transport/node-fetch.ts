@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
-import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
+import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import type { FetchFunction } from './fetch-function.js';
 import { redirectTarget } from './redirect.js';
 import { requestBodyOf, toHeaderRecord } from './request-parts.js';
@@ -25,14 +25,17 @@ export type NodeFetch = FetchFunction & {
   close(): void;
 };
 
-function positiveInteger(options: NodeFetchOptions, key: keyof NodeFetchOptions, fallback: number, allowZero = false): number {
-  const value = options[key];
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
-    throw new InvalidOptionsError(`createNodeFetch({ ${key} })`, allowZero ? 'an integer ≥ 0' : 'an integer ≥ 1', value);
-  }
-  return value;
-}
+/** An option reported as `createNodeFetch({ maxSockets })`, the form its errors always had, whatever path it is resolved under. */
+// Unknown keys are ignored, not refused: createNodeFetch never refused them.
+const nodeFetchOptionsSchema = option.object(
+  {
+    maxSockets: option.at('createNodeFetch({ maxSockets })', option.withDefault(option.integer({ minimum: 1 }), 256)),
+    maxFreeSockets: option.at('createNodeFetch({ maxFreeSockets })', option.withDefault(option.integer({ minimum: 1 }), 256)),
+    freeSocketTimeoutMs: option.at('createNodeFetch({ freeSocketTimeoutMs })', option.withDefault(option.integer({ minimum: 1 }), 30_000)),
+    maxRedirects: option.at('createNodeFetch({ maxRedirects })', option.withDefault(option.integer({ minimum: 0 }), 20)),
+  },
+  { label: 'createNodeFetch(options)', expected: 'an options object', unknownKeys: 'ignore' },
+);
 
 const decoders: Record<string, () => NodeJS.ReadWriteStream> = {
   gzip: () => zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH }),
@@ -73,17 +76,15 @@ function abortReason(signal: AbortSignal): unknown {
  * ```
  */
 export function createNodeFetch(options: NodeFetchOptions = {}): NodeFetch {
-  if (typeof options !== 'object' || options === null)
-    throw new InvalidOptionsError('createNodeFetch(options)', 'an options object', options);
+  const { maxSockets, maxFreeSockets, freeSocketTimeoutMs, maxRedirects } = resolveOptionsWith(nodeFetchOptionsSchema, options);
   const agentOptions: http.AgentOptions = {
     keepAlive: true,
-    maxSockets: positiveInteger(options, 'maxSockets', 256),
-    maxFreeSockets: positiveInteger(options, 'maxFreeSockets', 256),
-    timeout: positiveInteger(options, 'freeSocketTimeoutMs', 30_000),
+    maxSockets,
+    maxFreeSockets,
+    timeout: freeSocketTimeoutMs,
     // The most recently used connection is the one least likely to have been closed by the server.
     scheduling: 'lifo',
   };
-  const maxRedirects = positiveInteger(options, 'maxRedirects', 20, true);
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   let closed = false;
 

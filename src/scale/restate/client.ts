@@ -7,6 +7,7 @@ import { ConversationNotFoundError } from '../../host/errors/conversation-not-fo
 import { type EventRejectedCode, EventRejectedError } from '../../host/errors/event-rejected-error.js';
 import type { ConversationUserEvent, RunOutput } from '../../machines/types.js';
 import { isRecord } from '../../util/is-record.js';
+import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { ensurePromiseWithResolvers } from './promise-with-resolvers.js';
 
 /**
@@ -110,6 +111,32 @@ function rebuild(metadata: Record<string, string>): Error | undefined {
   }
 }
 
+/** Unknown keys are ignored, not refused: restateConversationClient never refused them, so options that worked still do. */
+const restateConversationClientOptionsSchema = option.object(
+  {
+    url: option.matching(
+      'the ingress URL of restate-server, e.g. "http://127.0.0.1:8080"',
+      (value): value is string => typeof value === 'string' && /^https?:\/\//.test(value),
+    ),
+    name: option.orElse(option.string({ nonEmpty: true, expected: 'the conversation object name' }), () => 'conversation'),
+    // Handed to the Restate client as they are: it is what says what headers it takes.
+    headers: option.unchecked<Record<string, string> | undefined>(),
+  },
+  { expected: 'an object { url, name?, headers? }', unknownKeys: 'ignore' },
+);
+
+const restateSendOptionsSchema = option.object(
+  {
+    sessionData: option.transform(option.unchecked('plain JSON'), (sessionData) => {
+      checkSessionData(sessionData);
+      return sessionData;
+    }),
+    idempotencyKey: option.optional(option.string({ nonEmpty: true })),
+    signal: option.unchecked<AbortSignal | undefined>(),
+  },
+  { expected: 'an object { sessionData?, idempotencyKey?, signal? }', unknownKeys: 'ignore' },
+);
+
 /**
  * A client for the conversations the workers serve (`restateConversations`), through Restate's
  * ingress. Needs `@restatedev/restate-sdk-clients` only.
@@ -126,13 +153,8 @@ function rebuild(metadata: Record<string, string>): Error | undefined {
  */
 export function restateConversationClient(options: RestateConversationClientOptions): RestateConversationClient {
   ensurePromiseWithResolvers();
-  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { url, name?, headers? }', options);
-  if (typeof options.url !== 'string' || !/^https?:\/\//.test(options.url)) {
-    throw new InvalidOptionsError('url', 'the ingress URL of restate-server, e.g. "http://127.0.0.1:8080"', options.url);
-  }
-  const name = options.name ?? 'conversation';
-  if (typeof name !== 'string' || name === '') throw new InvalidOptionsError('name', 'the conversation object name', name);
-  const ingress = clients.connect({ url: options.url, ...(options.headers === undefined ? {} : { headers: options.headers }) });
+  const { url, name, headers } = resolveOptionsWith(restateConversationClientOptionsSchema, options);
+  const ingress = clients.connect({ url, ...(headers === undefined ? {} : { headers }) });
 
   const call = async <TInput, TOutput>(
     id: string,
@@ -162,17 +184,9 @@ export function restateConversationClient(options: RestateConversationClientOpti
     async send(id, event, sendOptions = {}) {
       checkConversationId(id);
       checkUserEvent(event);
-      if (!isRecord(sendOptions))
-        throw new InvalidOptionsError('options', 'an object { sessionData?, idempotencyKey?, signal? }', sendOptions);
-      checkSessionData(sendOptions.sessionData);
-      if (
-        sendOptions.idempotencyKey !== undefined &&
-        (typeof sendOptions.idempotencyKey !== 'string' || sendOptions.idempotencyKey === '')
-      ) {
-        throw new InvalidOptionsError('idempotencyKey', 'a non-empty string', sendOptions.idempotencyKey);
-      }
-      const input = { event, ...(sendOptions.sessionData === undefined ? {} : { sessionData: sendOptions.sessionData }) };
-      return call(id, 'send', input, sendOptions);
+      const { sessionData, idempotencyKey, signal } = resolveOptionsWith(restateSendOptionsSchema, sendOptions);
+      const input = { event, ...(sessionData === undefined ? {} : { sessionData }) };
+      return call(id, 'send', input, { idempotencyKey, signal });
     },
     async get(id, getOptions = {}) {
       checkConversationId(id);

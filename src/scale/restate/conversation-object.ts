@@ -8,6 +8,7 @@ import { EventRejectedError } from '../../host/errors/event-rejected-error.js';
 import { journaledMachine } from '../../machines/step-journal.js';
 import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../../machines/types.js';
 import { isRecord } from '../../util/is-record.js';
+import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { asHandler } from './conversation-error.js';
 import { type ConversationRecord, decodeRecord, stateKeys } from './conversation-record.js';
 import { ensurePromiseWithResolvers } from './promise-with-resolvers.js';
@@ -85,6 +86,32 @@ function processing(ctx: restate.Context): () => boolean {
   return () => (typeof internal.isProcessing === 'function' ? internal.isProcessing() : true);
 }
 
+const objectOptionsSchema = option.optional(
+  option.matching('Restate ObjectOptions', (value): value is restate.ObjectOptions => isRecord(value)),
+);
+
+/** Unknown keys are ignored, not refused: restateConversations never refused them, so options that worked still do. */
+const restateConversationsOptionsSchema = option.object(
+  {
+    machine: option.matching(
+      'a conversation machine from createConversationMachine(...)',
+      (value): value is ConversationMachine =>
+        isRecord(value) && typeof value.restoreSnapshot === 'function' && typeof value.provide === 'function',
+    ),
+    name: option.orElse(
+      option.matching(
+        'a Restate service name: letters, digits, _ . - (not starting with a digit)',
+        (value): value is string => typeof value === 'string' && /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(value),
+      ),
+      () => 'conversation',
+    ),
+    onEvent: option.optional(option.callable<(event: RestateConversationEvent) => void>('a function (event) => void')),
+    // Reported as `options.options`, as always: a bare `options` would name the whole options object. The SDK checks its fields.
+    options: { expected: objectOptionsSchema.expected, resolve: (value) => objectOptionsSchema.resolve(value, 'options.options') },
+  },
+  { expected: 'an object { machine, name?, onEvent?, options? }', unknownKeys: 'ignore' },
+);
+
 /**
  * Turns a conversation machine into a Restate virtual object keyed by conversation id: one writer
  * per conversation, its run's snapshot in the object's state after every step, each provider
@@ -106,19 +133,7 @@ function processing(ctx: restate.Context): () => boolean {
  */
 export function restateConversations(options: RestateConversationsOptions): ConversationObject {
   ensurePromiseWithResolvers();
-  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { machine, name?, onEvent?, options? }', options);
-  const { machine, onEvent } = options;
-  if (!isRecord(machine) || typeof machine.restoreSnapshot !== 'function' || typeof machine.provide !== 'function') {
-    throw new InvalidOptionsError('machine', 'a conversation machine from createConversationMachine(...)', machine);
-  }
-  const name = options.name ?? 'conversation';
-  if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(name)) {
-    throw new InvalidOptionsError('name', 'a Restate service name: letters, digits, _ . - (not starting with a digit)', name);
-  }
-  if (onEvent !== undefined && typeof onEvent !== 'function')
-    throw new InvalidOptionsError('onEvent', 'a function (event) => void', onEvent);
-  if (options.options !== undefined && !isRecord(options.options))
-    throw new InvalidOptionsError('options.options', 'Restate ObjectOptions', options.options);
+  const { machine, name, onEvent, options: objectOptions } = resolveOptionsWith(restateConversationsOptionsSchema, options);
   const journaled = journaledMachine(machine);
 
   const segment = (ctx: restate.ObjectContext, rest: Pick<SegmentOptions, 'from' | 'mode' | 'event' | 'updatedAt'>) =>
@@ -259,7 +274,7 @@ export function restateConversations(options: RestateConversationsOptions): Conv
 
   return restate.object({
     name,
-    ...(options.options === undefined ? {} : { options: options.options }),
+    ...(objectOptions === undefined ? {} : { options: objectOptions }),
     handlers: {
       send: restate.handlers.object.exclusive((ctx: restate.ObjectContext, input: SendInput) => asHandler(() => send(ctx, input))),
       get: restate.handlers.object.shared((ctx: restate.ObjectSharedContext) => asHandler(() => get(ctx))),

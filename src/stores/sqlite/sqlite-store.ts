@@ -9,8 +9,9 @@ import type {
   StoredConversation,
 } from '../../host/conversation-store.js';
 import { ConversationConflictError } from '../../host/errors/conversation-conflict-error.js';
-import { listLimit, statusFilter } from '../../host/list-options.js';
+import { listOptionsSchema, readLogOptionsSchema } from '../../host/list-options.js';
 import { isRecord } from '../../util/is-record.js';
+import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { resolveDriver } from './drivers/choose-driver.js';
 import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './drivers/sqlite-driver.js';
 import { openSchema } from './schema.js';
@@ -111,6 +112,17 @@ export type SqliteStore = ConversationStore & {
   readonly driver: SqliteDriverName;
 };
 
+/** Unknown keys are ignored, not refused: sqliteStore never refused them, so options that worked still do. */
+const sqliteStoreOptionsSchema = option.object(
+  {
+    path: option.string({ nonEmpty: true, expected: 'the path of the database file (a non-empty string)' }),
+    synchronous: option.withDefault(option.choice(['full', 'normal']), 'full'),
+    busyTimeoutMs: option.withDefault(option.integer({ minimum: 0, expected: 'a non-negative integer of milliseconds' }), 5_000),
+    driver: option.optional(option.choice<SqliteDriverName>(['better-sqlite3', 'node:sqlite'])),
+  },
+  { expected: 'an object { path, synchronous?, busyTimeoutMs?, driver? }', unknownKeys: 'ignore' },
+);
+
 /**
  * The embedded default {@link ConversationStore}: one SQLite file, created with its schema on first
  * use, in WAL mode, through `better-sqlite3` (12.x, or 13.x on Node 22+, an optional peer) when it
@@ -137,17 +149,7 @@ export type SqliteStore = ConversationStore & {
  * ```
  */
 export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
-  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { path, synchronous?, busyTimeoutMs?, driver? }', options);
-  const { path, synchronous = 'full', busyTimeoutMs = 5_000, driver: requested } = options;
-  if (typeof path !== 'string' || path === '')
-    throw new InvalidOptionsError('path', 'the path of the database file (a non-empty string)', path);
-  if (synchronous !== 'full' && synchronous !== 'normal') throw new InvalidOptionsError('synchronous', '"full" or "normal"', synchronous);
-  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new InvalidOptionsError('busyTimeoutMs', 'a non-negative integer of milliseconds', busyTimeoutMs);
-  }
-  if (requested !== undefined && requested !== 'better-sqlite3' && requested !== 'node:sqlite') {
-    throw new InvalidOptionsError('driver', '"better-sqlite3" or "node:sqlite"', requested);
-  }
+  const { path, synchronous, busyTimeoutMs, driver: requested } = resolveOptionsWith(sqliteStoreOptionsSchema, options);
   const driver = resolveDriver(path, requested);
 
   let opening: Promise<Database> | undefined;
@@ -305,9 +307,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     async readLog(id, readOptions = {}): Promise<ConversationLogEntry[]> {
-      const limit = listLimit(readOptions.limit, 'readLog');
+      const { afterSeq, limit } = resolveOptionsWith(readLogOptionsSchema, readOptions);
       const { statements } = await open();
-      return reading(() => statements.readLog.all(id, readOptions.afterSeq ?? 0, limit)).map(({ seq, at, event }) => ({
+      return reading(() => statements.readLog.all(id, afterSeq, limit)).map(({ seq, at, event }) => ({
         seq,
         at,
         event: JSON.parse(event) as ConversationLogEntry['event'],
@@ -315,8 +317,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
 
     async list(listOptions: ListOptions = {}): Promise<ConversationSummary[]> {
-      const statuses = statusFilter(listOptions.status);
-      const limit = listLimit(listOptions.limit, 'list');
+      const { status: statuses, after, limit } = resolveOptionsWith(listOptionsSchema, listOptions);
       const opened = await open();
       const wanted = statuses ? [...statuses] : [];
       return reading(() => {
@@ -328,7 +329,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
           );
           opened.listStatements.set(wanted.length, statement);
         }
-        return statement.all(listOptions.after ?? '', ...wanted, limit);
+        return statement.all(after ?? '', ...wanted, limit);
       });
     },
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { isRecord } from '../../util/is-record.js';
+import { type OptionSchema, option } from '../../util/option-schema.js';
 import type { McpCallToolResult, McpToolDefinition } from './mcp-types.js';
 
 /**
@@ -79,21 +79,6 @@ export type ResolvedMcpOptions = {
   named: ReadonlyArray<[option: string, names: ReadonlySet<string>]>;
 };
 
-const knownOptions = [
-  'prefix',
-  'include',
-  'exclude',
-  'needsApproval',
-  'idempotent',
-  'timeoutMs',
-  'mapResult',
-  'connectTimeoutMs',
-  'onError',
-  'clientInfo',
-];
-
-const maxTimerMs = 2_147_483_647;
-
 /** This package's version (src/ and dist/ sit at the same depth); 'unknown' where a bundler moved the file. */
 function packageVersion(): string {
   try {
@@ -104,108 +89,151 @@ function packageVersion(): string {
   }
 }
 
-function names(value: unknown, option: string): Set<string> | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every((name) => typeof name === 'string')) {
-    throw new InvalidOptionsError(option, 'an array of tool names (the server’s names, without prefix)', value);
-  }
-  return new Set(value as string[]);
-}
+/** A per-tool option, settled: its value for a tool, and the tool names it lists, if it is a list. */
+type PerTool<T> = { of: (tool: McpToolDefinition) => T; names?: ReadonlySet<string> };
 
-function milliseconds(value: unknown, option: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > maxTimerMs) {
-    throw new InvalidOptionsError(option, `a number of milliseconds between 1 and ${maxTimerMs}`, value);
-  }
-  return value;
-}
+const milliseconds = option.milliseconds();
 
-/** A boolean option: one value, or a list of the tool names it is true for. */
-function perToolFlag(value: unknown, option: string): (tool: McpToolDefinition) => boolean {
-  if (value === undefined || typeof value === 'boolean') return () => value === true;
-  if (!Array.isArray(value)) throw new InvalidOptionsError(option, 'a boolean, an array of tool names or a function', value);
-  const listed = names(value, option) as Set<string>;
-  return (tool) => listed.has(tool.name);
-}
+// One message for the whole list: the option is the thing to fix, not one entry of it.
+const toolNames = option.transform(
+  option.matching(
+    'an array of tool names (the server’s names, without prefix)',
+    (value): value is string[] => Array.isArray(value) && value.every((name) => typeof name === 'string'),
+  ),
+  (names): PerTool<boolean> => {
+    const listed = new Set(names);
+    return { of: (tool) => listed.has(tool.name), names: listed };
+  },
+);
+
+// Only `true` counts: a predicate that returns anything else (a truthy string, a promise) is read as no.
+const pickedBy = option.transform(
+  option.callable<(tool: McpToolDefinition) => unknown>('a function'),
+  (pick): PerTool<boolean> => ({ of: (tool) => pick(tool) === true }),
+);
 
 /** `include` / `exclude`: a list of names, or a function of the tool. */
-function toolFilter(value: unknown, option: string, fallback: boolean): (tool: McpToolDefinition) => boolean {
-  if (value === undefined) return () => fallback;
-  if (typeof value === 'function') return (tool) => value(tool) === true;
-  if (!Array.isArray(value)) {
-    throw new InvalidOptionsError(
-      option,
-      'an array of tool names (the server’s names, without prefix) or a function (tool) => boolean',
-      value,
-    );
-  }
-  const listed = names(value, option) as Set<string>;
-  return (tool) => listed.has(tool.name);
+function toolFilter(fallback: boolean): OptionSchema<PerTool<boolean>> {
+  const filter = option.either<PerTool<boolean>>(
+    'an array of tool names (the server’s names, without prefix) or a function (tool) => boolean',
+    [
+      [Array.isArray, toolNames],
+      [(value) => typeof value === 'function', pickedBy],
+    ],
+  );
+  return option.withDefault(filter, { of: () => fallback });
 }
 
-function perToolTimeout(value: unknown): (tool: McpToolDefinition) => number | undefined {
-  if (value === undefined) return () => undefined;
-  if (typeof value === 'number') {
-    const all = milliseconds(value, 'timeoutMs');
-    return () => all;
-  }
-  if (typeof value === 'function') {
-    return (tool) => {
-      const chosen: unknown = value(tool);
-      return chosen === undefined ? undefined : milliseconds(chosen, `timeoutMs(${JSON.stringify(tool.name)})`);
-    };
-  }
-  if (isRecord(value)) {
-    const timeouts = new Map(Object.entries(value).map(([name, ms]) => [name, milliseconds(ms, `timeoutMs.${name}`)]));
-    return (tool) => timeouts.get(tool.name);
-  }
-  throw new InvalidOptionsError('timeoutMs', 'milliseconds, an object of milliseconds per tool name, or a function', value);
-}
+const perToolFlagExpected = 'a boolean, an array of tool names or a function';
+const constant = <T>(value: T): PerTool<T> => ({ of: () => value });
+const flag = option.transform(option.boolean(), constant);
+
+// A function is asked about each call, with its arguments; a list or a boolean is settled per tool.
+const needsApproval = option.withDefault(
+  option.either<PerTool<boolean | ((args: Record<string, unknown>) => boolean)>>(perToolFlagExpected, [
+    [(value) => typeof value === 'boolean', flag],
+    [Array.isArray, toolNames],
+    [
+      (value) => typeof value === 'function',
+      option.transform(option.callable<(tool: McpToolDefinition, args: Record<string, unknown>) => unknown>('a function'), (pick) => ({
+        of: (tool) => (args) => pick(tool, args) === true,
+      })),
+    ],
+  ]),
+  constant(false),
+);
+
+const idempotent = option.withDefault(
+  option.either<PerTool<boolean>>(perToolFlagExpected, [
+    [(value) => typeof value === 'boolean', flag],
+    [Array.isArray, toolNames],
+    [(value) => typeof value === 'function', pickedBy],
+  ]),
+  constant(false),
+);
+
+const timeoutMs = option.withDefault(
+  option.either<PerTool<number | undefined>>('milliseconds, an object of milliseconds per tool name, or a function', [
+    [(value) => typeof value === 'number', option.transform(milliseconds, constant)],
+    [
+      (value) => typeof value === 'function',
+      option.transform(
+        option.callable<(tool: McpToolDefinition) => unknown>('a function'),
+        // What the function picks is only known per tool, when the tool is built.
+        (pick) => ({
+          of: (tool) => {
+            const chosen = pick(tool);
+            return chosen === undefined ? undefined : milliseconds.resolve(chosen, `timeoutMs(${JSON.stringify(tool.name)})`);
+          },
+        }),
+      ),
+    ],
+    [
+      isRecord,
+      option.transform(option.record(milliseconds), (timeouts) => {
+        const byName = new Map(Object.entries(timeouts));
+        return { of: (tool) => byName.get(tool.name), names: new Set(byName.keys()) };
+      }),
+    ],
+  ]),
+  constant(undefined),
+);
+
+const mcpOptionsSchema = option.transform(
+  option.object(
+    {
+      prefix: option.withDefault(
+        option.matching(
+          'at most 48 letters, digits, "_" or "-"',
+          (value): value is string => typeof value === 'string' && /^[a-zA-Z0-9_-]{0,48}$/.test(value),
+        ),
+        '',
+      ),
+      include: toolFilter(true),
+      exclude: toolFilter(false),
+      needsApproval,
+      idempotent,
+      timeoutMs,
+      mapResult: option.optional(
+        option.callable<(result: McpCallToolResult, tool: McpToolDefinition) => unknown>(
+          'a function (result, tool) => what the model reads',
+        ),
+      ),
+      connectTimeoutMs: option.withDefault(milliseconds, 30_000),
+      onError: option.withDefault(option.callable<(error: Error) => void>('a function (error) => void'), () => undefined),
+      // Read only when not given: the package.json lookup is the one costly default.
+      clientInfo: option.transform(
+        option.optional(
+          option.matching(
+            'an object { name, version } of strings',
+            (value): value is { name: string; version: string } =>
+              isRecord(value) && typeof value.name === 'string' && typeof value.version === 'string',
+          ),
+        ),
+        (info) => (info ? { name: info.name, version: info.version } : { name: 'actorloop', version: packageVersion() }),
+      ),
+    },
+    { expected: 'an object { prefix?, include?, exclude?, … }' },
+  ),
+  ({ include, exclude, needsApproval, idempotent, timeoutMs, ...rest }): ResolvedMcpOptions => ({
+    ...rest,
+    offers: (tool) => include.of(tool) && !exclude.of(tool),
+    needsApproval: needsApproval.of,
+    idempotent: idempotent.of,
+    timeoutMs: timeoutMs.of,
+    // exclude may name tools the server does not offer: leaving out is the safe side.
+    named: (
+      [
+        ['include', include],
+        ['needsApproval', needsApproval],
+        ['idempotent', idempotent],
+        ['timeoutMs', timeoutMs],
+      ] as const
+    ).flatMap(([name, { names }]): Array<[string, ReadonlySet<string>]> => (names ? [[name, names]] : [])),
+  }),
+);
 
 /** Checks the options of `mcpTools`, naming the option and what was expected on failure. */
 export function resolveMcpOptions(options: McpToolsOptions | undefined): ResolvedMcpOptions {
-  if (options === undefined) options = {};
-  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { prefix?, include?, exclude?, … }', options);
-  for (const key of Object.keys(options)) {
-    if (!knownOptions.includes(key)) throw new InvalidOptionsError(key, `a known option (${knownOptions.join(', ')})`, 'an unknown option');
-  }
-  const { prefix = '', mapResult, connectTimeoutMs, onError, clientInfo } = options;
-  if (typeof prefix !== 'string' || !/^[a-zA-Z0-9_-]{0,48}$/.test(prefix)) {
-    throw new InvalidOptionsError('prefix', 'at most 48 letters, digits, "_" or "-"', prefix);
-  }
-  if (mapResult !== undefined && typeof mapResult !== 'function') {
-    throw new InvalidOptionsError('mapResult', 'a function (result, tool) => what the model reads', mapResult);
-  }
-  if (onError !== undefined && typeof onError !== 'function')
-    throw new InvalidOptionsError('onError', 'a function (error) => void', onError);
-  if (
-    clientInfo !== undefined &&
-    !(isRecord(clientInfo) && typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string')
-  ) {
-    throw new InvalidOptionsError('clientInfo', 'an object { name, version } of strings', clientInfo);
-  }
-  const { needsApproval, idempotent } = options;
-  const include = toolFilter(options.include, 'include', true);
-  const exclude = toolFilter(options.exclude, 'exclude', false);
-  const named: Array<[string, ReadonlySet<string>]> = [];
-  for (const option of ['include', 'needsApproval', 'idempotent'] as const) {
-    const value = options[option];
-    if (Array.isArray(value)) named.push([option, new Set(value as string[])]);
-  }
-  if (isRecord(options.timeoutMs)) named.push(['timeoutMs', new Set(Object.keys(options.timeoutMs))]);
-  return {
-    named,
-    prefix,
-    offers: (tool) => include(tool) && !exclude(tool),
-    // A function is asked about each call, with its arguments; a list or a boolean is settled per tool.
-    needsApproval:
-      typeof needsApproval === 'function'
-        ? (tool) => (args) => needsApproval(tool, args) === true
-        : perToolFlag(needsApproval, 'needsApproval'),
-    idempotent: typeof idempotent === 'function' ? (tool) => idempotent(tool) === true : perToolFlag(idempotent, 'idempotent'),
-    timeoutMs: perToolTimeout(options.timeoutMs),
-    mapResult,
-    connectTimeoutMs: connectTimeoutMs === undefined ? 30_000 : milliseconds(connectTimeoutMs, 'connectTimeoutMs'),
-    onError: onError ?? (() => undefined),
-    clientInfo: clientInfo ? { name: clientInfo.name, version: clientInfo.version } : { name: 'actorloop', version: packageVersion() },
-  };
+  return mcpOptionsSchema.resolve(options ?? {}, '');
 }

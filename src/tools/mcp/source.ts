@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { basename } from 'node:path';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { isRecord } from '../../util/is-record.js';
+import { childPath, type OptionSchema, option } from '../../util/option-schema.js';
 
 /**
  * A local MCP server to start as a child process and talk to over its stdin and stdout.
@@ -80,74 +81,114 @@ const isClient = (value: unknown): value is Client =>
   typeof value.listTools === 'function' &&
   typeof value.setNotificationHandler === 'function';
 
-function stringRecord(value: unknown, option: string): Record<string, string> {
-  if (value === undefined) return {};
-  if (!isRecord(value) || !Object.values(value).every((entry) => typeof entry === 'string')) {
-    throw new InvalidOptionsError(option, 'an object of string values', value);
-  }
-  return { ...(value as Record<string, string>) };
-}
+// Copied, so a change the caller makes later does not reach the connection.
+const stringValues = option.transform(
+  option.matching(
+    'an object of string values',
+    (value): value is Record<string, string> => isRecord(value) && Object.values(value).every((entry) => typeof entry === 'string'),
+  ),
+  (values) => ({ ...values }),
+);
 
 const sourceExpected =
   'a connected MCP SDK Client, { command, args?, env?, inheritNetworkEnv?, cwd?, stderr? } to start a stdio server, or { url, headers? } for streamable HTTP';
 
-const stdioKeys = ['command', 'args', 'env', 'inheritNetworkEnv', 'cwd', 'stderr'];
-const httpKeys = ['url', 'headers'];
+/**
+ * `inner`, for a source whose keys are all `kind`'s. `option.object` refuses an unknown key as an
+ * unknown option; this says which kind of source the other keys made it.
+ */
+function sourceKind<T>(kind: string, keys: readonly string[], inner: OptionSchema<T>): OptionSchema<T> {
+  return {
+    expected: inner.expected,
+    resolve: (value, path) => {
+      for (const key of isRecord(value) ? Object.keys(value) : []) {
+        if (!keys.includes(key))
+          throw new InvalidOptionsError(childPath(path, key), `one of ${keys.join(', ')} (a ${kind} source)`, 'an unknown key');
+      }
+      return inner.resolve(value, path);
+    },
+  };
+}
+
+const stdioSource = sourceKind(
+  'stdio',
+  ['command', 'args', 'env', 'inheritNetworkEnv', 'cwd', 'stderr'],
+  option.transform(
+    option.object(
+      {
+        command: option.string({ nonEmpty: true }),
+        args: option.withDefault(
+          option.matching(
+            'an array of strings',
+            (value): value is string[] => Array.isArray(value) && value.every((arg) => typeof arg === 'string'),
+          ),
+          [],
+        ),
+        cwd: option.optional(option.string({ expected: 'a directory path' })),
+        stderr: option.optional(option.choice(['inherit', 'ignore'])),
+        inheritNetworkEnv: option.optional(option.boolean()),
+        env: option.optional(stringValues),
+      },
+      { unknownKeys: 'ignore' },
+    ),
+    ({ command, args, cwd, stderr, inheritNetworkEnv, env }): ResolvedSource => ({
+      kind: 'stdio',
+      stdio: {
+        command,
+        args: [...args],
+        ...(env ? { env } : {}),
+        ...(inheritNetworkEnv === undefined ? {} : { inheritNetworkEnv }),
+        ...(cwd ? { cwd } : {}),
+        ...(stderr ? { stderr } : {}),
+      },
+      // Labels go into error texts the model reads: the program's name, not where it lives.
+      label: `stdio server "${basename(command)}"`,
+    }),
+  ),
+);
+
+function parseUrl(value: unknown): URL | undefined {
+  try {
+    return new URL(value instanceof URL ? value.href : String(value));
+  } catch {
+    return undefined;
+  }
+}
+
+const httpUrl = option.transform(
+  option.matching('an http(s) URL', (value): value is string | URL => {
+    const protocol = parseUrl(value)?.protocol;
+    return protocol === 'http:' || protocol === 'https:';
+  }),
+  (value) => parseUrl(value) as URL,
+);
+
+const httpSource = sourceKind(
+  'streamable HTTP',
+  ['url', 'headers'],
+  option.transform(
+    option.object(
+      // A fresh object per source, as before, rather than one default object shared by every source.
+      { url: httpUrl, headers: option.transform(option.optional(stringValues), (headers) => headers ?? {}) },
+      { unknownKeys: 'ignore' },
+    ),
+    ({ url, headers }): ResolvedSource => ({
+      kind: 'http',
+      url,
+      headers,
+      // Only the origin: some services put a secret in the path.
+      label: `HTTP server ${url.origin}`,
+    }),
+  ),
+);
+
+const sourceSchema = option.either<ResolvedSource>(sourceExpected, [
+  [isClient, option.transform(option.unchecked<Client>(), (client) => ({ kind: 'client', client, label: 'server of the MCP client' }))],
+  [(value) => isRecord(value) && 'command' in value, stdioSource],
+  [(value) => isRecord(value) && 'url' in value, httpSource],
+]);
 
 /** Checks a source, naming what is wrong. */
 export function resolveSource(source: unknown): ResolvedSource {
-  if (isClient(source)) return { kind: 'client', client: source, label: 'server of the MCP client' };
-  if (!isRecord(source)) throw new InvalidOptionsError('source', sourceExpected, source);
-  const known = 'command' in source ? stdioKeys : 'url' in source ? httpKeys : [];
-  for (const key of Object.keys(source)) {
-    if (known.length > 0 && !known.includes(key)) {
-      throw new InvalidOptionsError(
-        `source.${key}`,
-        `one of ${known.join(', ')} (a ${known === stdioKeys ? 'stdio' : 'streamable HTTP'} source)`,
-        'an unknown key',
-      );
-    }
-  }
-  if ('command' in source) {
-    const { command, args = [], cwd, stderr, inheritNetworkEnv } = source;
-    if (typeof command !== 'string' || command === '') throw new InvalidOptionsError('source.command', 'a non-empty string', command);
-    if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) {
-      throw new InvalidOptionsError('source.args', 'an array of strings', args);
-    }
-    if (cwd !== undefined && typeof cwd !== 'string') throw new InvalidOptionsError('source.cwd', 'a directory path', cwd);
-    if (stderr !== undefined && stderr !== 'inherit' && stderr !== 'ignore') {
-      throw new InvalidOptionsError('source.stderr', '"inherit" or "ignore"', stderr);
-    }
-    if (inheritNetworkEnv !== undefined && typeof inheritNetworkEnv !== 'boolean') {
-      throw new InvalidOptionsError('source.inheritNetworkEnv', 'a boolean', inheritNetworkEnv);
-    }
-    const env = source.env === undefined ? undefined : stringRecord(source.env, 'source.env');
-    const stdio: McpStdioSource = {
-      command,
-      args: [...(args as string[])],
-      ...(env ? { env } : {}),
-      ...(inheritNetworkEnv === undefined ? {} : { inheritNetworkEnv }),
-      ...(cwd ? { cwd } : {}),
-      ...(stderr ? { stderr } : {}),
-    };
-    // Labels go into error texts the model reads: the program's name, not where it lives.
-    return { kind: 'stdio', stdio, label: `stdio server "${basename(command)}"` };
-  }
-  if ('url' in source) {
-    let url: URL;
-    try {
-      url = new URL(source.url instanceof URL ? source.url.href : String(source.url));
-    } catch {
-      throw new InvalidOptionsError('source.url', 'an http(s) URL', source.url);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidOptionsError('source.url', 'an http(s) URL', source.url);
-    return {
-      kind: 'http',
-      url,
-      headers: stringRecord(source.headers, 'source.headers'),
-      // Only the origin: some services put a secret in the path.
-      label: `HTTP server ${url.origin}`,
-    };
-  }
-  throw new InvalidOptionsError('source', sourceExpected, source);
+  return sourceSchema.resolve(source, 'source');
 }

@@ -1,0 +1,221 @@
+import { addUsage, type Usage } from '../model/usage.js';
+import { isRecord } from '../util/is-record.js';
+import type { AgentCallSpec } from './agent-tool.js';
+import type { Effects } from './effects.js';
+import type { ConversationContext, ConversationEmittedEvent, RoundCall, RunOutput, UsageByAgent } from './types.js';
+
+/** The child id of an agent call (DESIGN §11): one child per call, named by the call. */
+export const agentActorId = (toolCallId: string) => `agent:${toolCallId}`;
+
+/** The `toolCallId` of an agent child's id, or `undefined` for any other id. */
+export const agentCallIdOf = (childId: string): string | undefined =>
+  childId.startsWith('agent:') ? childId.slice('agent:'.length) : undefined;
+
+/** The name an agent tool's machine is registered under in the parent's `actors`. */
+export const agentSource = (toolName: string) => `agent.${toolName}`;
+
+/** Where an agent call's child starts: no history of its own, the caller's `sessionData`, one level deeper. */
+export function agentChildInput(context: Pick<ConversationContext, 'sessionData' | 'agents'>): Record<string, unknown> {
+  return {
+    messages: [],
+    ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
+    agentDepth: context.agents.depth + 1,
+  };
+}
+
+/** The child's `user.message`: the `prompt` argument with the default parameters, else the arguments' JSON. */
+export function agentPrompt(args: unknown, spec: Pick<AgentCallSpec, 'promptArgument'>): string {
+  if (spec.promptArgument && isRecord(args) && typeof args.prompt === 'string') return args.prompt;
+  return JSON.stringify(args ?? {});
+}
+
+/** Why a call was not started: the tree would be deeper than `maxAgentDepth`. */
+export function agentDepthText(toolName: string, depth: number, maxAgentDepth: number): string {
+  return `Error: agent "${toolName}" was not started: it would run at depth ${depth + 1} of the agent tree, deeper than maxAgentDepth (${maxAgentDepth})`;
+}
+
+/** Whether a done event's output is a child conversation's {@link RunOutput}. */
+export function isRunOutput(output: unknown): output is RunOutput {
+  return (
+    isRecord(output) &&
+    (output.status === 'done' || output.status === 'halted' || output.status === 'error') &&
+    typeof output.text === 'string' &&
+    isRecord(output.usage)
+  );
+}
+
+/**
+ * The result an agent call gives its caller's model: the child's final text (its `object` as JSON
+ * with structured output), or, for a child that did not end `done`, an error naming how it ended.
+ */
+export function agentResult(agent: string, output: RunOutput): { text: string; isError: boolean } {
+  if (output.status === 'done') return { text: output.object === undefined ? output.text : JSON.stringify(output.object), isError: false };
+  const reason = output.reason === undefined ? '' : ` (${output.reason})`;
+  const detail = output.error?.message ?? output.text;
+  return { text: `Error: agent "${agent}" ended ${output.status}${reason}${detail ? `: ${detail}` : ''}`, isError: true };
+}
+
+/** A child's share of the usage, as entries of the caller's `usageByAgent`: its own, and its children's, under its call. */
+export function childUsageEntries(toolCallId: string, agent: string, output: Pick<RunOutput, 'usage' | 'usageByAgent'>): UsageByAgent[] {
+  if (!output.usageByAgent || output.usageByAgent.length === 0) return [{ path: [toolCallId], agent, usage: output.usage }];
+  return output.usageByAgent.map((entry) => ({
+    path: [toolCallId, ...entry.path],
+    agent: entry.path.length === 0 ? agent : entry.agent,
+    usage: entry.usage,
+  }));
+}
+
+/**
+ * A child ended (or was stopped): its usage joins the caller's (so `usage` counts the tree), its
+ * share is kept for `usageByAgent`, and `agent.finished` then `usage` announce it.
+ */
+export function agentFinished(
+  context: Pick<ConversationContext, 'usage' | 'agents'>,
+  call: Pick<RoundCall, 'toolCallId' | 'toolName'>,
+  output: RunOutput,
+): Effects {
+  const usage = addUsage(context.usage, output.usage);
+  const emitted: ConversationEmittedEvent[] = [
+    { type: 'agent.finished', toolCallId: call.toolCallId, agent: call.toolName, output },
+    { type: 'usage', step: output.usage, total: usage },
+  ];
+  return {
+    context: {
+      usage,
+      agents: {
+        ...context.agents,
+        usageByAgent: [...context.agents.usageByAgent, ...childUsageEntries(call.toolCallId, call.toolName, output)],
+      },
+    },
+    emitted,
+  };
+}
+
+/** The output of a child stopped before it ended (its caller timed out or was cancelled): what it had, `halted` with `reason`. */
+export function stoppedChildOutput(
+  childContext: unknown,
+  reason: 'cancelled' | 'timeout' | 'halted',
+  runOutput: (context: ConversationContext) => RunOutput,
+): RunOutput {
+  if (!isRecord(childContext) || !isRecord(childContext.outcome) || !isRecord(childContext.usage)) {
+    return { status: 'halted', reason, text: '', messages: [], iterations: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } };
+  }
+  const context = childContext as ConversationContext;
+  return runOutput({ ...context, outcome: { ...context.outcome, status: 'halted', reason, finalText: context.outcome.finalText ?? '' } });
+}
+
+/** Two effects one after the other: the second's context wins where both set a key; events in order. */
+export function bothEffects(first: Effects, second: Effects): Effects {
+  return {
+    context: { ...first.context, ...second.context },
+    emitted: [...(first.emitted ?? []), ...(second.emitted ?? [])],
+  };
+}
+
+/** A child's event as its caller emits it: `agent.event` with the path from the caller down to the emitter. */
+export function forwardedAgentEvent(toolCallId: string, event: ConversationEmittedEvent): ConversationEmittedEvent {
+  if (event.type === 'agent.event') return { type: 'agent.event', path: [toolCallId, ...event.path], event: event.event };
+  return { type: 'agent.event', path: [toolCallId], event };
+}
+
+/** The root's own share of the usage, and the children's, as `RunOutput.usageByAgent`. */
+export function usageByAgentOf(context: Pick<ConversationContext, 'usage' | 'agents'>, rootAgent: string): UsageByAgent[] {
+  let children: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  // Each entry is one agent's own share, so the root's own is what none of them holds.
+  for (const entry of context.agents.usageByAgent) children = addUsage(children, entry.usage);
+  return [{ path: [], agent: rootAgent, usage: subtractUsage(context.usage, children) }, ...context.agents.usageByAgent];
+}
+
+function subtractUsage(total: Usage, part: Usage): Usage {
+  const own: Usage = {
+    inputTokens: total.inputTokens - part.inputTokens,
+    outputTokens: total.outputTokens - part.outputTokens,
+    totalTokens: total.totalTokens - part.totalTokens,
+  };
+  for (const key of ['cachedInputTokens', 'reasoningTokens'] as const) {
+    const value = (total[key] ?? 0) - (part[key] ?? 0);
+    if (total[key] !== undefined || part[key] !== undefined) own[key] = value;
+  }
+  return own;
+}
+
+type ChildContextOf = (childId: string) => unknown;
+type OutputOf = (context: ConversationContext) => RunOutput;
+
+/** Agent calls stopped before their child ended: each reports the child's output so far, and its usage joins. */
+export function agentsStopped(
+  context: Pick<ConversationContext, 'usage' | 'agents'>,
+  calls: readonly RoundCall[],
+  reason: 'cancelled' | 'timeout' | 'halted',
+  childContextOf: ChildContextOf,
+  outputOf: OutputOf,
+): Effects {
+  let effects: Effects = {};
+  let current = context;
+  for (const call of calls) {
+    const finished = agentFinished(current, call, stoppedChildOutput(childContextOf(agentActorId(call.toolCallId)), reason, outputOf));
+    effects = bothEffects(effects, finished);
+    current = { ...current, ...(finished.context as Pick<ConversationContext, 'usage' | 'agents'>) };
+  }
+  return effects;
+}
+
+/** The round's running agent calls, stopped with the run. */
+export function runningAgentsFinished(
+  context: Pick<ConversationContext, 'usage' | 'agents' | 'round'>,
+  reason: 'cancelled' | 'halted',
+  childContextOf: ChildContextOf,
+  outputOf: OutputOf,
+): Effects {
+  const running = (context.round ?? []).filter((call) => call.agent && call.state === 'running');
+  return running.length === 0 ? {} : agentsStopped(context, running, reason, childContextOf, outputOf);
+}
+
+/**
+ * A child's event, as this run passes it on: always as `agent.event` (with the path down to the
+ * child that emitted it), and an approval request also as a `tool.approval.requested` of its own,
+ * with its `path`, so approvals deep in a tree surface at the root, where `tool.approve` is sent;
+ * the pending approvals are kept until their call starts, is answered, or its child ends. Nothing,
+ * for an event that does not come from a running agent call of this round.
+ */
+export function agentEventForwarded(
+  context: Pick<ConversationContext, 'round' | 'agents'>,
+  emitted: { childId: string; event: ConversationEmittedEvent },
+): Effects {
+  const toolCallId = agentCallIdOf(emitted.childId);
+  const event = emitted.event;
+  if (toolCallId === undefined || !isRecord(event) || typeof event.type !== 'string') return {};
+  const live = context.round?.some((call) => call.agent && call.state === 'running' && call.toolCallId === toolCallId);
+  if (!live) return {};
+  const forwarded: ConversationEmittedEvent[] = [forwardedAgentEvent(toolCallId, event)];
+  let approvals = context.agents.approvals;
+  if (event.type === 'tool.approval.requested') {
+    // The child's own call, or one deeper down that the child surfaced with its path.
+    const approval = { toolCallId: event.toolCallId, name: event.name, args: event.args, path: [toolCallId, ...(event.path ?? [])] };
+    const known = approvals.some((pending) => pending.toolCallId === approval.toolCallId && samePath(pending.path, approval.path));
+    if (!known) approvals = [...approvals, approval];
+    forwarded.push({ type: 'tool.approval.requested', ...approval });
+  } else {
+    const leaf = leafOf(toolCallId, event);
+    if (leaf.event.type === 'tool.started' || leaf.event.type === 'tool.result') {
+      const answered = leaf.event.toolCallId;
+      approvals = approvals.filter((approval) => approval.toolCallId !== answered || !samePath(approval.path, leaf.path));
+    }
+  }
+  return approvals === context.agents.approvals
+    ? { emitted: forwarded }
+    : { context: { agents: { ...context.agents, approvals } }, emitted: forwarded };
+}
+
+/** The event at the end of a chain of `agent.event`s, and the path down to the child that emitted it. */
+function leafOf(toolCallId: string, event: ConversationEmittedEvent): { path: string[]; event: ConversationEmittedEvent } {
+  return event.type === 'agent.event' ? { path: [toolCallId, ...event.path], event: event.event } : { path: [toolCallId], event };
+}
+
+const samePath = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((id, index) => id === b[index]);
+
+/** The child an approval for `toolCallId` goes to, when one of the running children waits for it. */
+export function approvalRelay(context: Pick<ConversationContext, 'agents'>, toolCallId: string): string | undefined {
+  const path = context.agents.approvals.find((approval) => approval.toolCallId === toolCallId)?.path;
+  return path?.[0] === undefined ? undefined : agentActorId(path[0]);
+}
