@@ -1,6 +1,8 @@
 /**
- * The big property run: `npm run test:soak -- --runs 10000 [--seed S] [--concurrency C] [--verbose]`;
- * `--seed S --only N` replays run #N of that sample alone.
+ * The big property run: `npm run test:soak -- --runs 10000 [--tree-runs T] [--seed S] [--concurrency C] [--verbose]`;
+ * `--seed S --only N` replays run #N of that sample alone. After the single-conversation runs come
+ * `--tree-runs` agent trees (default a quarter of `--runs`; test/support/agent-tree-run.ts), checked
+ * at every level of the tree, with the same drain and escape checks between chunks.
  * Cases come from the same arbitrary as `test/properties.test.ts` (fast-check, seeded), run several
  * at a time in one process against their own fault servers; after each chunk the process must
  * drain back to the handles it had before. Prints runs, final states by status and reason, faults
@@ -8,6 +10,7 @@
  * as JSON so each can be replayed with `runCase`.
  */
 import fc from 'fast-check';
+import { runTreeCase, type TreeCase, treeCaseArb } from './support/agent-tree-run.js';
 import { activeResources, runCase, runCaseArb, takeEscapes, waitForDrain, type RunCase, type RunReport } from './support/property-run.js';
 
 function argument(name: string): string | undefined {
@@ -18,6 +21,7 @@ function argument(name: string): string | undefined {
 }
 
 const runs = Number(argument('runs') ?? 1_000);
+const treeRuns = Number(argument('tree-runs') ?? Math.floor(runs / 4));
 const seed = Number(argument('seed') ?? Date.now() % 2 ** 31);
 const concurrency = Number(argument('concurrency') ?? 8);
 const chunkSize = Number(argument('chunk') ?? 200);
@@ -95,8 +99,46 @@ for (let chunkStart = 0; chunkStart < cases.length; chunkStart += chunkSize) {
   process.stdout.write(`\r${done}/${cases.length} runs, ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
+// Agent trees: the same process, the same drain and escape checks between chunks.
+const treeCases = only === undefined ? fc.sample(treeCaseArb, { seed, numRuns: Math.max(0, treeRuns) }) : [];
+const treeStatus = new Map<string, number>();
+const treeFailures: Array<{ index: number; treeCase: TreeCase; violations: string[] }> = [];
+let treeAgents = 0;
+let treeDepth = 0;
+let treeDone = 0;
+for (let chunkStart = 0; chunkStart < treeCases.length; chunkStart += chunkSize) {
+  const chunk = treeCases.slice(chunkStart, chunkStart + chunkSize);
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const position = next++;
+      const treeCase = chunk[position];
+      if (treeCase === undefined) return;
+      const report = await runTreeCase(treeCase);
+      treeDone++;
+      treeAgents += report.agents;
+      treeDepth = Math.max(treeDepth, report.depth);
+      bump(treeStatus, report.output ? `${report.output.status}${report.output.reason ? `/${report.output.reason}` : ''}` : 'no output');
+      if (report.violations.length > 0) {
+        treeFailures.push({ index: chunkStart + position, treeCase, violations: report.violations });
+        console.log(`\nVIOLATION in tree #${chunkStart + position}: ${report.violations.join(' | ')}\n  case: ${JSON.stringify(treeCase)}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const growth = await waitForDrain(baseline, 3_000);
+  if (growth.length > 0)
+    globalViolations.push(`after trees ${chunkStart}–${chunkStart + chunk.length - 1}: resources left behind: ${growth.join(', ')}`);
+  const escaped = takeEscapes();
+  if (escaped.length > 0) globalViolations.push(`between tree chunks: escaped: ${escaped.map(String).join('; ')}`);
+  process.stdout.write(`\r${treeDone}/${treeCases.length} agent trees, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
 const sorted = (map: Map<string, number>) => [...map.entries()].sort((a, b) => b[1] - a[1]);
-const violations = failures.reduce((sum, failure) => sum + failure.report.violations.length, 0) + globalViolations.length;
+const violations =
+  failures.reduce((sum, failure) => sum + failure.report.violations.length, 0) +
+  treeFailures.reduce((sum, failure) => sum + failure.violations.length, 0) +
+  globalViolations.length;
 console.log(`\n\nruns: ${cases.length}  (seed ${seed}, concurrency ${concurrency})`);
 console.log(
   `wires: ${sorted(byWire)
@@ -112,8 +154,10 @@ console.log('runs ending in error, by wire, error code and the last answer the s
 for (const [key, value] of sorted(errorCauses)) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log(`known engine bugs (it.fails in test/property-regressions.test.ts), runs hitting each:${knownBugs.size === 0 ? ' none' : ''}`);
 for (const [key, value] of sorted(knownBugs)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log(`agent trees: ${treeCases.length}, ${treeAgents} agent calls, deepest ${treeDepth}; final states:`);
+for (const [key, value] of sorted(treeStatus)) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log(
-  `violations: ${violations} (in ${failures.length} runs${globalViolations.length ? `, plus ${globalViolations.length} process-level` : ''})`,
+  `violations: ${violations} (in ${failures.length} runs, ${treeFailures.length} trees${globalViolations.length ? `, plus ${globalViolations.length} process-level` : ''})`,
 );
 console.log(`wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(violations > 0 ? 1 : 0);

@@ -27,7 +27,7 @@ import {
 } from './round-results.js';
 import { haltRecorded, invalidMessageText, outcomeMarked, outOfStateText, runOutput, unknownCallText } from './run-context.js';
 import { handedOff, requestStartedEvent } from './handoffs.js';
-import { agentEventForwarded, agentsStopped, approvalRelay, bothEffects, runningAgentsFinished } from './agent-calls.js';
+import { agentEventForwarded, agentsStopped, approvalRelay, bothEffects, runningAgentsFinished, type StoppedChild } from './agent-calls.js';
 import { errorResult, resultTexts, toolResult } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, ConversationEvent } from './types.js';
 
@@ -51,11 +51,13 @@ const enqueue = enqueueActions<
 
 type Sink = { assign: (values: Partial<ConversationContext>) => void; emit: (event: ConversationEmittedEvent) => void };
 
-/** Reads the context a child actor has now (a stopped agent call reports what its child had). */
-function childContextIn(self: { getSnapshot(): unknown }) {
-  return (id: string): unknown => {
-    const children = (self.getSnapshot() as { children?: Record<string, { getSnapshot(): { context?: unknown } } | undefined> }).children;
-    return children?.[id]?.getSnapshot().context;
+/** Reads a child actor as it is now, and its own children (a stopped agent call reports what its child had). */
+function childrenIn(self: { getSnapshot(): unknown }): (id: string) => StoppedChild | undefined {
+  return (id) => {
+    const children = (self.getSnapshot() as { children?: Record<string, { getSnapshot(): unknown } | undefined> }).children;
+    const child = children?.[id];
+    if (!child) return undefined;
+    return { context: (child.getSnapshot() as { context?: unknown }).context, childOf: childrenIn(child) };
   };
 }
 
@@ -155,12 +157,12 @@ export function conversationActions(settings: ResolvedOptions) {
     // (A child that is gone — stopped, or not restored — is skipped: XState would throw on the send.)
     relayApproval: enqueue(({ context, event, self, enqueue }) => {
       const child = event.type === 'tool.approve' || event.type === 'tool.deny' ? approvalRelay(context, event.toolCallId) : undefined;
-      if (child && childContextIn(self)(child) !== undefined) enqueue.sendTo(child, event);
+      if (child && childrenIn(self)(child) !== undefined) enqueue.sendTo(child, event);
     }),
     // Running agent calls are stopped with the run (cancel, a halt): each reports what its child had.
     finishRunningAgents: enqueue(({ context, event, self, enqueue }) => {
       const reason = event.type === 'cancel' ? 'cancelled' : 'halted';
-      apply(enqueue, runningAgentsFinished(context, reason, childContextIn(self), runOutput));
+      apply(enqueue, runningAgentsFinished(context, reason, childrenIn(self), runOutput));
     }),
     // A handoff call's round completed: the next request is the new agent's.
     handOff: enqueue(({ context, enqueue }) => apply(enqueue, handedOff(context))),
@@ -189,7 +191,7 @@ export function conversationActions(settings: ResolvedOptions) {
     timeOutCalls: enqueue(({ context, self, enqueue }) => {
       const timedOut = callsTimedOut(context, toolTimeoutOf, Date.now());
       if (!timedOut) return;
-      const agents = agentsStopped(context, timedOut.agents, 'timeout', childContextIn(self), runOutput);
+      const agents = agentsStopped(context, timedOut.agents, 'timeout', childrenIn(self), runOutput);
       for (const id of timedOut.stop) enqueue.stopChild(id);
       apply(enqueue, bothEffects(agents, timedOut.effects));
     }),

@@ -2,6 +2,7 @@ import { addUsage, type Usage } from '../model/usage.js';
 import { isRecord } from '../util/is-record.js';
 import type { AgentCallSpec } from './agent-tool.js';
 import type { Effects } from './effects.js';
+import { resultTexts, settleRemaining, toolMessage } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, RoundCall, RunOutput, UsageByAgent } from './types.js';
 
 /** The child id of an agent call (DESIGN §11): one child per call, named by the call. */
@@ -27,11 +28,6 @@ export function agentChildInput(context: Pick<ConversationContext, 'sessionData'
 export function agentPrompt(args: unknown, spec: Pick<AgentCallSpec, 'promptArgument'>): string {
   if (spec.promptArgument && isRecord(args) && typeof args.prompt === 'string') return args.prompt;
   return JSON.stringify(args ?? {});
-}
-
-/** Why a call was not started: the tree would be deeper than `maxAgentDepth`. */
-export function agentDepthText(toolName: string, depth: number, maxAgentDepth: number): string {
-  return `Error: agent "${toolName}" was not started: it would run at depth ${depth + 1} of the agent tree, deeper than maxAgentDepth (${maxAgentDepth})`;
 }
 
 /** Whether a done event's output is a child conversation's {@link RunOutput}. */
@@ -91,17 +87,50 @@ export function agentFinished(
   };
 }
 
-/** The output of a child stopped before it ended (its caller timed out or was cancelled): what it had, `halted` with `reason`. */
+/**
+ * A child actor as it is when its caller stops it: its context, and a reader of its own children
+ * (an agent call's child may have running agent calls of its own).
+ */
+export type StoppedChild = { context: unknown; childOf: (childId: string) => StoppedChild | undefined };
+
+/**
+ * A child stopped before it ended (its caller timed out, was cancelled or halted): its output is
+ * what it had, `halted` with `reason`, with a round in progress closed as its own cancel would close
+ * it (so its history stays valid). Its own running agent calls were stopped with it: each reports
+ * `agent.finished` too (returned as the events the child would have passed on, in order), and their
+ * usage joins the child's.
+ */
 export function stoppedChildOutput(
-  childContext: unknown,
+  child: StoppedChild | undefined,
   reason: 'cancelled' | 'timeout' | 'halted',
   runOutput: (context: ConversationContext) => RunOutput,
-): RunOutput {
+): { output: RunOutput; below: ConversationEmittedEvent[] } {
+  const childContext = child?.context;
   if (!isRecord(childContext) || !isRecord(childContext.outcome) || !isRecord(childContext.usage)) {
-    return { status: 'halted', reason, text: '', messages: [], iterations: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } };
+    const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+    return { output: { status: 'halted', reason, text: '', messages: [], iterations: 0, usage }, below: [] };
   }
-  const context = childContext as ConversationContext;
-  return runOutput({ ...context, outcome: { ...context.outcome, status: 'halted', reason, finalText: context.outcome.finalText ?? '' } });
+  let context = childContext as ConversationContext;
+  const below: ConversationEmittedEvent[] = [];
+  for (const call of context.round ?? []) {
+    if (!call.agent || call.state !== 'running') continue;
+    const grandchild = stoppedChildOutput(child?.childOf(agentActorId(call.toolCallId)), reason, runOutput);
+    for (const event of grandchild.below) below.push(forwardedAgentEvent(call.toolCallId, event));
+    const finished = agentFinished(context, call, grandchild.output);
+    below.push(...(finished.emitted ?? []).filter((event) => event.type === 'agent.finished'));
+    context = { ...context, ...(finished.context as Partial<ConversationContext>) };
+  }
+  // A round in progress is closed as the child's own cancel would close it, so its history stays valid.
+  const messages = context.round
+    ? [...context.messages, toolMessage(settleRemaining(context.round, resultTexts.cancelled(reason)))]
+    : context.messages;
+  const output = runOutput({
+    ...context,
+    messages,
+    round: null,
+    outcome: { ...context.outcome, status: 'halted', reason, finalText: context.outcome.finalText ?? '' },
+  });
+  return { output, below };
 }
 
 /** Two effects one after the other: the second's context wins where both set a key; events in order. */
@@ -139,7 +168,7 @@ function subtractUsage(total: Usage, part: Usage): Usage {
   return own;
 }
 
-type ChildContextOf = (childId: string) => unknown;
+type ChildOf = (childId: string) => StoppedChild | undefined;
 type OutputOf = (context: ConversationContext) => RunOutput;
 
 /** Agent calls stopped before their child ended: each reports the child's output so far, and its usage joins. */
@@ -147,14 +176,17 @@ export function agentsStopped(
   context: Pick<ConversationContext, 'usage' | 'agents'>,
   calls: readonly RoundCall[],
   reason: 'cancelled' | 'timeout' | 'halted',
-  childContextOf: ChildContextOf,
+  childOf: ChildOf,
   outputOf: OutputOf,
 ): Effects {
   let effects: Effects = {};
   let current = context;
   for (const call of calls) {
-    const finished = agentFinished(current, call, stoppedChildOutput(childContextOf(agentActorId(call.toolCallId)), reason, outputOf));
-    effects = bothEffects(effects, finished);
+    const stopped = stoppedChildOutput(childOf(agentActorId(call.toolCallId)), reason, outputOf);
+    // What the child's own stopped agent calls report comes first, from under the child's path.
+    const below = stopped.below.map((event) => forwardedAgentEvent(call.toolCallId, event));
+    const finished = agentFinished(current, call, stopped.output);
+    effects = bothEffects(bothEffects(effects, { emitted: below }), finished);
     current = { ...current, ...(finished.context as Pick<ConversationContext, 'usage' | 'agents'>) };
   }
   return effects;
@@ -164,11 +196,11 @@ export function agentsStopped(
 export function runningAgentsFinished(
   context: Pick<ConversationContext, 'usage' | 'agents' | 'round'>,
   reason: 'cancelled' | 'halted',
-  childContextOf: ChildContextOf,
+  childOf: ChildOf,
   outputOf: OutputOf,
 ): Effects {
   const running = (context.round ?? []).filter((call) => call.agent && call.state === 'running');
-  return running.length === 0 ? {} : agentsStopped(context, running, reason, childContextOf, outputOf);
+  return running.length === 0 ? {} : agentsStopped(context, running, reason, childOf, outputOf);
 }
 
 /**

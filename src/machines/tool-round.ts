@@ -2,7 +2,6 @@ import type { AssistantContentPart, ToolCallPart, ToolMessage, ToolResultPart } 
 import type { ProviderContentPart, ProviderToolCall } from '../model/provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import { interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
-import { agentDepthText } from './agent-calls.js';
 import { isHandoffTool } from './agent-profiles.js';
 import { isAgentTool } from './agent-tool.js';
 import { handoffResultText } from './define-agent.js';
@@ -106,6 +105,11 @@ export function planResponse(
 /** The wire's metadata of a call (the Responses item id), kept in the history when there is any. */
 function origin(part: ProviderToolCall): Pick<ToolCallPart, 'providerMetadata'> {
   return part.providerMetadata === undefined ? {} : { providerMetadata: part.providerMetadata };
+}
+
+/** Why a call was not started: the tree would be deeper than `maxAgentDepth`. */
+export function agentDepthText(toolName: string, depth: number, maxAgentDepth: number): string {
+  return `Error: agent "${toolName}" was not started: it would run at depth ${depth + 1} of the agent tree, deeper than maxAgentDepth (${maxAgentDepth})`;
 }
 
 /** This run's depth in an agent tree, and how deep the calls it makes may go. */
