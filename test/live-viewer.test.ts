@@ -6,7 +6,14 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, toPromise, waitFor } from 'xstate';
 import { z } from 'zod';
-import { type ConversationActor, createConversationMachine, defineTool, handlerProvider, InvalidOptionsError } from '../src/index.js';
+import {
+  agentTool,
+  type ConversationActor,
+  createConversationMachine,
+  defineTool,
+  handlerProvider,
+  InvalidOptionsError,
+} from '../src/index.js';
 import { MissingDependencyError } from '../src/errors/missing-dependency-error.js';
 import { importOptional } from '../src/observe/import-optional.js';
 import { type ConversationFeed, type LiveViewer, type RunDetail, startLiveViewer } from '../src/observe/inspect/index.js';
@@ -139,6 +146,62 @@ describe('the live viewer in headless Chromium', () => {
     expect(requests.filter((url) => !url.startsWith(live.url) && !url.startsWith('data:'))).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  it('shows an agent tree: each child nested under the call that started it, its chart lit as it runs', async () => {
+    const live = await viewer();
+    const releaseLeaf = deferred<void>();
+    const releaseMiddle = deferred<void>();
+    const leaf = createConversationMachine({
+      provider: handlerProvider(scriptedModel([gatedTurn(releaseLeaf.promise, { text: 'leaf answer' })]).handler),
+    });
+    const middle = createConversationMachine({
+      provider: handlerProvider(
+        scriptedModel([
+          { toolCalls: [{ id: 'c1', name: 'leaf', args: { prompt: 'deeper' } }] },
+          gatedTurn(releaseMiddle.promise, { text: 'middle answer' }),
+        ]).handler,
+      ),
+      tools: [agentTool(leaf, { name: 'leaf' })],
+    });
+    const root = createConversationMachine({
+      provider: handlerProvider(
+        scriptedModel([{ toolCalls: [{ id: 'p1', name: 'middle', args: { prompt: 'go' } }] }, { text: 'root answer' }]).handler,
+      ),
+      tools: [agentTool(middle, { name: 'middle' })],
+    });
+    const actor = createActor(root, { input: { messages: [] } });
+    live.watch(actor, { id: 'tree', label: 'writer' });
+    const { page, problems } = await openPage(`${live.url}#tree`);
+    actor.start();
+    actor.send({ type: 'user.message', content: 'start' });
+    // The child and the grandchild appear nested under the calls that started them.
+    await page.waitForSelector('#runs button[data-run="tree/p1/c1"]');
+    expect(
+      await page.$$eval('#runs button', (nodes) =>
+        nodes.map((node) => [node.getAttribute('data-run'), node.getAttribute('data-parent'), node.getAttribute('data-depth')]),
+      ),
+    ).toEqual([
+      ['tree', null, '0'],
+      ['tree/p1', 'tree', '1'],
+      ['tree/p1/c1', 'tree/p1', '2'],
+    ]);
+    // The grandchild waits for its model: its chart shows it requesting while the root runs its tools.
+    await page.click('#runs button[data-run="tree/p1/c1"]');
+    await page.waitForSelector('body[data-run="tree/p1/c1"] #chart g.state.active[data-state="requesting"]');
+    await page.screenshot({ path: join(shots, '7-agent-tree-grandchild.png') });
+    releaseLeaf.resolve();
+    await page.waitForSelector('body[data-run="tree/p1/c1"][data-status="done"] #chart g.state.active[data-state="done"]');
+    // The child is now requesting its answer, lit on its own chart.
+    await page.click('#runs button[data-run="tree/p1"]');
+    await page.waitForSelector('body[data-run="tree/p1"] #chart g.state.active[data-state="requesting"]');
+    expect(await logTexts(page)).toEqual(expect.arrayContaining([expect.stringContaining('leaf')]));
+    releaseMiddle.resolve();
+    await page.waitForSelector('body[data-run="tree/p1"][data-status="done"]');
+    await page.click('#runs button[data-run="tree"]');
+    await page.waitForSelector('body[data-run="tree"][data-status="done"]');
+    expect(await toPromise(actor)).toMatchObject({ status: 'done', text: 'root answer' });
+    expect(problems).toEqual([]);
   });
 
   it('lists several runs; a retry, an approval and a cancel show in their logs', async () => {

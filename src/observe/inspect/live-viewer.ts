@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { AnyStateMachine, InspectionEvent } from 'xstate';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
-import type { ConversationMachine, ConversationUserEvent } from '../../machines/types.js';
+import type { ConversationEmittedEvent, ConversationMachine, ConversationUserEvent } from '../../machines/types.js';
 import { option } from '../../util/option-schema.js';
 import { loadElk } from '../chart/layout-chart.js';
 import { type ConversationActorLike, type ConversationFeed, isActorLike, isFeed } from '../conversation-source.js';
@@ -13,6 +13,7 @@ import { observeActor } from '../observe-actor.js';
 import { watchFeed } from '../watch-feed.js';
 import { ChartStore, type ChartKind } from './chart-store.js';
 import { userEventTypes } from './run-log.js';
+import { AgentRuns } from './agent-runs.js';
 import { type RunChange, RunView } from './run-view.js';
 import { viewerPage } from './viewer-page.js';
 import { checkWatchableHost, type WatchableHost, type WatchHostOptions, watchHostConversations } from './watch-host.js';
@@ -246,7 +247,24 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
     if (runs.has(id)) throw new InvalidOptionsError('watch(source, options).id', `an id no other watched run has ("${id}" is taken)`, id);
     const logic = isActorLike(source) ? (source as { logic?: unknown }).logic : undefined;
     const drawn = machine ?? (isMachine(logic) ? logic : isMachine(fromHost.machine) ? fromHost.machine : fallbackMachine);
-    const view = new RunView(id, label ?? id, drawn ? charts.idOf(drawn) : null, maxLogEntries, changed(id));
+    const chart = drawn ? charts.idOf(drawn) : null;
+    const view = new RunView(id, label ?? id, chart, maxLogEntries, changed(id));
+    // Agent calls' children are runs of their own, nested under their call; every conversation
+    // machine has the same chart, so each is drawn on its parent's.
+    const agents = new AgentRuns(id, {
+      started: (childId, childLabel, parent) => {
+        const child = new RunView(childId, childLabel, chart, maxLogEntries, changed(childId), parent);
+        runs.get(childId)?.stop();
+        runs.set(childId, { view: child, stop: () => {} });
+        later('runs', 'runs', null, null);
+        for (const client of clients) if (client.run === childId) send(client, 'run', child.detail());
+        return child;
+      },
+    });
+    const emitted = (event: ConversationEmittedEvent) => {
+      view.emitted(event);
+      agents.emitted(event);
+    };
     const stops: Array<() => void> = [];
     const run: WatchedRun = {
       view,
@@ -267,7 +285,7 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
       stops.push(
         observeActor(source, {
           onSnapshot: (snapshot) => view.state(stateUpdateOf(snapshot)),
-          onEvent: (event) => view.emitted(event),
+          onEvent: emitted,
           onEnd: () => inspection?.unsubscribe(),
         }),
       );
@@ -275,7 +293,7 @@ export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<
       stops.push(
         watchFeed(source, {
           state: (update) => view.state(update),
-          event: (event) => view.emitted(event),
+          event: emitted,
           writeFailed: (event) => view.writeFailed(event),
           error: (error) => view.failed(error),
         }),

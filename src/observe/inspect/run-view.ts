@@ -17,6 +17,8 @@ import { activePaths, logOfEmitted, logOfReceived, type RunLogEntry, stateLabel 
 export type RunSummary = {
   id: string;
   label: string;
+  /** For an agent call's child: the run whose call started it (the viewer nests it there). */
+  parent?: string;
   /** The chart drawn for its machine (`null` when its machine is not known). */
   chart: string | null;
   value: ConversationStateValue;
@@ -84,12 +86,14 @@ export class RunView {
     readonly chart: string | null,
     private readonly maxLogEntries: number,
     private readonly changed: (change: RunChange) => void,
+    readonly parent?: string,
   ) {}
 
   summary(): RunSummary {
     return {
       id: this.id,
       label: this.label,
+      ...(this.parent === undefined ? {} : { parent: this.parent }),
       chart: this.chart,
       value: this.value,
       state: this.stateName,

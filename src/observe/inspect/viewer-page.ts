@@ -19,6 +19,7 @@ header h1 { font-size: 16px; margin: 0; font-weight: 600; white-space: nowrap; }
 #runs button { border: 1px solid #334155; background: #1e293b; color: #e2e8f0; border-radius: 999px; padding: 3px 10px; font: inherit; font-size: 12px; cursor: pointer; }
 #runs button[aria-pressed="true"] { background: #fde68a; color: #0f172a; border-color: #fde68a; }
 #runs .badge { margin-left: 6px; opacity: 0.75; }
+#runs button.agent { border-style: dashed; font-size: 11px; }
 main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(340px, 440px); gap: 12px; padding: 12px; align-items: start; }
 section { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; min-width: 0; }
 h2 { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: var(--muted); margin: 0 0 8px; display: flex; gap: 8px; align-items: center; }
@@ -69,7 +70,7 @@ function connect() {
   on('runs', (runs) => {
     view.runs = runs;
     renderRuns();
-    if (!view.runId && runs.length > 0) select(runs[runs.length - 1].id);
+    if (!view.runId && runs.length > 0) select((runs.filter((run) => !run.parent).at(-1) ?? runs[runs.length - 1]).id);
   });
   on('run', (detail) => {
     view.detail = detail;
@@ -104,12 +105,34 @@ function ended(status) {
   return status === 'done' || status === 'halted' || status === 'error' || status === 'stopped';
 }
 
+/** The runs in tree order: each agent call's child right after the run that started it, with its depth. */
+function treeOrder(runs) {
+  const byParent = new Map();
+  const ids = new Set(runs.map((run) => run.id));
+  for (const run of runs) {
+    const parent = run.parent && ids.has(run.parent) ? run.parent : null;
+    if (!byParent.has(parent)) byParent.set(parent, []);
+    byParent.get(parent).push(run);
+  }
+  const ordered = [];
+  const visit = (parent, depth) => {
+    for (const run of byParent.get(parent) || []) {
+      ordered.push({ run, depth });
+      visit(run.id, depth + 1);
+    }
+  };
+  visit(null, 0);
+  return ordered;
+}
+
 function renderRuns() {
   const list = $('runs');
-  list.replaceChildren(...view.runs.map((run) => {
-    const button = el('button', null, run.label);
+  list.replaceChildren(...treeOrder(view.runs).map(({ run, depth }) => {
+    const button = el('button', depth > 0 ? 'agent' : null, (depth > 0 ? '↳ '.repeat(depth) : '') + run.label);
     button.type = 'button';
     button.dataset.run = run.id;
+    if (run.parent) button.dataset.parent = run.parent;
+    button.dataset.depth = String(depth);
     button.setAttribute('aria-pressed', String(run.id === view.runId));
     button.append(el('span', 'badge', ended(run.status) ? run.status : run.state));
     button.addEventListener('click', () => select(run.id));
