@@ -83,6 +83,7 @@ export class AgentRuns {
     if (rest.length > 0) return;
     child.view.emitted(inner);
     const value = stateOfChildEvent(inner);
-    if (value !== undefined) child.view.state({ type: 'state', value, status: value === 'awaitingApproval' ? 'awaitingApproval' : 'running' });
+    if (value !== undefined)
+      child.view.state({ type: 'state', value, status: value === 'awaitingApproval' ? 'awaitingApproval' : 'running' });
   }
 }
