@@ -8,7 +8,7 @@
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
  *   --transports fetch,node-http  S2's transports (default both)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,OBSERVE,HOST_OBSERVE,RESTATE; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,OBSERVE,HOST_OBSERVE,RESTATE; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
@@ -27,6 +27,7 @@ import { s2, type S2RunResult } from './s2-concurrency.js';
 import { s3, type S3RunResult } from './s3-memory.js';
 import { type RestateResult, restateScenario } from './restate.js';
 import { s4, type S4Result, type S4ThroughputResult } from './s4-persistence.js';
+import type { AgentsResult } from './agents.js';
 import type { EngineResult } from './engine.js';
 import { observe, type ObserveResult } from './observe.js';
 import { type HostObserveResult, observeHost } from './observe-host.js';
@@ -64,7 +65,7 @@ function parseFlags(argv: string[]): Flags {
   const ns = list(value('--n'))?.map(Number) ?? (quick ? [100, 250] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
   const only = new Set(
-    (list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE', 'OBSERVE', 'HOST_OBSERVE', 'RESTATE']).map((name) =>
+    (list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE', 'AGENTS', 'OBSERVE', 'HOST_OBSERVE', 'RESTATE']).map((name) =>
       name.toUpperCase(),
     ),
   );
@@ -158,6 +159,7 @@ async function main(): Promise<void> {
     s4?: S4Result;
     rounds?: FlatnessResult;
     engine?: EngineResult;
+    agents?: AgentsResult;
     observe?: ObserveResult;
     hostObserve?: HostObserveResult;
     restate?: RestateResult;
@@ -204,6 +206,13 @@ async function main(): Promise<void> {
         warmup: flags.quick ? 30 : 150,
         operations: flags.quick ? 2_000 : 20_000,
       });
+    }
+    if (flags.only.has('AGENTS')) {
+      log('AGENTS: an agent call beside a plain tool call doing the same work, and parked parent + child pairs…');
+      results.agents = await runInWorker<AgentsResult>(
+        { kind: 'agents', reps: flags.quick ? 60 : 300, warmup: flags.quick ? 40 : 200, parked: flags.quick ? 300 : 2000 },
+        ['--expose-gc'],
+      );
     }
     if (flags.only.has('OBSERVE')) {
       log('OBSERVE: a run bare, through actorloop/rx, and watched by the live viewer…');
@@ -265,6 +274,7 @@ function render(
     s4?: S4Result;
     rounds?: FlatnessResult;
     engine?: EngineResult;
+    agents?: AgentsResult;
     observe?: ObserveResult;
     hostObserve?: HostObserveResult;
     restate?: RestateResult;
@@ -449,6 +459,17 @@ function render(
     lines.push('XState building blocks on this machine (CPU µs each, best of 5 batches):', '', '| operation | µs |', '|---|---:|');
     for (const row of e.primitives) lines.push(`| ${row.name} | ${fmt(row.cpuUs, 1)} |`);
     lines.push('');
+  }
+  if (results.agents) {
+    const a = results.agents;
+    lines.push(
+      `### AGENTS — an agent call beside a plain tool call doing the same work (zero-latency scripted models, ${a.reps} reps after ${a.warmup} warm-up, interleaved; medians), and ${a.parked} parents parked in their tool call`,
+      '',
+    );
+    lines.push('| side | CPU µs per parent run | heap bytes per parked parent |', '|---|---:|---:|');
+    lines.push(`| plain tool | ${fmt(a.plainUsPerRun, 0)} | ${fmt(a.plainBytesPerParked, 0)} |`);
+    lines.push(`| agent tool (+ its child) | ${fmt(a.agentUsPerRun, 0)} | ${fmt(a.agentBytesPerParked, 0)} |`);
+    lines.push(`| agent ÷ plain | ${fmt(a.ratio, 2)} | ${fmt(a.memoryRatio, 2)} |`, '');
   }
   if (results.observe) {
     const o = results.observe;

@@ -17,6 +17,8 @@ async function run(job: Job): Promise<unknown> {
       return (await import('./engine.js')).runEngineJob(job);
     case 'profile':
       return (await import('./profile.js')).runProfileJob(job);
+    case 'agents':
+      return (await import('./agents.js')).agents(job);
   }
 }
 

@@ -17,7 +17,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createConversationHost, resultTexts, type Message } from '../src/index.js';
 import { type SqliteDriverName, SqliteStoreError, sqliteStore } from '../src/stores/sqlite/index.js';
 import {
+  agentIds,
   chargeId,
+  childChargeId,
+  childText,
+  consultId,
   conversationIds,
   crashMachine,
   drive,
@@ -42,7 +46,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
  * `result` — as results arrive, between the results of a round; `write` — as the store starts
  * writes; `random` — 0.2–0.8 s after it started.
  */
-type Target = 'request' | 'tool' | 'result' | 'write' | 'random';
+type Target = 'request' | 'tool' | 'result' | 'write' | 'random' | 'child';
 type RoundOutcome = { target: Target; killed: boolean; exit: string };
 
 /** Runs one worker until it has seen `count` events of `target` (or a random time), then SIGKILLs it. */
@@ -118,7 +122,7 @@ describe.each(sqliteDrivers)('crash test over %s: SIGKILL at chosen points, reco
     const database = join(work, `conversations-${driver.replace(':', '-')}.db`);
     const sideFile = join(work, `executions-${driver.replace(':', '-')}.log`);
     const acknowledged = new Set<string>();
-    const targets: Target[] = ['request', 'tool', 'result', 'write', 'random', 'request', 'tool', 'write'];
+    const targets: Target[] = ['request', 'tool', 'child', 'result', 'write', 'random', 'request', 'child', 'tool', 'write'];
     const outcomes: RoundOutcome[] = [];
     try {
       for (const target of targets) outcomes.push(await killRound(driver, database, sideFile, control, target, acknowledged));
@@ -138,6 +142,7 @@ describe.each(sqliteDrivers)('crash test over %s: SIGKILL at chosen points, reco
       const counts = executions(sideFile);
       const store = sqliteStore({ path: database, driver });
       let interrupted = 0;
+      let childCalls = 0;
       for (const id of conversationIds) {
         const view = await host.get(id);
         expect(view?.status, id).toBe('done');
@@ -163,6 +168,13 @@ describe.each(sqliteDrivers)('crash test over %s: SIGKILL at chosen points, reco
             expect(counts.get(`lookup ${lookupId(id, turn, round)}`) ?? 0).toBeGreaterThanOrEqual(1);
           }
           expect(messages).toContainEqual({ role: 'assistant', content: [{ type: 'text', text: finalText(id, turn) }] });
+          if (agentIds.includes(id)) {
+            // The agent call resumed with its child after every kill: it always has the child's answer,
+            // and the child's own non-idempotent call ran at most once.
+            expect(results.get(consultId(id, turn)), consultId(id, turn)).toMatchObject({ result: childText(id, turn) });
+            expect(counts.get(`charge ${childChargeId(id, turn)}`) ?? 0, childChargeId(id, turn)).toBeLessThanOrEqual(1);
+            childCalls++;
+          }
         }
         // The event log agrees with the history: each user message, each call's one result and each run's end, once.
         const log = (await store.readLog(id, { limit: 10_000 })).map(({ event }) => event);
@@ -173,10 +185,12 @@ describe.each(sqliteDrivers)('crash test over %s: SIGKILL at chosen points, reco
       }
       // Every charge execution belongs to a call in some history (none ran for a response that was then lost).
       for (const [line] of counts) {
-        if (!line.startsWith('charge ')) continue;
+        if (!line.startsWith('charge ') || line.startsWith('charge ch-sub.')) continue;
         const id = line.split(' ')[1]?.split('-')[1] ?? '';
         expect(resultsOf((await host.get(id))?.messages ?? []).has(line.slice('charge '.length)), line).toBe(true);
       }
+      expect(childCalls).toBe(agentIds.length * turns);
+      expect(outcomes.filter((outcome) => outcome.target === 'child' && outcome.killed).length).toBeGreaterThan(0);
       await store.close();
       await host.close();
       console.info(

@@ -1,6 +1,13 @@
 import type { AnyActorRef, AnyStateMachine } from 'xstate';
 import type { AgentEmittedEvent } from './types.js';
 
+const childMachines = new WeakMap<object, AnyStateMachine>();
+
+/** The child machine an agent call's logic runs, for a logic made by {@link agentChildLogic}. */
+export function childMachineOf(logic: unknown): AnyStateMachine | undefined {
+  return typeof logic === 'object' && logic !== null ? childMachines.get(logic) : undefined;
+}
+
 /**
  * The logic an agent call's child runs: the child's own machine, which on start also hands each
  * event the child emits to its parent as `agent.emitted` (the parent re-emits it as `agent.event`
@@ -13,6 +20,7 @@ import type { AgentEmittedEvent } from './types.js';
  */
 export function agentChildLogic(machine: AnyStateMachine): AnyStateMachine {
   const logic = Object.create(machine) as AnyStateMachine;
+  childMachines.set(logic, machine);
   // `start(snapshot, actorScope)` is the ActorLogic contract; StateMachine declares one parameter.
   const startMachine = machine.start as ((snapshot: unknown, actorScope: unknown) => void) | undefined;
   (logic as { start: (snapshot: unknown, actorScope: unknown) => void }).start = (snapshot, actorScope) => {

@@ -3,6 +3,8 @@ export type { RequestStepRecord } from '../actors/request-step.js';
 export { type StepInfo, type StepJournal, type StepOutcome, setStepJournal } from '../actors/step-journal.js';
 export type { ToolStepRecord } from '../actors/tool-execution.js';
 
+import type { AnyStateMachine } from 'xstate';
+import { agentChildLogic, childMachineOf } from './agent-child.js';
 import type { ConversationMachine } from './types.js';
 
 /** The longest delay timers take (about 24.8 days): a timer that never fires in a run. */
@@ -15,7 +17,9 @@ const neverMs = 2_147_483_647;
  * step's result was on its way to the journal would make the run decide differently from a replay
  * of it, which gets that result at once.
  *
- * `provide` keeps the restore path's timer re-arm and resume semantics.
+ * `provide` keeps the restore path's timer re-arm and resume semantics. The children of agent calls
+ * run journaled machines too, so their steps are recorded and replayed like the parent's; an agent
+ * call then has no deadline of its own (its child is many steps): its child's own limits bound it.
  *
  * @example
  * ```ts
@@ -26,5 +30,10 @@ const neverMs = 2_147_483_647;
  * ```
  */
 export function journaledMachine<TObject>(machine: ConversationMachine<TObject>): ConversationMachine<TObject> {
-  return machine.provide({ delays: { requestTimeout: neverMs, toolDeadline: neverMs } });
+  const actors: Record<string, AnyStateMachine> = {};
+  for (const [source, logic] of Object.entries(machine.implementations.actors)) {
+    const child = childMachineOf(logic);
+    if (child) actors[source] = agentChildLogic(journaledMachine(child as ConversationMachine));
+  }
+  return machine.provide({ delays: { requestTimeout: neverMs, toolDeadline: neverMs }, actors: actors as never });
 }

@@ -6,7 +6,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import { createConversationMachine, defineTool, openaiProvider, type ConversationHost } from '../../src/index.js';
+import { agentTool, createConversationMachine, defineTool, openaiProvider, type ConversationHost } from '../../src/index.js';
 import type { PlanStep } from './planned-model.js';
 import type { PlannedAnswer } from './planned-wire-server.js';
 
@@ -18,15 +18,33 @@ export const conversationIds = Array.from({ length: 12 }, (_, index) => `c${inde
 export const chargeId = (conversation: string, turn: number, round: number) => `ch-${conversation}-t${turn}-r${round}`;
 export const lookupId = (conversation: string, turn: number, round: number) => `lk-${conversation}-t${turn}-r${round}`;
 export const finalText = (conversation: string, turn: number) => `done ${conversation} turn ${turn}`;
+/** These conversations' last round of each turn also asks `consult`: an agent call whose child charges too. */
+export const agentIds = conversationIds.filter((_id, index) => index % 3 === 1);
+export const consultId = (conversation: string, turn: number) => `cs-${conversation}-t${turn}`;
+export const childChargeId = (conversation: string, turn: number) => `ch-sub.${conversation}-t${turn}`;
+export const childText = (conversation: string, turn: number) => `sub done ${conversation} t${turn}`;
 
 /** The model: the same history always gets the same answer (ids included), so a request made again is a true repeat. */
 export function plan(step: PlanStep): PlannedAnswer {
+  if (step.conversation.startsWith('sub ')) {
+    // An agent call's child (named by its prompt, `sub <id> t<turn>`): one round that charges, then its answer.
+    const [, conversation = '', turnText = 't0'] = step.conversation.split(' ');
+    const turn = Number(turnText.slice(1));
+    return step.round === 0
+      ? { toolCalls: [{ id: childChargeId(conversation, turn), name: 'charge', args: { cents: 1 } }] }
+      : { text: childText(conversation, turn) };
+  }
   const conversation = step.conversation.split(' ')[0] ?? '';
   if (step.round >= roundsPerTurn) return { text: finalText(conversation, step.turn) };
+  const consult =
+    agentIds.includes(conversation) && step.round === roundsPerTurn - 1
+      ? [{ id: consultId(conversation, step.turn), name: 'consult', args: { prompt: `sub ${conversation} t${step.turn}` } }]
+      : [];
   return {
     toolCalls: [
       { id: chargeId(conversation, step.turn, step.round), name: 'charge', args: { cents: 100 * (step.round + 1) } },
       { id: lookupId(conversation, step.turn, step.round), name: 'lookup', args: { key: `${conversation}/${step.turn}` } },
+      ...consult,
     ],
   };
 }
@@ -63,10 +81,13 @@ export function crashMachine(baseURL: string, sideFile: string, onExecute: (name
       return `found ${key}`;
     },
   });
+  const provider = openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${baseURL}/v1` });
+  const retry = { maxRetries: 5, initialDelayMs: 10, maxDelayMs: 50 };
+  const consultant = createConversationMachine({ provider, tools: [charge, lookup], retry });
   return createConversationMachine({
-    provider: openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${baseURL}/v1` }),
-    tools: [charge, lookup],
-    retry: { maxRetries: 5, initialDelayMs: 10, maxDelayMs: 50 },
+    provider,
+    tools: [charge, lookup, agentTool(consultant, { name: 'consult', description: 'Ask the consultant' })],
+    retry,
   });
 }
 

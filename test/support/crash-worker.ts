@@ -12,7 +12,7 @@ import { conversationIds, crashMachine, drive } from './crash-scenario.js';
 
 export type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'phase'; phase: 'request' | 'tool' | 'result' | 'write' }
+  | { type: 'phase'; phase: 'request' | 'tool' | 'result' | 'write' | 'child' }
   | { type: 'ack'; id: string; turn: number }
   | { type: 'finished' };
 
@@ -35,6 +35,8 @@ for (const id of conversationIds) {
   host.subscribe(id, (event) => {
     if (event.type === 'request.started') report({ type: 'phase', phase: 'request' });
     if (event.type === 'tool.result') report({ type: 'phase', phase: 'result' });
+    // An agent call's child starts a tool: a kill now leaves a tree stored mid-child.
+    if (event.type === 'agent.event' && event.event.type === 'tool.started') report({ type: 'phase', phase: 'child' });
   });
 }
 report({ type: 'ready' });

@@ -6,7 +6,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import { createConversationMachine, defineTool, openaiProvider } from '../../src/index.js';
+import { agentTool, createConversationMachine, defineTool, openaiProvider } from '../../src/index.js';
 import type { RestateConversationClient } from '../../src/scale/restate/client.js';
 import type { PlanStep } from './planned-model.js';
 import type { PlannedAnswer } from './planned-wire-server.js';
@@ -18,11 +18,21 @@ export const conversationCount = 100;
 export const conversationIds = Array.from({ length: conversationCount }, (_, index) => `r${index}`);
 /** These conversations' first turn asks for a `refund`, which needs approval. */
 export const approvalIds = ['r0', 'r1'];
+/**
+ * These conversations' last round of each turn also asks `consult`, an agent call: a child
+ * conversation (`sub <id> t<turn>`) whose one round calls `charge` too, then answers.
+ */
+export const agentIds = conversationIds.filter((_id, index) => index % 4 === 2);
 
 export const chargeId = (conversation: string, turn: number, round: number) => `ch-${conversation}-t${turn}-r${round}`;
 export const lookupId = (conversation: string, turn: number, round: number) => `lk-${conversation}-t${turn}-r${round}`;
 export const refundId = (conversation: string) => `rf-${conversation}`;
 export const finalText = (conversation: string, turn: number) => `done ${conversation} turn ${turn}`;
+export const consultId = (conversation: string, turn: number) => `cs-${conversation}-t${turn}`;
+/** The child conversation of a `consult` call: its name is its first user message. */
+export const childName = (conversation: string, turn: number) => `sub ${conversation} t${turn}`;
+export const childChargeId = (conversation: string, turn: number) => `ch-sub.${conversation}-t${turn}`;
+export const childText = (conversation: string, turn: number) => `sub done ${conversation} t${turn}`;
 export const userText = (conversation: string, turn: number) => `${conversation} turn-${turn}`;
 
 /** The rounds of a turn: a `refund` round first for the approval conversations' first turn. */
@@ -32,15 +42,27 @@ export function roundsOf(conversation: string, turn: number): number {
 
 /** The model: the same history always gets the same answer (ids included), so a request made again is a true repeat. */
 export function plan(step: PlanStep): PlannedAnswer {
+  if (step.conversation.startsWith('sub ')) {
+    const [, conversation = '', turnText = 't0'] = step.conversation.split(' ');
+    const turn = Number(turnText.slice(1));
+    return step.round === 0
+      ? { toolCalls: [{ id: childChargeId(conversation, turn), name: 'charge', args: { cents: 1 } }] }
+      : { text: childText(conversation, turn) };
+  }
   const conversation = step.conversation.split(' ')[0] ?? '';
   const refundFirst = roundsOf(conversation, step.turn) > roundsPerTurn;
   if (step.round >= roundsOf(conversation, step.turn)) return { text: finalText(conversation, step.turn) };
   if (refundFirst && step.round === 0) return { toolCalls: [{ id: refundId(conversation), name: 'refund', args: { cents: 500 } }] };
   const round = refundFirst ? step.round - 1 : step.round;
+  const consult =
+    agentIds.includes(conversation) && round === roundsPerTurn - 1
+      ? [{ id: consultId(conversation, step.turn), name: 'consult', args: { prompt: childName(conversation, step.turn) } }]
+      : [];
   return {
     toolCalls: [
       { id: chargeId(conversation, step.turn, round), name: 'charge', args: { cents: 100 * (round + 1) } },
       { id: lookupId(conversation, step.turn, round), name: 'lookup', args: { key: `${conversation}/${step.turn}` } },
+      ...consult,
     ],
   };
 }
@@ -90,10 +112,13 @@ export function restateScenarioMachine(baseURL: string, sideFile: string, onExec
       return `refunded ${cents}`;
     },
   });
+  const provider = openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${baseURL}/v1` });
+  const retry = { maxRetries: 5, initialDelayMs: 10, maxDelayMs: 50 };
+  const consultant = createConversationMachine({ provider, tools: [charge, lookup], retry });
   return createConversationMachine({
-    provider: openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${baseURL}/v1` }),
-    tools: [charge, lookup, refund],
-    retry: { maxRetries: 5, initialDelayMs: 10, maxDelayMs: 50 },
+    provider,
+    tools: [charge, lookup, refund, agentTool(consultant, { name: 'consult', description: 'Ask the consultant' })],
+    retry,
   });
 }
 

@@ -1,0 +1,146 @@
+/**
+ * AGENTS: what an agent call costs beside a plain tool call doing the same work, and the memory of
+ * a parked parent with its child.
+ *
+ * CPU: a parent conversation whose model calls one tool and then answers, against zero-latency
+ * scripted models (`handlerProvider` over OpenAI chunks). The tool is either a plain tool returning
+ * the answer text, or `agentTool` over a child conversation whose model answers that text at once
+ * (one request): so the agent side adds a child actor, its request and the events the parent
+ * passes on. CPU µs per parent conversation, interleaved after a warm-up; medians.
+ *
+ * Memory (run in a process with `--expose-gc`): N parents parked while their tool call runs —
+ * plain: the parent waits in `executingTools` for a tool that blocks; agent: the parent waits for
+ * its child, which waits in its own `executingTools` for a tool that blocks. Heap bytes per parked
+ * parent (with its child) after forced GC, against the same process's baseline.
+ */
+import { createActor, toPromise } from 'xstate';
+import { z } from 'zod';
+import { agentTool, createConversationMachine, defineTool, handlerProvider } from '../src/index.js';
+import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
+import { cpuNowUs, median } from './stats.js';
+
+export type AgentsResult = {
+  reps: number;
+  warmup: number;
+  plainUsPerRun: number;
+  agentUsPerRun: number;
+  /** agent / plain. */
+  ratio: number;
+  parked: number;
+  plainBytesPerParked: number;
+  agentBytesPerParked: number;
+  memoryRatio: number;
+};
+
+const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): OpenAIChatCompletionChunk => ({
+  choices: [{ index: 0, delta, finish_reason: finishReason }],
+});
+
+async function* callTurn(name: string, id: string): AsyncGenerator<OpenAIChatCompletionChunk> {
+  yield chunk({ tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }] });
+  yield chunk({ tool_calls: [{ index: 0, function: { arguments: '{"prompt":"what is the answer?"}' } }] }, 'tool_calls');
+}
+
+async function* textTurn(text: string): AsyncGenerator<OpenAIChatCompletionChunk> {
+  yield chunk({ content: text }, 'stop');
+}
+
+const answer = 'The answer is 42.';
+let serial = 0;
+
+/** A parent's model: a call to `tool`, then an answer (it tells the two by the history's last message). */
+const parentProvider = (tool: string) =>
+  handlerProvider(({ messages }) => (messages.at(-1)?.role === 'tool' ? textTurn('Done.') : callTurn(tool, `call_${++serial}`)));
+
+function machines(block: Promise<string> | undefined) {
+  const work = defineTool({
+    name: 'work',
+    description: 'Answer the question',
+    parameters: z.object({ prompt: z.string() }),
+    execute: () => block ?? answer,
+  });
+  const plain = createConversationMachine({ provider: parentProvider('work'), tools: [work] });
+  // The child does the work the plain tool does: with `block`, it first waits in a tool call of its own.
+  const child = block
+    ? createConversationMachine({
+        provider: handlerProvider(({ messages }) =>
+          messages.at(-1)?.role === 'tool' ? textTurn(answer) : callTurn('work', `c_${++serial}`),
+        ),
+        tools: [work],
+      })
+    : createConversationMachine({ provider: handlerProvider(() => textTurn(answer)) });
+  const agent = createConversationMachine({ provider: parentProvider('ask'), tools: [agentTool(child, { name: 'ask' })] });
+  return { plain, agent };
+}
+
+async function runOnce(machine: ReturnType<typeof createConversationMachine>): Promise<number> {
+  const started = cpuNowUs();
+  const actor = createActor(machine, { input: { messages: [] } }).start();
+  actor.send({ type: 'user.message', content: 'Ask.' });
+  const output = await toPromise(actor);
+  if (output.status !== 'done') throw new Error(`AGENTS: a run ended ${output.status}`);
+  return cpuNowUs() - started;
+}
+
+const gc = () => (globalThis as { gc?: () => void }).gc?.();
+
+async function parkedBytes(side: 'plain' | 'agent', n: number): Promise<number> {
+  let release: (value: string) => void = () => undefined;
+  const block = new Promise<string>((resolve) => {
+    release = resolve;
+  });
+  const built = machines(block)[side];
+  gc();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const actors = Array.from({ length: n }, () => createActor(built, { input: { messages: [] } }).start());
+  for (const actor of actors) actor.send({ type: 'user.message', content: 'Ask.' });
+  // Parked: every parent waits in its tool round (and every child in its own).
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const waiting = actors.filter((actor) => JSON.stringify(actor.getSnapshot().value).includes('executingTools')).length;
+  if (waiting !== n) throw new Error(`AGENTS: ${n - waiting} of ${n} ${side} parents are not parked in executingTools`);
+  gc();
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  release(answer);
+  await Promise.all(actors.map((actor) => toPromise(actor)));
+  return (after - before) / n;
+}
+
+export async function agents(options: { reps: number; warmup: number; parked: number }): Promise<AgentsResult> {
+  const { plain, agent } = machines(undefined);
+  for (let i = 0; i < options.warmup; i++) {
+    await runOnce(plain);
+    await runOnce(agent);
+  }
+  const samples = { plain: [] as number[], agent: [] as number[] };
+  for (let i = 0; i < options.reps; i++) {
+    // Alternating which goes first, so neither always runs on a warmer cache.
+    if (i % 2 === 0) {
+      samples.plain.push(await runOnce(plain));
+      samples.agent.push(await runOnce(agent));
+    } else {
+      samples.agent.push(await runOnce(agent));
+      samples.plain.push(await runOnce(plain));
+    }
+  }
+  const plainUsPerRun = median(samples.plain);
+  const agentUsPerRun = median(samples.agent);
+  // Warm both parking paths once, so compiled code is not counted as per-conversation memory.
+  await parkedBytes('plain', Math.min(200, options.parked));
+  await parkedBytes('agent', Math.min(200, options.parked));
+  const plainBytesPerParked = await parkedBytes('plain', options.parked);
+  const agentBytesPerParked = await parkedBytes('agent', options.parked);
+  return {
+    reps: options.reps,
+    warmup: options.warmup,
+    plainUsPerRun,
+    agentUsPerRun,
+    ratio: agentUsPerRun / plainUsPerRun,
+    parked: options.parked,
+    plainBytesPerParked,
+    agentBytesPerParked,
+    memoryRatio: agentBytesPerParked / plainBytesPerParked,
+  };
+}
