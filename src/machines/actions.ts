@@ -5,7 +5,7 @@ import { answerError, objectRecorded, partialObjectStreamed, repairStarted } fro
 import type { Effects } from './effects.js';
 import { freshAttempt } from './fresh-attempt.js';
 import type { ResolvedOptions } from './options.js';
-import { errorRecorded, failureOf, failureRecorded, retryEvent, retryScheduled } from './request-failure.js';
+import { errorRecorded, failureOf, failureRecorded, inputError, retryEvent, retryScheduled } from './request-failure.js';
 import { committed, finalTextRecorded, responseReceived, roundStarted } from './response-commit.js';
 import {
   approvalsRequested,
@@ -67,6 +67,41 @@ function apply(sink: Sink, effects: Effects): void {
   if (effects.emitted) for (const event of effects.emitted) sink.emit(event);
 }
 
+type StartSink = Sink & {
+  spawnChild: (src: 'executeTool', options: { id: string; input: never }) => void;
+  sendTo: (to: string, event: ConversationEvent) => void;
+};
+
+/**
+ * Starts the calls `queuedCallsStarted` chose: each child is spawned before its `tool.started`, as
+ * the events were always ordered; an agent call's child is a conversation, spawned idle and then
+ * asked its question.
+ */
+function startCalls(sink: StartSink, started: ReturnType<typeof queuedCallsStarted>): void {
+  if (!started) return;
+  for (const start of started.starts) {
+    sink.spawnChild((start.kind === 'tool' ? 'executeTool' : start.src) as 'executeTool', { id: start.id, input: start.input as never });
+    if (start.kind === 'tool') sink.emit(start.event);
+    else {
+      sink.sendTo(start.id, { type: 'user.message', content: start.prompt });
+      for (const event of start.events) sink.emit(event);
+    }
+  }
+  sink.assign({ round: started.round });
+}
+
+/** Stops the calls whose time is up (their signals abort), then applies their results and what their agent children had. */
+function stopCalls(
+  sink: Sink & { stopChild: (id: string) => void },
+  timedOut: ReturnType<typeof callsTimedOut>,
+  agentsOf: (calls: NonNullable<ReturnType<typeof callsTimedOut>>['agents']) => Effects,
+): void {
+  if (!timedOut) return;
+  const agents = agentsOf(timedOut.agents);
+  for (const id of timedOut.stop) sink.stopChild(id);
+  apply(sink, bothEffects(agents, timedOut.effects));
+}
+
 /**
  * The conversation machine's actions, by the name the chart uses: each applies a pure function of
  * the context (and the event) from `response-commit.ts`, `round-results.ts`, `request-failure.ts`,
@@ -85,14 +120,7 @@ export function conversationActions(settings: ResolvedOptions) {
   };
   const fixedResponseSettings = settings.handoffs ? undefined : responseSettingsOf(undefined);
   return {
-    failOnInput: assignContext(({ context }) =>
-      errorRecorded(context, {
-        name: 'InvalidInputError',
-        message: context.inputProblem ?? 'invalid input',
-        retryable: false,
-        code: 'invalid_input',
-      }),
-    ),
+    failOnInput: assignContext(({ context }) => errorRecorded(context, inputError(context))),
     appendUserMessage: assignContext(({ context, event }) =>
       event.type === 'user.message' ? { messages: [...context.messages, { role: 'user', content: event.content }] } : {},
     ),
@@ -132,23 +160,9 @@ export function conversationActions(settings: ResolvedOptions) {
     denyCall: enqueue(({ context, event, enqueue }) => {
       if (event.type === 'tool.deny') apply(enqueue, callDenied(context.round, event.toolCallId, event.reason));
     }),
-    startQueuedCalls: enqueue(({ context, enqueue }) => {
-      const started = queuedCallsStarted(context, settings.maxConcurrentTools, toolTimeoutOf, Date.now(), agentCalls);
-      if (!started) return;
-      // Each child is spawned before its `tool.started`, as the events were always ordered.
-      for (const start of started.starts) {
-        if (start.kind === 'tool') {
-          enqueue.spawnChild('executeTool', { id: start.id, input: start.input });
-          enqueue.emit(start.event);
-          continue;
-        }
-        // An agent call's child is a conversation: spawned idle, then asked its question.
-        enqueue.spawnChild(start.src as 'executeTool', { id: start.id, input: start.input as never });
-        enqueue.sendTo(start.id, { type: 'user.message', content: start.prompt });
-        for (const event of start.events) enqueue.emit(event);
-      }
-      enqueue.assign({ round: started.round });
-    }),
+    startQueuedCalls: enqueue(({ context, enqueue }) =>
+      startCalls(enqueue, queuedCallsStarted(context, settings.maxConcurrentTools, toolTimeoutOf, Date.now(), agentCalls)),
+    ),
     // A child's event goes out as `agent.event`, with the path down to the child that emitted it.
     forwardAgentEvent: enqueue(({ context, event, enqueue }) => {
       if (event.type === 'agent.emitted') apply(enqueue, agentEventForwarded(context, event));
@@ -188,13 +202,11 @@ export function conversationActions(settings: ResolvedOptions) {
       ),
     ),
     // Every running call whose time is up: stopped (its signal aborts) and answered with the timeout text.
-    timeOutCalls: enqueue(({ context, self, enqueue }) => {
-      const timedOut = callsTimedOut(context, toolTimeoutOf, Date.now());
-      if (!timedOut) return;
-      const agents = agentsStopped(context, timedOut.agents, 'timeout', childrenIn(self), runOutput);
-      for (const id of timedOut.stop) enqueue.stopChild(id);
-      apply(enqueue, bothEffects(agents, timedOut.effects));
-    }),
+    timeOutCalls: enqueue(({ context, self, enqueue }) =>
+      stopCalls(enqueue, callsTimedOut(context, toolTimeoutOf, Date.now()), (agents) =>
+        agentsStopped(context, agents, 'timeout', childrenIn(self), runOutput),
+      ),
+    ),
     // The round's results go into the history, and the request that follows is a first attempt.
     completeRound: assignContext(({ context }) => roundCompleted(context, context.round ?? [])),
     // The last result of the round settles its call and completes the round in one context copy.

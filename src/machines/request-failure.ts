@@ -83,3 +83,8 @@ export function retryEvent(context: Pick<ConversationContext, 'attempt' | 'retry
 export function errorRecorded(context: Pick<ConversationContext, 'retry'>, lastError: RunError): Partial<ConversationContext> {
   return { retry: { ...context.retry, lastError } };
 }
+
+/** The error a run with a malformed input ends with. */
+export function inputError(context: Pick<ConversationContext, 'inputProblem'>): RunError {
+  return { name: 'InvalidInputError', message: context.inputProblem ?? 'invalid input', retryable: false, code: 'invalid_input' };
+}
