@@ -222,6 +222,53 @@ describe('durable agent trees', () => {
   });
 });
 
+describe('a child that cannot be restored', () => {
+  it("ends the parent's restored run in error naming the child; the stored snapshot is not changed", async () => {
+    let release: (() => void) | undefined;
+    const wait = defineTool({
+      name: 'wait',
+      parameters: z.object({}),
+      execute: () => new Promise<string>((resolve) => (release = () => resolve('waited'))),
+    });
+    const child = createConversationMachine({
+      provider: handlerProvider(scriptedModel([{ toolCalls: [{ id: 'c1', name: 'wait', args: {} }] }, { text: 'child' }]).handler),
+      tools: [wait],
+    });
+    const machine = createConversationMachine({
+      provider: handlerProvider(
+        scriptedModel([{ toolCalls: [{ id: 'p1', name: 'ask', args: { prompt: 'x' } }] }, { text: 'never' }]).handler,
+      ),
+      tools: [agentTool(child, { name: 'ask' })],
+    });
+    const first = run(machine, 'go');
+    await new Promise<void>((resolve) => {
+      const check = () => (release ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    const persisted = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot())) as {
+      children: Record<string, { snapshot: Record<string, unknown> }>;
+    };
+    first.actor.stop();
+    release?.();
+    for (const [damage, named] of [
+      [{ schemaVersion: 99 }, /schemaVersion 99, written by a newer actorloop/],
+      [{ value: 'dreaming' }, /state value "dreaming" is not a state/],
+    ] as const) {
+      const damaged = structuredClone(persisted);
+      Object.assign(damaged.children['agent:p1']!.snapshot, damage);
+      const before = JSON.stringify(damaged);
+      const restored = createActor(machine, { snapshot: damaged as never }).start();
+      const output = (await toPromise(restored)) as RunOutput;
+      expect(output.status).toBe('error');
+      expect(output.error?.message).toMatch(/^agent call p1 \(ask\): its child's snapshot cannot be restored/);
+      expect(output.error?.message).toMatch(named);
+      // The round is closed: the history stays valid for the next turn.
+      expect(output.messages.at(-1)).toMatchObject({ role: 'tool', content: [{ toolCallId: 'p1', isError: true }] });
+      expect(JSON.stringify(damaged)).toBe(before);
+    }
+  });
+});
+
 describe('approvals deep in an agent tree', () => {
   it('surface at the root with their path; tool.approve and tool.deny sent to the root reach the owning grandchild', async () => {
     const executed: string[] = [];

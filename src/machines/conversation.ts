@@ -226,9 +226,10 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     output: ({ context }) => runOutput(context, rootAgent),
   });
   // Restoring a run (resume semantics, timers) is the one thing XState's public API cannot say: xstate-restore.ts.
-  return restoreOnXState(machine, { isIdempotent: settings.isIdempotent }) as unknown as ConversationMachine<
-    [TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>
-  >;
+  return restoreOnXState(machine, {
+    isIdempotent: settings.isIdempotent,
+    agentMachineOf: (toolName) => settings.agentCalls.get(toolName)?.machine,
+  }) as unknown as ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>>;
 }
 
 /** `cancel` ends any running state in `halted`, closing the round in progress. */

@@ -1,13 +1,19 @@
 import { isRecord } from '../util/is-record.js';
 import { freshAttempt } from './fresh-attempt.js';
-import { errorResult, resultTexts } from './tool-round.js';
+import { errorResult, resultTexts, settleRemaining, toolMessage } from './tool-round.js';
+import type { AnyStateMachine } from 'xstate';
 import { agentActorId } from './agent-calls.js';
+import { migrateSnapshot } from './migrate-snapshot.js';
+import { runOutput } from './run-context.js';
+import { findSnapshotProblem } from './snapshot-problem.js';
 import type { ConversationContext, RoundCall } from './types.js';
 
 /** What resuming needs to know about the machine's tools. */
 export type ResumePolicy = {
   /** Whether a call of this tool that a restart interrupted may run again. */
   isIdempotent: (toolName: string) => boolean;
+  /** The machine an agent tool's calls run, to check a stored child against (absent: the child is not checked). */
+  agentMachineOf?: (toolName: string) => AnyStateMachine | undefined;
 };
 
 type PersistedChild = { snapshot?: unknown } & Record<string, unknown>;
@@ -52,6 +58,7 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
   }
   if (isState(persisted.value, 'executingTools') && Array.isArray(context.round)) {
     const interrupted = [...earlier];
+    let unrestorable: string | undefined;
     const persistedChildren = isRecord(persisted.children) ? persisted.children : {};
     const children: Record<string, unknown> = {};
     const round = context.round.map((call): RoundCall => {
@@ -60,6 +67,9 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
       // (its own calls by these same rules), and its call goes on running with its deadline.
       const agentChild = call.agent ? persistedChildren[agentActorId(call.toolCallId)] : undefined;
       if (agentChild !== undefined) {
+        const problem = childProblem(agentChild, policy.agentMachineOf?.(call.toolName));
+        if (problem)
+          unrestorable ??= `agent call ${call.toolCallId} (${call.toolName}): its child's snapshot cannot be restored (${problem})`;
         children[agentActorId(call.toolCallId)] = agentChild;
         return call;
       }
@@ -68,9 +78,38 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
       interrupted.push(call.toolCallId);
       return { ...rest, state: 'settled', result: errorResult(call, resultTexts.interrupted) };
     });
+    if (unrestorable !== undefined) return failedRun(persisted, context, unrestorable) as T;
     return { ...persisted, context: { ...context, round, restored: { interrupted } }, children } as T;
   }
   return persisted;
+}
+
+/** Why a stored agent child cannot be restored: a version this actorloop cannot read, or a snapshot that is not its machine's. */
+function childProblem(child: unknown, machine: AnyStateMachine | undefined): string | undefined {
+  const snapshot = isRecord(child) ? child.snapshot : undefined;
+  const migrated = migrateSnapshot(snapshot);
+  if (migrated.problem) return migrated.problem.message;
+  return machine ? findSnapshotProblem(migrated.snapshot, machine)?.message : undefined;
+}
+
+/**
+ * A run whose agent child cannot be restored ends in `error`, naming the child: its round is closed
+ * (every call answered, so the history stays valid) and nothing runs. The stored data is not
+ * touched — this is only what the restored actor starts from.
+ */
+function failedRun(persisted: Record<string, unknown>, context: ConversationContext, message: string): Record<string, unknown> {
+  const messages = context.round
+    ? [...context.messages, toolMessage(settleRemaining(context.round, `Error: ${message}`))]
+    : context.messages;
+  const failed: ConversationContext = {
+    ...context,
+    messages,
+    round: null,
+    response: null,
+    retry: { ...context.retry, lastError: { name: 'AgentRestoreError', message, retryable: false, code: 'agent_restore' } },
+    outcome: { ...context.outcome, status: 'error' },
+  };
+  return { ...persisted, value: 'error', status: 'done', children: {}, context: failed, output: runOutput(failed) };
 }
 
 /**
