@@ -7,7 +7,10 @@
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import { agentTool, createConversationMachine, defineTool, openaiProvider, type ConversationHost } from '../../src/index.js';
+import { childPlan, consultCall } from './consult-child.js';
 import type { PlanStep } from './planned-model.js';
+
+export { childChargeId, childText, consultId } from './consult-child.js';
 import type { PlannedAnswer } from './planned-wire-server.js';
 
 /** Turns (user messages) per conversation, and tool rounds per turn; each round calls both tools. */
@@ -20,26 +23,14 @@ export const lookupId = (conversation: string, turn: number, round: number) => `
 export const finalText = (conversation: string, turn: number) => `done ${conversation} turn ${turn}`;
 /** These conversations' last round of each turn also asks `consult`: an agent call whose child charges too. */
 export const agentIds = conversationIds.filter((_id, index) => index % 3 === 1);
-export const consultId = (conversation: string, turn: number) => `cs-${conversation}-t${turn}`;
-export const childChargeId = (conversation: string, turn: number) => `ch-sub.${conversation}-t${turn}`;
-export const childText = (conversation: string, turn: number) => `sub done ${conversation} t${turn}`;
 
 /** The model: the same history always gets the same answer (ids included), so a request made again is a true repeat. */
 export function plan(step: PlanStep): PlannedAnswer {
-  if (step.conversation.startsWith('sub ')) {
-    // An agent call's child (named by its prompt, `sub <id> t<turn>`): one round that charges, then its answer.
-    const [, conversation = '', turnText = 't0'] = step.conversation.split(' ');
-    const turn = Number(turnText.slice(1));
-    return step.round === 0
-      ? { toolCalls: [{ id: childChargeId(conversation, turn), name: 'charge', args: { cents: 1 } }] }
-      : { text: childText(conversation, turn) };
-  }
+  const child = childPlan(step);
+  if (child) return child;
   const conversation = step.conversation.split(' ')[0] ?? '';
   if (step.round >= roundsPerTurn) return { text: finalText(conversation, step.turn) };
-  const consult =
-    agentIds.includes(conversation) && step.round === roundsPerTurn - 1
-      ? [{ id: consultId(conversation, step.turn), name: 'consult', args: { prompt: `sub ${conversation} t${step.turn}` } }]
-      : [];
+  const consult = agentIds.includes(conversation) && step.round === roundsPerTurn - 1 ? [consultCall(conversation, step.turn)] : [];
   return {
     toolCalls: [
       { id: chargeId(conversation, step.turn, step.round), name: 'charge', args: { cents: 100 * (step.round + 1) } },

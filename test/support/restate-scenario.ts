@@ -8,7 +8,10 @@ import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import { agentTool, createConversationMachine, defineTool, openaiProvider } from '../../src/index.js';
 import type { RestateConversationClient } from '../../src/scale/restate/client.js';
+import { childPlan, consultCall } from './consult-child.js';
 import type { PlanStep } from './planned-model.js';
+
+export { childChargeId, childText, consultId } from './consult-child.js';
 import type { PlannedAnswer } from './planned-wire-server.js';
 
 /** Turns per conversation and tool rounds per turn; each round calls `charge` and `lookup`. */
@@ -28,11 +31,6 @@ export const chargeId = (conversation: string, turn: number, round: number) => `
 export const lookupId = (conversation: string, turn: number, round: number) => `lk-${conversation}-t${turn}-r${round}`;
 export const refundId = (conversation: string) => `rf-${conversation}`;
 export const finalText = (conversation: string, turn: number) => `done ${conversation} turn ${turn}`;
-export const consultId = (conversation: string, turn: number) => `cs-${conversation}-t${turn}`;
-/** The child conversation of a `consult` call: its name is its first user message. */
-export const childName = (conversation: string, turn: number) => `sub ${conversation} t${turn}`;
-export const childChargeId = (conversation: string, turn: number) => `ch-sub.${conversation}-t${turn}`;
-export const childText = (conversation: string, turn: number) => `sub done ${conversation} t${turn}`;
 export const userText = (conversation: string, turn: number) => `${conversation} turn-${turn}`;
 
 /** The rounds of a turn: a `refund` round first for the approval conversations' first turn. */
@@ -42,22 +40,14 @@ export function roundsOf(conversation: string, turn: number): number {
 
 /** The model: the same history always gets the same answer (ids included), so a request made again is a true repeat. */
 export function plan(step: PlanStep): PlannedAnswer {
-  if (step.conversation.startsWith('sub ')) {
-    const [, conversation = '', turnText = 't0'] = step.conversation.split(' ');
-    const turn = Number(turnText.slice(1));
-    return step.round === 0
-      ? { toolCalls: [{ id: childChargeId(conversation, turn), name: 'charge', args: { cents: 1 } }] }
-      : { text: childText(conversation, turn) };
-  }
+  const child = childPlan(step);
+  if (child) return child;
   const conversation = step.conversation.split(' ')[0] ?? '';
   const refundFirst = roundsOf(conversation, step.turn) > roundsPerTurn;
   if (step.round >= roundsOf(conversation, step.turn)) return { text: finalText(conversation, step.turn) };
   if (refundFirst && step.round === 0) return { toolCalls: [{ id: refundId(conversation), name: 'refund', args: { cents: 500 } }] };
   const round = refundFirst ? step.round - 1 : step.round;
-  const consult =
-    agentIds.includes(conversation) && round === roundsPerTurn - 1
-      ? [{ id: consultId(conversation, step.turn), name: 'consult', args: { prompt: childName(conversation, step.turn) } }]
-      : [];
+  const consult = agentIds.includes(conversation) && round === roundsPerTurn - 1 ? [consultCall(conversation, step.turn)] : [];
   return {
     toolCalls: [
       { id: chargeId(conversation, step.turn, round), name: 'charge', args: { cents: 100 * (round + 1) } },
