@@ -8,8 +8,10 @@ import {
   defineTool,
   handlerProvider,
   InvalidOptionsError,
+  openaiProvider,
   type RunOutput,
 } from '../src/index.js';
+import { startWireServer } from './support/wire-server.js';
 import { scriptedModel } from './support/scripted-model.js';
 
 function run(machine: ReturnType<typeof createConversationMachine>, content: string, sessionData?: unknown) {
@@ -156,6 +158,40 @@ describe('agentTool: a conversation machine called as a tool', () => {
       /agentTool.onChildFailure: expected "result" or "halt"/,
     );
   });
+});
+
+describe("an agent call stopped by its caller closes its child's HTTP request", () => {
+  for (const how of ['timeout', 'cancel'] as const) {
+    it(`on ${how}: the wire server sees the child's socket close, and the parent's run goes on or halts as usual`, async () => {
+      // The child's one request never answers: the server holds it until the client lets go.
+      const server = await startWireServer([async (_request, control) => control.sleep(10_000)]);
+      try {
+        const child = createConversationMachine({
+          provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-child', baseURL: `${server.url}/v1` }),
+          retry: false,
+        });
+        const parent = scriptedModel([{ toolCalls: [{ id: 'p1', name: 'ask', args: { prompt: 'x' } }] }, { text: 'went on' }]);
+        const machine = createConversationMachine({
+          provider: handlerProvider(parent.handler),
+          tools: [agentTool(child, { name: 'ask', ...(how === 'timeout' ? { timeoutMs: 1_000 } : {}) })],
+        });
+        const started = run(machine, 'go');
+        if (how === 'cancel') {
+          started.actor.on('agent.event', ({ event }) => {
+            if (event.type === 'request.started') setTimeout(() => started.actor.send({ type: 'cancel', reason: 'user left' }), 50);
+          });
+        }
+        const output = await started.output;
+        if (how === 'timeout') expect(output).toMatchObject({ status: 'done', text: 'went on' });
+        else expect(output).toMatchObject({ status: 'halted', reason: 'cancelled' });
+        await server.waitForRequestSocketClosed(0);
+        const finished = started.events.find((event) => event.type === 'agent.finished');
+        expect(finished).toMatchObject({ output: { status: 'halted', reason: how === 'timeout' ? 'timeout' : 'cancelled' } });
+      } finally {
+        await server.close();
+      }
+    });
+  }
 });
 
 describe('durable agent trees', () => {
