@@ -454,3 +454,71 @@ describe('handoffs', () => {
     expect(() => createConversationMachine({ provider, agents: [a, b], system: 'x' })).toThrow(/system: expected no value with agents/);
   });
 });
+
+describe('an agent tree on a durable host and through actorloop/rx', () => {
+  it("lists a child's waiting call among pendingApprovals with its path, reports awaitingApproval, and takes the approval", async () => {
+    const { createConversationHost, memoryStore } = await import('../src/index.js');
+    const executed: string[] = [];
+    const transfer = defineTool({
+      name: 'transfer',
+      parameters: z.object({ amount: z.number() }),
+      needsApproval: true,
+      execute: ({ amount }) => {
+        executed.push(`transfer ${amount}`);
+        return `sent ${amount}`;
+      },
+    });
+    const child = createConversationMachine({
+      provider: handlerProvider(
+        scriptedModel([{ toolCalls: [{ id: 'c1', name: 'transfer', args: { amount: 5 } }] }, { text: 'paid' }]).handler,
+      ),
+      tools: [transfer],
+    });
+    const machine = createConversationMachine({
+      provider: handlerProvider(
+        scriptedModel([{ toolCalls: [{ id: 'p1', name: 'pay', args: { prompt: 'pay 5' } }] }, { text: 'done' }]).handler,
+      ),
+      tools: [agentTool(child, { name: 'pay', timeoutMs: 30_000 })],
+    });
+    const host = createConversationHost({ machine, store: memoryStore() });
+    try {
+      await host.send('c-1', { type: 'user.message', content: 'pay' });
+      await expect.poll(async () => (await host.get('c-1'))?.status).toBe('awaitingApproval');
+      const view = await host.get('c-1');
+      expect(view?.pendingApprovals).toEqual([{ toolCallId: 'c1', name: 'transfer', args: { amount: 5 }, path: ['p1'] }]);
+      expect(executed).toEqual([]);
+      await host.send('c-1', { type: 'tool.approve', toolCallId: 'c1' });
+      expect(await host.result('c-1')).toMatchObject({ status: 'done', text: 'done' });
+      expect(executed).toEqual(['transfer 5']);
+      expect((await host.get('c-1'))?.pendingApprovals).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('events$ streams the tree: agent.started, every agent.event, agent.finished', async () => {
+    const { events$ } = await import('../src/observe/rx/index.js');
+    const { lastValueFrom, toArray } = await import('rxjs');
+    const leaf = createConversationMachine({ provider: handlerProvider(scriptedModel([{ text: 'leaf' }]).handler) });
+    const root = createConversationMachine({
+      provider: handlerProvider(
+        scriptedModel([{ toolCalls: [{ id: 'p1', name: 'leaf', args: { prompt: 'x' } }] }, { text: 'root' }]).handler,
+      ),
+      tools: [agentTool(leaf, { name: 'leaf' })],
+    });
+    const actor = createActor(root, { input: { messages: [] } });
+    const tree = lastValueFrom(events$(actor, 'agent.started', 'agent.event', 'agent.finished').pipe(toArray()));
+    actor.start();
+    actor.send({ type: 'user.message', content: 'go' });
+    const seen = await tree;
+    expect(seen[0]).toEqual({ type: 'agent.started', toolCallId: 'p1', agent: 'leaf' });
+    expect(seen.at(-1)).toMatchObject({
+      type: 'agent.finished',
+      toolCallId: 'p1',
+      agent: 'leaf',
+      output: { status: 'done', text: 'leaf' },
+    });
+    const inner = seen.filter((event) => event.type === 'agent.event').map((event) => event.type === 'agent.event' && event.event.type);
+    expect(inner).toEqual(expect.arrayContaining(['request.started', 'text.delta', 'usage', 'request.finished']));
+  });
+});
