@@ -25,7 +25,7 @@ export const approvalIds = ['r0', 'r1'];
  * These conversations' last round of each turn also asks `consult`, an agent call: a child
  * conversation (`sub <id> t<turn>`) whose one round calls `charge` too, then answers.
  */
-export const agentIds = conversationIds.filter((_id, index) => index % 4 === 2);
+export const agentIds = conversationIds.filter((_id, index) => index % 10 === 2);
 
 export const chargeId = (conversation: string, turn: number, round: number) => `ch-${conversation}-t${turn}-r${round}`;
 export const lookupId = (conversation: string, turn: number, round: number) => `lk-${conversation}-t${turn}-r${round}`;
