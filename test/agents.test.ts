@@ -258,6 +258,52 @@ describe('durable agent trees', () => {
   });
 });
 
+describe('a child that had ended when the snapshot was taken', () => {
+  it('settles its call on restore (a restored child sends no done event): the parent goes on with its answer', async () => {
+    let release: (() => void) | undefined;
+    const wait = defineTool({
+      name: 'wait',
+      parameters: z.object({}),
+      execute: () => new Promise<string>((resolve) => (release = () => resolve('waited'))),
+    });
+    const child = createConversationMachine({
+      provider: handlerProvider(scriptedModel([{ toolCalls: [{ id: 'c1', name: 'wait', args: {} }] }, { text: 'child' }]).handler),
+      tools: [wait],
+    });
+    const parentModel = scriptedModel([{ toolCalls: [{ id: 'p1', name: 'ask', args: { prompt: 'x' } }] }, { text: 'parent got it' }]);
+    const machine = createConversationMachine({
+      provider: handlerProvider(parentModel.handler),
+      tools: [agentTool(child, { name: 'ask' })],
+    });
+    const first = run(machine, 'go');
+    await new Promise<void>((resolve) => {
+      const check = () => (release ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    const persisted = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot())) as {
+      children: Record<string, { snapshot: Record<string, unknown> }>;
+    };
+    first.actor.stop();
+    release?.();
+    // The child as it was when it had ended: final, with its output.
+    const usage = { inputTokens: 30, outputTokens: 7, totalTokens: 37 };
+    const childOutput = { status: 'done', text: 'the child answered', messages: [{ role: 'user', content: 'x' }], iterations: 1, usage };
+    Object.assign(persisted.children['agent:p1']!.snapshot, { status: 'done', value: 'done', output: childOutput });
+    const restored = createActor(machine, { snapshot: persisted as never });
+    const events: ConversationEmittedEvent[] = [];
+    restored.on('*', (event) => events.push(event as ConversationEmittedEvent));
+    restored.start();
+    const output = (await toPromise(restored)) as RunOutput;
+    expect(output).toMatchObject({ status: 'done', text: 'parent got it' });
+    expect(output.messages.find((message) => message.role === 'tool')?.content[0]).toMatchObject({
+      toolCallId: 'p1',
+      result: 'the child answered',
+    });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'tool.result', toolCallId: 'p1', result: 'the child answered' }));
+    expect(output.usageByAgent?.find((entry) => entry.agent === 'ask')?.usage).toEqual(usage);
+  });
+});
+
 describe('a child that cannot be restored', () => {
   it("ends the parent's restored run in error naming the child; the stored snapshot is not changed", async () => {
     let release: (() => void) | undefined;

@@ -1,8 +1,8 @@
 import { isRecord } from '../util/is-record.js';
 import { freshAttempt } from './fresh-attempt.js';
-import { errorResult, resultTexts, settleRemaining, toolMessage } from './tool-round.js';
+import { errorResult, resultTexts, settleRemaining, toolMessage, toolResult } from './tool-round.js';
 import type { AnyStateMachine } from 'xstate';
-import { agentActorId } from './agent-calls.js';
+import { agentActorId, agentFinished, agentResult, isRunOutput } from './agent-calls.js';
 import { migrateSnapshot } from './migrate-snapshot.js';
 import { runOutput } from './run-context.js';
 import { findSnapshotProblem } from './snapshot-problem.js';
@@ -61,6 +61,7 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
     let unrestorable: string | undefined;
     const persistedChildren = isRecord(persisted.children) ? persisted.children : {};
     const children: Record<string, unknown> = {};
+    let finishedChildren: Pick<ConversationContext, 'usage' | 'agents'> = context;
     const round = context.round.map((call): RoundCall => {
       if (call.state !== 'running') return call;
       // An agent call's child is itself a run: restored with its parent, it resumes where it was
@@ -70,6 +71,16 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
         const problem = childProblem(agentChild, policy.agentMachineOf?.(call.toolName));
         if (problem)
           unrestorable ??= `agent call ${call.toolCallId} (${call.toolName}): its child's snapshot cannot be restored (${problem})`;
+        // A child that had ended before the snapshot was taken, its caller not yet told: a restored
+        // child sends no done event, so its output settles the call here (its result reported on resume).
+        const output = isRecord(agentChild) && isRecord(agentChild.snapshot) ? agentChild.snapshot.output : undefined;
+        if (isRecord(agentChild) && isRecord(agentChild.snapshot) && agentChild.snapshot.status === 'done' && isRunOutput(output)) {
+          finishedChildren = { ...finishedChildren, ...(agentFinished(finishedChildren, call, output).context as object) };
+          interrupted.push(call.toolCallId);
+          const { deadline: _deadline, ...rest } = call;
+          const { text, isError } = agentResult(call.toolName, output);
+          return { ...rest, state: 'settled', result: isError ? errorResult(call, text) : toolResult(call, text) };
+        }
         children[agentActorId(call.toolCallId)] = agentChild;
         return call;
       }
@@ -79,7 +90,8 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
       return { ...rest, state: 'settled', result: errorResult(call, resultTexts.interrupted) };
     });
     if (unrestorable !== undefined) return failedRun(persisted, context, unrestorable) as T;
-    return { ...persisted, context: { ...context, round, restored: { interrupted } }, children } as T;
+    const resumed = { ...context, usage: finishedChildren.usage, agents: finishedChildren.agents, round, restored: { interrupted } };
+    return { ...persisted, context: resumed, children } as T;
   }
   return persisted;
 }
