@@ -12,6 +12,7 @@ import { z } from 'zod';
 import {
   ConversationNotFoundError,
   createConversationMachine,
+  agentTool,
   defineTool,
   EventRejectedError,
   InvalidOptionsError,
@@ -27,6 +28,11 @@ import { type RestateServer, startRestateServer } from './support/restate-server
 /** `tools …` conversations make one tool round, `refund …` ones one round that needs approval; then a text answer. */
 function plan(step: PlanStep): PlannedAnswer {
   const kind = step.conversation.split(' ')[0];
+  // An agent tree: the parent asks `consult`; its child (named by its prompt) looks a key up, then answers.
+  if (kind === 'tree')
+    return step.round === 0 ? { toolCalls: [{ id: 'cs-1', name: 'consult', args: { prompt: 'sub tree' } }] } : { text: `tree answer` };
+  if (kind === 'sub')
+    return step.round === 0 ? { toolCalls: [{ id: 'lk-sub', name: 'lookup', args: { key: 'deep' } }] } : { text: 'child answer' };
   if (step.round === 0 && kind === 'tools') return { toolCalls: [{ id: `lk-${step.turn}`, name: 'lookup', args: { key: 'order' } }] };
   if (step.round === 0 && kind === 'refund') return { toolCalls: [{ id: `rf-${step.turn}`, name: 'refund', args: { cents: 500 } }] };
   return { text: `answer to ${step.lastUser}` };
@@ -57,6 +63,7 @@ let wire: PlannedWireServer;
 let server: RestateServer;
 let worker: http2.Http2Server;
 let client: RestateConversationClient;
+let treeClient: RestateConversationClient;
 const events: RestateConversationEvent[] = [];
 const sdkLog: string[] = [];
 
@@ -69,13 +76,26 @@ beforeAll(async () => {
     retry: { initialDelayMs: 200, maxDelayMs: 400 },
   });
   const conversations = restateConversations({ machine, onEvent: (event) => events.push(event) });
+  const consultant = createConversationMachine({
+    provider: openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${wire.url}/v1` }),
+    tools: [lookup],
+  });
+  const trees = restateConversations({
+    name: 'treeConversation',
+    machine: createConversationMachine({
+      provider: openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${wire.url}/v1` }),
+      tools: [agentTool(consultant, { name: 'consult', description: 'Ask the consultant' })],
+    }),
+    onEvent: (event) => events.push(event),
+  });
   // The SDK's log (every invocation, every terminal error the tests provoke) is kept, not printed.
   worker = http2.createServer(
-    restate.createEndpointHandler({ services: [conversations], logger: (_meta, message) => sdkLog.push(String(message)) }),
+    restate.createEndpointHandler({ services: [conversations, trees], logger: (_meta, message) => sdkLog.push(String(message)) }),
   );
   await new Promise<void>((resolve) => worker.listen(0, '127.0.0.1', resolve));
   await server.register(`http://127.0.0.1:${(worker.address() as AddressInfo).port}`);
   client = restateConversationClient({ url: server.ingressUrl });
+  treeClient = restateConversationClient({ url: server.ingressUrl, name: 'treeConversation' });
 }, 90_000);
 
 afterAll(async () => {
@@ -100,6 +120,27 @@ async function openInvocations(id: string): Promise<Array<{ target: string; stat
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('actorloop/restate with a real restate-server', () => {
+  it("runs an agent call: the child's request and tool are journaled steps, its events stream live as agent.event", async () => {
+    await treeClient.send('t-1', { type: 'user.message', content: 'tree please' });
+    expect(await treeClient.result('t-1')).toMatchObject({ status: 'done', text: 'tree answer' });
+    const stored = await treeClient.get('t-1');
+    const toolMessage = stored?.messages.find((message) => message.role === 'tool');
+    expect(toolMessage?.content[0]).toMatchObject({ toolCallId: 'cs-1', result: 'child answer' });
+    expect(executions.filter((entry) => entry === 'lookup deep')).toHaveLength(1);
+    const mine = events.filter((event) => event.conversationId === 't-1').map(({ event }) => event);
+    expect(mine).toContainEqual(expect.objectContaining({ type: 'agent.started', toolCallId: 'cs-1', agent: 'consult' }));
+    expect(mine).toContainEqual(
+      expect.objectContaining({
+        type: 'agent.event',
+        path: ['cs-1'],
+        event: expect.objectContaining({ type: 'tool.result', toolCallId: 'lk-sub' }),
+      }),
+    );
+    expect(mine).toContainEqual(
+      expect.objectContaining({ type: 'agent.finished', toolCallId: 'cs-1', output: expect.objectContaining({ status: 'done' }) }),
+    );
+  }, 60_000);
+
   it('runs a conversation with a tool round; get reads it, result waits for it, onEvent streams it live', async () => {
     const view = await client.send('c-tools', { type: 'user.message', content: 'tools please' }, { sessionData: { user: 'u1' } });
     expect(view).toMatchObject({ id: 'c-tools', status: 'running' });
