@@ -14,6 +14,14 @@ import {
 import { startWireServer } from './support/wire-server.js';
 import { scriptedModel } from './support/scripted-model.js';
 
+/** Resolves once `condition` holds, polling every 5 ms (a test's wait for a run to get somewhere). */
+function until(condition: () => unknown): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => (condition() ? resolve() : setTimeout(check, 5));
+    check();
+  });
+}
+
 function run(machine: ReturnType<typeof createConversationMachine>, content: string, sessionData?: unknown) {
   const actor = createActor(machine, { input: { messages: [], ...(sessionData === undefined ? {} : { sessionData }) } });
   const events: ConversationEmittedEvent[] = [];
@@ -232,10 +240,7 @@ describe('durable agent trees', () => {
       tools: [agentTool(childMachine, { name: 'ask' })],
     });
     const first = run(machine, 'start');
-    await new Promise<void>((resolve) => {
-      const check = () => (executions.includes('slow') && executions.includes('quick') ? resolve() : setTimeout(check, 5));
-      check();
-    });
+    await until(() => executions.includes('slow') && executions.includes('quick'));
     await new Promise((resolve) => setTimeout(resolve, 10));
     const persisted = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot())) as { children: Record<string, unknown> };
     expect(Object.keys(persisted.children)).toContain('agent:p1');
@@ -276,10 +281,7 @@ describe('a child that had ended when the snapshot was taken', () => {
       tools: [agentTool(child, { name: 'ask' })],
     });
     const first = run(machine, 'go');
-    await new Promise<void>((resolve) => {
-      const check = () => (release ? resolve() : setTimeout(check, 5));
-      check();
-    });
+    await until(() => release);
     const persisted = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot())) as {
       children: Record<string, { snapshot: Record<string, unknown> }>;
     };
@@ -323,10 +325,7 @@ describe('a child that cannot be restored', () => {
       tools: [agentTool(child, { name: 'ask' })],
     });
     const first = run(machine, 'go');
-    await new Promise<void>((resolve) => {
-      const check = () => (release ? resolve() : setTimeout(check, 5));
-      check();
-    });
+    await until(() => release);
     const persisted = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot())) as {
       children: Record<string, { snapshot: Record<string, unknown> }>;
     };
@@ -386,10 +385,7 @@ describe('approvals deep in an agent tree', () => {
       tools: [agentTool(middle, { name: 'middle' })],
     });
     const { actor, events, output } = run(root, 'start');
-    await new Promise<void>((resolve) => {
-      const check = () => (actor.getSnapshot().context.agents.approvals.length === 2 ? resolve() : setTimeout(check, 5));
-      check();
-    });
+    await until(() => actor.getSnapshot().context.agents.approvals.length === 2);
     const requested = events.filter((event) => event.type === 'tool.approval.requested');
     expect(requested).toEqual([
       { type: 'tool.approval.requested', toolCallId: 'g1', name: 'danger', args: { what: 'a' }, path: ['p1', 'c1'] },

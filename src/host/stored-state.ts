@@ -16,13 +16,17 @@ type SnapshotLike = { value: unknown; status: string; context: { messages: unkno
 
 function agentShapes(children: unknown): Array<readonly [string, StoredShape]> | undefined {
   if (typeof children !== 'object' || children === null) return undefined;
-  const shapes: Array<readonly [string, StoredShape]> = [];
-  for (const [id, child] of Object.entries(children)) {
+  // Called for every snapshot a host sees (each streamed delta batch): no array unless there are agent children.
+  let shapes: Array<readonly [string, StoredShape]> | undefined;
+  for (const id in children) {
     if (!id.startsWith('agent:')) continue;
-    const snapshot = (child as { getSnapshot?: () => unknown } | undefined)?.getSnapshot?.() as SnapshotLike | undefined;
-    if (snapshot?.context) shapes.push([id, storedShapeOf(snapshot)]);
+    const child = (children as Record<string, { getSnapshot?: () => unknown } | undefined>)[id];
+    const snapshot = child?.getSnapshot?.() as SnapshotLike | undefined;
+    if (!snapshot?.context) continue;
+    shapes ??= [];
+    shapes.push([id, storedShapeOf(snapshot)]);
   }
-  return shapes.length === 0 ? undefined : shapes;
+  return shapes;
 }
 
 /** A state value as one string (`executingTools.running`); called on every snapshot, so without JSON. */
