@@ -49,7 +49,22 @@ export type {
   DoomLoopDetectedEvent,
   EventRejectedEvent,
   RunResumeEvent,
+  BudgetDeadlineEvent,
+  BudgetReached,
+  GuardrailTripped,
+  InheritedBudget,
+  UserContent,
+  RunControl,
+  UserMessageQueuedEvent,
+  RequestInterruptedEvent,
+  ProviderFallbackEvent,
+  ContextCompactedEvent,
+  GuardrailCheckedEvent,
 } from './machines/types.js';
+export type { BudgetOptions } from './machines/budget.js';
+export { modelPrices } from './machines/model-prices.js';
+export type { GuardrailOptions } from './machines/guardrails.js';
+export type { Guardrail, GuardrailContext, GuardrailVerdict } from './tools/guardrail.js';
 export { resultTexts } from './machines/tool-round.js';
 export type { ModelPrice, PriceTable, RunCost } from './machines/pricing.js';
 export type { OutputOptions, InferObject } from './machines/structured-output.js';

@@ -109,6 +109,11 @@ type GraphConfig = {
   agents?: boolean;
   /** Agents `a` and `b` handing off to each other, both with the scripted tools. */
   handoffs?: boolean;
+  /**
+   * Long conversations (DESIGN §12): guardrails (this many per phase), `steering`, a fallback
+   * provider, a token and a time budget; `user.interrupt` is offered.
+   */
+  controls?: { guardrails: 0 | 1 | 2; steering: 'queue' | 'reject'; fallback: boolean; budget: boolean };
 };
 
 /** The child conversation of the agent tools; pure traversal never starts it. */
@@ -138,7 +143,24 @@ function machineOptions(
     ...(config.doomLoop ? {} : { doomLoop: false }),
     toolTimeoutMs: 5_000,
     ...(config.output ? { output: outputOption } : {}),
+    ...(config.controls ? controlOptions(config.controls, provider) : {}),
     ...extra,
+  };
+}
+
+/** A guardrail never called during pure traversal (its verdicts are offered as events). */
+const graphGuardrail = (name: string) => ({ name, check: () => ({ tripped: false }), timeoutMs: 1_000 });
+
+/** The §12 options of the `controls` config: 8 tokens is spent by the second response (5 tokens each). */
+const controlBudget = { maxTotalTokens: 8, maxDurationMs: 86_400_000 };
+function controlOptions(controls: NonNullable<GraphConfig['controls']>, provider: Provider): Partial<ConversationOptions> {
+  const input = [graphGuardrail('topic'), graphGuardrail('language')].slice(0, controls.guardrails);
+  const output = [graphGuardrail('pii'), graphGuardrail('tone')].slice(0, controls.guardrails);
+  return {
+    ...(controls.fallback ? { provider: [provider, { ...provider, name: 'fallback' }] } : {}),
+    ...(controls.guardrails > 0 ? { guardrails: { input, output } } : {}),
+    steering: controls.steering,
+    ...(controls.budget ? { budget: controlBudget } : {}),
   };
 }
 
@@ -189,6 +211,7 @@ const providerDone = asEvent({ type: 'xstate.done.actor.providerCall', output: u
 const afterRetryDelay = asEvent({ type: 'xstate.after.retryDelay.conversation.retrying' });
 const afterRequestTimeout = asEvent({ type: 'xstate.after.requestTimeout.conversation.requesting.waiting' });
 const afterToolDeadline = asEvent({ type: 'xstate.after.toolDeadline.conversation.executingTools.running' });
+const afterCompactionBackoff = asEvent({ type: 'xstate.after.retryDelay.conversation.compacting.backingOff' });
 const userMessage = asEvent({ type: 'user.message', content: 'What is 2+3?' });
 /** What a restored run sends itself on start. */
 const runResume = asEvent({ type: 'run.resume' });
@@ -204,6 +227,22 @@ const deny = asEvent({ type: 'tool.deny', toolCallId: 'call_guarded', reason: 'n
 const approveUnknown = asEvent({ type: 'tool.approve', toolCallId: 'call_missing' });
 const denyUnknown = asEvent({ type: 'tool.deny', toolCallId: 'call_missing' });
 const cancel = asEvent({ type: 'cancel', reason: 'user left' });
+const interrupt = asEvent({ type: 'user.interrupt', content: 'Actually, use metric units.' });
+const emptyInterrupt = asEvent({ type: 'user.interrupt', content: '' });
+const budgetDeadline = asEvent({ type: 'budget.deadline' });
+const afterInputGuardrailTimeout = asEvent({ type: 'xstate.after.inputGuardrailTimeout.conversation.checkingInput' });
+const afterOutputGuardrailTimeout = asEvent({ type: 'xstate.after.outputGuardrailTimeout.conversation.checkingOutput' });
+/** A guardrail check's verdicts and its crash, for the live `guardrailCheck` actor of this snapshot's phase. */
+function guardrailEvents(snapshot: Snapshot): ConversationEvent[] {
+  if (!('guardrailCheck' in snapshot.children)) return [];
+  const phase = snapshot.matches('checkingOutput') ? 'output' : 'input';
+  const name = (phase === 'input' ? ['topic', 'language'] : ['pii', 'tone'])[snapshot.context.control.check];
+  return [
+    asEvent({ type: 'xstate.done.actor.guardrailCheck', output: { name, phase, tripped: false, reason: '' } }),
+    asEvent({ type: 'xstate.done.actor.guardrailCheck', output: { name, phase, tripped: true, reason: 'off topic' } }),
+    asEvent({ type: 'xstate.error.actor.guardrailCheck', error: new Error('the guardrail threw') }),
+  ];
+}
 
 type ProviderFailure = { label: string; error: unknown; retryable: boolean; code?: string };
 
@@ -297,6 +336,16 @@ function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
           childId: id,
           event: { type: 'tool.approval.requested', toolCallId: `deep_${call.toolCallId}`, name: 'danger', args: {} },
         }),
+        // A grandchild's request, as the child passes it up: it counts toward the tree's budget.
+        asEvent({
+          type: 'agent.emitted',
+          childId: id,
+          event: {
+            type: 'agent.event',
+            path: ['deep'],
+            event: { type: 'request.finished', iteration: 0, attempt: 1, finishReason: 'stop', usage },
+          },
+        }),
       ];
     }
     const id = `toolCall-${iterations}-${index}`;
@@ -330,8 +379,21 @@ function eventsFor(config: GraphConfig) {
     providerDone,
     ...providerFailures.map(providerErrorEvent),
   ];
+  // With steering, one queued message at a time keeps the graph finite.
+  const controls = (snapshot: Snapshot): ConversationEvent[] =>
+    config.controls
+      ? [
+          ...(snapshot.context.control.queued.length === 0 ? [interrupt] : []),
+          emptyInterrupt,
+          ...(config.controls.budget ? [budgetDeadline] : []),
+          afterInputGuardrailTimeout,
+          afterOutputGuardrailTimeout,
+          ...guardrailEvents(snapshot),
+        ]
+      : [];
   return (snapshot: Snapshot): ConversationEvent[] => [
-    ...fromUsersAndClock,
+    ...(config.controls && snapshot.context.control.queued.length > 0 ? fromUsersAndClock.filter((event) => event !== userMessage) : fromUsersAndClock),
+    ...controls(snapshot),
     // Approvals of calls deep in the tree, once a child asked for them.
     ...snapshot.context.agents.approvals.flatMap(({ toolCallId }) => [
       asEvent({ type: 'tool.approve', toolCallId }),
@@ -366,6 +428,7 @@ function stateKey(config: GraphConfig, { coarse = false } = {}) {
         iterations: context.iterations,
         reason: context.outcome.reason,
         ...(snapshot.value === 'error' ? { error: context.retry.lastError?.code ?? null } : {}),
+        ...(config.controls ? { budget: context.control.budget?.limit, guardrail: context.control.guardrail?.phase } : {}),
       });
     }
     const requestingOrRetrying = snapshot.matches('requesting') || snapshot.matches('retrying');
@@ -393,6 +456,17 @@ function stateKey(config: GraphConfig, { coarse = false } = {}) {
       approvals: context.agents.approvals.map((approval) => approval.toolCallId),
       reason: context.outcome.reason,
       doomLoopNoticed: context.doomLoop.noticed,
+      // What steers the §12 controls: the provider of the list, queued messages, the guardrail being
+      // checked, whether compaction ran for this request, and the tokens spent (the budget reads them).
+      ...(config.controls
+        ? {
+            provider: context.control.provider,
+            queued: context.control.queued.length,
+            check: context.control.check,
+            ...(config.controls.budget ? { tokens: context.usage.totalTokens } : {}),
+            lastUser: context.messages.at(-1)?.role,
+          }
+        : {}),
       repairs: context.answer.repairs,
       pendingNotice: context.doomLoop.pendingNotice !== null,
       // The doom-loop verdict depends on the tail of the tool-call history.
@@ -431,7 +505,7 @@ function buildGraph(config: GraphConfig): Graph {
     serializeState: key,
     serializeEvent,
     stopWhen: (snapshot: Snapshot) => snapshot.status !== 'active',
-    limit: 500_000,
+    limit: Number(process.env.GRAPH_LIMIT ?? 500_000),
   };
   // The machine's emitted-event typing trips getAdjacencyMap's ActorLogic parameter; the logic is the machine itself.
   const adjacency = getAdjacencyMap<Snapshot, ConversationEvent, { messages: Message[] }>(machine as never, traversalOptions);
@@ -556,6 +630,31 @@ const handoffConfig: GraphConfig = {
   finishes: ['text', 'handoff', 'handoffAndTool'],
   handoffs: true,
 };
+/** Long conversations: guardrails, steering, fallback, budgets and interrupts over one tool round. */
+const controlsConfig: GraphConfig = {
+  name: 'long-conversation controls',
+  maxToolIterations: 1,
+  doomLoop: false,
+  finishes: ['text', 'approval', 'normal'],
+  controls: { guardrails: 1, steering: 'queue', fallback: true, budget: true },
+};
+/** Agent calls under a tree budget, steering without guardrails. */
+const controlledAgentsConfig: GraphConfig = {
+  name: 'agent calls under a budget, steering',
+  maxToolIterations: 1,
+  doomLoop: false,
+  finishes: ['text', 'agents'],
+  agents: true,
+  controls: { guardrails: 0, steering: 'queue', fallback: false, budget: true },
+};
+/** Two guardrails a phase, messages during a run rejected. */
+const guardrailsConfig: GraphConfig = {
+  name: 'two guardrails a phase',
+  maxToolIterations: 0,
+  doomLoop: false,
+  finishes: ['text'],
+  controls: { guardrails: 2, steering: 'reject', fallback: false, budget: false },
+};
 const allConfigs = [...capConfigs, doomLoopConfig, outputConfig, agentConfig, handoffConfig];
 
 // ---------------------------------------------------------------------------------------------
@@ -567,7 +666,16 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     const delayed = getStateNodes(machine.root).flatMap((node: AnyStateNode) =>
       [...node.transitions.keys()].filter((type) => type.startsWith('xstate.after.')),
     );
-    expect(delayed.sort()).toEqual([afterRequestTimeout.type, afterRetryDelay.type, afterToolDeadline.type].sort());
+    expect(delayed.sort()).toEqual(
+      [
+        afterRequestTimeout.type,
+        afterRetryDelay.type,
+        afterToolDeadline.type,
+        afterInputGuardrailTimeout.type,
+        afterOutputGuardrailTimeout.type,
+        afterCompactionBackoff.type,
+      ].sort(),
+    );
   });
 
   for (const config of allConfigs) {
@@ -869,7 +977,17 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     }
     const covered = new Set<string>();
     // The small graphs suffice (the larger caps repeat the same transitions per round).
-    for (const config of [capConfigs[1]!, capConfigs[2]!, doomLoopConfig, outputConfig, agentConfig, handoffConfig]) {
+    for (const config of [
+      capConfigs[1]!,
+      capConfigs[2]!,
+      doomLoopConfig,
+      outputConfig,
+      agentConfig,
+      handoffConfig,
+      controlsConfig,
+      controlledAgentsConfig,
+      guardrailsConfig,
+    ]) {
       const graph = buildGraph(config);
       for (const [key, edges] of graph.edges) {
         const snapshot = graph.nodes.get(key)!;
@@ -878,9 +996,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
             const siblings = taken.source.transitions.get(taken.eventType) ?? [];
             covered.add(nameOf(taken, siblings.indexOf(taken)));
           }
-          // Eventless transitions (sources: awaitingApproval, executingTools) fire inside the
-          // macrostep: look at consecutive microsteps of the edges that can pass through them.
-          if (event !== providerDone && !snapshot.matches('awaitingApproval') && !snapshot.matches('executingTools')) continue;
+          // Eventless transitions fire inside the macrostep: look at consecutive microsteps.
           const microsteps = graph.machine.microstep(snapshot, event, inertScope as never);
           for (let index = 1; index < microsteps.length; index++) {
             const before = microsteps[index - 1]!;
@@ -898,7 +1014,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
       }
     }
     // `run.resume` is only ever taken by a restored run: restore every reachable snapshot.
-    for (const config of [capConfigs[1]!, capConfigs[2]!]) {
+    for (const config of [capConfigs[1]!, capConfigs[2]!, controlsConfig]) {
       const graph = buildGraph(config);
       for (const snapshot of graph.nodes.values()) {
         if (isFinal(snapshot)) continue;
@@ -984,7 +1100,8 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
           problems.push(`${node.id} invokes ${definition.id} without onError`);
       }
     }
-    expect(invokes).toBe(1);
+    // The provider request, a guardrail check in each phase, the compaction.
+    expect(invokes).toBe(4);
     const running = conversation.getStateNodeById('conversation.executingTools.running');
     expect(running.transitions.has('xstate.error.actor.*')).toBe(true);
     expect(problems).toEqual([]);
@@ -1054,7 +1171,227 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     expect(repaired).toBeGreaterThan(0);
     expect(exhausted).toBeGreaterThan(0);
     const repairing = getStateNodes(graph.machine.root).find((node: AnyStateNode) => node.key === 'repairing');
-    expect(repairing?.always?.map((transition) => transition.target?.map((target) => target.key))).toEqual([['requesting']]);
+    // By way of `preparing`, where every request starts (budget and context window checked).
+    expect(repairing?.always?.map((transition) => transition.target?.map((target) => target.key))).toEqual([['preparing']]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Part 1b: long conversations (DESIGN §12) — guardrails, steering, fallback, budgets, interrupts
+
+describe('long-conversation controls graph (DESIGN §12)', () => {
+  const graph = () => buildGraph(controlsConfig);
+  const finals = () => [...graph().nodes.values()].filter(isFinal);
+  const allEdges = () =>
+    [...graph().edges].flatMap(([key, out]) => out.map((edge) => ({ ...edge, key, from: graph().nodes.get(key)! })));
+
+  it('is finite and ends done, halted (budget, guardrail, cancelled) and error (guardrail, provider)', () => {
+    expect(graph().nodes.size).toBeGreaterThan(50);
+    expect(new Set(finals().map(stateValueOf))).toEqual(new Set(['done', 'halted', 'error']));
+    const reasons = new Set(finals().map((snapshot) => snapshot.output?.reason));
+    for (const reason of ['budget', 'guardrail', 'cancelled']) expect(reasons).toContain(reason);
+    const codes = new Set(finals().map((snapshot) => snapshot.output?.error?.code));
+    for (const code of ['guardrail_error', 'guardrail_timeout', 'rate_limit', 'bad_request']) expect(codes).toContain(code);
+  });
+
+  for (const config of [controlsConfig, controlledAgentsConfig, guardrailsConfig]) {
+    describe(config.name, () => {
+      const graphOf = () => buildGraph(config);
+      it('(a) a final state is reachable from every reachable state; finals are absorbing with a valid history', () => {
+        const reverse = new Map<string, string[]>();
+        for (const [from, out] of graphOf().edges) for (const { to } of out) reverse.set(to, [...(reverse.get(to) ?? []), from]);
+        const canFinish = new Set([...graphOf().nodes].filter(([, snapshot]) => isFinal(snapshot)).map(([key]) => key));
+        const queue = [...canFinish];
+        while (queue.length) {
+          for (const from of reverse.get(queue.pop()!) ?? []) {
+            if (!canFinish.has(from)) {
+              canFinish.add(from);
+              queue.push(from);
+            }
+          }
+        }
+        expect([...graphOf().nodes.keys()].filter((key) => !canFinish.has(key))).toEqual([]);
+        for (const snapshot of graphOf().nodes.values()) {
+          if (!isFinal(snapshot)) continue;
+          expect(historyProblem(snapshot.output!.messages), graphOf().key(snapshot)).toBeNull();
+          // A message still queued when the run ended is kept at the end of its history.
+          expect(snapshot.context.control.queued).toEqual([]);
+          for (const event of [cancel, interrupt, budgetDeadline, userMessage])
+            expect(step(graphOf().machine, snapshot, event)[0].value).toEqual(snapshot.value);
+        }
+      });
+
+      it('(e) cancel from every non-final state ends halted/cancelled with a valid history and no child left', () => {
+        let checked = 0;
+        for (const [key, snapshot] of graphOf().nodes) {
+          if (isFinal(snapshot)) continue;
+          checked++;
+          const [next] = step(graphOf().machine, snapshot, cancel);
+          expect(next.output, key).toMatchObject({ status: 'halted', reason: 'cancelled' });
+          expect(historyProblem(next.context.messages), key).toBeNull();
+          expect(Object.keys(next.children), key).toEqual([]);
+        }
+        expect(checked).toBeGreaterThan(10);
+      });
+    });
+  }
+
+  it("agent calls: a grandchild's request that takes the tree over its budget halts the root, every call answered", () => {
+    const graph = buildGraph(controlledAgentsConfig);
+    let halted = 0;
+    for (const [key, out] of graph.edges) {
+      const from = graph.nodes.get(key)!;
+      for (const { event, next } of out) {
+        if (event.type !== 'agent.emitted' || next.output?.reason !== 'budget') continue;
+        halted++;
+        expect(next.output.budget).toMatchObject({ limit: 'maxTotalTokens', max: 8 });
+        expect(historyProblem(next.context.messages), key).toBeNull();
+        expect(Object.keys(next.children), key).toEqual([]);
+        const answered = next.context.messages.flatMap((message) => (message.role === 'tool' ? message.content : []));
+        for (const call of from.context.round ?? []) expect(answered.some((part) => part.toolCallId === call.toolCallId), key).toBe(true);
+      }
+    }
+    expect(halted).toBeGreaterThan(0);
+  });
+
+  it('budget: no request starts at or over the budget; crossing it halts with RunOutput.budget and a valid history', () => {
+    let requests = 0;
+    for (const { from, next, event, key } of allEdges()) {
+      const starts = next.matches('requesting') && (!from.matches('requesting') || event === runResume);
+      if (!starts) continue;
+      requests++;
+      expect(next.context.usage.totalTokens, `request started from ${key}`).toBeLessThan(controlBudget.maxTotalTokens);
+    }
+    expect(requests).toBeGreaterThan(10);
+    const overBudget = finals().filter((snapshot) => snapshot.output?.reason === 'budget');
+    const limits = new Set(overBudget.map((snapshot) => snapshot.output?.budget?.limit));
+    expect(limits).toEqual(new Set(['maxTotalTokens', 'maxDurationMs']));
+    for (const snapshot of overBudget) {
+      expect(snapshot.output?.status).toBe('halted');
+      expect(historyProblem(snapshot.output!.messages)).toBeNull();
+      if (snapshot.output?.budget?.limit === 'maxTotalTokens') {
+        expect(snapshot.output.budget).toMatchObject({ max: 8 });
+        expect(snapshot.output.budget.used).toBeGreaterThanOrEqual(8);
+      }
+    }
+    // A response with tool calls that spends the budget: its calls are refused, naming the limit.
+    let refused = 0;
+    for (const { from, next, event, key } of allEdges()) {
+      if (event !== providerDone || !from.context.response?.calls.length || next.output?.reason !== 'budget') continue;
+      refused++;
+      // (A message queued meanwhile follows the results, kept for the next turn.)
+      const results = next.output.messages.findLast((message) => message.role === 'tool');
+      expect(next.output.messages.indexOf(results!), key).toBe(next.output.messages.length - 1 - from.context.control.queued.length);
+      if (results?.role === 'tool') {
+        expect(results.content.map((part) => part.result)).toEqual(
+          from.context.response.calls.map(() => 'not executed: the run reached its budget (maxTotalTokens)'),
+        );
+      }
+    }
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  it('guardrails: every run starts through checkingInput and ends done only through checkingOutput; a trip halts, a throw or timeout errors', () => {
+    let started = 0;
+    let tripped = 0;
+    let broken = 0;
+    for (const { from, next, event, key } of allEdges()) {
+      if (from.matches('idle') && event === userMessage) {
+        started++;
+        expect(next.value, key).toBe('checkingInput');
+      }
+      if (next.value === 'done') expect(from.value, `done from ${key}`).toBe('checkingOutput');
+      if (from.matches('checkingInput') || from.matches('checkingOutput')) {
+        const output = (event as { output?: { tripped?: boolean } }).output;
+        if (output?.tripped) {
+          tripped++;
+          expect(next.output, key).toMatchObject({ status: 'halted', reason: 'guardrail', guardrail: { reason: 'off topic' } });
+        }
+        if ((event.type as string) === 'xstate.error.actor.guardrailCheck' || event.type.includes('GuardrailTimeout')) {
+          broken++;
+          expect(next.output?.status, key).toBe('error');
+          expect(next.output?.error?.message, key).toMatch(/guardrail "(topic|pii)"/);
+        }
+      }
+    }
+    expect(started).toBeGreaterThan(0);
+    expect(tripped).toBeGreaterThan(2);
+    expect(broken).toBeGreaterThan(4);
+  });
+
+  it("steering 'queue': a message during a run waits, then joins the history (checked by the input guardrail) before the next request", () => {
+    let queued = 0;
+    for (const { from, next, event, key } of allEdges()) {
+      if (event === userMessage && !from.matches('idle') && !isFinal(from)) {
+        queued++;
+        expect(next.context.control.queued.length, key).toBe(from.context.control.queued.length + 1);
+        expect(next.context.messages, key).toBe(from.context.messages);
+      }
+      // Every request starts with nothing queued, the queued messages last in its history.
+      if (next.matches('requesting') && !from.matches('requesting')) expect(next.context.control.queued, key).toEqual([]);
+      if (next.matches('checkingInput') && from.context.control.queued.length > 0 && next.context.control.queued.length === 0) {
+        expect(next.context.messages.at(-1), `${event.type} from ${key}`).toMatchObject({ role: 'user' });
+      }
+    }
+    expect(queued).toBeGreaterThan(5);
+  });
+
+  it('fallback: retries used up on a retryable error move the same request to the next provider; a fatal error and the last provider fail', () => {
+    const retryable = providerErrorEvent(providerFailures[0]!);
+    const fatal = providerErrorEvent(providerFailures.find((failure) => failure.code === 'bad_request')!);
+    let fellBack = 0;
+    let exhausted = 0;
+    for (const [key, snapshot] of graph().nodes) {
+      // (With a message queued, the next request goes through the input guardrail first.)
+      if (isFinal(snapshot) || !snapshot.matches('requesting') || snapshot.context.attempt <= retry.maxRetries) continue;
+      // (A failed attempt's reported tokens count too: with a response in, the budget may end the run instead.)
+      if (snapshot.context.control.queued.length > 0 || snapshot.context.response !== null) continue;
+      const [next] = step(graph().machine, snapshot, retryable);
+      if (snapshot.context.control.provider === 0) {
+        fellBack++;
+        expect(next.value, key).toEqual({ requesting: 'waiting' });
+        expect(next.context.control.provider).toBe(1);
+        expect(next.context.attempt).toBe(1);
+        expect(next.context.messages).toEqual(snapshot.context.messages);
+      } else {
+        exhausted++;
+        expect(next.output?.error?.code, key).toBe('rate_limit');
+      }
+      expect(step(graph().machine, snapshot, fatal)[0].output?.error?.code, key).toBe('bad_request');
+    }
+    expect(fellBack).toBeGreaterThan(0);
+    expect(exhausted).toBeGreaterThan(0);
+  });
+
+  it('user.interrupt abandons a request, a retry, an approval or a round: every call gets one result and the message goes through checkingInput', () => {
+    const interrupted = new Set<string>();
+    for (const { from, next, event, key } of allEdges()) {
+      if (event !== interrupt || isFinal(from)) continue;
+      const busy = (['requesting', 'retrying', 'awaitingApproval', 'executingTools'] as const).find((state) => from.matches(state));
+      if (!busy) continue;
+      interrupted.add(busy);
+      expect(next.value, key).toBe('checkingInput');
+      expect(next.context.messages.at(-1), key).toMatchObject({ role: 'user', content: 'Actually, use metric units.' });
+      expect(historyProblem(next.context.messages), key).toBeNull();
+      expect(Object.keys(next.children), key).toEqual(['guardrailCheck']);
+      expect(next.context.round).toBeNull();
+    }
+    expect([...interrupted].sort()).toEqual(['awaitingApproval', 'executingTools', 'requesting', 'retrying']);
+  });
+
+  it('a run restored while a guardrail checks starts the check again', () => {
+    let checked = 0;
+    for (const [key, snapshot] of graph().nodes) {
+      if (isFinal(snapshot) || !(snapshot.matches('checkingInput') || snapshot.matches('checkingOutput'))) continue;
+      checked++;
+      const restoredRun = restored(graph().machine, snapshot);
+      expect(restoredRun.children, key).toEqual({});
+      const [next] = step(graph().machine, restoredRun, runResume);
+      expect(next.value, key).toEqual(snapshot.value);
+      expect(Object.keys(next.children), key).toEqual(['guardrailCheck']);
+      expect(next.context.restored).toBeUndefined();
+    }
+    expect(checked).toBeGreaterThan(2);
   });
 });
 

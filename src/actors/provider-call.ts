@@ -13,6 +13,8 @@ export type ProviderCallInput = {
   sessionData?: unknown;
   /** The active agent of a machine with handoffs: its provider, system prompt and tools make the request. */
   agent?: string;
+  /** Which provider of the fallback list makes the request (absent: the first). */
+  provider?: number;
 };
 
 /** What a request is made with (for a machine with handoffs, the active agent's). */
@@ -47,12 +49,12 @@ function toObserver<T>(
  * enforced inside the step (see `StepJournal`).
  */
 export function createProviderCallLogic(
-  profileOf: (agent: string | undefined) => RequestProfile,
+  profileOf: (agent: string | undefined, provider: number) => RequestProfile,
   responseFormat: ResponseFormat | undefined,
   requestTimeoutMs: number,
 ) {
   return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input, system: actorSystem }) => {
-    const { provider, tools, system } = profileOf(input.agent);
+    const { provider, tools, system } = profileOf(input.agent, input.provider ?? 0);
     const request: Omit<ProviderRequest, 'signal'> = {
       ...(system === undefined ? {} : { system }),
       messages: input.messages,

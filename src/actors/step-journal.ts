@@ -1,8 +1,9 @@
 import type { ProviderEvent } from '../model/provider.js';
 
-/** The step a provider call or a tool execution asks the journal to run. */
+/** The step a provider call, a tool execution or a guardrail check asks the journal to run. */
 export type StepInfo =
   | { kind: 'request' }
+  | { kind: 'guardrail'; phase: 'input' | 'output'; name: string }
   | {
       kind: 'tool';
       toolCallId: string;

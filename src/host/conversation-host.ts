@@ -181,6 +181,7 @@ const recoverPage = 500;
 function logEventOf(event: ConversationUserEvent): ConversationLogEvent {
   switch (event.type) {
     case 'user.message':
+    case 'user.interrupt':
       return { type: event.type, content: event.content };
     case 'tool.approve':
       return { type: event.type, toolCallId: event.toolCallId };

@@ -56,6 +56,7 @@ export type StoredConversation = {
  */
 export type ConversationLogEvent =
   | { type: 'user.message'; content: UserMessage['content'] }
+  | { type: 'user.interrupt'; content: UserMessage['content'] }
   | { type: 'tool.approve'; toolCallId: string }
   | { type: 'tool.deny'; toolCallId: string; reason?: string }
   | { type: 'cancel'; reason?: string }

@@ -1,6 +1,8 @@
 import { assign, emit, enqueueActions, stopChild } from 'xstate';
 import type { createToolExecutionLogic } from '../actors/tool-execution.js';
 import type { HaltError } from '../tools/halt-error.js';
+import type { Provider } from '../model/provider.js';
+import type { Tool } from '../tools/define-tool.js';
 import { answerError, objectRecorded, partialObjectStreamed, repairStarted } from './answer-repair.js';
 import type { Effects } from './effects.js';
 import { freshAttempt } from './fresh-attempt.js';
@@ -29,6 +31,12 @@ import { haltRecorded, invalidMessageText, outcomeMarked, outOfStateText, runOut
 import { handedOff, requestStartedEvent } from './handoffs.js';
 import { agentEventForwarded, agentsStopped, approvalRelay, bothEffects, runningAgentsFinished, type StoppedChild } from './agent-calls.js';
 import { errorResult, resultTexts, toolResult } from './tool-round.js';
+import type { GuardrailCheckOutput } from '../actors/guardrail-check.js';
+import { agentCallIdOf } from './agent-calls.js';
+import { budgetDeadlineId, budgetHalted, budgetReached, budgetResultText, childSpendRecorded, runLimits, timeReached } from './budget.js';
+import { fellBack } from './fallback.js';
+import { guardrailError, guardrailPassed, guardrailTripped } from './guardrails.js';
+import { messageQueued, queuedKept, queuedTaken, runInterrupted } from './steering.js';
 import type { ConversationContext, ConversationEmittedEvent, ConversationEvent } from './types.js';
 
 type ExecuteToolActor = { src: 'executeTool'; logic: ReturnType<typeof createToolExecutionLogic>; id: string | undefined };
@@ -48,6 +56,23 @@ const enqueue = enqueueActions<
   never,
   ConversationEmittedEvent
 >;
+
+/** `assign` / `enqueueActions` for actions the chart gives a parameter (the guardrail phase, the state interrupted). */
+const assignWithPhase = assign<ConversationContext, ConversationEvent, { phase: 'input' | 'output' }, ConversationEvent, never>;
+const enqueueWithState = enqueueActions<
+  ConversationContext,
+  ConversationEvent,
+  { state: string },
+  ConversationEvent,
+  ExecuteToolActor,
+  never,
+  never,
+  never,
+  ConversationEmittedEvent
+>;
+
+/** What every first attempt sets: shared, since contexts are never mutated. */
+const firstAttempt: Partial<ConversationContext> = { attempt: 1, ...freshAttempt };
 
 type Sink = { assign: (values: Partial<ConversationContext>) => void; emit: (event: ConversationEmittedEvent) => void };
 
@@ -112,13 +137,19 @@ export function conversationActions(settings: ResolvedOptions) {
   /** The text a tool's `HaltError` ends the run with (the guard `executionHalts` checked it is one). */
   const haltText = (thrown: unknown) => capToolResult((thrown as HaltError).content);
   // Without handoffs every request has one provider: its settings are made once, not per event.
-  const failureSettingsOf = (agent: string | undefined) => ({ retry: settings.retry, prices, model: profileOf(agent).provider.model });
-  const fixedFailureSettings = settings.handoffs ? undefined : failureSettingsOf(undefined);
-  const responseSettingsOf = (agent: string | undefined) => {
-    const profile = profileOf(agent);
-    return { ...settings, tools: profile.tools, provider: profile.provider };
+  // The provider the request is made with: the active agent's, at the fallback list's current index.
+  const providerOf = (context: ConversationContext) => {
+    const profile = profileOf(context.agents.active);
+    return profile.providers[context.control.provider] ?? profile.provider;
   };
-  const fixedResponseSettings = settings.handoffs ? undefined : responseSettingsOf(undefined);
+  const failureSettingsWith = (provider: Provider) => ({ retry: settings.retry, prices, model: provider.model });
+  const responseSettingsWith = (tools: ReadonlyMap<string, Tool>, provider: Provider) => ({ ...settings, tools, provider });
+  // With one agent and one provider, every request's settings are the same: made once, not per event.
+  const only = settings.handoffs || profileOf(undefined).providers.length > 1 ? undefined : profileOf(undefined);
+  const fixedFailureSettings = only && failureSettingsWith(only.provider);
+  const fixedResponseSettings = only && responseSettingsWith(only.tools, only.provider);
+  const failureSettingsOf = (context: ConversationContext) => failureSettingsWith(providerOf(context));
+  const responseSettingsOf = (context: ConversationContext) => responseSettingsWith(profileOf(context.agents.active).tools, providerOf(context));
   return {
     failOnInput: assignContext(({ context }) => errorRecorded(context, inputError(context))),
     appendUserMessage: assignContext(({ context, event }) =>
@@ -133,9 +164,10 @@ export function conversationActions(settings: ResolvedOptions) {
     rejectUnknownCall: emitEvent(({ event }) => ({ type: 'event.rejected', eventType: event.type, message: unknownCallText(event) })),
     // Every transition into `requesting` starts an attempt with one of these (or `completeRound`),
     // in the transition's one context copy rather than an entry action of its own.
-    firstAttempt: assignContext({ attempt: 1, ...freshAttempt }),
+    // A new request starts with the first provider of a fallback list again.
+    firstAttempt: assignContext(({ context }) => (context.control.provider === 0 ? firstAttempt : { ...firstAttempt, control: { ...context.control, provider: 0 } })),
     nextAttempt: assignContext(({ context }) => ({ attempt: context.attempt + 1, ...freshAttempt })),
-    emitRequestStarted: emitEvent(({ context }) => requestStartedEvent(context, profileOf(context.agents.active).provider)),
+    emitRequestStarted: emitEvent(({ context }) => requestStartedEvent(context, providerOf(context))),
     // Runs for every batch of deltas, so nothing is built that is not needed: the stream is marked
     // as moved once per timeout window, and only a machine with an `output` schema parses the answer.
     forwardDeltas: enqueue(({ context, event, enqueue }) => {
@@ -148,7 +180,7 @@ export function conversationActions(settings: ResolvedOptions) {
     resetProgress: assignContext(({ context }) => ({ stream: { ...context.stream, progressed: false } })),
     receiveResponse: enqueue(({ context, event, enqueue }) => {
       if (event.type !== 'provider.finish') return;
-      apply(enqueue, responseReceived(context, event, fixedResponseSettings ?? responseSettingsOf(context.agents.active)));
+      apply(enqueue, responseReceived(context, event, fixedResponseSettings ?? responseSettingsOf(context)));
     }),
     recordFinalText: assignContext(({ context }) => finalTextRecorded(context)),
     commitResponse: assignContext(({ context }) => committed(context, prices)),
@@ -164,8 +196,13 @@ export function conversationActions(settings: ResolvedOptions) {
       startCalls(enqueue, queuedCallsStarted(context, settings.maxConcurrentTools, toolTimeoutOf, Date.now(), agentCalls)),
     ),
     // A child's event goes out as `agent.event`, with the path down to the child that emitted it.
+    // Its `request.finished`s (from any depth) count toward the tree's spend as they come.
     forwardAgentEvent: enqueue(({ context, event, enqueue }) => {
-      if (event.type === 'agent.emitted') apply(enqueue, agentEventForwarded(context, event));
+      if (event.type !== 'agent.emitted') return;
+      apply(enqueue, agentEventForwarded(context, event));
+      const toolCallId = agentCallIdOf(event.childId);
+      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.event, prices);
+      if (spend) enqueue.assign(spend);
     }),
     // An approval for a call down the tree goes to the running child it belongs under.
     // (A child that is gone — stopped, or not restored — is skipped: XState would throw on the send.)
@@ -175,7 +212,7 @@ export function conversationActions(settings: ResolvedOptions) {
     }),
     // Running agent calls are stopped with the run (cancel, a halt): each reports what its child had.
     finishRunningAgents: enqueue(({ context, event, self, enqueue }) => {
-      const reason = event.type === 'cancel' ? 'cancelled' : 'halted';
+      const reason = event.type === 'cancel' || event.type === 'user.interrupt' ? 'cancelled' : 'halted';
       apply(enqueue, runningAgentsFinished(context, reason, childrenIn(self), runOutput));
     }),
     // A handoff call's round completed: the next request is the new agent's.
@@ -226,7 +263,7 @@ export function conversationActions(settings: ResolvedOptions) {
       failureRecorded(
         context,
         failureOf(event, settings.requestTimeoutMs),
-        fixedFailureSettings ?? failureSettingsOf(context.agents.active),
+        fixedFailureSettings ?? failureSettingsOf(context),
       ),
     ),
     scheduleRetry: assignContext(({ context }) => retryScheduled(context, settings.retry)),
@@ -238,7 +275,62 @@ export function conversationActions(settings: ResolvedOptions) {
     // The calls a restart interrupted got their result while the run was restored; their events go out now.
     reportInterrupted: enqueue(({ context, enqueue }) => apply(enqueue, interruptedReported(context))),
     markDone: assignContext(({ context }) => outcomeMarked(context.outcome, 'done')),
-    markHalted: assignContext(({ context }) => outcomeMarked(context.outcome, 'halted')),
-    markError: assignContext(({ context }) => outcomeMarked(context.outcome, 'error')),
+    // Messages still queued stay in the history, so the next turn has them.
+    markHalted: assignContext(({ context }) => ({ ...outcomeMarked(context.outcome, 'halted'), ...queuedKept(context) })),
+    markError: assignContext(({ context }) => ({ ...outcomeMarked(context.outcome, 'error'), ...queuedKept(context) })),
+    // Long conversations (DESIGN §12): the run's clock and limits start with its message.
+    startCompaction: assignContext({}),
+    applyCompaction: assignContext({}),
+    failOnCompaction: assignContext({}),
+    failOnCompactionError: assignContext({}),
+    nextCompactionAttempt: assignContext({}),
+    startRun: enqueue(({ context, enqueue }) => {
+      const now = Date.now();
+      const limits = runLimits(settings.budget, context.control.limits, now);
+      enqueue.assign({ control: { ...context.control, limits, startedAt: now } });
+      if (limits.deadline !== undefined) enqueue.raise({ type: 'budget.deadline' }, { id: budgetDeadlineId, delay: Math.max(0, limits.deadline - now) });
+    }),
+    startChecks: assignContext(({ context }) => ({ control: { ...context.control, check: 0 } })),
+    passGuardrail: enqueue(({ context, event, enqueue }) => {
+      const output = (event as { output?: GuardrailCheckOutput }).output;
+      if (output) apply(enqueue, guardrailPassed(context, output.name, output.phase));
+    }),
+    haltOnGuardrail: enqueue(({ context, event, enqueue }) => {
+      const output = (event as { output?: GuardrailCheckOutput }).output;
+      if (output) apply(enqueue, guardrailTripped(context, { name: output.name, phase: output.phase, reason: output.reason }));
+    }),
+    // The phase is the chart's (a parameter): a check that threw, or did not answer in time.
+    failOnGuardrail: assignWithPhase(({ context, event }, params) =>
+      errorRecorded(context, guardrailError(context, params.phase, settings.guardrails, thrownBy(event))),
+    ),
+    failOnGuardrailTimeout: assignWithPhase(({ context }, params) =>
+      errorRecorded(context, guardrailError(context, params.phase, settings.guardrails)),
+    ),
+    queueMessage: enqueue(({ context, event, enqueue }) => {
+      if (event.type === 'user.message' || event.type === 'user.interrupt') apply(enqueue, messageQueued(context, event.content));
+    }),
+    takeQueuedMessages: assignContext(({ context }) => queuedTaken(context)),
+    // The state interrupted is the chart's (a parameter).
+    interruptRun: enqueueWithState(({ context, event, enqueue }, params) => {
+      if (event.type === 'user.interrupt') apply(enqueue, runInterrupted(context, event.content, params.state));
+    }),
+    fallBack: enqueue(({ context, event, enqueue }) =>
+      apply(enqueue, fellBack(context, profileOf(context.agents.active).providers, failureOf(event, settings.requestTimeoutMs))),
+    ),
+    haltOnBudget: enqueue(({ context, enqueue }) => {
+      const reached = budgetReached(context, Date.now());
+      if (reached) apply(enqueue, budgetHalted(context, reached));
+    }),
+    haltOnTreeBudget: enqueue(({ context, enqueue }) => {
+      const reached = budgetReached(context, Date.now());
+      if (reached) apply(enqueue, budgetHalted(context, reached));
+    }),
+    haltOnDeadline: enqueue(({ context, enqueue }) => apply(enqueue, budgetHalted(context, timeReached(context, Date.now())))),
+    // The response with tool calls used the budget up: committed (the guard counted it), its calls refused.
+    haltOnSpentBudget: enqueue(({ context, enqueue }) => {
+      const reached = budgetReached(context, Date.now()) ?? timeReached(context, Date.now());
+      const refused = callsRefused(context, 'budget', budgetResultText(reached));
+      apply(enqueue, bothEffects(refused, { context: { control: { ...context.control, budget: reached } } }));
+    }),
   };
 }

@@ -10,7 +10,10 @@ import { handoffResultText, handoffToolName } from './define-agent.js';
  */
 export type AgentProfile = {
   name: string;
+  /** The first of `providers`: the one each request starts with. */
   provider: Provider;
+  /** The provider and its fallbacks, in order. */
+  providers: readonly Provider[];
   system: string | undefined;
   /** The tools the model may call now, by name (handoff tools included). */
   tools: ReadonlyMap<string, Tool>;
@@ -64,11 +67,11 @@ const describe = (tools: ReadonlyMap<string, Tool>): ToolDescription[] =>
 /** The profile of a machine without agents. */
 export function singleProfile(
   name: string,
-  provider: Provider,
+  providers: readonly Provider[],
   system: string | undefined,
   tools: ReadonlyMap<string, Tool>,
 ): AgentProfile {
-  return { name, provider, system, tools, toolDescriptions: describe(tools) };
+  return { name, provider: providers[0] as Provider, providers, system, tools, toolDescriptions: describe(tools) };
 }
 
 /**
@@ -81,7 +84,7 @@ export function agentProfiles(
   agents: readonly Agent[],
   startAgent: string | undefined,
   shared: ReadonlyMap<string, Tool>,
-  providerOf: (agent: Agent, index: number) => Provider,
+  providerOf: (agent: Agent, index: number) => readonly Provider[],
   allTools: Map<string, Tool>,
 ): { profiles: Map<string, AgentProfile>; startAgent: string } {
   const byName = new Map<string, Agent>();

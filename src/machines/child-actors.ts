@@ -1,5 +1,7 @@
 import { createProviderCallLogic } from '../actors/provider-call.js';
 import { createToolExecutionLogic } from '../actors/tool-execution.js';
+import { createGuardrailCheckLogic } from '../actors/guardrail-check.js';
+import { createCompactionLogic } from './compaction.js';
 import { agentSource } from './agent-calls.js';
 import { agentChildLogic } from './agent-child.js';
 import type { ResolvedOptions } from './options.js';
@@ -9,9 +11,9 @@ export function conversationActors(settings: ResolvedOptions) {
   const { output } = settings;
   return {
     providerCall: createProviderCallLogic(
-      (agent) => {
+      (agent, index) => {
         const profile = settings.profileOf(agent);
-        return { provider: profile.provider, tools: profile.toolDescriptions, system: profile.system };
+        return { provider: profile.providers[index] ?? profile.provider, tools: profile.toolDescriptions, system: profile.system };
       },
       output && {
         name: output.name,
@@ -22,6 +24,8 @@ export function conversationActors(settings: ResolvedOptions) {
       settings.requestTimeoutMs,
     ),
     executeTool: createToolExecutionLogic(settings.tools, settings.capToolResult),
+    guardrailCheck: createGuardrailCheckLogic(settings.guardrails),
+    compaction: createCompactionLogic(settings),
     // One source per agent tool, so a persisted child names the machine it restores with.
     ...Object.fromEntries([...settings.agentCalls].map(([name, spec]) => [agentSource(name), agentChildLogic(spec.machine)])),
   };

@@ -7,6 +7,8 @@ import { conversationDelays } from './delays.js';
 import { conversationGuards } from './guards.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
 import { initialContext, runOutput } from './run-context.js';
+import { compactionInput } from './compaction.js';
+import { guardrailInput, providerCallInput } from './actor-inputs.js';
 import type { InferObject } from './structured-output.js';
 import type {
   ConversationContext,
@@ -81,13 +83,65 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       idle: {
         always: { guard: 'hasInputProblem', target: 'error', actions: 'failOnInput' },
         on: {
-          'user.message': [
-            { guard: 'isValidUserMessage', target: 'requesting', actions: ['appendUserMessage', 'firstAttempt'] },
-            { actions: 'rejectInvalidMessage' },
-          ],
+          // A `user.interrupt` with nothing to interrupt starts the run as a message would.
+          'user.message': startTransitions,
+          'user.interrupt': startTransitions,
           'tool.approve': { actions: 'rejectOutOfState' },
           'tool.deny': { actions: 'rejectOutOfState' },
           cancel: cancelTransition,
+        },
+      },
+      // Input guardrails, one at a time: each is an actor bounded by its `timeoutMs`.
+      checkingInput: {
+        invoke: {
+          id: 'guardrailCheck',
+          src: 'guardrailCheck',
+          input: ({ context }) => guardrailInput(context, 'input'),
+          onDone: [
+            { guard: 'guardrailTripped', target: 'halted', actions: 'haltOnGuardrail' },
+            { guard: 'moreInputChecks', target: 'checkingInput', reenter: true, actions: 'passGuardrail' },
+            { target: 'preparing', actions: ['passGuardrail', 'firstAttempt'] },
+          ],
+          onError: { target: 'error', actions: { type: 'failOnGuardrail', params: { phase: 'input' } } },
+        },
+        after: { inputGuardrailTimeout: { target: 'error', actions: { type: 'failOnGuardrailTimeout', params: { phase: 'input' } } } },
+        on: { ...busyTransitions, 'run.resume': { guard: 'isRestored', target: 'checkingInput', reenter: true, actions: 'clearRestored' } },
+      },
+      // Before every request: queued messages join the history (checked like the first), then the
+      // budget and the context window are checked.
+      preparing: {
+        always: [
+          { guard: and(['hasQueuedMessages', 'hasInputGuardrails']), target: 'checkingInput', actions: ['takeQueuedMessages', 'startChecks'] },
+          { guard: 'hasQueuedMessages', target: 'preparing', reenter: true, actions: 'takeQueuedMessages' },
+          { guard: 'budgetReached', target: 'halted', actions: 'haltOnBudget' },
+          { guard: 'contextOverWindow', target: 'compacting', actions: 'startCompaction' },
+          { target: 'requesting' },
+        ],
+      },
+      // The oldest messages are summarised (a provider call, retried like a request), dropped or
+      // replaced by the `strategy`'s messages; the request is then made with the shorter history.
+      compacting: {
+        on: { ...busyTransitions, 'run.resume': { guard: 'isRestored', target: 'compacting', reenter: true, actions: 'clearRestored' } },
+        initial: 'summarizing',
+        states: {
+          summarizing: {
+            invoke: {
+              id: 'compaction',
+              src: 'compaction',
+              input: ({ context }) => compactionInput(context),
+              onDone: [
+                { guard: 'compactionUsable', target: '#conversation.requesting', actions: ['applyCompaction', 'firstAttempt'] },
+                { target: '#conversation.error', actions: 'failOnCompaction' },
+              ],
+              onError: [
+                { guard: 'canRetryFailure', target: 'backingOff', actions: ['recordFailure', 'scheduleRetry'] },
+                { target: '#conversation.error', actions: 'failOnCompactionError' },
+              ],
+            },
+          },
+          backingOff: {
+            after: { retryDelay: { target: 'summarizing', actions: 'nextCompactionAttempt' } },
+          },
         },
       },
       requesting: {
@@ -95,28 +149,31 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         invoke: {
           id: 'providerCall',
           src: 'providerCall',
-          input: ({ context }) => ({
-            messages: context.messages,
-            ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
-            ...(context.agents.active === undefined ? {} : { agent: context.agents.active }),
-          }),
+          input: ({ context }) => providerCallInput(context),
           // One branch per `responseStep` (response-step.ts holds the priorities), so the guards from
           // `missingResponse` down hold for at most one context (test/machine-functions.test.ts) and
-          // the last, unguarded branch is taken when none does. Only the first two are ordered: the
-          // second is the else of the first (no response: retry when allowed, else fail).
+          // the last, unguarded branch is taken when none does. Only the first three are ordered: the
+          // others are the else of the first (no response: retry, else fall back, else fail).
           onDone: [
             { guard: and(['missingResponse', 'canRetryFailure']), target: 'retrying', actions: 'recordFailure' },
+            { guard: and(['missingResponse', 'canFallBack']), target: 'preparing', actions: ['recordFailure', 'fallBack'] },
             { guard: 'missingResponse', target: 'error', actions: 'recordFailure' },
-            { guard: 'answerAccepted', target: 'done', actions: ['recordFinalText', 'commitResponse', 'recordObject'] },
+            { guard: and(['answerAccepted', 'hasOutputGuardrails']), target: 'checkingOutput', actions: [...acceptAnswer, 'startChecks'] },
+            { guard: and(['answerAccepted', 'hasQueuedMessages']), target: 'preparing', actions: ['commitResponse', 'firstAttempt'] },
+            { guard: 'answerAccepted', target: 'done', actions: acceptAnswer },
             { guard: 'answerRepairable', target: 'repairing', actions: 'commitResponse' },
             { guard: 'noToolCalls', target: 'error', actions: ['recordFinalText', 'commitResponse', 'failOnAnswer'] },
+            { guard: 'budgetSpent', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltOnSpentBudget'] },
             { guard: 'iterationCapReached', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltAtIterationCap'] },
             { guard: 'doomLoopPersists', target: 'halted', actions: ['recordFinalText', 'commitResponse', 'haltOnDoomLoop'] },
             { guard: 'roundNeedsApproval', target: 'awaitingApproval', actions: 'startRound' },
             { target: 'executingTools', actions: 'startRound' },
           ],
+          // Ordered on purpose: a context-length error compacts (once) before any retry, which would fail the same way.
           onError: [
+            { guard: 'contextLengthExceeded', target: 'compacting', actions: ['recordFailure', 'startCompaction'] },
             { guard: 'canRetryFailure', target: 'retrying', actions: 'recordFailure' },
+            { guard: 'canFallBack', target: 'preparing', actions: ['recordFailure', 'fallBack'] },
             { target: 'error', actions: 'recordFailure' },
           ],
         },
@@ -125,20 +182,22 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           // Restored mid-request: the response in progress is lost, so the request is made again.
           // (`resumeSnapshot` has already made the restored attempt a fresh one.)
           'run.resume': { guard: 'isRestored', target: 'requesting', reenter: true, actions: 'clearRestored' },
-          ...outOfStateTransitions,
+          ...busyTransitions,
+          'user.interrupt': interruptTransition('requesting'),
         },
         initial: 'waiting',
         states: {
           // `requestTimeout` bounds the silence, not the whole stream: when the window ends after
           // some progress, a new window starts; a whole window without any event is a timeout.
           // Ordered on purpose: `streamProgressed` and `canRetryFailure` can both hold, and progress
-          // wins (tested); the last branch is the else of the retry.
+          // wins (tested); the last branches are the else of the retry.
           waiting: {
             on: { 'provider.delta': { actions: 'forwardDeltas' } },
             after: {
               requestTimeout: [
                 { guard: 'streamProgressed', target: 'waiting', reenter: true, actions: 'resetProgress' },
                 { guard: 'canRetryFailure', target: '#conversation.retrying', actions: 'recordFailure' },
+                { guard: 'canFallBack', target: '#conversation.preparing', actions: ['recordFailure', 'fallBack'] },
                 { target: '#conversation.error', actions: 'recordFailure' },
               ],
             },
@@ -149,12 +208,12 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       // (at most `output.maxRepairs` times), and the request is made again.
       repairing: {
         entry: 'startRepair',
-        always: { target: 'requesting', actions: 'firstAttempt' },
+        always: { target: 'preparing', actions: 'firstAttempt' },
       },
       retrying: {
         entry: ['scheduleRetry', 'emitRetry'],
-        after: { retryDelay: { target: 'requesting', actions: 'nextAttempt' } },
-        on: outOfStateTransitions,
+        after: { retryDelay: { target: 'preparing', actions: 'nextAttempt' } },
+        on: { ...busyTransitions, 'user.interrupt': interruptTransition('retrying') },
       },
       awaitingApproval: {
         entry: 'requestApprovals',
@@ -162,7 +221,9 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         on: {
           'tool.approve': [{ guard: 'isAwaitingApproval', actions: 'approveCall' }, { actions: 'rejectUnknownCall' }],
           'tool.deny': [{ guard: 'isAwaitingApproval', actions: 'denyCall' }, { actions: 'rejectUnknownCall' }],
-          'user.message': { actions: 'rejectOutOfState' },
+          'user.message': busyTransitions['user.message'],
+          'user.interrupt': interruptTransition('awaitingApproval'),
+          'budget.deadline': busyTransitions['budget.deadline'],
           cancel: cancelTransition,
         },
       },
@@ -174,10 +235,27 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         // A round with a handoff call hands the conversation on as it completes (`handingOff`).
         always: [
           { guard: and(['roundSettled', 'handoffPending']), target: 'handingOff' },
-          { guard: 'roundSettled', target: 'requesting', actions: 'completeRound' },
+          { guard: 'roundSettled', target: 'preparing', actions: 'completeRound' },
         ],
         // `tool.approve` / `tool.deny` are handled in `running`: an approval may be for a child's call.
-        on: { 'user.message': outOfStateTransitions['user.message'], cancel: cancelTransition },
+        on: {
+          'user.message': busyTransitions['user.message'],
+          'user.interrupt': [
+            {
+              guard: 'isValidUserMessage',
+              target: 'preparing',
+              actions: ['finishRunningAgents', { type: 'interruptRun', params: { state: 'executingTools' } }],
+            },
+            { actions: 'rejectInvalidMessage' },
+          ],
+          'budget.deadline': busyTransitions['budget.deadline'],
+          // An agent call's child spent over the tree's budget (its `request.finished` came up with `agent.emitted`).
+          'agent.emitted': [
+            { guard: 'treeBudgetReached', target: 'halted', actions: ['forwardAgentEvent', 'finishRunningAgents', 'haltOnTreeBudget'] },
+            { actions: 'forwardAgentEvent' },
+          ],
+          cancel: cancelTransition,
+        },
         initial: 'running',
         states: {
           running: {
@@ -194,7 +272,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
                   actions: ['releaseChild', 'markAgentHalt', 'recordOutcome', 'finishRunningAgents', 'closeHaltedRound'],
                 },
                 // Leaving `executingTools` stops the finished child (`stopRunningCalls` still sees its call running).
-                { guard: 'settlesRound', target: '#conversation.requesting', actions: 'completeRoundWithResult' },
+                { guard: 'settlesRound', target: '#conversation.preparing', actions: 'completeRoundWithResult' },
                 { target: 'running', reenter: true, actions: ['releaseChild', 'recordOutcome', 'startQueuedCalls'] },
               ],
               // An approval for a call of a running agent call's child (at any depth) goes down to it.
@@ -217,7 +295,24 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       // The round's `transfer_to_<name>` call takes effect: the next request is the new agent's.
       handingOff: {
         entry: 'handOff',
-        always: { target: 'requesting', actions: 'completeRound' },
+        always: { target: 'preparing', actions: 'completeRound' },
+      },
+      // Output guardrails on the final answer (committed already), one at a time, each bounded by its `timeoutMs`.
+      checkingOutput: {
+        invoke: {
+          id: 'guardrailCheck',
+          src: 'guardrailCheck',
+          input: ({ context }) => guardrailInput(context, 'output'),
+          onDone: [
+            { guard: 'guardrailTripped', target: 'halted', actions: 'haltOnGuardrail' },
+            { guard: 'moreOutputChecks', target: 'checkingOutput', reenter: true, actions: 'passGuardrail' },
+            { guard: 'hasQueuedMessages', target: 'preparing', actions: ['passGuardrail', 'firstAttempt'] },
+            { target: 'done', actions: 'passGuardrail' },
+          ],
+          onError: { target: 'error', actions: { type: 'failOnGuardrail', params: { phase: 'output' } } },
+        },
+        after: { outputGuardrailTimeout: { target: 'error', actions: { type: 'failOnGuardrailTimeout', params: { phase: 'output' } } } },
+        on: { ...busyTransitions, 'run.resume': { guard: 'isRestored', target: 'checkingOutput', reenter: true, actions: 'clearRestored' } },
       },
       done: { type: 'final', entry: 'markDone' },
       halted: { type: 'final', entry: 'markHalted' },
@@ -235,10 +330,37 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
 /** `cancel` ends any running state in `halted`, closing the round in progress. */
 const cancelTransition = { target: '#conversation.halted', actions: ['finishRunningAgents', 'cancelRun'] } as const;
 
-/** Events a busy run cannot take: rejected with an event, and `cancel`. */
-const outOfStateTransitions = {
-  'user.message': { actions: 'rejectOutOfState' },
+/** A valid first message starts the run: through the input guardrails when there are any. */
+const startTransitions = [
+  { guard: and(['isValidUserMessage', 'hasInputGuardrails']), target: 'checkingInput', actions: ['appendUserMessage', 'startRun', 'startChecks'] },
+  { guard: 'isValidUserMessage', target: 'preparing', actions: ['appendUserMessage', 'startRun', 'firstAttempt'] },
+  { actions: 'rejectInvalidMessage' },
+] as const;
+
+/** An accepted final answer: its text, its response committed, its structured object. */
+const acceptAnswer = ['recordFinalText', 'commitResponse', 'recordObject'] as const;
+
+/** `user.interrupt` where a request is in flight or waits to be made again: it is abandoned for the message. */
+const interruptTransition = <const TState extends string>(state: TState) =>
+  [
+    { guard: 'isValidUserMessage', target: '#conversation.preparing', actions: { type: 'interruptRun', params: { state } } },
+    { actions: 'rejectInvalidMessage' },
+  ] as const;
+
+/**
+ * Events a busy run takes the same way in every state: a `user.message` is queued (`steering:
+ * 'queue'`) or rejected, approvals out of place are rejected, a `user.interrupt` where nothing can
+ * be interrupted waits for the next request, the time budget and `cancel` end the run.
+ */
+const busyTransitions = {
+  'user.message': [
+    { guard: and(['steeringQueues', 'isValidUserMessage']), actions: 'queueMessage' },
+    { guard: 'steeringQueues', actions: 'rejectInvalidMessage' },
+    { actions: 'rejectOutOfState' },
+  ],
+  'user.interrupt': [{ guard: 'isValidUserMessage', actions: 'queueMessage' }, { actions: 'rejectInvalidMessage' }],
   'tool.approve': { actions: 'rejectOutOfState' },
   'tool.deny': { actions: 'rejectOutOfState' },
+  'budget.deadline': { target: '#conversation.halted', actions: ['finishRunningAgents', 'haltOnDeadline'] },
   cancel: cancelTransition,
 } as const;

@@ -8,6 +8,11 @@ import { isValidUserContent } from './run-context.js';
 import { approvalRelay } from './agent-calls.js';
 import { handoffOf } from './handoffs.js';
 import type { ConversationContext, ConversationEvent } from './types.js';
+import type { GuardrailCheckOutput } from '../actors/guardrail-check.js';
+import { agentCallIdOf } from './agent-calls.js';
+import { budgetReached, childSpendRecorded } from './budget.js';
+import { canFallBack } from './fallback.js';
+import { committed } from './response-commit.js';
 
 type GuardArgs = { context: ConversationContext; event: ConversationEvent };
 
@@ -17,10 +22,17 @@ type GuardArgs = { context: ConversationContext; event: ConversationEvent };
  */
 export function conversationGuards(settings: ResolvedOptions) {
   const limits = { maxToolIterations: settings.maxToolIterations, maxRepairs: settings.output?.maxRepairs ?? 0 };
-  const stepIs = (context: ConversationContext, step: ReturnType<typeof responseStep>) => responseStep(context, limits) === step;
+  const { prices, guardrails } = settings;
+  // Whether the run is over its budget once the pending response is counted (only machines with a budget look).
+  const overBudget = settings.budget
+    ? (context: ConversationContext) => budgetReached({ ...context, ...committed(context, prices) }, Date.now()) !== undefined
+    : undefined;
+  const stepIs = (context: ConversationContext, step: ReturnType<typeof responseStep>) => responseStep(context, limits, overBudget) === step;
+  const providersOf = (context: ConversationContext) => settings.profileOf(context.agents.active).providers.length;
   return {
     hasInputProblem: ({ context }: GuardArgs) => context.inputProblem !== undefined,
-    isValidUserMessage: ({ event }: GuardArgs) => event.type === 'user.message' && isValidUserContent(event.content),
+    isValidUserMessage: ({ event }: GuardArgs) =>
+      (event.type === 'user.message' || event.type === 'user.interrupt') && isValidUserContent(event.content),
     canRetryFailure: ({ context, event }: GuardArgs) => {
       const failure = failureOf(event, settings.requestTimeoutMs);
       return canRetry(context.attempt, settings.retry, failure, failure.retryAfterMs ?? null);
@@ -32,6 +44,7 @@ export function conversationGuards(settings: ResolvedOptions) {
     answerRepairable: ({ context }: GuardArgs) => stepIs(context, 'repair'),
     // Named for the chart's words: of the responses without tool calls, only an invalid answer with no repair left.
     noToolCalls: ({ context }: GuardArgs) => stepIs(context, 'rejectAnswer'),
+    budgetSpent: ({ context }: GuardArgs) => stepIs(context, 'haltOnBudget'),
     iterationCapReached: ({ context }: GuardArgs) => stepIs(context, 'haltAtIterationCap'),
     doomLoopPersists: ({ context }: GuardArgs) => stepIs(context, 'haltOnDoomLoop'),
     roundNeedsApproval: ({ context }: GuardArgs) => stepIs(context, 'awaitApproval'),
@@ -50,6 +63,25 @@ export function conversationGuards(settings: ResolvedOptions) {
       const live = event.type.startsWith('xstate.done.actor.agent:') ? liveResult(context, event) : null;
       return live?.agentOutput !== undefined && live.isError && settings.agentCalls.get(live.call.toolName)?.onChildFailure === 'halt';
     },
+    // Long conversations (DESIGN §12).
+    canFallBack: ({ context, event }: GuardArgs) => canFallBack(context, failureOf(event, settings.requestTimeoutMs), providersOf(context)),
+    hasInputGuardrails: () => guardrails.input.length > 0,
+    hasOutputGuardrails: () => guardrails.output.length > 0,
+    guardrailTripped: ({ event }: GuardArgs) => event.type.startsWith('xstate.done.actor.') && (event as { output?: GuardrailCheckOutput }).output?.tripped === true,
+    moreInputChecks: ({ context }: GuardArgs) => context.control.check + 1 < guardrails.input.length,
+    moreOutputChecks: ({ context }: GuardArgs) => context.control.check + 1 < guardrails.output.length,
+    hasQueuedMessages: ({ context }: GuardArgs) => context.control.queued.length > 0,
+    steeringQueues: () => settings.steering === 'queue',
+    budgetReached: ({ context }: GuardArgs) => budgetReached(context, Date.now()) !== undefined,
+    treeBudgetReached: ({ context, event }: GuardArgs) => {
+      if (event.type !== 'agent.emitted' || context.control.limits.maxTotalTokens === undefined && context.control.limits.maxCostUsd === undefined) return false;
+      const toolCallId = agentCallIdOf(event.childId);
+      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.event, prices);
+      return spend !== undefined && budgetReached({ ...context, ...spend }, Date.now()) !== undefined;
+    },
+    contextOverWindow: () => false,
+    contextLengthExceeded: () => false,
+    compactionUsable: () => false,
     executionHalts: ({ context, event }: GuardArgs) =>
       event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),
   };

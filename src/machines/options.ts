@@ -8,6 +8,10 @@ import { type AgentProfile, agentProfiles, singleProfile, toolsByName } from './
 import { type AgentCallSpec, isAgentTool } from './agent-tool.js';
 import type { Agent } from './define-agent.js';
 import { type PriceTable, pricesSchema } from './pricing.js';
+import { type BudgetOptions, budgetSchema, checkPricedModels } from './budget.js';
+import { type GuardrailOptions, guardrailsSchema } from './guardrails.js';
+import type { ResolvedGuardrails } from '../tools/guardrail.js';
+import { modelPrices } from './model-prices.js';
 import { type OutputOptions, type ResolvedOutput, resolveOutput } from './structured-output.js';
 import type { StandardSchemaV1 } from '../tools/standard-schema.js';
 import type { JSONSchema } from '../tools/validate.js';
@@ -61,7 +65,12 @@ export type DoomLoopOptions = {
  * ```
  */
 export type ConversationOptions<TOutputSchema extends StandardSchemaV1 | JSONSchema = StandardSchemaV1 | JSONSchema> = {
-  provider: Provider;
+  /**
+   * The model's provider, or a fallback list: when a request's retries on one are used up on a
+   * retryable error, the next takes the same request (`provider.fallback`); a fatal error does not
+   * fall back. Each new request starts with the first again.
+   */
+  provider: Provider | readonly Provider[];
   // Tools differ in argument types; the machine only hands each tool the arguments its own schema validated.
   tools?: ReadonlyArray<Tool<never, unknown>>;
   system?: string;
@@ -103,6 +112,20 @@ export type ConversationOptions<TOutputSchema extends StandardSchemaV1 | JSONSch
   agents?: readonly Agent[];
   /** The agent a run starts with. Default: the first of `agents`. */
   startAgent?: string;
+  /**
+   * Limits on tokens, cost and time over the run and its agent tree: over one, the run ends
+   * `halted` / `budget` (see {@link BudgetOptions}). `maxCostUsd` prices with `prices` over the
+   * built-in {@link modelPrices}.
+   */
+  budget?: BudgetOptions;
+  /** Checks of the user's message before the first request and of the final answer before `done` (see {@link Guardrail}). */
+  guardrails?: GuardrailOptions;
+  /**
+   * What a `user.message` during a run does: `'reject'` answers `event.rejected` (default);
+   * `'queue'` keeps it for the next request boundary (`user.message.queued`). `user.interrupt`
+   * works either way.
+   */
+  steering?: 'reject' | 'queue';
 };
 
 /** Options with defaults applied and every value checked. */
@@ -136,6 +159,9 @@ export type ResolvedOptions = {
   name: string;
   /** The agent tools, by tool name: their calls run as child conversations. */
   agentCalls: ReadonlyMap<string, AgentCallSpec>;
+  budget: BudgetOptions | undefined;
+  guardrails: ResolvedGuardrails;
+  steering: 'reject' | 'queue';
 };
 
 const retrySchema = option.object(
@@ -178,6 +204,13 @@ const providerSchema = option.matching(
   (value): value is Provider => typeof value === 'object' && value !== null && typeof (value as Provider).stream === 'function',
 );
 
+/** One provider, or a non-empty fallback list of them, resolved to the list. */
+const providersSchema: OptionSchema<readonly Provider[]> = option.transform(option.unchecked(), (value, path) => {
+  if (!Array.isArray(value)) return [providerSchema.resolve(value, path)];
+  if (value.length === 0) throw new InvalidOptionsError(path, 'a Provider or a non-empty array of providers (a fallback list)', value);
+  return value.map((entry, index) => providerSchema.resolve(entry, `${path}[${index}]`));
+});
+
 const middlewareSchema = option.array(
   option.callable<RequestMiddleware>('a function (request, next) => events'),
   'an array of functions (request, next) => events',
@@ -189,7 +222,7 @@ const middlewareSchema = option.array(
  */
 const conversationOptionsSchema = option.object(
   {
-    provider: option.optional(providerSchema),
+    provider: option.optional(providersSchema),
     tools: option.withDefault(option.array(option.unchecked(), 'an array of tools made with defineTool'), []),
     system: option.optional(option.string()),
     maxToolIterations: option.withDefault(option.integer({ minimum: 0 }), 10),
@@ -215,6 +248,9 @@ const conversationOptionsSchema = option.object(
       ),
     ),
     startAgent: option.optional(option.string({ nonEmpty: true })),
+    budget: option.optional(budgetSchema),
+    guardrails: guardrailsSchema,
+    steering: option.withDefault(option.choice(['reject', 'queue'] as const), 'reject'),
   },
   { expected: 'an object { provider, tools?, ... }' },
 );
@@ -225,6 +261,7 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
   const shared = toolsByName(checked.tools, 'tools');
   const tools = new Map(shared);
   const withShared = (provider: Provider) => withMiddleware(provider, checked.middleware);
+  const withSharedAll = (providers: readonly Provider[]) => providers.map(withShared);
   const needProvider = (path: string): never => {
     throw new InvalidOptionsError(path, providerSchema.expected, checked.provider);
   };
@@ -233,22 +270,37 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
   if (checked.agents && checked.agents.length > 0) {
     if (checked.system !== undefined)
       throw new InvalidOptionsError('system', 'no value with agents (each agent has its own system)', checked.system);
-    const shareProvider = checked.provider === undefined ? undefined : withShared(checked.provider);
+    const shareProvider = checked.provider === undefined ? undefined : withSharedAll(checked.provider);
     ({ profiles, startAgent } = agentProfiles(
       checked.agents,
       checked.startAgent,
       shared,
       (agent, index) =>
-        agent.provider ? withShared(agent.provider) : (shareProvider ?? needProvider(`agents[${index}].provider (or provider)`)),
+        agent.provider ? [withShared(agent.provider)] : (shareProvider ?? needProvider(`agents[${index}].provider (or provider)`)),
       tools,
     ));
   } else {
     if (checked.startAgent !== undefined) throw new InvalidOptionsError('startAgent', 'no value without agents', checked.startAgent);
     const provider = checked.provider ?? needProvider('provider');
     startAgent = checked.name;
-    profiles = new Map([[startAgent, singleProfile(startAgent, withShared(provider), checked.system || undefined, tools)]]);
+    profiles = new Map([[startAgent, singleProfile(startAgent, withSharedAll(provider), checked.system || undefined, tools)]]);
   }
   const startProfile = profiles.get(startAgent) as AgentProfile;
+  // `maxCostUsd` prices over the built-in table; a model neither table prices is named now.
+  const prices = checked.prices ?? (checked.budget?.maxCostUsd === undefined ? undefined : {});
+  const budgetPrices = prices === undefined ? undefined : { ...modelPrices, ...prices };
+  if (budgetPrices) {
+    checkPricedModels(
+      checked.budget,
+      budgetPrices,
+      [...profiles.values()].flatMap((profile) =>
+        profile.providers.map((provider, index) => ({
+          path: checked.agents?.length ? `agents (${profile.name}).provider` : Array.isArray(options.provider) ? `provider[${index}]` : 'provider',
+          model: provider.model,
+        })),
+      ),
+    );
+  }
   return {
     tools,
     profiles,
@@ -263,7 +315,7 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     requestTimeoutMs: checked.requestTimeoutMs,
     maxToolResultBytes: checked.maxToolResultBytes,
     maxToolArgsBytes: checked.maxToolArgsBytes,
-    prices: checked.prices,
+    prices: budgetPrices,
     output: resolveOutput(checked.output, new Set(tools.keys())),
     toolTimeoutOf: (name) => tools.get(name)?.timeoutMs ?? checked.toolTimeoutMs,
     isIdempotent: (name) => tools.get(name)?.idempotent === true,
@@ -271,5 +323,8 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     maxAgentDepth: checked.maxAgentDepth,
     name: checked.name,
     agentCalls: new Map([...tools.values()].filter(isAgentTool).map((tool) => [tool.name, tool.agent])),
+    budget: checked.budget,
+    guardrails: checked.guardrails,
+    steering: checked.steering,
   };
 }

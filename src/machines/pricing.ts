@@ -64,18 +64,20 @@ export function findPrice(prices: PriceTable, model: string): ModelPrice | undef
 }
 
 /**
- * `cost` plus what `usage` cost on `model`. Input tokens in the neutral usage include cached and
- * cache-written ones, so those are taken out of the plain input price.
+ * `cost` plus what `usage` cost on `model` (or, when the table has no price for it, on
+ * `requestedModel`). Input tokens in the neutral usage include cached and cache-written ones, so
+ * those are taken out of the plain input price.
  *
  * @example
  * ```ts
  * addCost(zeroCost(), prices, 'gpt-4o-mini', { inputTokens: 1000, cachedInputTokens: 400, outputTokens: 100, totalTokens: 1100 });
  * ```
  */
-export function addCost(cost: RunCost, prices: PriceTable, model: string | undefined, usage: Usage): RunCost {
+export function addCost(cost: RunCost, prices: PriceTable, model: string | undefined, usage: Usage, requestedModel?: string): RunCost {
   if (usage.totalTokens === 0 && usage.inputTokens === 0 && usage.outputTokens === 0) return cost;
   const name = model ?? 'unknown';
-  const price = findPrice(prices, name);
+  // A response may name a model the table does not know (a new dated snapshot): the requested one's price then stands.
+  const price = findPrice(prices, name) ?? (requestedModel === undefined ? undefined : findPrice(prices, requestedModel));
   if (!price) {
     return cost.unpricedModels.includes(name) ? cost : { ...cost, unpricedModels: [...cost.unpricedModels, name] };
   }

@@ -52,7 +52,7 @@ export function failureRecorded(
             failedUsage: addUsage(context.billing.failedUsage, wasted),
             cost:
               context.billing.cost && settings.prices
-                ? addCost(context.billing.cost, settings.prices, model, wasted)
+                ? addCost(context.billing.cost, settings.prices, model, wasted, settings.model)
                 : context.billing.cost,
           },
         }

@@ -72,6 +72,7 @@ export function responseReceived(context: ConversationContext, finish: FinishEve
     doomLoop,
     usage: finish.usage,
     ...(model === undefined ? {} : { model }),
+    ...(settings.provider.model !== undefined && settings.provider.model !== model ? { requestedModel: settings.provider.model } : {}),
     ...(answer === undefined ? {} : { answer }),
   };
   const emitted: ConversationEmittedEvent[] = [
@@ -100,7 +101,7 @@ export function committed(context: ConversationContext, prices: PriceTable | und
   const spent = {
     usage: addUsage(context.usage, response.usage),
     ...(context.billing.cost && prices
-      ? { billing: { ...context.billing, cost: addCost(context.billing.cost, prices, response.model, response.usage) } }
+      ? { billing: { ...context.billing, cost: addCost(context.billing.cost, prices, response.model, response.usage, response.requestedModel) } }
       : {}),
   };
   if (response.content.length === 0) return spent;

@@ -20,6 +20,9 @@ type PersistedChild = { snapshot?: unknown } & Record<string, unknown>;
 
 const isState = (value: unknown, name: string) => isRecord(value) && name in value;
 
+/** States whose one actor (a guardrail check, a compaction) is started again by `run.resume`. */
+const restartedStates = ['checkingInput', 'checkingOutput', 'compacting'];
+
 /**
  * The persisted snapshot a run resumes from — the resume semantics of a durable run, as a pure
  * function of the stored JSON (the machine's restore path applies it, so a plain
@@ -31,6 +34,8 @@ const isState = (value: unknown, name: string) => isRecord(value) && name in val
  *   these rules to its own calls) and its call stays running; without its child's snapshot, it is
  *   an interrupted call like any other.
  * - Restored in `requesting`: the response in progress is dropped and the request is made again.
+ * - Restored in `checkingInput`, `checkingOutput` or `compacting`: the guardrail check or the
+ *   compaction in progress starts again.
  * - Restored in `executingTools`: settled calls keep their results and never run again. A call
  *   that was running goes back to the queue when its tool is `idempotent` (it then runs again, with
  *   a fresh deadline); otherwise it is settled with `resultTexts.interrupted`, and the model decides.
@@ -55,6 +60,10 @@ export function resumeSnapshot<T>(persisted: T, policy: ResumePolicy): T {
       restored: { interrupted: earlier },
     };
     return { ...persisted, context: resumed, children: {} } as T;
+  }
+  // Restored while a guardrail checked or the history was being compacted: that step starts over.
+  if (restartedStates.some((state) => persisted.value === state || isState(persisted.value, state))) {
+    return { ...persisted, context: { ...context, restored: { interrupted: earlier } }, children: {} } as T;
   }
   if (isState(persisted.value, 'executingTools') && Array.isArray(context.round)) {
     const interrupted = [...earlier];

@@ -112,7 +112,7 @@ export function toolResultEvent(call: RoundCall): ToolResultEvent {
  * request that follows starts as a first attempt.
  */
 export function roundCompleted(
-  context: Pick<ConversationContext, 'messages' | 'doomLoop'>,
+  context: Pick<ConversationContext, 'messages' | 'doomLoop' | 'control'>,
   round: RoundCall[],
 ): Partial<ConversationContext> {
   const messages: Message[] = [...context.messages, toolMessage(round)];
@@ -123,6 +123,8 @@ export function roundCompleted(
     doomLoop: { ...context.doomLoop, pendingNotice: null },
     attempt: 1,
     ...freshAttempt,
+    // The next request starts with the first provider of a fallback list again.
+    ...(context.control.provider === 0 ? {} : { control: { ...context.control, provider: 0 } }),
   };
 }
 
@@ -337,7 +339,7 @@ export function interruptedReported(context: Pick<ConversationContext, 'round' |
  * The response's calls will not run: the run halts with `reason` and each call is answered with
  * `text`, so the history stays valid; a doom loop that persists is announced first.
  */
-export function callsRefused(context: ConversationContext, reason: 'max_iterations' | 'doom_loop', text: string): Effects {
+export function callsRefused(context: ConversationContext, reason: 'max_iterations' | 'doom_loop' | 'budget', text: string): Effects {
   const closed = roundClosed(unanswered(context.response?.calls ?? []), text, context.messages);
   const doomLoop = context.response?.doomLoop;
   const detected: ConversationEmittedEvent[] =

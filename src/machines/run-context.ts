@@ -2,7 +2,8 @@ import { findMessagesProblem, textOf, type Message } from '../model/messages.js'
 import { emptyUsage } from '../model/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
 import { freshAttempt } from './fresh-attempt.js';
-import { zeroCost } from './pricing.js';
+import { type RunCost, zeroCost } from './pricing.js';
+import { inheritedBudgetOf } from './budget.js';
 import { usageByAgentOf } from './agent-calls.js';
 import type { ConversationContext, ConversationInput, RunOutput } from './types.js';
 
@@ -38,6 +39,15 @@ export function initialContext(
       usageByAgent: [],
       approvals: [],
       ...(agents ? { active: typeof input?.agent === 'string' && agents.known.has(input.agent) ? input.agent : agents.start } : {}),
+    },
+    control: {
+      provider: 0,
+      queued: [],
+      limits: inheritedBudgetOf(input?.budget) ?? {},
+      startedAt: null,
+      childSpend: {},
+      check: 0,
+      compactedAt: null,
     },
   };
 }
@@ -76,12 +86,21 @@ export function runOutput(context: ConversationContext, rootAgent?: string): Run
     ...(context.billing.failedUsage.totalTokens > 0 || context.billing.failedUsage.inputTokens > 0
       ? { failedUsage: context.billing.failedUsage }
       : {}),
-    ...(context.billing.cost ? { cost: context.billing.cost } : {}),
+    ...(context.billing.cost ? { cost: withChildCost(context.billing.cost, context.control.childSpend) } : {}),
     ...(context.outcome.status === 'done' && context.answer.object !== undefined ? { object: context.answer.object } : {}),
     ...(context.answer.repairs > 0 ? { repairs: context.answer.repairs } : {}),
     ...(rootAgent === undefined ? {} : { usageByAgent: usageByAgentOf(context, context.agents.active ?? rootAgent) }),
     ...(context.agents.active === undefined ? {} : { agent: context.agents.active }),
+    ...(context.outcome.reason === 'budget' && context.control.budget ? { budget: context.control.budget } : {}),
+    ...(context.outcome.reason === 'guardrail' && context.control.guardrail ? { guardrail: context.control.guardrail } : {}),
   };
+}
+
+/** The run's cost with its agent calls' requests (priced by this machine's table) in the total. */
+function withChildCost(cost: RunCost, childSpend: ConversationContext['control']['childSpend']): RunCost {
+  let children = 0;
+  for (const toolCallId in childSpend) children += (childSpend[toolCallId] as { cost: number }).cost;
+  return children === 0 ? cost : { ...cost, total: cost.total + children };
 }
 
 export function isValidUserContent(content: unknown): boolean {

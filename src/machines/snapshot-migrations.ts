@@ -94,8 +94,25 @@ export function v3ToV4(snapshot: PersistedJson): PersistedJson {
   return next;
 }
 
+/**
+ * Version 4 → 5: long conversations (DESIGN §12). The context gains `control`: the first provider
+ * of a fallback list, no queued message, no budget limit (a run before had none), no guardrail
+ * being checked, no compaction. A run in progress keeps going as it did.
+ */
+export function v4ToV5(snapshot: PersistedJson): PersistedJson {
+  const next: PersistedJson = { ...snapshot, schemaVersion: 5 };
+  const context = snapshot.context;
+  if (isRecord(context) && !isRecord(context.control)) {
+    next.context = {
+      ...context,
+      control: { provider: 0, queued: [], limits: {}, startedAt: null, childSpend: {}, check: 0, compactedAt: null },
+    };
+  }
+  return next;
+}
+
 /** `snapshotMigrations[i]` upgrades version `firstSchemaVersion + i` to the next one. In order; append only. */
-export const snapshotMigrations: readonly SnapshotMigration[] = [v1ToV2, v2ToV3, v3ToV4];
+export const snapshotMigrations: readonly SnapshotMigration[] = [v1ToV2, v2ToV3, v3ToV4, v4ToV5];
 
 /**
  * The snapshot schema version this actorloop writes (`schemaVersion` of every persisted snapshot and

@@ -16,7 +16,7 @@ import type { AnswerCheck } from './structured-output.js';
  * if (output.status === 'halted' && output.reason === 'max_iterations') console.warn('raise maxToolIterations?');
  * ```
  */
-export type HaltReason = 'max_iterations' | 'tool_halt' | 'doom_loop' | 'cancelled' | 'agent_failed';
+export type HaltReason = 'max_iterations' | 'tool_halt' | 'doom_loop' | 'cancelled' | 'agent_failed' | 'budget' | 'guardrail';
 
 /**
  * The error a run ended with, as plain JSON so it survives a persisted snapshot.
@@ -77,7 +77,34 @@ export type RunOutput<TObject = unknown> = {
   usageByAgent?: UsageByAgent[];
   /** For a machine with handoffs: the agent active at the end. */
   agent?: string;
+  /** For a run that ended `halted` / `budget`: the limit it reached and what had been spent. */
+  budget?: BudgetReached;
+  /** For a run that ended `halted` / `guardrail`: the guardrail that tripped and why. */
+  guardrail?: GuardrailTripped;
 };
+
+/**
+ * The budget limit a run reached (see `budget` in the options): `used` is what the run and its
+ * agent tree had spent when it stopped, in the limit's unit (tokens, the price table's currency, ms).
+ *
+ * @example
+ * ```ts
+ * const { status, reason, budget } = await toPromise(actor);
+ * if (reason === 'budget' && budget) console.warn(`${budget.limit}: ${budget.used} of ${budget.max}`);
+ * ```
+ */
+export type BudgetReached = { limit: 'maxTotalTokens' | 'maxCostUsd' | 'maxDurationMs'; max: number; used: number };
+
+/**
+ * A guardrail that tripped (see `guardrails` in the options).
+ *
+ * @example
+ * ```ts
+ * const { reason, guardrail } = await toPromise(actor);
+ * if (reason === 'guardrail') console.warn(`${guardrail?.name}: ${guardrail?.reason}`);
+ * ```
+ */
+export type GuardrailTripped = { name: string; phase: 'input' | 'output'; reason: string };
 
 /**
  * One agent's share of a tree's usage (see {@link RunOutput.usageByAgent}).
@@ -113,7 +140,25 @@ export type ConversationInput = {
   agentDepth?: number;
   /** For a machine with handoffs: the agent the run starts with (e.g. the one active when the last run ended). Default `startAgent`. */
   agent?: string;
+  /**
+   * What is left of a caller's budget: set by the parent that starts the run as an agent call, so
+   * the child stops where the tree would go over (the tighter of this and the child's own `budget`).
+   */
+  budget?: InheritedBudget;
 };
+
+/**
+ * The part of a budget an agent call's child inherits from its caller (see {@link ConversationInput.budget}).
+ *
+ * @example
+ * ```ts
+ * const input: ConversationInput = { messages: [], budget: { maxTotalTokens: 4_000, deadline: Date.now() + 60_000 } };
+ * ```
+ */
+export type InheritedBudget = { maxTotalTokens?: number; maxCostUsd?: number; deadline?: number };
+
+/** A user message's content. */
+export type UserContent = string | Array<{ type: 'text'; text: string }>;
 
 /**
  * Events a user sends to a conversation actor. One the run cannot take now is answered with an
@@ -123,11 +168,13 @@ export type ConversationInput = {
  * ```ts
  * actor.send({ type: 'user.message', content: 'What is 2+3?' });
  * actor.on('tool.approval.requested', ({ toolCallId }) => actor.send({ type: 'tool.approve', toolCallId }));
+ * actor.send({ type: 'user.interrupt', content: 'Stop, use metric units.' }); // the request in flight is abandoned
  * actor.send({ type: 'cancel', reason: 'user left' });
  * ```
  */
 export type ConversationUserEvent =
-  | { type: 'user.message'; content: string | Array<{ type: 'text'; text: string }> }
+  | { type: 'user.message'; content: UserContent }
+  | { type: 'user.interrupt'; content: UserContent }
   | { type: 'cancel'; reason?: string }
   | { type: 'tool.approve'; toolCallId: string }
   | { type: 'tool.deny'; toolCallId: string; reason?: string };
@@ -152,6 +199,9 @@ export type ProviderCallErrorEvent = { type: 'xstate.error.actor.providerCall'; 
  */
 export type RunResumeEvent = { type: 'run.resume' };
 
+/** The run's time budget (`budget.maxDurationMs`) ran out: a delayed event the run sends itself (never users). */
+export type BudgetDeadlineEvent = { type: 'budget.deadline' };
+
 /**
  * Every event the machine handles: the user's and those its own actors send. Hosts only ever send
  * the {@link ConversationUserEvent} members.
@@ -171,7 +221,8 @@ export type ConversationEvent =
   | AgentCallDoneEvent
   | AgentCallErrorEvent
   | AgentEmittedEvent
-  | RunResumeEvent;
+  | RunResumeEvent
+  | BudgetDeadlineEvent;
 
 /**
  * A provider request starts: `iteration` counts the tool rounds executed before it (0 for the
@@ -426,6 +477,75 @@ export type DoomLoopDetectedEvent = {
 export type EventRejectedEvent = { type: 'event.rejected'; eventType: string; message: string };
 
 /**
+ * A `user.message` sent during a run was kept (`steering: 'queue'`): it enters the history at the
+ * next request boundary, after the current round's tool results.
+ *
+ * @example
+ * ```ts
+ * actor.on('user.message.queued', ({ queued }: UserMessageQueuedEvent) => console.log(`${queued} message(s) wait for the next request`));
+ * ```
+ */
+export type UserMessageQueuedEvent = { type: 'user.message.queued'; content: UserContent; queued: number };
+
+/**
+ * A `user.interrupt` abandoned what the run was doing: the request in flight (its streamed output is
+ * to be discarded when `discardPartial`), a retry's wait, or the tool calls of the round (each got an
+ * error result). The message joins the history and the next request starts.
+ *
+ * @example
+ * ```ts
+ * actor.on('request.interrupted', ({ discardPartial }: RequestInterruptedEvent) => { if (discardPartial) clearAnswer(); });
+ * ```
+ */
+export type RequestInterruptedEvent = { type: 'request.interrupted'; state: string; discardPartial: boolean };
+
+/**
+ * The request's retries on one provider were used up on a retryable error: the next provider of
+ * the list takes the same request (`from` and `to` are provider names with their index).
+ *
+ * @example
+ * ```ts
+ * actor.on('provider.fallback', ({ from, to, error }: ProviderFallbackEvent) => console.warn(`${from} → ${to}: ${error.message}`));
+ * ```
+ */
+export type ProviderFallbackEvent = {
+  type: 'provider.fallback';
+  from: string;
+  to: string;
+  error: RunError;
+  /** Whether output the failed attempt streamed is to be thrown away (as with `request.retry`). */
+  discardPartial: boolean;
+};
+
+/**
+ * The oldest messages were replaced by a summary (or dropped, or what a `strategy` returned) to fit
+ * the context window. Counts, not texts: the host's event log keeps the full transcript.
+ *
+ * @example
+ * ```ts
+ * actor.on('context.compacted', (event: ContextCompactedEvent) => console.log(`${event.removedMessages} messages: ${event.beforeTokens} → ${event.afterTokens} tokens`));
+ * ```
+ */
+export type ContextCompactedEvent = {
+  type: 'context.compacted';
+  removedMessages: number;
+  beforeTokens: number;
+  afterTokens: number;
+  /** Why: the window (`maxInputTokens`) or the provider's context-length error. */
+  cause: 'window' | 'context_length';
+};
+
+/**
+ * A guardrail gave its verdict (`tripped` ends the run `halted` / `guardrail`).
+ *
+ * @example
+ * ```ts
+ * actor.on('guardrail.checked', (event: GuardrailCheckedEvent) => console.log(event.phase, event.name, event.tripped));
+ * ```
+ */
+export type GuardrailCheckedEvent = { type: 'guardrail.checked'; name: string; phase: 'input' | 'output'; tripped: boolean; reason?: string };
+
+/**
  * The events a conversation actor emits; subscribe with `actor.on(type, listener)`.
  *
  * @example
@@ -453,6 +573,11 @@ export type ConversationEmittedEvent =
   | RequestRetryEvent
   | UsageEvent
   | DoomLoopDetectedEvent
+  | UserMessageQueuedEvent
+  | RequestInterruptedEvent
+  | ProviderFallbackEvent
+  | ContextCompactedEvent
+  | GuardrailCheckedEvent
   | EventRejectedEvent;
 
 /** Where one tool call of a round stands. */
@@ -488,6 +613,8 @@ export type PendingResponse = {
   usage: Usage;
   /** The model that answered (else the one requested). */
   model?: string;
+  /** The model requested, when the answer names another: its price stands in for an unpriced answering model. */
+  requestedModel?: string;
   /** For a final answer of a machine with an `output` schema: its object, or what was wrong with it. */
   answer?: AnswerCheck;
   calls: RoundCall[];
@@ -577,6 +704,32 @@ export type ConversationContext = {
     /** The active agent of a machine with handoffs. */
     active?: string;
   };
+  /** Long conversations (DESIGN §12): fallback, steering, budgets, guardrails and compaction. */
+  control: RunControl;
+};
+
+/** The part of the context the §12 controls keep (see {@link ConversationContext.control}). */
+export type RunControl = {
+  /** Which of the active agent's providers makes the request (`provider: [...]`): 0 is the first. */
+  provider: number;
+  /** `user.message`s kept during the run (`steering: 'queue'`), for the next request boundary. */
+  queued: UserContent[];
+  /** The run's budget limits: its own `budget`, tightened by what a caller left it. */
+  limits: InheritedBudget;
+  /** When the run's `user.message` arrived (epoch ms), for `maxDurationMs`. */
+  startedAt: number | null;
+  /** What the run's agent calls spent so far, by `toolCallId`, from their `request.finished` events. */
+  childSpend: Record<string, { tokens: number; cost: number }>;
+  /** The guardrail being checked, by index in its phase's list. */
+  check: number;
+  /**
+   * The history's length right after the last compaction: while it is unchanged the request was
+   * already compacted, so a second window or context-length problem fails instead of looping.
+   */
+  compactedAt: number | null;
+  /** How the run ended on a budget or a guardrail, for the output. */
+  budget?: BudgetReached;
+  guardrail?: GuardrailTripped;
 };
 
 /**
@@ -590,12 +743,15 @@ export type ConversationContext = {
  */
 export type ConversationStateValue =
   | 'idle'
+  | 'checkingInput'
+  | { compacting: 'summarizing' | 'backingOff' }
   | { requesting: 'waiting' }
   | 'repairing'
   | 'retrying'
   | 'awaitingApproval'
   | { executingTools: 'running' }
   | 'handingOff'
+  | 'checkingOutput'
   | 'done'
   | 'halted'
   | 'error';

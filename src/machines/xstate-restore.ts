@@ -40,6 +40,7 @@ import type { AnyActorRef, AnyStateMachine, SnapshotFrom, StateValue } from 'xst
 import { upgradeSnapshot } from './migrate-snapshot.js';
 import { compactSnapshot, type ResumePolicy, resumeSnapshot } from './resume-snapshot.js';
 import { currentSchemaVersion } from './snapshot-migrations.js';
+import { budgetDeadlineId } from './budget.js';
 import type { ConversationContext } from './types.js';
 
 /** The part of the actor scope XState passes to a logic's `start` (internal 2, 3). */
@@ -135,6 +136,12 @@ export function restoreOnXState<TMachine extends AnyStateMachine>(machine: TMach
     if (!actorScope || !restored.has(snapshot) || snapshot.status !== 'active') return;
     restored.delete(snapshot);
     rearmDelayedTransitions(machine, snapshot, actorScope);
+    // The time budget's delayed event was raised by an action, not an `after`: it is re-armed by its id too.
+    const deadline = snapshot.context.control?.limits.deadline;
+    if (deadline !== undefined) {
+      const delay = Math.max(0, deadline - Date.now());
+      actorScope.system.scheduler.schedule(actorScope.self, actorScope.self, { type: 'budget.deadline' }, delay, budgetDeadlineId);
+    }
     // Queued until the actor's mailbox opens at the end of `actor.start()`, so it is handled before start returns.
     if (snapshot.context.restored) actorScope.self.send({ type: 'run.resume' });
   }) as TMachine['start'];

@@ -24,6 +24,11 @@ export const emittedEventTypes = [
   'event.rejected',
   'object.delta',
   'output.repair',
+  'user.message.queued',
+  'request.interrupted',
+  'provider.fallback',
+  'context.compacted',
+  'guardrail.checked',
 ] as const satisfies readonly ConversationEmittedEvent['type'][];
 
 // Fails to compile when an emitted event type is missing from the list above.

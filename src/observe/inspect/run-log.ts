@@ -102,9 +102,10 @@ export function logOfEmitted(event: ConversationEmittedEvent, toolNames: Map<str
 export function logOfReceived(event: ConversationUserEvent, toolNames: Map<string, string>): Omit<RunLogEntry, 'seq' | 'at'> {
   switch (event.type) {
     case 'user.message':
+    case 'user.interrupt':
       return {
         kind: 'user',
-        text: `user: ${shortJson(typeof event.content === 'string' ? event.content : event.content.map((part) => part.text).join(''))}`,
+        text: `${event.type === 'user.interrupt' ? 'user (interrupt)' : 'user'}: ${shortJson(typeof event.content === 'string' ? event.content : event.content.map((part) => part.text).join(''))}`,
       };
     case 'tool.approve':
       return { kind: 'approved', text: `approved ${toolNames.get(event.toolCallId) ?? event.toolCallId}` };

@@ -107,7 +107,8 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
   const heldStarts = new Map<string, ConversationEmittedEvent>();
   let requestsAsked = 0;
   let requestsAnnounced = 0;
-  const stepKey = (step: StepInfo, index: number) => (step.kind === 'request' ? `request ${index}` : `tool ${step.toolCallId}`);
+  const stepKey = (step: StepInfo, index: number) =>
+    step.kind === 'tool' ? `tool ${step.toolCallId}` : step.kind === 'guardrail' ? `guardrail ${step.phase} ${step.name} ${index}` : `request ${index}`;
   const decide = (key: string) => {
     const held = heldStarts.get(key);
     if (!held) return;
