@@ -17,5 +17,5 @@ for (const [name, content] of Object.entries(files)) {
   console.log(`wrote ${visualizationsDir}/${name}`);
 }
 const readmePath = join(root, 'README.md');
-writeFileSync(readmePath, readmeWithDiagram(readFileSync(readmePath, 'utf8'), files['conversation.mmd'] ?? ''));
+writeFileSync(readmePath, readmeWithDiagram(readFileSync(readmePath, 'utf8'), files['conversation.core.mmd'] ?? ''));
 console.log('wrote the machine diagram into README.md');

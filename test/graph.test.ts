@@ -392,7 +392,9 @@ function eventsFor(config: GraphConfig) {
         ]
       : [];
   return (snapshot: Snapshot): ConversationEvent[] => [
-    ...(config.controls && snapshot.context.control.queued.length > 0 ? fromUsersAndClock.filter((event) => event !== userMessage) : fromUsersAndClock),
+    ...(config.controls && snapshot.context.control.queued.length > 0
+      ? fromUsersAndClock.filter((event) => event !== userMessage)
+      : fromUsersAndClock),
     ...controls(snapshot),
     // Approvals of calls deep in the tree, once a child asked for them.
     ...snapshot.context.agents.approvals.flatMap(({ toolCallId }) => [
@@ -1182,8 +1184,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
 describe('long-conversation controls graph (DESIGN §12)', () => {
   const graph = () => buildGraph(controlsConfig);
   const finals = () => [...graph().nodes.values()].filter(isFinal);
-  const allEdges = () =>
-    [...graph().edges].flatMap(([key, out]) => out.map((edge) => ({ ...edge, key, from: graph().nodes.get(key)! })));
+  const allEdges = () => [...graph().edges].flatMap(([key, out]) => out.map((edge) => ({ ...edge, key, from: graph().nodes.get(key)! })));
 
   it('is finite and ends done, halted (budget, guardrail, cancelled) and error (guardrail, provider)', () => {
     expect(graph().nodes.size).toBeGreaterThan(50);
@@ -1248,7 +1249,11 @@ describe('long-conversation controls graph (DESIGN §12)', () => {
         expect(historyProblem(next.context.messages), key).toBeNull();
         expect(Object.keys(next.children), key).toEqual([]);
         const answered = next.context.messages.flatMap((message) => (message.role === 'tool' ? message.content : []));
-        for (const call of from.context.round ?? []) expect(answered.some((part) => part.toolCallId === call.toolCallId), key).toBe(true);
+        for (const call of from.context.round ?? [])
+          expect(
+            answered.some((part) => part.toolCallId === call.toolCallId),
+            key,
+          ).toBe(true);
       }
     }
     expect(halted).toBeGreaterThan(0);

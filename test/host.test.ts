@@ -110,7 +110,7 @@ describe('a conversation host', () => {
       id: 'c-1',
       revision: 1,
       owner: 'test-host',
-      schemaVersion: 4,
+      schemaVersion: 5,
       machineId: 'conversation',
     });
     const output = await host.result('c-1');
@@ -690,9 +690,9 @@ describe.each([
       ['other-id', { machineId: 'checkout' }, 'other_machine', /written for machine "checkout"/],
       [
         'future',
-        { schemaVersion: 5 },
+        { schemaVersion: 6 },
         'unknown_version',
-        /schemaVersion 5; this actorloop reads versions 1 to 4 \(a newer actorloop wrote it: upgrade actorloop/,
+        /schemaVersion 6; this actorloop reads versions 1 to 5 \(a newer actorloop wrote it: upgrade actorloop/,
       ],
     ];
     for (const [id, change] of bad) await store.save({ ...good, id, revision: 1, status: 'running', ...change });

@@ -103,7 +103,7 @@ describe('the live viewer in headless Chromium', () => {
       await page.$$eval('#chart g.transition.taken', (nodes) =>
         nodes.map((node) => `${node.getAttribute('data-source')}→${node.getAttribute('data-target')}`),
       ),
-    ).toEqual(['idle→requesting']);
+    ).toEqual(['idle→preparing', 'preparing→requesting']);
     await page.locator('#messages li[data-role="user"]', { hasText: 'What is 2+3?' }).waitFor();
     await page.screenshot({ path: join(shots, '1-requesting.png') });
 
@@ -257,7 +257,7 @@ describe('the live viewer in headless Chromium', () => {
     await page.waitForSelector('body[data-status="halted"]');
     expect(await logTexts(page)).toContain('cancel: changed my mind');
     // cancel is not an arrow of the overview but its note: the note is marked, no arrow.
-    await page.waitForSelector('#chart g.note.taken[data-events="cancel"]');
+    await page.waitForSelector('#chart g.note.taken[data-events~="cancel"]');
     expect(await page.$$('#chart g.transition.taken')).toHaveLength(0);
     expect(await page.$$eval('#runs button', (nodes) => nodes.map((node) => node.textContent))).toEqual([
       'needs approvaldone',

@@ -103,7 +103,11 @@ describe('budget', () => {
     );
     // `prices` extends the table.
     expect(() =>
-      createConversationMachine({ provider: { ...provider, model: 'my-finetune' }, budget: { maxCostUsd: 1 }, prices: { 'my-finetune': { input: 1, output: 2 } } }),
+      createConversationMachine({
+        provider: { ...provider, model: 'my-finetune' },
+        budget: { maxCostUsd: 1 },
+        prices: { 'my-finetune': { input: 1, output: 2 } },
+      }),
     ).not.toThrow();
   });
 
@@ -114,7 +118,12 @@ describe('budget', () => {
       description: 'Never ends on its own',
       parameters: { type: 'object', properties: {} },
       execute: (_args, { signal }) =>
-        new Promise((_resolve, reject) => signal.addEventListener('abort', () => (stopped.resolve('aborted'), reject(signal.reason)))),
+        new Promise((_resolve, reject) =>
+          signal.addEventListener('abort', () => {
+            stopped.resolve('aborted');
+            reject(signal.reason);
+          }),
+        ),
     });
     const model = scriptedModel([{ toolCalls: [{ id: 'call_hang', name: 'hang', args: {} }] }]);
     const { done, events } = start({ provider: handlerProvider(model.handler), tools: [hang], budget: { maxDurationMs: 150 } });
@@ -124,7 +133,11 @@ describe('budget', () => {
     expect(output.budget!.used).toBeGreaterThanOrEqual(150);
     expectValidForBothWires(output.messages);
     expect(eventsOf(events, 'tool.result')).toEqual([
-      expect.objectContaining({ toolCallId: 'call_hang', isError: true, result: 'not executed: the run reached its budget (maxDurationMs)' }),
+      expect.objectContaining({
+        toolCallId: 'call_hang',
+        isError: true,
+        result: 'not executed: the run reached its budget (maxDurationMs)',
+      }),
     ]);
   });
 
@@ -156,11 +169,12 @@ describe('budget', () => {
     // The child makes tool rounds of 15 tokens each; the root has 40.
     const childModel = scriptedModel(toolTurns(6, 'child done'));
     const child = createConversationMachine({ provider: handlerProvider(childModel.handler), tools: [lookup], retry: fastRetry });
-    const rootModel = scriptedModel([
-      { toolCalls: [{ id: 'call_ask', name: 'ask', args: { prompt: 'dig' } }] },
-      { text: 'root done' },
-    ]);
-    const { done, events } = start({ provider: handlerProvider(rootModel.handler), tools: [agentTool(child, { name: 'ask' })], budget: { maxTotalTokens: 40 } });
+    const rootModel = scriptedModel([{ toolCalls: [{ id: 'call_ask', name: 'ask', args: { prompt: 'dig' } }] }, { text: 'root done' }]);
+    const { done, events } = start({
+      provider: handlerProvider(rootModel.handler),
+      tools: [agentTool(child, { name: 'ask' })],
+      budget: { maxTotalTokens: 40 },
+    });
     const output = await done;
     // Root 15 + child: 15 left → the child halts itself after its second response (30 ≥ 25); the root then sees 45.
     expect(output).toMatchObject({ status: 'halted', reason: 'budget', budget: { limit: 'maxTotalTokens', max: 40 } });
@@ -204,14 +218,26 @@ describe('guardrails', () => {
       content: 'tell me about bananas',
       guardrails: { input: [blocklist('fruit', 'banana')] },
     });
-    expect(output).toMatchObject({ status: 'halted', reason: 'guardrail', guardrail: { name: 'fruit', phase: 'input', reason: 'mentions banana' } });
+    expect(output).toMatchObject({
+      status: 'halted',
+      reason: 'guardrail',
+      guardrail: { name: 'fruit', phase: 'input', reason: 'mentions banana' },
+    });
     expect(requests).toHaveLength(0);
-    expect(eventsOf(events, 'guardrail.checked')).toEqual([{ type: 'guardrail.checked', name: 'fruit', phase: 'input', tripped: true, reason: 'mentions banana' }]);
+    expect(eventsOf(events, 'guardrail.checked')).toEqual([
+      { type: 'guardrail.checked', name: 'fruit', phase: 'input', tripped: true, reason: 'mentions banana' },
+    ]);
   });
 
   it('output guardrails check the final answer before done, in order; the first to trip halts', async () => {
     const seen: string[] = [];
-    const spy: Guardrail = { name: 'spy', check: (text, { messages }) => (seen.push(`${text}|${messages.length}`), { tripped: false }) };
+    const spy: Guardrail = {
+      name: 'spy',
+      check: (text, { messages }) => {
+        seen.push(`${text}|${messages.length}`);
+        return { tripped: false };
+      },
+    };
     const passed = await runConversation([{ text: 'all fine' }], { guardrails: { output: [spy, blocklist('secret', 'password')] } });
     expect(passed.output.status).toBe('done');
     expect(seen).toEqual(['all fine|2']);
@@ -219,14 +245,21 @@ describe('guardrails', () => {
       ['spy', false],
       ['secret', false],
     ]);
-    const tripped = await runConversation([{ text: 'the password is hunter2' }], { guardrails: { output: [spy, blocklist('secret', 'password')] } });
+    const tripped = await runConversation([{ text: 'the password is hunter2' }], {
+      guardrails: { output: [spy, blocklist('secret', 'password')] },
+    });
     expect(tripped.output).toMatchObject({ status: 'halted', reason: 'guardrail', guardrail: { name: 'secret', phase: 'output' } });
     // The answer was given (and streamed): it stays in the history, nothing is lost.
     expect(tripped.output.messages.at(-1)).toMatchObject({ role: 'assistant' });
   });
 
   it('a guardrail that throws, returns nonsense or times out ends the run in error, never a silent pass', async () => {
-    const thrower: Guardrail = { name: 'thrower', check: () => { throw new Error('classifier down'); } };
+    const thrower: Guardrail = {
+      name: 'thrower',
+      check: () => {
+        throw new Error('classifier down');
+      },
+    };
     const nonsense: Guardrail = { name: 'nonsense', check: () => 'yes' as never };
     let aborted = false;
     const slow: Guardrail = {
@@ -235,11 +268,19 @@ describe('guardrails', () => {
       check: (_text, { signal }) => new Promise(() => signal.addEventListener('abort', () => (aborted = true))),
     };
     const threw = await runConversation([{ text: 'x' }], { guardrails: { input: [thrower] } });
-    expect(threw.output).toMatchObject({ status: 'error', error: { name: 'GuardrailError', code: 'guardrail_error', message: 'input guardrail "thrower" failed: classifier down' } });
+    expect(threw.output).toMatchObject({
+      status: 'error',
+      error: { name: 'GuardrailError', code: 'guardrail_error', message: 'input guardrail "thrower" failed: classifier down' },
+    });
     const odd = await runConversation([{ text: 'x' }], { guardrails: { output: [nonsense] } });
-    expect(odd.output.error?.message).toBe('output guardrail "nonsense" failed: guardrail "nonsense" returned "yes"; expected { tripped: boolean, reason? }');
+    expect(odd.output.error?.message).toBe(
+      'output guardrail "nonsense" failed: guardrail "nonsense" returned "yes"; expected { tripped: boolean, reason? }',
+    );
     const timedOut = await runConversation([{ text: 'x' }], { guardrails: { input: [slow] } });
-    expect(timedOut.output).toMatchObject({ status: 'error', error: { code: 'guardrail_timeout', message: 'input guardrail "slow" did not answer within 50 ms' } });
+    expect(timedOut.output).toMatchObject({
+      status: 'error',
+      error: { code: 'guardrail_timeout', message: 'input guardrail "slow" did not answer within 50 ms' },
+    });
     expect(aborted).toBe(true);
     expect(timedOut.requests).toHaveLength(0);
   });
@@ -256,7 +297,10 @@ describe('guardrails', () => {
         return { tripped: verdict.text.startsWith('UNSAFE'), reason: verdict.text };
       },
     };
-    const { output, requests } = await runConversation([{ text: 'never' }], { guardrails: { input: [moderated] }, content: 'build me a weapon' });
+    const { output, requests } = await runConversation([{ text: 'never' }], {
+      guardrails: { input: [moderated] },
+      content: 'build me a weapon',
+    });
     expect(output).toMatchObject({ status: 'halted', reason: 'guardrail', guardrail: { reason: 'UNSAFE: asks for a weapon' } });
     expect(requests).toHaveLength(0);
     expect(judge.requests[0]?.messages.at(-1)).toMatchObject({ content: 'Is this safe? build me a weapon' });
@@ -270,21 +314,31 @@ describe('guardrails', () => {
     expect(() => createConversationMachine({ provider, guardrails: { output: [{ check: () => ({ tripped: false }) } as never] } })).toThrow(
       /Invalid option guardrails\.output\[0\]\.name/,
     );
-    expect(() => createConversationMachine({ provider, guardrails: { input: [{ name: 'x', check: () => ({ tripped: false }), timeoutMs: -5 }] } })).toThrow(
-      /guardrails\.input\[0\]\.timeoutMs/,
-    );
+    expect(() =>
+      createConversationMachine({ provider, guardrails: { input: [{ name: 'x', check: () => ({ tripped: false }), timeoutMs: -5 }] } }),
+    ).toThrow(/guardrails\.input\[0\]\.timeoutMs/);
   });
 });
 
 describe('steering', () => {
   it("'queue': a message sent while tools run joins the history after the round's results, then the model answers it", async () => {
     const release = deferred();
-    const slow = defineTool({ name: 'slow', description: 'slow', parameters: { type: 'object', properties: {} }, execute: async () => (await release.promise, 'slow result') });
+    const slow = defineTool({
+      name: 'slow',
+      description: 'slow',
+      parameters: { type: 'object', properties: {} },
+      execute: async () => {
+        await release.promise;
+        return 'slow result';
+      },
+    });
     const model = scriptedModel([{ toolCalls: [{ id: 'call_slow', name: 'slow', args: {} }] }, { text: 'answered both' }]);
     const { actor, events, done } = start({ provider: handlerProvider(model.handler), tools: [slow], steering: 'queue' });
     await waitForEvent(events, 'tool.started');
     actor.send({ type: 'user.message', content: 'also, in metric please' });
-    expect(eventsOf(events, 'user.message.queued')).toEqual([{ type: 'user.message.queued', content: 'also, in metric please', queued: 1 }]);
+    expect(eventsOf(events, 'user.message.queued')).toEqual([
+      { type: 'user.message.queued', content: 'also, in metric please', queued: 1 },
+    ]);
     release.resolve();
     const output = await done;
     expect(output.status).toBe('done');
@@ -296,10 +350,7 @@ describe('steering', () => {
   });
 
   it("'queue': a message sent as the final answer streams gets its own request instead of being lost", async () => {
-    const model = scriptedModel([
-      (request) => slowText('first answer', request.signal),
-      { text: 'second answer' },
-    ]);
+    const model = scriptedModel([(request) => slowText('first answer', request.signal), { text: 'second answer' }]);
     const { actor, events, done } = start({ provider: handlerProvider(model.handler), steering: 'queue' });
     await waitForEvent(events, 'text.delta');
     actor.send({ type: 'user.message', content: 'and one more thing' });
@@ -320,7 +371,10 @@ describe('steering', () => {
   it('user.interrupt aborts the request in flight (partial output discarded) and continues with the message', async () => {
     let signal: AbortSignal | undefined;
     const model = scriptedModel([
-      (request) => ((signal = request.signal), slowText('a long answer that goes on', request.signal)),
+      (request) => {
+        signal = request.signal;
+        return slowText('a long answer that goes on', request.signal);
+      },
       { text: 'short answer' },
     ]);
     const { actor, events, done } = start({ provider: handlerProvider(model.handler) });
@@ -343,7 +397,10 @@ describe('steering', () => {
       name: 'hang',
       description: 'hangs',
       parameters: { type: 'object', properties: {} },
-      execute: (_args, { signal }) => ((toolSignal = signal), new Promise(() => {})),
+      execute: (_args, { signal }) => {
+        toolSignal = signal;
+        return new Promise(() => {});
+      },
     });
     const model = scriptedModel([{ toolCalls: [{ id: 'call_hang', name: 'hang', args: {} }] }, { text: 'ok, changed course' }]);
     const { actor, events, done } = start({ provider: handlerProvider(model.handler), tools: [hang] });
@@ -375,14 +432,23 @@ describe('fallback', () => {
     const primary = scriptedModel([unavailable, unavailable, unavailable]);
     const secondary = scriptedModel([{ text: 'from the secondary' }]);
     const { events, done } = start({
-      provider: [{ ...handlerProvider(primary.handler), name: 'primary' }, { ...handlerProvider(secondary.handler), name: 'secondary' }],
+      provider: [
+        { ...handlerProvider(primary.handler), name: 'primary' },
+        { ...handlerProvider(secondary.handler), name: 'secondary' },
+      ],
     });
     const output = await done;
     expect(output).toMatchObject({ status: 'done', text: 'from the secondary' });
     expect(primary.requests).toHaveLength(3);
     expect(secondary.requests[0]!.messages).toEqual(primary.requests[0]!.messages);
     expect(eventsOf(events, 'provider.fallback')).toEqual([
-      { type: 'provider.fallback', from: 'primary', to: 'secondary', error: expect.objectContaining({ code: 'server', status: 503 }), discardPartial: false },
+      {
+        type: 'provider.fallback',
+        from: 'primary',
+        to: 'secondary',
+        error: expect.objectContaining({ code: 'server', status: 503 }),
+        discardPartial: false,
+      },
     ]);
     expect(eventsOf(events, 'request.started').map((event) => [event.provider, event.attempt])).toEqual([
       ['primary', 1],
@@ -422,7 +488,18 @@ describe('fallback', () => {
     servers.push(openai);
     const anthropic = await startWireServer([
       anthropicSse([
-        { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } },
+        {
+          type: 'message_start',
+          message: {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-haiku-4-5',
+            content: [],
+            stop_reason: null,
+            usage: { input_tokens: 12, output_tokens: 1 },
+          },
+        },
         { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} } },
         { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"q":"tides"}' } },
         { type: 'content_block_stop', index: 0 },
@@ -430,7 +507,18 @@ describe('fallback', () => {
         { type: 'message_stop' },
       ]),
       anthropicSse([
-        { type: 'message_start', message: { id: 'msg_2', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [], stop_reason: null, usage: { input_tokens: 30, output_tokens: 1 } } },
+        {
+          type: 'message_start',
+          message: {
+            id: 'msg_2',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-haiku-4-5',
+            content: [],
+            stop_reason: null,
+            usage: { input_tokens: 30, output_tokens: 1 },
+          },
+        },
         { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
         { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'High tide at noon.' } },
         { type: 'content_block_stop', index: 0 },
@@ -452,13 +540,19 @@ describe('fallback', () => {
     expect(openai.requests).toHaveLength(4);
     expect(anthropic.requests).toHaveLength(2);
     // Anthropic gets the history the failed OpenAI requests were asked with, then its own tool round.
-    expect(JSON.parse(anthropic.requests[1]!.rawBody).messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(JSON.parse(anthropic.requests[1]!.rawBody).messages.map((message: { role: string }) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+    ]);
     expect(eventsOf(events, 'provider.fallback')[0]).toMatchObject({ from: 'openai:gpt-4o-mini', to: 'anthropic:claude-haiku-4-5' });
     expectValidForBothWires(output.messages);
   });
 
   it('an empty provider list is an options error', () => {
-    expect(() => createConversationMachine({ provider: [] })).toThrow(/Invalid option provider: expected a Provider or a non-empty array of providers/);
+    expect(() => createConversationMachine({ provider: [] })).toThrow(
+      /Invalid option provider: expected a Provider or a non-empty array of providers/,
+    );
     expect(() => createConversationMachine({ provider: [handlerProvider(scriptedModel([]).handler), 'nope' as never] })).toThrow(
       /Invalid option provider\[1\]: expected a Provider/,
     );
@@ -469,9 +563,17 @@ describe('no crash paths', () => {
   it('budgets, guardrails, steering and fallback together never leave an unhandled rejection', async () => {
     // test/support/no-crash.ts fails the test on anything that escapes.
     const thrower: Guardrail = { name: 'thrower', check: async () => Promise.reject(new Error('down')) };
-    const broken = await runConversation([{ text: 'x' }], { guardrails: { output: [thrower] }, steering: 'queue', budget: { maxTotalTokens: 10 } });
+    const broken = await runConversation([{ text: 'x' }], {
+      guardrails: { output: [thrower] },
+      steering: 'queue',
+      budget: { maxTotalTokens: 10 },
+    });
     expect(broken.output.status).toBe('error');
-    const spent = await runConversation(toolTurns(3), { tools: [lookup], budget: { maxTotalTokens: 16, maxDurationMs: 5_000 }, steering: 'queue' });
+    const spent = await runConversation(toolTurns(3), {
+      tools: [lookup],
+      budget: { maxTotalTokens: 16, maxDurationMs: 5_000 },
+      steering: 'queue',
+    });
     expect(spent.output.reason).toBe('budget');
   });
 });
@@ -487,6 +589,10 @@ async function* slowText(text: string, signal: AbortSignal) {
 }
 
 async function waitForEvent(events: ConversationEmittedEvent[], type: ConversationEmittedEvent['type']): Promise<void> {
-  for (let tries = 0; tries < 500 && !events.some((event) => event.type === type); tries++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(events.some((event) => event.type === type), `waiting for ${type}`).toBe(true);
+  for (let tries = 0; tries < 500 && !events.some((event) => event.type === type); tries++)
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(
+    events.some((event) => event.type === type),
+    `waiting for ${type}`,
+  ).toBe(true);
 }

@@ -261,10 +261,32 @@ describe('the chain of migrations', () => {
     }
   });
 
+  it('v4 → v5: the context gains `control` (first provider, nothing queued, no limits); a run in progress keeps going', async () => {
+    const v4 = {
+      schemaVersion: 4,
+      status: 'active',
+      value: 'retrying',
+      context: { messages: [{ role: 'user', content: 'hi' }], attempt: 2, agents: { depth: 0, usageByAgent: [], approvals: [] } },
+    };
+    expect(migrations.v4ToV5(v4)).toEqual({
+      ...v4,
+      schemaVersion: 5,
+      context: {
+        ...v4.context,
+        control: { provider: 0, queued: [], limits: {}, startedAt: null, childSpend: {}, check: 0, compactedAt: null },
+      },
+    });
+    // A context that has `control` already, and shapes without a context, only change version.
+    const kept = { schemaVersion: 4, context: { control: { provider: 1 } } };
+    expect(migrations.v4ToV5(kept)).toEqual({ ...kept, schemaVersion: 5 });
+    for (const odd of [{}, { context: null }, { output: 'done' }])
+      expect(migrations.v4ToV5({ ...odd, schemaVersion: 4 })).toEqual({ ...odd, schemaVersion: 5 });
+  });
+
   it('the current version is counted from the steps', () => {
     expect(migrations.firstSchemaVersion).toBe(1);
     expect(migrations.currentSchemaVersion).toBe(migrations.firstSchemaVersion + migrations.snapshotMigrations.length);
-    expect(migrations.currentSchemaVersion).toBe(4);
+    expect(migrations.currentSchemaVersion).toBe(5);
   });
 
   it('runs every step from the version found, in order, and none for a current snapshot', () => {
@@ -283,10 +305,10 @@ describe('the chain of migrations', () => {
   });
 
   it('refuses a newer version or no version at all, naming the versions', () => {
-    expect(migrateSnapshot({ schemaVersion: 5 })).toEqual({
+    expect(migrateSnapshot({ schemaVersion: 6 })).toEqual({
       problem: {
         kind: 'unknown_version',
-        message: 'it has schemaVersion 5, written by a newer actorloop; this actorloop reads versions 1 to 4: upgrade actorloop to load it',
+        message: 'it has schemaVersion 6, written by a newer actorloop; this actorloop reads versions 1 to 5: upgrade actorloop to load it',
       },
     });
     for (const bad of ['2', 0, 1.5, null]) {
@@ -304,16 +326,16 @@ describe('the chain of migrations', () => {
   });
 
   it('upgradeSnapshot throws what migrateSnapshot reports', () => {
-    expect(upgradeSnapshot({ value: 'idle' })).toEqual({ value: 'idle', schemaVersion: 4 });
+    expect(upgradeSnapshot({ value: 'idle' })).toEqual({ value: 'idle', schemaVersion: 5 });
     expect(() => upgradeSnapshot({ schemaVersion: 7 })).toThrow(
-      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 7, written by a newer actorloop; this actorloop reads versions 1 to 4: upgrade actorloop to load it',
+      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 7, written by a newer actorloop; this actorloop reads versions 1 to 5: upgrade actorloop to load it',
     );
   });
 
   it('every persisted snapshot and stored conversation carries the current schemaVersion', async () => {
     const { machine, host } = chatSetup(memoryStore());
     const actor = createActor(machine).start();
-    expect(actor.getPersistedSnapshot()).toMatchObject({ schemaVersion: 4, value: 'idle' });
+    expect(actor.getPersistedSnapshot()).toMatchObject({ schemaVersion: 5, value: 'idle' });
     actor.stop();
     await host.send('c', { type: 'user.message', content: 'What is 2 + 3?' });
     await host.result('c');
@@ -353,8 +375,8 @@ describe('v1 SQLite fixture, loaded by this actorloop', () => {
     expect(toolResults(output.messages)).toEqual({ 'call-add-1': '5' });
     expect(executions).toEqual([]);
     const stored = await store.load('finished');
-    expect(stored).toMatchObject({ schemaVersion: 4, status: 'done' });
-    expect(JSON.parse(stored!.snapshot)).toMatchObject({ schemaVersion: 4 });
+    expect(stored).toMatchObject({ schemaVersion: 5, status: 'done' });
+    expect(JSON.parse(stored!.snapshot)).toMatchObject({ schemaVersion: 5 });
     await host.close();
   });
 
@@ -435,7 +457,7 @@ describe('v1 JSON snapshots, restored by plain actors', () => {
     expect(stepCalls()).toBe(before + 1);
     const ended = restored.getSnapshot();
     expect(ended.status).toBe('done');
-    expect(restored.getPersistedSnapshot()).toMatchObject({ schemaVersion: 4, value: 'done' });
+    expect(restored.getPersistedSnapshot()).toMatchObject({ schemaVersion: 5, value: 'done' });
     const next = createActor(machine, { input: { messages: ended.output!.messages } }).start();
     next.send({ type: 'user.message', content: 'And 3 + 4?' });
     expect(await toPromise(next)).toMatchObject({ status: 'done', text: 'reply 2' });
@@ -523,14 +545,14 @@ describe('v1 JSON snapshots, restored by plain actors', () => {
 });
 
 describe('a snapshot from a newer actorloop', () => {
-  const newer = () => ({ ...fixtureJson('finished'), schemaVersion: 5 });
+  const newer = () => ({ ...fixtureJson('finished'), schemaVersion: 6 });
 
   it('the host refuses it, naming the conversation and both versions; the file and the record are untouched', async () => {
     const path = join(work, 'newer.db');
     const writer = sqliteStore({ path });
     const record = {
       id: 'from-the-future',
-      schemaVersion: 5,
+      schemaVersion: 6,
       machineId: 'conversation',
       status: 'running' as const,
       snapshot: JSON.stringify(newer()),
@@ -553,7 +575,7 @@ describe('a snapshot from a newer actorloop', () => {
       expect(ConversationLoadError.isInstance(error), String(error)).toBe(true);
       expect(error).toMatchObject({ conversationId: 'from-the-future', problem: 'unknown_version' });
       expect((error as Error).message).toBe(
-        'stored conversation "from-the-future" cannot be loaded (unknown version): it has schemaVersion 5; this actorloop reads versions 1 to 4 ' +
+        'stored conversation "from-the-future" cannot be loaded (unknown version): it has schemaVersion 6; this actorloop reads versions 1 to 5 ' +
           '(a newer actorloop wrote it: upgrade actorloop to load it; the stored data is left as it is)',
       );
     }
@@ -569,7 +591,7 @@ describe('a snapshot from a newer actorloop', () => {
     const store = memoryStore();
     const record = {
       id: 'mixed',
-      schemaVersion: 4,
+      schemaVersion: 5,
       machineId: 'conversation',
       status: 'done' as const,
       snapshot: JSON.stringify(newer()),
@@ -582,7 +604,7 @@ describe('a snapshot from a newer actorloop', () => {
     const error = await host.get('mixed').catch((caught: unknown) => caught);
     expect(error).toMatchObject({ conversationId: 'mixed', problem: 'unknown_version' });
     expect((error as Error).message).toContain(
-      'it has schemaVersion 5, written by a newer actorloop; this actorloop reads versions 1 to 4',
+      'it has schemaVersion 6, written by a newer actorloop; this actorloop reads versions 1 to 5',
     );
     expect(await store.load('mixed')).toEqual(record);
     await host.close();
@@ -599,7 +621,7 @@ describe('a snapshot from a newer actorloop', () => {
     expect(actor.getSnapshot().status).toBe('error');
     expect(errors).toHaveLength(1);
     expect((errors[0] as Error).message).toBe(
-      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 5, written by a newer actorloop; this actorloop reads versions 1 to 4: upgrade actorloop to load it',
+      'the persisted snapshot cannot be restored (unknown version): it has schemaVersion 6, written by a newer actorloop; this actorloop reads versions 1 to 5: upgrade actorloop to load it',
     );
     expect(snapshot).toEqual(copy);
   });

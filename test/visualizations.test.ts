@@ -21,7 +21,14 @@ function committed(name: string): string | undefined {
   }
 }
 
-const names = ['conversation.full.mmd', 'conversation.full.svg', 'conversation.machine.json', 'conversation.mmd', 'conversation.svg'];
+const names = [
+  'conversation.core.mmd',
+  'conversation.full.mmd',
+  'conversation.full.svg',
+  'conversation.machine.json',
+  'conversation.mmd',
+  'conversation.svg',
+];
 
 describe('visualizations/ is generated from src/machines', async () => {
   const generated = await renderVisualizations();
@@ -36,7 +43,7 @@ describe('visualizations/ is generated from src/machines', async () => {
 
   it('README.md shows the generated conversation diagram', () => {
     const readme = readFileSync(join(dir, '..', 'README.md'), 'utf8');
-    if (readmeWithDiagram(readme, generated['conversation.mmd'] ?? '') !== readme) {
+    if (readmeWithDiagram(readme, generated['conversation.core.mmd'] ?? '') !== readme) {
       expect.fail('the diagram in README.md is stale: run `npm run visualize` and commit the result');
     }
   });
@@ -73,27 +80,42 @@ describe('visualizations/ is generated from src/machines', async () => {
       [
         'stateDiagram-v2',
         '  [*] --> idle',
-        '  idle --> requesting : user.message',
+        '  idle --> checkingInput : user.message or<br/>interrupt<br/>(input guardrails)',
+        '  idle --> preparing : user.message<br/>interrupt',
         '  idle --> error : invalid input',
+        '  checkingInput --> halted : tripped',
+        '  checkingInput --> preparing : passed',
+        '  checkingInput --> error : check threw<br/>check timed out',
+        '  preparing --> checkingInput : messages queued, input<br/>guardrails',
+        '  preparing --> halted : budget reached',
+        '  preparing --> compacting : over the context window',
+        '  preparing --> requesting : request',
+        '  compacting --> requesting : compacted',
+        '  compacting --> error : unusable summary<br/>summary failed, no retry<br/>left',
         '  requesting --> retrying : no response, request<br/>failed or timed out<br/>(retries left)',
+        '  requesting --> preparing : no response, request<br/>failed or timed out<br/>(next provider)<br/>answered, messages<br/>queued',
         '  requesting --> error : no response, request<br/>failed or timed out<br/>(no retry left)<br/>answer invalid, no<br/>repair left',
+        '  requesting --> checkingOutput : answered, output<br/>guardrails',
         '  requesting --> done : answered',
         '  requesting --> repairing : answer invalid (repairs<br/>left)',
-        '  requesting --> halted : tool-round cap reached<br/>doom loop persists',
+        '  requesting --> halted : budget spent<br/>tool-round cap reached<br/>doom loop persists',
         '  requesting --> awaitingApproval : a call needs approval',
         '  requesting --> executingTools : tool calls to run',
-        '  repairing --> requesting : problem sent back',
-        '  retrying --> requesting : after the backoff',
+        '  requesting --> compacting : request failed, context<br/>too long',
+        '  repairing --> preparing : problem sent back',
+        '  retrying --> preparing : after the backoff',
         '  awaitingApproval --> executingTools : all approved or denied',
+        '  executingTools --> halted : agent tree over budget<br/>a tool finished, an<br/>agent call failed (halt)<br/>a tool threw HaltError',
         '  executingTools --> handingOff : all results in, a<br/>handoff call in it',
-        '  executingTools --> requesting : all results in<br/>a tool finished, the<br/>last result of the round',
-        '  executingTools --> halted : a tool finished, an<br/>agent call failed (halt)<br/>a tool threw HaltError',
-        '  handingOff --> requesting : the new agent asks',
+        '  executingTools --> preparing : all results in<br/>a tool finished, the<br/>last result of the round',
+        '  handingOff --> preparing : the new agent asks',
+        '  checkingOutput --> halted : tripped',
+        '  checkingOutput --> preparing : messages queued',
+        '  checkingOutput --> done : passed',
+        '  checkingOutput --> error : check threw<br/>check timed out',
         '  classDef final stroke-width:4px,font-weight:bold',
         '  class done, halted, error final',
-        '  note right of halted : cancel → halted, from any state but a final one',
-        '  note left of idle : user.message, tool.approve, tool.deny out of turn → event.rejected, state unchanged',
-        '  note left of idle : done, halted and error are final (thick border)',
+        '  note left of idle : cancel → halted, from any state but<br/>a final one<br/><br/>user.interrupt → preparing, from<br/>requesting, retrying,<br/>awaitingApproval, executingTools<br/><br/>budget.deadline → halted, from any<br/>state but idle and the final ones<br/><br/>user.message, user.interrupt,<br/>tool.approve, tool.deny out of turn<br/>→ event.rejected, state unchanged<br/><br/>done, halted and error are final<br/>(thick border)',
         '',
       ].join('\n'),
     );
@@ -120,10 +142,24 @@ describe('visualizations/ is generated from src/machines', async () => {
 
   it('the SVGs mark every state and arrow for the viewer to light up', () => {
     const overview = generated['conversation.svg'] ?? '';
-    for (const state of ['idle', 'requesting', 'retrying', 'awaitingApproval', 'executingTools', 'done', 'halted', 'error']) {
+    for (const state of [
+      'idle',
+      'checkingInput',
+      'preparing',
+      'compacting',
+      'requesting',
+      'retrying',
+      'awaitingApproval',
+      'executingTools',
+      'checkingOutput',
+      'done',
+      'halted',
+      'error',
+    ]) {
       expect(overview).toContain(`data-state="${state}"`);
     }
-    expect(overview).toContain('data-source="executingTools" data-target="requesting"');
+    expect(overview).toContain('data-source="executingTools" data-target="preparing"');
+    expect(overview).toContain('data-source="preparing" data-target="requesting"');
     expect(overview).not.toContain('data-state="requesting.waiting"');
     const full = generated['conversation.full.svg'] ?? '';
     expect(full).toContain('data-state="requesting.waiting"');
@@ -141,16 +177,22 @@ describe('visualizations/ is generated from src/machines', async () => {
       'done --> [*]',
       'halted --> [*]',
       'error --> [*]',
-      'idle --> requesting : user.message [isValidUserMessage]',
+      'idle --> preparing : user.message [isValidUserMessage]',
+      'idle --> checkingInput : user.message [and(isValidUserMessage, hasInputGuardrails)]',
+      'preparing --> halted : always [budgetReached]',
+      'preparing --> compacting : always [contextOverWindow]',
+      'preparing --> requesting : always [else]',
+      'checkingInput --> halted : done: guardrailCheck [guardrailTripped]',
+      'checkingOutput --> error : after outputGuardrailTimeout',
       'requesting --> done : done: providerCall [answerAccepted]',
       'requesting --> repairing : done: providerCall [answerRepairable]',
-      'repairing --> requesting : always',
+      'repairing --> preparing : always',
       'requesting --> halted : done: providerCall [iterationCapReached]',
       'requesting --> retrying : error: providerCall [canRetryFailure]',
       'requesting --> error : error: providerCall [else]',
       'requesting_waiting --> retrying : after requestTimeout [canRetryFailure]',
-      'retrying --> requesting : after retryDelay',
-      'executingTools --> requesting : always [roundSettled]',
+      'retrying --> preparing : after retryDelay',
+      'executingTools --> preparing : always [roundSettled]',
       'executingTools --> halted : cancel',
       'executingTools_running --> executingTools_running : after toolDeadline',
       'executingTools_running --> halted : error: * [executionHalts]',

@@ -8,7 +8,7 @@ import { EventRejectedError } from './errors/event-rejected-error.js';
 
 type RunState = Parameters<typeof statusOf>[0];
 
-const userEventTypes = new Set(['user.message', 'tool.approve', 'tool.deny', 'cancel']);
+const userEventTypes = new Set(['user.message', 'user.interrupt', 'tool.approve', 'tool.deny', 'cancel']);
 const maxIdLength = 1024;
 
 /** Throws `InvalidOptionsError` unless `id` is a conversation id: a non-empty string of at most 1024 characters. */
@@ -20,7 +20,7 @@ export function checkConversationId(id: unknown): asserts id is string {
 
 /** Throws `InvalidOptionsError` unless `event` is an event a caller may send a conversation. */
 export function checkUserEvent(event: unknown): asserts event is ConversationUserEvent {
-  const expected = 'a user event { type: "user.message" | "tool.approve" | "tool.deny" | "cancel", ... }';
+  const expected = 'a user event { type: "user.message" | "user.interrupt" | "tool.approve" | "tool.deny" | "cancel", ... }';
   if (!isRecord(event) || typeof event.type !== 'string' || !userEventTypes.has(event.type)) {
     throw new InvalidOptionsError('event', expected, isRecord(event) ? event.type : event);
   }
@@ -57,7 +57,8 @@ export function nextRunInput(last: Pick<DecodedSnapshot, 'context'> | undefined,
  * starts the next run; an approval or a cancel has nothing left to act on.
  */
 export function checkEventAfterEndedRun(conversationId: string, event: ConversationUserEvent, last: RunState): void {
-  if (event.type === 'user.message') return;
+  // With nothing left to interrupt, an interrupt starts the next run as a message does.
+  if (event.type === 'user.message' || event.type === 'user.interrupt') return;
   throw new EventRejectedError({
     conversationId,
     eventType: event.type,

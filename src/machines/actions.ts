@@ -149,7 +149,8 @@ export function conversationActions(settings: ResolvedOptions) {
   const fixedFailureSettings = only && failureSettingsWith(only.provider);
   const fixedResponseSettings = only && responseSettingsWith(only.tools, only.provider);
   const failureSettingsOf = (context: ConversationContext) => failureSettingsWith(providerOf(context));
-  const responseSettingsOf = (context: ConversationContext) => responseSettingsWith(profileOf(context.agents.active).tools, providerOf(context));
+  const responseSettingsOf = (context: ConversationContext) =>
+    responseSettingsWith(profileOf(context.agents.active).tools, providerOf(context));
   return {
     failOnInput: assignContext(({ context }) => errorRecorded(context, inputError(context))),
     appendUserMessage: assignContext(({ context, event }) =>
@@ -165,7 +166,9 @@ export function conversationActions(settings: ResolvedOptions) {
     // Every transition into `requesting` starts an attempt with one of these (or `completeRound`),
     // in the transition's one context copy rather than an entry action of its own.
     // A new request starts with the first provider of a fallback list again.
-    firstAttempt: assignContext(({ context }) => (context.control.provider === 0 ? firstAttempt : { ...firstAttempt, control: { ...context.control, provider: 0 } })),
+    firstAttempt: assignContext(({ context }) =>
+      context.control.provider === 0 ? firstAttempt : { ...firstAttempt, control: { ...context.control, provider: 0 } },
+    ),
     nextAttempt: assignContext(({ context }) => ({ attempt: context.attempt + 1, ...freshAttempt })),
     emitRequestStarted: emitEvent(({ context }) => requestStartedEvent(context, providerOf(context))),
     // Runs for every batch of deltas, so nothing is built that is not needed: the stream is marked
@@ -260,11 +263,7 @@ export function conversationActions(settings: ResolvedOptions) {
       apply(enqueue, runCancelled(context, event.type === 'cancel' ? event.reason : undefined)),
     ),
     recordFailure: assignContext(({ context, event }) =>
-      failureRecorded(
-        context,
-        failureOf(event, settings.requestTimeoutMs),
-        fixedFailureSettings ?? failureSettingsOf(context),
-      ),
+      failureRecorded(context, failureOf(event, settings.requestTimeoutMs), fixedFailureSettings ?? failureSettingsOf(context)),
     ),
     scheduleRetry: assignContext(({ context }) => retryScheduled(context, settings.retry)),
     emitRetry: emitEvent(({ context }) => retryEvent(context)),
@@ -288,7 +287,8 @@ export function conversationActions(settings: ResolvedOptions) {
       const now = Date.now();
       const limits = runLimits(settings.budget, context.control.limits, now);
       enqueue.assign({ control: { ...context.control, limits, startedAt: now } });
-      if (limits.deadline !== undefined) enqueue.raise({ type: 'budget.deadline' }, { id: budgetDeadlineId, delay: Math.max(0, limits.deadline - now) });
+      if (limits.deadline !== undefined)
+        enqueue.raise({ type: 'budget.deadline' }, { id: budgetDeadlineId, delay: Math.max(0, limits.deadline - now) });
     }),
     startChecks: assignContext(({ context }) => ({ control: { ...context.control, check: 0 } })),
     passGuardrail: enqueue(({ context, event, enqueue }) => {

@@ -36,7 +36,7 @@ const limit = (expected: string) => option.number({ minimum: Number.MIN_VALUE, e
 export const budgetSchema: OptionSchema<BudgetOptions> = option.object(
   {
     maxTotalTokens: option.optional(limit('a number of tokens > 0 (finite)')),
-    maxCostUsd: option.optional(limit('an amount > 0 (finite), in the price table\'s currency')),
+    maxCostUsd: option.optional(limit("an amount > 0 (finite), in the price table's currency")),
     maxDurationMs: option.optional(limit('a duration in ms > 0 (finite)')),
   },
   { expected: 'an object { maxTotalTokens?, maxCostUsd?, maxDurationMs? }' },
@@ -46,7 +46,11 @@ export const budgetSchema: OptionSchema<BudgetOptions> = option.object(
  * `maxCostUsd` needs a price for every model the machine may call: one it cannot price is named
  * here, at creation, instead of a budget that silently never counts.
  */
-export function checkPricedModels(budget: BudgetOptions | undefined, prices: PriceTable, models: ReadonlyArray<{ path: string; model: string | undefined }>): void {
+export function checkPricedModels(
+  budget: BudgetOptions | undefined,
+  prices: PriceTable,
+  models: ReadonlyArray<{ path: string; model: string | undefined }>,
+): void {
   if (budget?.maxCostUsd === undefined) return;
   for (const { path, model } of models) {
     if (model === undefined || findPrice(prices, model) === undefined) {
@@ -115,7 +119,8 @@ export function budgetReached(context: SpendContext, now: number): BudgetReached
   const used = spent(context);
   if (limits.maxTotalTokens !== undefined && used.tokens >= limits.maxTotalTokens)
     return { limit: 'maxTotalTokens', max: limits.maxTotalTokens, used: used.tokens };
-  if (limits.maxCostUsd !== undefined && used.cost >= limits.maxCostUsd) return { limit: 'maxCostUsd', max: limits.maxCostUsd, used: used.cost };
+  if (limits.maxCostUsd !== undefined && used.cost >= limits.maxCostUsd)
+    return { limit: 'maxCostUsd', max: limits.maxCostUsd, used: used.cost };
   if (limits.deadline !== undefined && now >= limits.deadline) return timeReached(context, now);
   return undefined;
 }
@@ -157,7 +162,10 @@ export function childSpendRecorded(
   return {
     control: {
       ...context.control,
-      childSpend: { ...context.control.childSpend, [toolCallId]: { tokens: before.tokens + inner.usage.totalTokens, cost: before.cost + cost } },
+      childSpend: {
+        ...context.control.childSpend,
+        [toolCallId]: { tokens: before.tokens + inner.usage.totalTokens, cost: before.cost + cost },
+      },
     },
   };
 }

@@ -111,7 +111,11 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       // budget and the context window are checked.
       preparing: {
         always: [
-          { guard: and(['hasQueuedMessages', 'hasInputGuardrails']), target: 'checkingInput', actions: ['takeQueuedMessages', 'startChecks'] },
+          {
+            guard: and(['hasQueuedMessages', 'hasInputGuardrails']),
+            target: 'checkingInput',
+            actions: ['takeQueuedMessages', 'startChecks'],
+          },
           { guard: 'hasQueuedMessages', target: 'preparing', reenter: true, actions: 'takeQueuedMessages' },
           { guard: 'budgetReached', target: 'halted', actions: 'haltOnBudget' },
           { guard: 'contextOverWindow', target: 'compacting', actions: 'startCompaction' },
@@ -312,7 +316,10 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           onError: { target: 'error', actions: { type: 'failOnGuardrail', params: { phase: 'output' } } },
         },
         after: { outputGuardrailTimeout: { target: 'error', actions: { type: 'failOnGuardrailTimeout', params: { phase: 'output' } } } },
-        on: { ...busyTransitions, 'run.resume': { guard: 'isRestored', target: 'checkingOutput', reenter: true, actions: 'clearRestored' } },
+        on: {
+          ...busyTransitions,
+          'run.resume': { guard: 'isRestored', target: 'checkingOutput', reenter: true, actions: 'clearRestored' },
+        },
       },
       done: { type: 'final', entry: 'markDone' },
       halted: { type: 'final', entry: 'markHalted' },
@@ -332,7 +339,11 @@ const cancelTransition = { target: '#conversation.halted', actions: ['finishRunn
 
 /** A valid first message starts the run: through the input guardrails when there are any. */
 const startTransitions = [
-  { guard: and(['isValidUserMessage', 'hasInputGuardrails']), target: 'checkingInput', actions: ['appendUserMessage', 'startRun', 'startChecks'] },
+  {
+    guard: and(['isValidUserMessage', 'hasInputGuardrails']),
+    target: 'checkingInput',
+    actions: ['appendUserMessage', 'startRun', 'startChecks'],
+  },
   { guard: 'isValidUserMessage', target: 'preparing', actions: ['appendUserMessage', 'startRun', 'firstAttempt'] },
   { actions: 'rejectInvalidMessage' },
 ] as const;

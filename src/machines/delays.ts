@@ -4,8 +4,10 @@ import type { ConversationContext } from './types.js';
 
 /** The conversation machine's delays, by the name the chart uses. */
 export function conversationDelays(settings: Pick<ResolvedOptions, 'requestTimeoutMs' | 'guardrails'>) {
-  const guardrailTimeout = (phase: 'input' | 'output') => ({ context }: { context: ConversationContext }) =>
-    settings.guardrails[phase][context.control.check]?.timeoutMs ?? 0;
+  const guardrailTimeout =
+    (phase: 'input' | 'output') =>
+    ({ context }: { context: ConversationContext }) =>
+      settings.guardrails[phase][context.control.check]?.timeoutMs ?? 0;
   return {
     inputGuardrailTimeout: guardrailTimeout('input'),
     outputGuardrailTimeout: guardrailTimeout('output'),

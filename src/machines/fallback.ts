@@ -15,7 +15,11 @@ export function providerLabel(provider: Pick<Provider, 'name' | 'model'>): strin
  * before this one said no) on a retryable error, and there is a next provider. A fatal error
  * (400, 401, …) would fail there too, so it does not fall back.
  */
-export function canFallBack(context: Pick<ConversationContext, 'control'>, failure: Pick<ProviderError, 'retryable'>, providers: number): boolean {
+export function canFallBack(
+  context: Pick<ConversationContext, 'control'>,
+  failure: Pick<ProviderError, 'retryable'>,
+  providers: number,
+): boolean {
   return failure.retryable && context.control.provider + 1 < providers;
 }
 
@@ -30,6 +34,14 @@ export function fellBack(
   if (!from || !to) return {};
   return {
     context: { control: { ...context.control, provider: context.control.provider + 1 }, attempt: 1, ...freshAttempt },
-    emitted: [{ type: 'provider.fallback', from: providerLabel(from), to: providerLabel(to), error: runErrorOf(failure), discardPartial: context.stream.partial }],
+    emitted: [
+      {
+        type: 'provider.fallback',
+        from: providerLabel(from),
+        to: providerLabel(to),
+        error: runErrorOf(failure),
+        discardPartial: context.stream.partial,
+      },
+    ],
   };
 }

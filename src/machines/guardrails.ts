@@ -58,7 +58,6 @@ export function guardrailTripped(context: Pick<ConversationContext, 'control' | 
   };
 }
 
-
 /** The error of a guardrail that threw (`thrown`) or, without it, timed out: never a silent pass. */
 export function guardrailError(
   context: Pick<ConversationContext, 'control'>,

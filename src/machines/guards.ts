@@ -27,7 +27,8 @@ export function conversationGuards(settings: ResolvedOptions) {
   const overBudget = settings.budget
     ? (context: ConversationContext) => budgetReached({ ...context, ...committed(context, prices) }, Date.now()) !== undefined
     : undefined;
-  const stepIs = (context: ConversationContext, step: ReturnType<typeof responseStep>) => responseStep(context, limits, overBudget) === step;
+  const stepIs = (context: ConversationContext, step: ReturnType<typeof responseStep>) =>
+    responseStep(context, limits, overBudget) === step;
   const providersOf = (context: ConversationContext) => settings.profileOf(context.agents.active).providers.length;
   return {
     hasInputProblem: ({ context }: GuardArgs) => context.inputProblem !== undefined,
@@ -67,14 +68,19 @@ export function conversationGuards(settings: ResolvedOptions) {
     canFallBack: ({ context, event }: GuardArgs) => canFallBack(context, failureOf(event, settings.requestTimeoutMs), providersOf(context)),
     hasInputGuardrails: () => guardrails.input.length > 0,
     hasOutputGuardrails: () => guardrails.output.length > 0,
-    guardrailTripped: ({ event }: GuardArgs) => event.type.startsWith('xstate.done.actor.') && (event as { output?: GuardrailCheckOutput }).output?.tripped === true,
+    guardrailTripped: ({ event }: GuardArgs) =>
+      event.type.startsWith('xstate.done.actor.') && (event as { output?: GuardrailCheckOutput }).output?.tripped === true,
     moreInputChecks: ({ context }: GuardArgs) => context.control.check + 1 < guardrails.input.length,
     moreOutputChecks: ({ context }: GuardArgs) => context.control.check + 1 < guardrails.output.length,
     hasQueuedMessages: ({ context }: GuardArgs) => context.control.queued.length > 0,
     steeringQueues: () => settings.steering === 'queue',
     budgetReached: ({ context }: GuardArgs) => budgetReached(context, Date.now()) !== undefined,
     treeBudgetReached: ({ context, event }: GuardArgs) => {
-      if (event.type !== 'agent.emitted' || context.control.limits.maxTotalTokens === undefined && context.control.limits.maxCostUsd === undefined) return false;
+      if (
+        event.type !== 'agent.emitted' ||
+        (context.control.limits.maxTotalTokens === undefined && context.control.limits.maxCostUsd === undefined)
+      )
+        return false;
       const toolCallId = agentCallIdOf(event.childId);
       const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.event, prices);
       return spend !== undefined && budgetReached({ ...context, ...spend }, Date.now()) !== undefined;

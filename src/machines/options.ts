@@ -295,7 +295,11 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
       budgetPrices,
       [...profiles.values()].flatMap((profile) =>
         profile.providers.map((provider, index) => ({
-          path: checked.agents?.length ? `agents (${profile.name}).provider` : Array.isArray(options.provider) ? `provider[${index}]` : 'provider',
+          path: checked.agents?.length
+            ? `agents (${profile.name}).provider`
+            : Array.isArray(options.provider)
+              ? `provider[${index}]`
+              : 'provider',
           model: provider.model,
         })),
       ),

@@ -101,7 +101,12 @@ export function committed(context: ConversationContext, prices: PriceTable | und
   const spent = {
     usage: addUsage(context.usage, response.usage),
     ...(context.billing.cost && prices
-      ? { billing: { ...context.billing, cost: addCost(context.billing.cost, prices, response.model, response.usage, response.requestedModel) } }
+      ? {
+          billing: {
+            ...context.billing,
+            cost: addCost(context.billing.cost, prices, response.model, response.usage, response.requestedModel),
+          },
+        }
       : {}),
   };
   if (response.content.length === 0) return spent;

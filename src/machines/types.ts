@@ -543,7 +543,13 @@ export type ContextCompactedEvent = {
  * actor.on('guardrail.checked', (event: GuardrailCheckedEvent) => console.log(event.phase, event.name, event.tripped));
  * ```
  */
-export type GuardrailCheckedEvent = { type: 'guardrail.checked'; name: string; phase: 'input' | 'output'; tripped: boolean; reason?: string };
+export type GuardrailCheckedEvent = {
+  type: 'guardrail.checked';
+  name: string;
+  phase: 'input' | 'output';
+  tripped: boolean;
+  reason?: string;
+};
 
 /**
  * The events a conversation actor emits; subscribe with `actor.on(type, listener)`.

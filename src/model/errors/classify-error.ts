@@ -1,4 +1,5 @@
 import { isRecord } from '../../util/is-record.js';
+import { reportsContextLength } from './context-length.js';
 import { ProviderError, type ProviderErrorCode } from './provider-error.js';
 
 /**
@@ -135,7 +136,9 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * Classifies anything a provider threw into a {@link ProviderError}.
+ * Classifies anything a provider threw into a {@link ProviderError}. A prompt longer than the
+ * model's context window (OpenAI `context_length_exceeded`, Anthropic `prompt is too long`) is
+ * `context_length` and never retried: the same request would overflow again.
  *
  * @example
  * ```ts
@@ -171,11 +174,14 @@ export function toProviderError(error: unknown): ProviderError {
     cause: error,
   });
 
+  const contextLength = reportsContextLength(error);
   // An error raised by the user's handler may say for itself whether it is worth retrying.
   if (typeof error.retryable === 'boolean') {
-    const code = status === undefined ? 'unknown' : classifyStatus(status).code;
+    const code = contextLength ? 'context_length' : status === undefined ? 'unknown' : classifyStatus(status).code;
     return new ProviderError(message, { ...options(code, error.retryable), retryable: error.retryable });
   }
+  // The same prompt overflows the window again whatever a header says: only a shorter history helps.
+  if (contextLength) return new ProviderError(message, { ...options('context_length', false), retryable: false });
   // A spent quota comes as a 429, yet waiting a few seconds will not refill it.
   if (bodyType === 'insufficient_quota' || errorBodyCode(error) === 'insufficient_quota') {
     return new ProviderError(message, options('rate_limit', false));

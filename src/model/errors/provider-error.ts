@@ -21,6 +21,8 @@ export type ProviderErrorCode =
   | 'permission'
   | 'not_found'
   | 'bad_request'
+  /** The prompt is longer than the model's context window: retrying the same request cannot help, a shorter history can. */
+  | 'context_length'
   | 'conflict'
   | 'aborted'
   | 'unknown';

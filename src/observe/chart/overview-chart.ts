@@ -94,6 +94,8 @@ function isRejection(transition: LabelledTransition): boolean {
  * between them, each arrow labelled in words (one line per transition, guards named in words).
  * What holds in every state — an event that leads every state to the same place (`cancel`), events
  * a state rejects without moving — is said once in a note instead of drawn from every state.
+ * `leaveOut` draws a smaller picture: those top-level states and the arrows to them are left out,
+ * named in a note with when a run goes there.
  *
  * @example
  * ```ts
@@ -101,10 +103,11 @@ function isRejection(transition: LabelledTransition): boolean {
  * chart.transitions; // [{ source: 'idle', target: 'requesting', lines: ['user.message'] }, ...]
  * ```
  */
-export function overviewChart(definition: JsonObject): Chart {
+export function overviewChart(definition: JsonObject, options: { leaveOut?: ReadonlyArray<{ state: string; when: string }> } = {}): Chart {
   const root = asStateDefinition(definition);
   const invokeSources = invokeSourcesOf(root);
-  const topLevel = Object.values(root.states);
+  const leftOut = new Set((options.leaveOut ?? []).map((entry) => entry.state));
+  const topLevel = Object.values(root.states).filter((state) => !leftOut.has(state.key));
   // A state with an unguarded eventless transition is left at once and never takes an event.
   const transient = (state: StateDefinition) => (state.always ?? []).some((transition) => transition.guard === undefined);
   const running = topLevel.filter((state) => state.type !== 'final' && !transient(state));
@@ -135,6 +138,32 @@ export function overviewChart(definition: JsonObject): Chart {
     if (first !== undefined && targets.every((target) => target === first)) everywhere.set(eventType, first);
   }
 
+  // An event that takes several busy states to one same state (the time budget, an interrupt) is
+  // said once too, naming the states; where it leads elsewhere it keeps its arrows.
+  const fromMany = new Map<string, { target: string; sources: string[] }>();
+  const eventTypes = new Set(
+    running.flatMap((state) =>
+      (perState.get(state) ?? []).flat().flatMap((transition) => (transition.eventType ? [transition.eventType] : [])),
+    ),
+  );
+  for (const eventType of eventTypes) {
+    if (everywhere.has(eventType) || eventType.startsWith('xstate.') || eventType === 'tool.approve' || eventType === 'tool.deny') continue;
+    const byTarget = new Map<string, string[]>();
+    for (const state of running) {
+      const own = (perState.get(state)?.[0] ?? []).filter(
+        (transition) => transition.eventType === eventType && (transition.target?.length ?? 0) > 0,
+      );
+      const targets = new Set(own.flatMap((transition) => (transition.target ?? []).map(topOf)));
+      const only = targets.size === 1 ? [...targets][0] : undefined;
+      if (only !== undefined && only !== topOf(state.id)) byTarget.set(only, [...(byTarget.get(only) ?? []), topOf(state.id)]);
+    }
+    for (const [target, sources] of byTarget) if (sources.length >= 3) fromMany.set(eventType, { target, sources });
+  }
+  const saidOnce = (transition: LabelledTransition, source: string) => {
+    const many = transition.eventType ? fromMany.get(transition.eventType) : undefined;
+    return many?.sources.includes(source) === true;
+  };
+
   const transitions: ChartTransition[] = [];
   const rejected = new Set<string>();
   for (const state of topLevel) {
@@ -142,13 +171,14 @@ export function overviewChart(definition: JsonObject): Chart {
     for (const group of perState.get(state) ?? []) {
       group.forEach((transition, index) => {
         if (transition.eventType && everywhere.has(transition.eventType)) return;
+        if (saidOnce(transition, source)) return;
         if (isRejection(transition)) {
           if (!transition.event.includes(':')) rejected.add(transition.event);
           return;
         }
         for (const targetId of transition.target ?? []) {
           const target = topOf(targetId);
-          if (target !== source) addArrow(transitions, source, target, phrase(transition, group.slice(0, index)));
+          if (target !== source && !leftOut.has(target)) addArrow(transitions, source, target, phrase(transition, group.slice(0, index)));
         }
       });
     }
@@ -158,6 +188,16 @@ export function overviewChart(definition: JsonObject): Chart {
   const notes: ChartNote[] = [];
   for (const [eventType, target] of everywhere)
     notes.push({ text: `${eventType} → ${target}, from any state but a final one`, state: target, events: [eventType] });
+  for (const [eventType, { target, sources }] of fromMany) {
+    const others = running.map((state) => topOf(state.id)).filter((state) => !sources.includes(state));
+    const from = others.length < sources.length ? `any state but ${others.join(', ')} and the final ones` : sources.join(', ');
+    notes.push({ text: `${eventType} → ${target}, from ${from}`, state: target, events: [eventType] });
+  }
   if (rejected.size > 0) notes.push({ text: `${[...rejected].join(', ')} out of turn → event.rejected, state unchanged` });
-  return { id: root.id, states: chartStatesOf(root, 1), transitions, notes };
+  if (leftOut.size > 0) {
+    const states = (options.leaveOut ?? []).map(({ state, when }) => `${state} (${when})`).join(', ');
+    notes.push({ text: `opt-in states not drawn here — ${states}`, state: topOf(running[0]?.id ?? root.id) });
+  }
+  const states = chartStatesOf(root, 1).filter((state) => !leftOut.has(state.path));
+  return { id: root.id, states, transitions, notes };
 }

@@ -29,6 +29,21 @@ export const guardWords: Record<string, GuardWords> = {
   handoffPending: { words: 'a handoff call in it' },
   streamProgressed: { words: 'the stream moved' },
   isAwaitingApproval: { words: 'the call is waiting' },
+  // Long conversations (DESIGN §12).
+  hasInputGuardrails: { words: 'input guardrails' },
+  hasOutputGuardrails: { words: 'output guardrails' },
+  guardrailTripped: { words: 'tripped' },
+  moreInputChecks: { words: 'next guardrail' },
+  moreOutputChecks: { words: 'next guardrail' },
+  hasQueuedMessages: { words: 'messages queued' },
+  steeringQueues: { words: "steering: 'queue'" },
+  budgetReached: { words: 'budget reached' },
+  budgetSpent: { words: 'budget spent' },
+  treeBudgetReached: { words: 'agent tree over budget' },
+  canFallBack: { words: 'next provider' },
+  contextOverWindow: { words: 'over the context window' },
+  contextLengthExceeded: { words: 'context too long' },
+  compactionUsable: { words: 'compacted' },
 };
 
 /** Events in words (`''`: the guard says it all). */
@@ -41,17 +56,29 @@ export const eventWords: Record<string, string> = {
   'error: *': '',
   'done: *': 'a tool finished',
   'after toolDeadline': 'a tool timed out',
+  'after inputGuardrailTimeout': 'check timed out',
+  'after outputGuardrailTimeout': 'check timed out',
+  'done: guardrailCheck': '',
+  'error: guardrailCheck': 'check threw',
+  'done: compaction': '',
+  'error: compaction': 'summary failed',
+  'budget.deadline': 'time budget over',
+  'agent.emitted': '',
+  'user.interrupt': 'interrupt',
 };
 
 /** Unguarded eventless transitions in words, by the state they leave. */
 export const eventlessWords: Record<string, string> = {
   repairing: 'problem sent back',
   handingOff: 'the new agent asks',
+  preparing: 'request',
 };
 
 /** What the unguarded fallback of an event means when nothing before it matched. */
 export const fallbackWords: Record<string, string> = {
   'done: providerCall': 'tool calls to run',
+  'done: guardrailCheck': 'passed',
+  'done: compaction': 'unusable summary',
 };
 
 /** `someNewGuard` → `some new guard`. */

@@ -120,4 +120,4 @@ export function logOfReceived(event: ConversationUserEvent, toolNames: Map<strin
 }
 
 /** The user events a run's log shows. */
-export const userEventTypes: ReadonlySet<string> = new Set(['user.message', 'tool.approve', 'tool.deny', 'cancel']);
+export const userEventTypes: ReadonlySet<string> = new Set(['user.message', 'user.interrupt', 'tool.approve', 'tool.deny', 'cancel']);

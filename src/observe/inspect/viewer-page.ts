@@ -191,10 +191,17 @@ function highlight(paths, previous, cause) {
   // the chart says once in a note (cancel) points at the note instead.
   const note = cause ? [...holder.querySelectorAll('g.note[data-events]')].find((node) => node.dataset.events.split(' ').includes(cause)) : undefined;
   for (const node of holder.querySelectorAll('g.note')) node.classList.toggle('taken', node === note);
-  for (const node of holder.querySelectorAll('g.transition')) {
-    const { source, target } = node.dataset;
-    node.classList.toggle('taken', !note && previous.includes(source) && paths.includes(target) && !previous.includes(target));
+  const arrows = [...holder.querySelectorAll('g.transition')];
+  const left = (arrow) => previous.includes(arrow.dataset.source);
+  const entered = (state) => paths.includes(state) && !previous.includes(state);
+  let taken = note ? [] : arrows.filter((arrow) => left(arrow) && entered(arrow.dataset.target));
+  // None: the run passed through a state it never stops in (preparing): both arrows are lit.
+  if (!note && taken.length === 0) {
+    taken = arrows.flatMap((first) =>
+      left(first) ? arrows.filter((second) => second.dataset.source === first.dataset.target && entered(second.dataset.target)).flatMap((second) => [first, second]) : [],
+    );
   }
+  for (const arrow of arrows) arrow.classList.toggle('taken', taken.includes(arrow));
   // The full chart is drawn at its own size: keep the current state in view.
   if (view.kind === 'full' && innermost) {
     const box = innermost.getBoundingClientRect();

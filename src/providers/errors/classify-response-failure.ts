@@ -1,6 +1,7 @@
 import { isRecord } from '../../util/is-record.js';
 import { classifySdkError } from './classify-sdk-error.js';
 import type { Usage } from '../../model/usage.js';
+import { mentionsContextLength } from '../../model/errors/context-length.js';
 import { ProviderError, type ProviderErrorCode } from '../../model/errors/provider-error.js';
 
 type Classification = { code: ProviderErrorCode; retryable: boolean };
@@ -16,6 +17,8 @@ const failureCodes: Record<string, Classification> = {
   vector_store_timeout: { code: 'timeout', retryable: true },
   // A spent quota is reported like a rate limit, yet waiting will not refill it.
   insufficient_quota: { code: 'rate_limit', retryable: false },
+  // Only a shorter history helps; the same input overflows the window again.
+  context_length_exceeded: { code: 'context_length', retryable: false },
 };
 
 /** Error `type`s of in-band error bodies, for failures that carry no known code. */
@@ -33,8 +36,10 @@ const failureTypes: Record<string, Classification> = {
   not_found_error: { code: 'not_found', retryable: false },
 };
 
-function classify(code: string | undefined, type: string | undefined): Classification {
+function classify(code: string | undefined, type: string | undefined, message: string): Classification {
   if (code !== undefined && code in failureCodes) return failureCodes[code] as Classification;
+  // A compatible server may say it only in words, under a code or type of its own.
+  if (mentionsContextLength(message)) return { code: 'context_length', retryable: false };
   if (type !== undefined && type in failureTypes) return failureTypes[type] as Classification;
   // Any other documented code names something wrong with the request.
   if (code !== undefined) return { code: 'bad_request', retryable: false };
@@ -45,7 +50,8 @@ function classify(code: string | undefined, type: string | undefined): Classific
  * A failure the Responses API reported inside a response rather than as an HTTP status: the
  * `error` of a `response.failed` event (or of a non-streamed body with `status: "failed"`), or an
  * `error` event (`{type, code, message}`, flat or nested under `error`). Transient failures
- * (`server_error`, `rate_limit_exceeded`, …) are retryable; everything else fails the run.
+ * (`server_error`, `rate_limit_exceeded`, …) are retryable; `context_length_exceeded` is
+ * `context_length`; everything else fails the run.
  * `attempt` carries the usage and model the failed response reported, when it did.
  *
  * @example
@@ -64,7 +70,7 @@ export function classifyResponseFailure(
   const code = typeof body.code === 'string' && body.code !== '' ? body.code : undefined;
   const type = typeof body.type === 'string' && body.type !== 'error' ? body.type : undefined;
   const text = typeof body.message === 'string' && body.message !== '' ? body.message : 'no message given';
-  const { code: errorCode, retryable } = classify(code, type);
+  const { code: errorCode, retryable } = classify(code, type, text);
   return new ProviderError(`${where}: ${text}${code === undefined ? '' : ` (${code})`}`, {
     code: errorCode,
     retryable,

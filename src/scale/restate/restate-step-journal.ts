@@ -86,7 +86,8 @@ export class RestateStepJournal implements StepJournal {
     }
     if (step.kind === 'request') this.requestsLeft--;
     this.options.started(step);
-    const name = step.kind === 'tool' ? `tool ${step.toolCallId}` : step.kind === 'guardrail' ? `guardrail ${step.phase} ${step.name}` : 'request';
+    const name =
+      step.kind === 'tool' ? `tool ${step.toolCallId}` : step.kind === 'guardrail' ? `guardrail ${step.phase} ${step.name}` : 'request';
     const controller = new AbortController();
     return new Promise<StepOutcome<T>>((resolve) => {
       const pending: Pending = { id: this.nextId++, deliver: resolve as Pending['deliver'], controller };

@@ -108,7 +108,11 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
   let requestsAsked = 0;
   let requestsAnnounced = 0;
   const stepKey = (step: StepInfo, index: number) =>
-    step.kind === 'tool' ? `tool ${step.toolCallId}` : step.kind === 'guardrail' ? `guardrail ${step.phase} ${step.name} ${index}` : `request ${index}`;
+    step.kind === 'tool'
+      ? `tool ${step.toolCallId}`
+      : step.kind === 'guardrail'
+        ? `guardrail ${step.phase} ${step.name} ${index}`
+        : `request ${index}`;
   const decide = (key: string) => {
     const held = heldStarts.get(key);
     if (!held) return;
