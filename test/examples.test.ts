@@ -100,6 +100,36 @@ describe('examples run offline', { timeout: 90_000 }, () => {
     expect(stdout).toContain('[agent] the conversation ended with triage');
   });
 
+  example('budget', (stdout) => {
+    expect(stdout).toContain('[tool.result] read_page → not executed: the run reached its budget (maxTotalTokens) (error)');
+    expect(stdout).toMatch(/\[tokens\] status=halted reason=budget iterations=\d+ tokens=\d+/);
+    expect(stdout).toMatch(/\[tokens\] budget maxTotalTokens: used \d+ of 3000/);
+    expect(stdout).toMatch(/\[cost\] budget maxCostUsd: used \$0\.000\d+ of \$0\.000500/);
+  });
+
+  example('guardrails', (stdout) => {
+    expect(stdout).toContain('[guardrail.checked] output moderation: passed');
+    expect(stdout).toContain('[output] status=done');
+    expect(stdout).toContain('[output] status=halted reason=guardrail guardrail=no-card-numbers');
+    expect(stdout).toContain('[guardrail.checked] output moderation: tripped (UNSAFE: leaks a credential)');
+    expect(stdout).toContain('[output] status=halted reason=guardrail guardrail=moderation');
+  });
+
+  example('steering', (stdout) => {
+    expect(stdout).toContain('[user.message.queued] I do not eat meat. (1 waiting)');
+    expect(stdout).toContain('[request.interrupted] in executingTools');
+    expect(stdout).toContain('[tool.result] search_flights → cancelled: the user interrupted the run (error)');
+    expect(stdout).toContain('[history] user → assistant → tool → user → user → assistant → tool → assistant');
+    expect(stdout).toContain('[output] status=done iterations=2');
+  });
+
+  example('fallback', (stdout) => {
+    expect(stdout.match(/\[provider\.fallback\] openai:scripted-model → anthropic:scripted-model after: 503/g)).toHaveLength(2);
+    expect(stdout).toContain('[tool.result] tide_times → Porto 11:42 and 23:58');
+    expect(stdout).toContain('High tide: Porto 11:42 and 23:58.');
+    expect(stdout).toContain('[output] status=done iterations=1');
+  });
+
   example('approvals', (stdout) => {
     const approvalRequests = stdout.split('\n').filter((line) => line.startsWith('[tool.approval.requested]'));
     expect(approvalRequests).toEqual([
