@@ -88,6 +88,36 @@ describe('actorloop run (offline)', () => {
     expect(stderr).toContain('actorloop: halted: max_iterations');
   });
 
+  it('--max-tokens halts a run that spends its tokens, exit 2, naming the budget', async () => {
+    const { code, stderr } = await actorloop(['run', '--max-tokens', '10', 'what is 17*23?']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/actorloop: halted: budget \(maxTotalTokens: used \d+ of 10\)/);
+    expect(stderr).toContain('not executed: the run reached its budget (maxTotalTokens)');
+  });
+
+  it('--budget-usd prices the run (the offline model is free), and refuses a model without a price', async () => {
+    const free = await actorloop(['run', '--budget-usd', '0.01', '--json', 'what is 17*23?']);
+    expect(free.code).toBe(0);
+    const output = JSON.parse(free.stdout.trim().split('\n').at(-1)!).output;
+    expect(output).toMatchObject({ status: 'done', cost: { total: 0 } });
+    const unpriced = await actorloop([
+      'run',
+      '--budget-usd',
+      '0.01',
+      '--provider',
+      'compatible',
+      '--base-url',
+      'http://127.0.0.1:9/v1',
+      '--model',
+      'llama3',
+      'hi',
+    ]);
+    expect(unpriced.code).toBe(1);
+    expect(unpriced.stderr).toContain(
+      'actorloop: --budget-usd needs a model with a known price, and llama3 has none: use --max-tokens instead',
+    );
+  });
+
   it('Ctrl-C cancels the run cleanly and exits 130', async () => {
     let sent = false;
     const result = await actorloop(['run', 'what is 6*7?'], { ACTORLOOP_OFFLINE_DELAY_MS: '3000' }, (child) => {
@@ -203,6 +233,9 @@ describe.concurrent('actorloop usage errors', () => {
     [['run', '--provider', 'anthropic', 'hi'], {}, '--provider anthropic needs ANTHROPIC_API_KEY'],
     [['run', '--max-iterations', 'many', 'hi'], {}, '--max-iterations needs an integer ≥ 0, got "many"'],
     [['run', '--api', 'assistants', 'hi'], {}, '--api needs chat or responses, got "assistants"'],
+    [['run', '--max-tokens', '0', 'hi'], {}, '--max-tokens needs a number of tokens > 0, got "0"'],
+    [['run', '--max-tokens', '1.5', 'hi'], {}, '--max-tokens needs a number of tokens > 0, got "1.5"'],
+    [['run', '--budget-usd', 'lots', 'hi'], {}, '--budget-usd needs an amount in USD > 0 (e.g. 0.05), got "lots"'],
     [
       ['run', '--provider', 'anthropic', '--api', 'responses', 'hi'],
       {},

@@ -119,6 +119,7 @@ export function offlineModel(options: { delayMs?: number } = {}): ChunkHandler {
       yield chunk({ role: 'assistant', tool_calls: [{ index: 0, id, type: 'function', function: { name: plan.name, arguments: '' } }] });
       yield chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify(plan.args) } }] });
       yield chunk({}, 'tool_calls');
+      yield usageChunk(messages, `${plan.name}${JSON.stringify(plan.args)}`);
       return;
     }
     for (const piece of plan.text.match(/.{1,12}/gs) ?? ['']) {
@@ -127,5 +128,22 @@ export function offlineModel(options: { delayMs?: number } = {}): ChunkHandler {
       await pause(delayMs, signal);
     }
     yield chunk({}, 'stop');
+    yield usageChunk(messages, plan.text);
+  };
+}
+
+/**
+ * The usage a model would report, estimated at four characters a token (the offline model has no
+ * tokenizer), so usage, `--max-tokens` and budgets have something real to count.
+ */
+function usageChunk(messages: ReadonlyArray<{ content?: unknown }>, answer: string): OpenAIChatCompletionChunk {
+  const prompt = Math.ceil(messages.reduce((sum, message) => sum + JSON.stringify(message.content ?? '').length, 0) / 4);
+  const completion = Math.ceil(answer.length / 4);
+  return {
+    id: `offline-${serial}`,
+    object: 'chat.completion.chunk',
+    model: offlineModelName,
+    choices: [],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
   };
 }

@@ -16,6 +16,8 @@ Options of run:
   --api chat|responses    OpenAI's API for openai and compatible (default chat)
   --system <text>         system prompt
   --max-iterations <n>    tool rounds at most (default 10)
+  --max-tokens <n>        token budget of the run (input + output, every request): halted past it
+  --budget-usd <amount>   cost budget in USD, priced by the built-in table of OpenAI and Anthropic models
   --json                  emitted events as JSON lines on stdout
   --db <file> --id <id>   continue a stored conversation (SQLite)
 
@@ -33,6 +35,10 @@ export type RunCommand = {
   api?: 'chat' | 'responses';
   system: string | undefined;
   maxIterations: number | undefined;
+  /** `--max-tokens`: `budget.maxTotalTokens`. */
+  maxTokens?: number;
+  /** `--budget-usd`: `budget.maxCostUsd`. */
+  budgetUsd?: number;
   json: boolean;
   db: string | undefined;
   id: string | undefined;
@@ -80,6 +86,8 @@ export function parseArguments(argv: string[]): CliCommand {
       if (maxIterations !== undefined && !(Number.isInteger(maxIterations) && maxIterations >= 0)) {
         throw new CliUsageError(`--max-iterations needs an integer ≥ 0, got "${values['max-iterations']}"`);
       }
+      const maxTokens = positiveNumber(values['max-tokens'], '--max-tokens', 'a number of tokens > 0', true);
+      const budgetUsd = positiveNumber(values['budget-usd'], '--budget-usd', 'an amount in USD > 0 (e.g. 0.05)', false);
       const api = values.api;
       if (api !== undefined && api !== 'chat' && api !== 'responses')
         throw new CliUsageError(`--api needs chat or responses, got "${api}"`);
@@ -96,6 +104,8 @@ export function parseArguments(argv: string[]): CliCommand {
         ...(api === undefined ? {} : { api }),
         system: values.system,
         maxIterations,
+        ...(maxTokens === undefined ? {} : { maxTokens }),
+        ...(budgetUsd === undefined ? {} : { budgetUsd }),
         json: values.json === true,
         db: values.db,
         id: values.id,
@@ -119,6 +129,15 @@ export function parseArguments(argv: string[]): CliCommand {
   }
 }
 
+/** A flag's value as a positive finite number (an integer when `integer`), or a usage error naming the flag. */
+function positiveNumber(value: string | undefined, flag: string, expected: string, integer: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || number <= 0 || (integer && !Number.isInteger(number)))
+    throw new CliUsageError(`${flag} needs ${expected}, got "${value}"`);
+  return number;
+}
+
 function requireDb(db: string | undefined, command: string): string {
   if (db === undefined) throw new CliUsageError(`${command} needs --db <file>`);
   return db;
@@ -136,6 +155,8 @@ function parseFlags(args: string[]) {
       api: { type: 'string' },
       system: { type: 'string' },
       'max-iterations': { type: 'string' },
+      'max-tokens': { type: 'string' },
+      'budget-usd': { type: 'string' },
       json: { type: 'boolean' },
       db: { type: 'string' },
       id: { type: 'string' },

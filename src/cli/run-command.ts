@@ -6,6 +6,7 @@ import type { Provider } from '../model/provider.js';
 import { anthropicProvider } from '../providers/anthropic/anthropic-provider.js';
 import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { openaiProvider } from '../providers/openai/openai-provider.js';
+import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import { CliUsageError } from './cli-usage-error.js';
 import { demoTools } from './demo-tools.js';
 import { offlineModel, offlineModelName } from './offline-model.js';
@@ -102,13 +103,29 @@ export function exitCodeOf(output: RunOutput, interrupted: boolean): number {
  * Builds the machine a CLI run uses: the chosen provider and the demo tools. Without a command (a
  * stored conversation opened to look at or continue) it has the defaults.
  */
-export function cliMachine(command: Pick<RunCommand, 'system' | 'maxIterations'> | undefined, provider: Provider): ConversationMachine {
-  return createConversationMachine({
-    provider,
-    tools: demoTools,
-    ...(command?.system === undefined ? {} : { system: command.system }),
-    ...(command?.maxIterations === undefined ? {} : { maxToolIterations: command.maxIterations }),
-  });
+export function cliMachine(
+  command: Pick<RunCommand, 'system' | 'maxIterations' | 'maxTokens' | 'budgetUsd'> | undefined,
+  provider: Provider,
+): ConversationMachine {
+  const budget = {
+    ...(command?.maxTokens === undefined ? {} : { maxTotalTokens: command.maxTokens }),
+    ...(command?.budgetUsd === undefined ? {} : { maxCostUsd: command.budgetUsd }),
+  };
+  try {
+    return createConversationMachine({
+      provider,
+      tools: demoTools,
+      ...(command?.system === undefined ? {} : { system: command.system }),
+      ...(command?.maxIterations === undefined ? {} : { maxToolIterations: command.maxIterations }),
+      ...(Object.keys(budget).length === 0 ? {} : { budget }),
+      // The offline model costs nothing; other models are priced by the built-in table.
+      ...(command?.budgetUsd === undefined ? {} : { prices: { [offlineModelName]: { input: 0, output: 0 } } }),
+    });
+  } catch (error) {
+    if (InvalidOptionsError.isInstance(error) && error.option === 'provider' && command?.budgetUsd !== undefined)
+      throw new CliUsageError(`--budget-usd needs a model with a known price, and ${provider.model ?? 'this model'} has none: use --max-tokens instead`);
+    throw error;
+  }
 }
 
 /**
@@ -177,5 +194,10 @@ export async function runCommand(
 /** How a run that did not end `done` ended, in a line. */
 export function describeEnd(output: RunOutput): string {
   if (output.status === 'error') return `error: ${output.error?.message || output.error?.name || 'unknown error'}`;
+  if (output.budget) {
+    const { limit, used, max } = output.budget;
+    const amount = (value: number) => (limit === 'maxCostUsd' ? `$${value.toFixed(4)}` : limit === 'maxDurationMs' ? `${value} ms` : `${value}`);
+    return `halted: budget (${limit}: used ${amount(used)} of ${amount(max)})`;
+  }
   return `halted: ${output.reason ?? 'halted'}`;
 }
