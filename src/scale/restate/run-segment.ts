@@ -115,6 +115,18 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
     if (startedSteps.has(key)) publish(held);
   };
 
+  // A declined request (the root's, or a child's in an agent tree) leaves the rest of the tree
+  // running: calls beside the agent call, other children. The segment ends once none of their steps
+  // is in flight — ending it earlier stops them mid-step, and the restored run takes a call whose
+  // step never finished for interrupted. Likewise a child waiting for approval: the root stays in
+  // `executingTools`, and the invocation must end for `send` (which takes the approval) to run.
+  let requestDeclined = false;
+  const endWhenIdle = () => {
+    if (end || mode !== 'advance' || journal.busy) return;
+    if (requestDeclined) finish({ kind: 'next' });
+    else if (statusOf(actor.getSnapshot()) === 'awaitingApproval') finish({ kind: 'approval' });
+  };
+
   const journal = new RestateStepJournal(ctx, {
     requests: mode === 'advance' ? 1 : 0,
     tools: mode === 'advance',
@@ -128,11 +140,15 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
       declinedSteps.add(key);
       heldStarts.delete(key);
       if (step.kind === 'tool') notStarted.add(step.toolCallId);
-      // The step belongs to the next invocation; this one ends once the state that asked for it is written.
-      else if (mode === 'advance') finish({ kind: 'next' });
+      else {
+        // The request belongs to the next invocation; checked after the macrostep, once the steps it started with are asked.
+        requestDeclined = true;
+        setImmediate(endWhenIdle);
+      }
     },
     streamed: (delta) => publish(delta),
     failed: (error) => abort(error),
+    idle: endWhenIdle,
   });
   setStepJournal(actor.system, journal);
 
