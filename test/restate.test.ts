@@ -157,6 +157,10 @@ describe('actorloop/restate with a real restate-server', () => {
     expect(mine).toContainEqual(
       expect.objectContaining({ type: 'agent.finished', toolCallId: 'cs-1', output: expect.objectContaining({ status: 'done' }) }),
     );
+    // `request.started` goes out for each request made, the child's as well: not for one left to the next invocation.
+    const childRequests = mine.filter((event) => event.type === 'agent.event' && event.event.type === 'request.started');
+    expect(childRequests).toHaveLength(2);
+    expect(mine.filter((event) => event.type === 'request.started')).toHaveLength(2);
   }, 60_000);
 
   it("a call beside an agent call runs once and keeps its result: the child's request waiting for the next invocation interrupts nothing", async () => {

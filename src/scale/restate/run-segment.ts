@@ -3,6 +3,7 @@ import { createActor } from 'xstate';
 import { statusOf } from '../../host/conversation-view.js';
 import type { ConversationStateEvent } from '../../host/live-run.js';
 import { changesStoredState, storedShapeOf } from '../../host/stored-state.js';
+import { agentActorId } from '../../machines/agent-calls.js';
 import { currentSchemaVersion } from '../../machines/snapshot-migrations.js';
 import { setStepJournal, type StepInfo } from '../../machines/step-journal.js';
 import type {
@@ -105,9 +106,17 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
   const startedSteps = new Set<string>();
   const declinedSteps = new Set<string>();
   const heldStarts = new Map<string, ConversationEmittedEvent>();
-  let requestsAsked = 0;
-  let requestsAnnounced = 0;
-  const stepKey = (step: StepInfo, index: number) => (step.kind === 'request' ? `request ${index}` : `tool ${step.toolCallId}`);
+  // Each conversation actor of a tree asks for its requests in the order it announces them, so the
+  // n-th request step of an actor is its n-th `request.started` (a child's comes as `agent.event`).
+  const requestsAsked = new Map<string, number>();
+  const requestsAnnounced = new Map<string, number>();
+  const nthRequest = (counts: Map<string, number>, caller: string) => {
+    const index = counts.get(caller) ?? 0;
+    counts.set(caller, index + 1);
+    return `request ${caller} ${index}`;
+  };
+  const stepKey = (step: StepInfo) =>
+    step.kind === 'request' ? nthRequest(requestsAsked, step.caller ?? actor.id) : `tool ${step.toolCallId}`;
   const decide = (key: string) => {
     const held = heldStarts.get(key);
     if (!held) return;
@@ -131,12 +140,12 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
     requests: mode === 'advance' ? 1 : 0,
     tools: mode === 'advance',
     started: (step) => {
-      const key = stepKey(step, step.kind === 'request' ? requestsAsked++ : 0);
+      const key = stepKey(step);
       startedSteps.add(key);
       decide(key);
     },
     declined: (step) => {
-      const key = stepKey(step, step.kind === 'request' ? requestsAsked++ : 0);
+      const key = stepKey(step);
       declinedSteps.add(key);
       heldStarts.delete(key);
       if (step.kind === 'tool') notStarted.add(step.toolCallId);
@@ -193,14 +202,15 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
   });
   const listener = actor.on('*', (event) => {
     if (settled || replayedDeltas.has(event.type)) return;
-    if (event.type === 'request.started') {
-      const key = `request ${requestsAnnounced++}`;
+    const { caller, leaf } = emitterOf(actor.id, event);
+    if (leaf.type === 'request.started') {
+      const key = nthRequest(requestsAnnounced, caller);
       if (startedSteps.has(key)) publish(event);
       else if (!declinedSteps.has(key)) heldStarts.set(key, event);
       return;
     }
-    if (event.type === 'tool.started') {
-      const key = `tool ${event.toolCallId}`;
+    if (leaf.type === 'tool.started') {
+      const key = `tool ${leaf.toolCallId}`;
       if (startedSteps.has(key)) publish(event);
       else if (mode === 'advance') heldStarts.set(key, event);
       return;
@@ -254,6 +264,17 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
     return Promise.resolve({ kind: 'ended', end: applied, snapshot, record });
   }
   return result;
+}
+
+/** The event a run emitted as its emitter emitted it, and the emitter's actor id (a child's is `agent:<toolCallId>`). */
+function emitterOf(rootId: string, event: ConversationEmittedEvent): { caller: string; leaf: ConversationEmittedEvent } {
+  let leaf = event;
+  let caller = rootId;
+  while (leaf.type === 'agent.event') {
+    caller = agentActorId(leaf.path.at(-1) ?? '');
+    leaf = leaf.event;
+  }
+  return { caller, leaf };
 }
 
 /** Sends the caller's event; returns the machine's rejection message when the run did not take it. */
