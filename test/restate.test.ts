@@ -31,10 +31,28 @@ function plan(step: PlanStep): PlannedAnswer {
   // An agent tree: the parent asks `consult`; its child (named by its prompt) looks a key up, then answers.
   if (kind === 'tree')
     return step.round === 0 ? { toolCalls: [{ id: 'cs-1', name: 'consult', args: { prompt: 'sub tree' } }] } : { text: `tree answer` };
+  // The same, with a call of the parent's own beside the agent call in its round.
+  if (kind === 'beside')
+    return step.round === 0
+      ? {
+          toolCalls: [
+            { id: 'lk-beside', name: 'lookup', args: { key: 'beside' } },
+            { id: 'cs-2', name: 'consult', args: { prompt: 'sub beside' } },
+          ],
+        }
+      : { text: 'beside answer' };
+  // A child that asks for approval (its prompt makes it a `refund …` conversation).
+  if (kind === 'deep')
+    return step.round === 0 ? { toolCalls: [{ id: 'cs-3', name: 'consult', args: { prompt: 'refund child' } }] } : { text: 'deep answer' };
   if (kind === 'sub')
-    return step.round === 0 ? { toolCalls: [{ id: 'lk-sub', name: 'lookup', args: { key: 'deep' } }] } : { text: 'child answer' };
+    return step.round === 0
+      ? { toolCalls: [{ id: 'lk-sub', name: 'lookup', args: { key: step.conversation === 'sub tree' ? 'deep' : step.conversation } }] }
+      : { text: 'child answer' };
   if (step.round === 0 && kind === 'tools') return { toolCalls: [{ id: `lk-${step.turn}`, name: 'lookup', args: { key: 'order' } }] };
-  if (step.round === 0 && kind === 'refund') return { toolCalls: [{ id: `rf-${step.turn}`, name: 'refund', args: { cents: 500 } }] };
+  if (step.round === 0 && kind === 'refund') {
+    const cents = step.conversation === 'refund child' ? 300 : 500;
+    return { toolCalls: [{ id: `rf-${step.turn}`, name: 'refund', args: { cents } }] };
+  }
   return { text: `answer to ${step.lastUser}` };
 }
 
@@ -78,13 +96,13 @@ beforeAll(async () => {
   const conversations = restateConversations({ machine, onEvent: (event) => events.push(event) });
   const consultant = createConversationMachine({
     provider: openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${wire.url}/v1` }),
-    tools: [lookup],
+    tools: [lookup, refund],
   });
   const trees = restateConversations({
     name: 'treeConversation',
     machine: createConversationMachine({
       provider: openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${wire.url}/v1` }),
-      tools: [agentTool(consultant, { name: 'consult', description: 'Ask the consultant' })],
+      tools: [lookup, agentTool(consultant, { name: 'consult', description: 'Ask the consultant' })],
     }),
     onEvent: (event) => events.push(event),
   });
@@ -139,6 +157,43 @@ describe('actorloop/restate with a real restate-server', () => {
     expect(mine).toContainEqual(
       expect.objectContaining({ type: 'agent.finished', toolCallId: 'cs-1', output: expect.objectContaining({ status: 'done' }) }),
     );
+    // `request.started` goes out for each request made, the child's as well: not for one left to the next invocation.
+    const childRequests = mine.filter((event) => event.type === 'agent.event' && event.event.type === 'request.started');
+    expect(childRequests).toHaveLength(2);
+    expect(mine.filter((event) => event.type === 'request.started')).toHaveLength(2);
+  }, 60_000);
+
+  it("a call beside an agent call runs once and keeps its result: the child's request waiting for the next invocation interrupts nothing", async () => {
+    await treeClient.send('t-2', { type: 'user.message', content: 'beside please' });
+    expect(await treeClient.result('t-2')).toMatchObject({ status: 'done', text: 'beside answer' });
+    const toolMessage = (await treeClient.get('t-2'))?.messages.find((message) => message.role === 'tool');
+    expect(toolMessage?.content).toEqual([
+      expect.objectContaining({ toolCallId: 'lk-beside', result: 'found beside' }),
+      expect.objectContaining({ toolCallId: 'cs-2', result: 'child answer' }),
+    ]);
+    expect(executions.filter((entry) => entry === 'lookup beside')).toHaveLength(1);
+    expect(executions.filter((entry) => entry === 'lookup sub beside')).toHaveLength(1);
+  }, 60_000);
+
+  it("a child's approval ends the invocation like the root's: tool.approve, sent to the root, reaches the child and the tree goes on", async () => {
+    await treeClient.send('t-3', { type: 'user.message', content: 'deep please' });
+    let view = await treeClient.get('t-3');
+    for (let tries = 0; view?.status !== 'awaitingApproval' && tries < 200; tries++) {
+      await sleep(50);
+      view = await treeClient.get('t-3');
+    }
+    expect(view?.pendingApprovals).toEqual([{ toolCallId: 'rf-1', name: 'refund', args: { cents: 300 }, path: ['cs-3'] }]);
+    let open = await openInvocations('t-3');
+    for (let tries = 0; open.length > 0 && tries < 100; tries++) {
+      await sleep(50);
+      open = await openInvocations('t-3');
+    }
+    expect(open).toEqual([]);
+    await treeClient.send('t-3', { type: 'tool.approve', toolCallId: 'rf-1' });
+    expect(await treeClient.result('t-3')).toMatchObject({ status: 'done', text: 'deep answer' });
+    const toolMessage = (await treeClient.get('t-3'))?.messages.find((message) => message.role === 'tool');
+    expect(toolMessage?.content).toEqual([expect.objectContaining({ toolCallId: 'cs-3', result: 'answer to refund child' })]);
+    expect(executions.filter((entry) => entry === 'refund 300')).toHaveLength(1);
   }, 60_000);
 
   it('runs a conversation with a tool round; get reads it, result waits for it, onEvent streams it live', async () => {

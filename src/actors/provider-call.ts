@@ -53,7 +53,7 @@ export function createProviderCallLogic(
   responseFormat: ResponseFormat | undefined,
   requestTimeoutMs: number,
 ) {
-  return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input, system: actorSystem }) => {
+  return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input, system: actorSystem, self }) => {
     const { provider, tools, system } = profileOf(input.agent, input.provider ?? 0);
     const request: Omit<ProviderRequest, 'signal'> = {
       ...(system === undefined ? {} : { system }),
@@ -88,7 +88,7 @@ export function createProviderCallLogic(
           try {
             if (journal) {
               const outcome = await journal.step<RequestStepRecord>(
-                { kind: 'request' },
+                self._parent ? { kind: 'request', caller: self._parent.id } : { kind: 'request' },
                 (stepSignal) => recordRequest(provider, request, requestTimeoutMs, journal, stepSignal),
                 controller.signal,
               );

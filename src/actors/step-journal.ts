@@ -2,7 +2,14 @@ import type { ProviderEvent } from '../model/provider.js';
 
 /** The step a provider call, a tool execution or a guardrail check asks the journal to run. */
 export type StepInfo =
-  | { kind: 'request' }
+  | {
+      kind: 'request';
+      /**
+       * The id of the conversation actor that makes the request (an agent call's child is
+       * `agent:<toolCallId>`): in an agent tree, it tells whose request a step is.
+       */
+      caller?: string;
+    }
   | { kind: 'guardrail'; phase: 'input' | 'output'; name: string }
   | {
       kind: 'tool';

@@ -6,9 +6,12 @@
  */
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import { createConversationMachine, defineTool, openaiProvider } from '../../src/index.js';
+import { agentTool, createConversationMachine, defineTool, openaiProvider } from '../../src/index.js';
 import type { RestateConversationClient } from '../../src/scale/restate/client.js';
+import { childPlan, consultCall } from './consult-child.js';
 import type { PlanStep } from './planned-model.js';
+
+export { childChargeId, childText, consultId } from './consult-child.js';
 import type { PlannedAnswer } from './planned-wire-server.js';
 
 /** Turns per conversation and tool rounds per turn; each round calls `charge` and `lookup`. */
@@ -18,6 +21,11 @@ export const conversationCount = 100;
 export const conversationIds = Array.from({ length: conversationCount }, (_, index) => `r${index}`);
 /** These conversations' first turn asks for a `refund`, which needs approval. */
 export const approvalIds = ['r0', 'r1'];
+/**
+ * These conversations' last round of each turn also asks `consult`, an agent call: a child
+ * conversation (`sub <id> t<turn>`) whose one round calls `charge` too, then answers.
+ */
+export const agentIds = conversationIds.filter((_id, index) => index % 10 === 2);
 
 export const chargeId = (conversation: string, turn: number, round: number) => `ch-${conversation}-t${turn}-r${round}`;
 export const lookupId = (conversation: string, turn: number, round: number) => `lk-${conversation}-t${turn}-r${round}`;
@@ -32,15 +40,19 @@ export function roundsOf(conversation: string, turn: number): number {
 
 /** The model: the same history always gets the same answer (ids included), so a request made again is a true repeat. */
 export function plan(step: PlanStep): PlannedAnswer {
+  const child = childPlan(step);
+  if (child) return child;
   const conversation = step.conversation.split(' ')[0] ?? '';
   const refundFirst = roundsOf(conversation, step.turn) > roundsPerTurn;
   if (step.round >= roundsOf(conversation, step.turn)) return { text: finalText(conversation, step.turn) };
   if (refundFirst && step.round === 0) return { toolCalls: [{ id: refundId(conversation), name: 'refund', args: { cents: 500 } }] };
   const round = refundFirst ? step.round - 1 : step.round;
+  const consult = agentIds.includes(conversation) && round === roundsPerTurn - 1 ? [consultCall(conversation, step.turn)] : [];
   return {
     toolCalls: [
       { id: chargeId(conversation, step.turn, round), name: 'charge', args: { cents: 100 * (round + 1) } },
       { id: lookupId(conversation, step.turn, round), name: 'lookup', args: { key: `${conversation}/${step.turn}` } },
+      ...consult,
     ],
   };
 }
@@ -90,10 +102,13 @@ export function restateScenarioMachine(baseURL: string, sideFile: string, onExec
       return `refunded ${cents}`;
     },
   });
+  const provider = openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${baseURL}/v1` });
+  const retry = { maxRetries: 5, initialDelayMs: 10, maxDelayMs: 50 };
+  const consultant = createConversationMachine({ provider, tools: [charge, lookup], retry });
   return createConversationMachine({
-    provider: openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${baseURL}/v1` }),
-    tools: [charge, lookup, refund],
-    retry: { maxRetries: 5, initialDelayMs: 10, maxDelayMs: 50 },
+    provider,
+    tools: [charge, lookup, refund, agentTool(consultant, { name: 'consult', description: 'Ask the consultant' })],
+    retry,
   });
 }
 

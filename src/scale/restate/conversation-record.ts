@@ -1,6 +1,7 @@
 import type { ConversationStatus } from '../../host/conversation-store.js';
 import { type DecodedSnapshot, decodeStored } from '../../host/decode-stored.js';
 import { ConversationLoadError } from '../../host/errors/conversation-load-error.js';
+import { agentCallIdOf } from '../../machines/agent-calls.js';
 import type { ConversationMachine, RoundCall } from '../../machines/types.js';
 import { isRecord } from '../../util/is-record.js';
 
@@ -52,8 +53,9 @@ export function decodeRecord(id: string, record: unknown, machine: ConversationM
 
 /**
  * The persisted snapshot as the object stores it. A replay of an invocation writes the state again
- * and Restate checks that it writes the same bytes, so what depends on the clock or on chance is
- * left out — it is not needed to resume:
+ * and Restate checks that it writes the same bytes (else the invocation fails with a journal
+ * mismatch, and is retried for ever), so what depends on the clock or on chance is left out — it
+ * is not needed to resume:
  * - the calls' `deadline` (a restored call never keeps running; in Restate mode the step enforces
  *   the timeout anyway);
  * - `retry.delayMs`, the jittered backoff (the backoff is a delayed `advance`; a run restored in
@@ -61,6 +63,9 @@ export function decodeRecord(id: string, record: unknown, machine: ConversationM
  *
  * Calls in `notStarted` — their step was declined in this invocation, so they never ran — are
  * stored `queued`: the run that restores them starts them.
+ *
+ * The same holds at every level of an agent tree: each agent call's child is a run whose snapshot
+ * is nested in its caller's `children`, with rounds, deadlines and backoffs of its own.
  */
 export function snapshotForState<T>(persisted: T, notStarted: ReadonlySet<string>): T {
   if (!isRecord(persisted) || !isRecord(persisted.context)) return persisted;
@@ -72,5 +77,18 @@ export function snapshotForState<T>(persisted: T, notStarted: ReadonlySet<string
       })
     : context.round;
   const retry = isRecord(context.retry) ? { ...context.retry, delayMs: 0 } : context.retry;
-  return { ...persisted, context: { ...context, retry, round } };
+  const children = agentChildrenForState(persisted.children, notStarted);
+  return { ...persisted, context: { ...context, retry, round }, ...(children === persisted.children ? {} : { children }) };
+}
+
+/** The persisted children with each agent call's child stored as its caller is; tool executions hold nothing to leave out. */
+function agentChildrenForState(children: unknown, notStarted: ReadonlySet<string>): unknown {
+  if (!isRecord(children)) return children;
+  let stored: Record<string, unknown> | undefined;
+  for (const [id, child] of Object.entries(children)) {
+    if (agentCallIdOf(id) === undefined || !isRecord(child) || !isRecord(child.snapshot)) continue;
+    stored ??= { ...children };
+    stored[id] = { ...child, snapshot: snapshotForState(child.snapshot, notStarted) };
+  }
+  return stored ?? children;
 }

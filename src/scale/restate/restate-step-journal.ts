@@ -27,6 +27,8 @@ export type RestateStepJournalOptions = {
   streamed?: StepJournal['streamed'];
   /** A journal operation failed (the invocation attempt is over): the run must stop. */
   failed: (error: unknown) => void;
+  /** A step was delivered, the run took it, and no step is outstanding now. */
+  idle?: () => void;
 };
 
 const never = new Promise<never>(() => undefined);
@@ -124,6 +126,11 @@ export class RestateStepJournal implements StepJournal {
     });
   }
 
+  /** Whether a step is outstanding: started here and not yet delivered. */
+  get busy(): boolean {
+    return this.outstanding.size > 0;
+  }
+
   /** No step starts or is delivered any more (the segment ended); running steps are stopped. */
   close(reason: unknown): void {
     if (this.closed) return;
@@ -157,6 +164,7 @@ export class RestateStepJournal implements StepJournal {
       if (await this.deliverNext()) {
         // The machine takes the result and asks for the steps it leads to before anything else is awaited.
         await nextTurn();
+        if (!this.closed && this.outstanding.size === 0) this.options.idle?.();
         continue;
       }
       if (this.watched.size === 0) {

@@ -3,6 +3,7 @@ import { createActor } from 'xstate';
 import { statusOf } from '../../host/conversation-view.js';
 import type { ConversationStateEvent } from '../../host/live-run.js';
 import { changesStoredState, storedShapeOf } from '../../host/stored-state.js';
+import { agentActorId } from '../../machines/agent-calls.js';
 import { currentSchemaVersion } from '../../machines/snapshot-migrations.js';
 import { setStepJournal, type StepInfo } from '../../machines/step-journal.js';
 import type {
@@ -105,14 +106,21 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
   const startedSteps = new Set<string>();
   const declinedSteps = new Set<string>();
   const heldStarts = new Map<string, ConversationEmittedEvent>();
-  let requestsAsked = 0;
-  let requestsAnnounced = 0;
-  const stepKey = (step: StepInfo, index: number) =>
-    step.kind === 'tool'
-      ? `tool ${step.toolCallId}`
+  // Each conversation actor of a tree asks for its requests in the order it announces them, so the
+  // n-th request step of an actor is its n-th `request.started` (a child's comes as `agent.event`).
+  const requestsAsked = new Map<string, number>();
+  const requestsAnnounced = new Map<string, number>();
+  const nthRequest = (counts: Map<string, number>, caller: string) => {
+    const index = counts.get(caller) ?? 0;
+    counts.set(caller, index + 1);
+    return `request ${caller} ${index}`;
+  };
+  const stepKey = (step: StepInfo) =>
+    step.kind === 'request'
+      ? nthRequest(requestsAsked, step.caller ?? actor.id)
       : step.kind === 'guardrail'
-        ? `guardrail ${step.phase} ${step.name} ${index}`
-        : `request ${index}`;
+        ? `guardrail ${step.phase} ${step.name}`
+        : `tool ${step.toolCallId}`;
   const decide = (key: string) => {
     const held = heldStarts.get(key);
     if (!held) return;
@@ -120,24 +128,40 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
     if (startedSteps.has(key)) publish(held);
   };
 
+  // A declined request (the root's, or a child's in an agent tree) leaves the rest of the tree
+  // running: calls beside the agent call, other children. The segment ends once none of their steps
+  // is in flight — ending it earlier stops them mid-step, and the restored run takes a call whose
+  // step never finished for interrupted. Likewise a child waiting for approval: the root stays in
+  // `executingTools`, and the invocation must end for `send` (which takes the approval) to run.
+  let requestDeclined = false;
+  const endWhenIdle = () => {
+    if (end || mode !== 'advance' || journal.busy) return;
+    if (requestDeclined) finish({ kind: 'next' });
+    else if (statusOf(actor.getSnapshot()) === 'awaitingApproval') finish({ kind: 'approval' });
+  };
+
   const journal = new RestateStepJournal(ctx, {
     requests: mode === 'advance' ? 1 : 0,
     tools: mode === 'advance',
     started: (step) => {
-      const key = stepKey(step, step.kind === 'request' ? requestsAsked++ : 0);
+      const key = stepKey(step);
       startedSteps.add(key);
       decide(key);
     },
     declined: (step) => {
-      const key = stepKey(step, step.kind === 'request' ? requestsAsked++ : 0);
+      const key = stepKey(step);
       declinedSteps.add(key);
       heldStarts.delete(key);
       if (step.kind === 'tool') notStarted.add(step.toolCallId);
-      // The step belongs to the next invocation; this one ends once the state that asked for it is written.
-      else if (mode === 'advance') finish({ kind: 'next' });
+      else {
+        // The request belongs to the next invocation; checked after the macrostep, once the steps it started with are asked.
+        requestDeclined = true;
+        setImmediate(endWhenIdle);
+      }
     },
     streamed: (delta) => publish(delta),
     failed: (error) => abort(error),
+    idle: endWhenIdle,
   });
   setStepJournal(actor.system, journal);
 
@@ -182,14 +206,15 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
   });
   const listener = actor.on('*', (event) => {
     if (settled || replayedDeltas.has(event.type)) return;
-    if (event.type === 'request.started') {
-      const key = `request ${requestsAnnounced++}`;
+    const { caller, leaf } = emitterOf(actor.id, event);
+    if (leaf.type === 'request.started') {
+      const key = nthRequest(requestsAnnounced, caller);
       if (startedSteps.has(key)) publish(event);
       else if (!declinedSteps.has(key)) heldStarts.set(key, event);
       return;
     }
-    if (event.type === 'tool.started') {
-      const key = `tool ${event.toolCallId}`;
+    if (leaf.type === 'tool.started') {
+      const key = `tool ${leaf.toolCallId}`;
       if (startedSteps.has(key)) publish(event);
       else if (mode === 'advance') heldStarts.set(key, event);
       return;
@@ -243,6 +268,17 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
     return Promise.resolve({ kind: 'ended', end: applied, snapshot, record });
   }
   return result;
+}
+
+/** The event a run emitted as its emitter emitted it, and the emitter's actor id (a child's is `agent:<toolCallId>`). */
+function emitterOf(rootId: string, event: ConversationEmittedEvent): { caller: string; leaf: ConversationEmittedEvent } {
+  let leaf = event;
+  let caller = rootId;
+  while (leaf.type === 'agent.event') {
+    caller = agentActorId(leaf.path.at(-1) ?? '');
+    leaf = leaf.event;
+  }
+  return { caller, leaf };
 }
 
 /** Sends the caller's event; returns the machine's rejection message when the run did not take it. */
