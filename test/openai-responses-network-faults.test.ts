@@ -321,7 +321,7 @@ describe.skipIf(!hasRecordedFixtures)('Responses wire: recorded failures through
 
   it('400 context_length_exceeded (rubyllm-error-400-context-length-exceeded): error at once, history kept', async () => {
     const { output, retries } = await run(cassetteSteps(cassette('rubyllm-error-400-context-length-exceeded')), {}, { stream: false });
-    expect(output).toMatchObject({ status: 'error', error: { status: 400, code: 'bad_request', retryable: false } });
+    expect(output).toMatchObject({ status: 'error', error: { status: 400, code: 'context_length', retryable: false } });
     expect(retries).toEqual([]);
     expect(output.messages).toEqual([{ role: 'user', content: 'Hi' }]);
   });
