@@ -64,6 +64,9 @@ export type {
 export type { BudgetOptions } from './machines/budget.js';
 export { modelPrices } from './machines/model-prices.js';
 export type { GuardrailOptions } from './machines/guardrails.js';
+export type { ContextOptions } from './machines/compaction.js';
+export type { CompactionStrategy } from './actors/summarize-call.js';
+export { estimateMessageTokens } from './model/estimate-tokens.js';
 export type { Guardrail, GuardrailContext, GuardrailVerdict } from './tools/guardrail.js';
 export { resultTexts } from './machines/tool-round.js';
 export type { ModelPrice, PriceTable, RunCost } from './machines/pricing.js';
@@ -94,6 +97,7 @@ export type {
   ConversationStatus,
   StoredConversation,
   ConversationLogEvent,
+  ContextCompactedLogEvent,
   ConversationLogEntry,
   RunEndedLogEvent,
   LogAppend,

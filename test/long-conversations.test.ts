@@ -17,6 +17,7 @@ import {
   type ConversationEmittedEvent,
   type ConversationOptions,
   type Guardrail,
+  type Message,
   type Provider,
 } from '../src/index.js';
 import { deferred, eventsOf, expectValidHistory, runConversation } from './support/run-conversation.js';
@@ -559,6 +560,178 @@ describe('fallback', () => {
   });
 });
 
+describe('context window', () => {
+  /** An earlier conversation: six turns of question and answer (about 40 tokens each). */
+  const earlier = Array.from({ length: 6 }, (_, index) => [
+    { role: 'user' as const, content: `question ${index}: ${'tell me about the tides '.repeat(5)}` },
+    { role: 'assistant' as const, content: [{ type: 'text' as const, text: `answer ${index}: ${'the moon pulls the sea '.repeat(5)}` }] },
+  ]).flat();
+  const isSummaryRequest = (request: { messages: Array<{ role: string; content?: unknown }> }) =>
+    request.messages[0]?.role === 'system' && String(request.messages[0]?.content).startsWith('You summarize the earlier part');
+
+  it("'summarize': a prompt over the window is compacted first — the oldest messages become a summary, the last keepLast stay", async () => {
+    const model = scriptedModel([
+      { text: 'The user asked six questions about tides; the moon pulls the sea.' },
+      { text: 'Spring tides are the largest.' },
+    ]);
+    const { actor, events, done } = startWith(model, { context: { maxInputTokens: 200, keepLast: 2 } }, earlier, 'What are spring tides?');
+    const output = await done;
+    expect(output).toMatchObject({ status: 'done', text: 'Spring tides are the largest.' });
+    expect(isSummaryRequest(model.requests[0]!)).toBe(true);
+    expect(model.requests[0]!.tools).toEqual([]);
+    const compacted = eventsOf(events, 'context.compacted');
+    expect(compacted).toEqual([
+      {
+        type: 'context.compacted',
+        removedMessages: 11,
+        keptMessages: 2,
+        beforeTokens: expect.any(Number),
+        afterTokens: expect.any(Number),
+        cause: 'window',
+      },
+    ]);
+    expect(compacted[0]!.afterTokens).toBeLessThan(compacted[0]!.beforeTokens);
+    // The request after: the summary, then the kept tail (the last answer and the new question).
+    expect(model.requests[1]!.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(String(model.requests[1]!.messages[0]!.content)).toContain('The user asked six questions about tides');
+    expect(output.messages).toHaveLength(4);
+    // The summary's tokens are the run's too.
+    expect(output.usage.totalTokens).toBe(30);
+    expectValidForBothWires(output.messages);
+    expect(actor.getSnapshot().status).toBe('done');
+  });
+
+  it("'drop' and a strategy function replace the oldest messages without a request; a tool call never loses its result", async () => {
+    const withTools = [
+      ...earlier.slice(0, 4),
+      {
+        role: 'assistant' as const,
+        content: [{ type: 'tool-call' as const, toolCallId: 'call_old', toolName: 'lookup', args: { q: 'tides' } }],
+      },
+      {
+        role: 'tool' as const,
+        content: [{ type: 'tool-result' as const, toolCallId: 'call_old', toolName: 'lookup', result: 'found tides' }],
+      },
+      ...earlier.slice(4),
+    ];
+    const dropped = scriptedModel([{ text: 'ok' }]);
+    const drop = await startWith(dropped, { context: { maxInputTokens: 150, keepLast: 3, strategy: 'drop' } }, withTools, 'next?').done;
+    expect(drop.status).toBe('done');
+    expect(dropped.requests).toHaveLength(1);
+    expectValidForBothWires(drop.messages);
+    let given: unknown[] = [];
+    const strategyModel = scriptedModel([{ text: 'ok' }]);
+    const custom = await startWith(
+      strategyModel,
+      {
+        context: {
+          maxInputTokens: 150,
+          keepLast: 4,
+          strategy: (oldest) => {
+            given = oldest;
+            return [{ role: 'user', content: `(${oldest.length} earlier messages, kept by my own strategy)` }];
+          },
+        },
+      },
+      withTools,
+      'next?',
+    ).done;
+    expect(custom.status).toBe('done');
+    expect(strategyModel.requests[0]!.messages[0]).toEqual({
+      role: 'user',
+      content: `(${given.length} earlier messages, kept by my own strategy)`,
+    });
+    // The tail starts at a user message or an assistant message, never at a tool result without its call.
+    expect(strategyModel.requests[0]!.messages.findIndex((message) => message.role === 'tool')).not.toBe(1);
+    expectValidForBothWires(custom.messages);
+  });
+
+  it("a provider's context-length error compacts once and the request is made again; a second one fails as before", async () => {
+    const tooLong = () => ({
+      error: Object.assign(
+        new Error("This model's maximum context length is 8192 tokens. However, your messages resulted in 9120 tokens."),
+        {
+          status: 400,
+          error: { code: 'context_length_exceeded', type: 'invalid_request_error', param: 'messages' },
+        },
+      ),
+    });
+    // A window far above the estimate: only the provider's error makes the run compact.
+    const recovered = scriptedModel([tooLong(), { text: 'short summary' }, { text: 'answered after compaction' }]);
+    const { events, done } = startWith(recovered, { context: { maxInputTokens: 100_000, keepLast: 2 } }, earlier, 'and now?');
+    const output = await done;
+    expect(output).toMatchObject({ status: 'done', text: 'answered after compaction' });
+    expect(eventsOf(events, 'context.compacted')[0]).toMatchObject({ cause: 'context_length', removedMessages: 11 });
+    expect(eventsOf(events, 'request.retry')).toEqual([]);
+
+    const twice = scriptedModel([tooLong(), { text: 'short summary' }, tooLong()]);
+    const failed = await startWith(twice, { context: { maxInputTokens: 100_000, keepLast: 2 } }, earlier, 'and now?').done;
+    expect(failed).toMatchObject({ status: 'error', error: { code: 'context_length' } });
+    expect(twice.requests).toHaveLength(3);
+    expectValidForBothWires(failed.messages);
+  });
+
+  it('a summary that comes back empty ends the run in error naming compaction, the history untouched; a failing summary is retried', async () => {
+    const empty = scriptedModel([{ text: '   ' }]);
+    const history = [...earlier];
+    const output = await startWith(empty, { context: { maxInputTokens: 200, keepLast: 2 } }, history, 'next?').done;
+    expect(output).toMatchObject({ status: 'error', error: { name: 'CompactionError', code: 'compaction_failed' } });
+    expect(output.error?.message).toBe('compaction: the summary is empty: the model answered with no text; the history was left as it was');
+    expect(output.messages).toEqual([...history, { role: 'user', content: 'next?' }]);
+
+    const unavailable = { error: Object.assign(new Error('unavailable'), { status: 503 }) };
+    const flaky = scriptedModel([unavailable, { text: 'a summary' }, { text: 'fine' }]);
+    const retried = await startWith(flaky, { context: { maxInputTokens: 200, keepLast: 2 } }, earlier, 'next?').done;
+    expect(retried).toMatchObject({ status: 'done', text: 'fine' });
+    const down = scriptedModel([unavailable, unavailable, unavailable]);
+    const failed = await startWith(down, { context: { maxInputTokens: 200, keepLast: 2 } }, earlier, 'next?').done;
+    expect(failed).toMatchObject({ status: 'error', error: { code: 'server' } });
+    expect(failed.error?.message).toMatch(/^compaction: .*the history was left as it was$/);
+  });
+
+  it('on a durable host the log keeps what compaction removed: nothing is lost', async () => {
+    const { createConversationHost, memoryStore } = await import('../src/index.js');
+    const store = memoryStore();
+    const model = scriptedModel([{ text: 'summary of the start' }, { text: 'done' }]);
+    const host = createConversationHost({
+      machine: createConversationMachine({ provider: handlerProvider(model.handler), context: { maxInputTokens: 200, keepLast: 2 } }),
+      store,
+    });
+    await store.save({
+      id: 'c',
+      schemaVersion: 5,
+      machineId: 'conversation',
+      status: 'done',
+      snapshot: JSON.stringify(finishedSnapshot(earlier)),
+      revision: 1,
+      owner: 'x',
+      updatedAt: 1,
+    });
+    await host.send('c', { type: 'user.message', content: 'next?' });
+    await host.result('c');
+    const log = await store.readLog('c');
+    const compacted = log.map(({ event }) => event).find((event) => event.type === 'context.compacted');
+    expect(compacted && 'removed' in compacted ? compacted.removed : []).toEqual(earlier.slice(0, 11));
+    await host.close();
+  });
+
+  it('bad context options are options errors naming the option', () => {
+    const provider = handlerProvider(scriptedModel([]).handler);
+    expect(() => createConversationMachine({ provider, context: { maxInputTokens: 10, keepLast: 6 } })).toThrow(
+      /Invalid option context\.maxInputTokens: expected a number of tokens > 30: the system prompt and tool descriptions \(about 0 tokens\) and the 6 kept messages/,
+    );
+    expect(() => createConversationMachine({ provider, context: { maxInputTokens: 1000, strategy: 'forget' as never } })).toThrow(
+      /Invalid option context\.strategy: expected 'summarize', 'drop' or a function/,
+    );
+    expect(() => createConversationMachine({ provider, context: { maxInputTokens: -1 } })).toThrow(
+      /Invalid option context\.maxInputTokens/,
+    );
+    expect(() => createConversationMachine({ provider, context: { maxInputTokens: 1000, keepLast: -1 } })).toThrow(
+      /Invalid option context\.keepLast/,
+    );
+  });
+});
+
 describe('no crash paths', () => {
   it('budgets, guardrails, steering and fallback together never leave an unhandled rejection', async () => {
     // test/support/no-crash.ts fails the test on anything that escapes.
@@ -577,6 +750,25 @@ describe('no crash paths', () => {
     expect(spent.output.reason).toBe('budget');
   });
 });
+
+/** A run of `model` over `history` with `options`, asked `content`. */
+function startWith(model: ReturnType<typeof scriptedModel>, options: Partial<ConversationOptions>, history: Message[], content: string) {
+  const machine = createConversationMachine({ provider: handlerProvider(model.handler), retry: fastRetry, ...options });
+  const actor = createActor(machine, { input: { messages: history } });
+  const events: ConversationEmittedEvent[] = [];
+  actor.on('*', (event) => events.push(event));
+  actor.start();
+  actor.send({ type: 'user.message', content });
+  return { actor, events, done: toPromise(actor) };
+}
+
+/** A persisted snapshot of a finished run with this history, as a host stores it. */
+function finishedSnapshot(messages: Message[]) {
+  const machine = createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler) });
+  const actor = createActor(machine, { input: { messages } }).start();
+  actor.send({ type: 'cancel' });
+  return actor.getPersistedSnapshot();
+}
 
 /** Streams `text` slowly (a piece every 20 ms) until aborted. */
 async function* slowText(text: string, signal: AbortSignal) {

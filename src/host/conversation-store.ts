@@ -1,5 +1,5 @@
-import type { RunOutput, ToolCallEvent, ToolResultEvent } from '../machines/types.js';
-import type { UserMessage } from '../model/messages.js';
+import type { ContextCompactedEvent, RunOutput, ToolCallEvent, ToolResultEvent } from '../machines/types.js';
+import type { Message, UserMessage } from '../model/messages.js';
 
 /**
  * Where a conversation stands: `idle` before its first message, `running` while a run requests or
@@ -62,7 +62,19 @@ export type ConversationLogEvent =
   | { type: 'cancel'; reason?: string }
   | ToolCallEvent
   | ToolResultEvent
+  | ContextCompactedLogEvent
   | RunEndedLogEvent;
+
+/**
+ * The oldest messages gave way to a summary (or were dropped): the log keeps them, so the
+ * conversation's whole transcript stays readable after compaction.
+ *
+ * @example
+ * ```ts
+ * const earlier = (await store.readLog('c-42')).flatMap(({ event }) => (event.type === 'context.compacted' ? event.removed : []));
+ * ```
+ */
+export type ContextCompactedLogEvent = ContextCompactedEvent & { removed: Message[] };
 
 /**
  * A run ended: its `RunOutput` without the history (the snapshot holds that).

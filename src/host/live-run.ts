@@ -2,6 +2,7 @@ import { createActor, type Subscription } from 'xstate';
 import { setExecutionGate } from '../machines/execution-gate.js';
 import { currentSchemaVersion } from '../machines/snapshot-migrations.js';
 import type {
+  ContextCompactedEvent,
   ConversationActor,
   ConversationEmittedEvent,
   ConversationInput,
@@ -123,6 +124,7 @@ export class LiveRun {
         ? createActor(options.machine, { snapshot: options.from.snapshot as ConversationSnapshot, input: {} })
         : createActor(options.machine, { input: options.from.input });
     const initial = this.actor.getSnapshot();
+    this.lastMessages = initial.context.messages;
     this.lastShape = storedShapeOf(initial);
     this.lastPublished = { value: this.lastShape.value, status: statusOf(initial) };
     setExecutionGate(this.actor.system, () => this.gate());
@@ -217,15 +219,22 @@ export class LiveRun {
     }
   }
 
+  /** The history as the last snapshot had it: a compaction's event comes before the snapshot that drops its messages. */
+  private lastMessages: readonly Message[] = [];
+
   private onEmitted(event: ConversationEmittedEvent): void {
     if (this.detached) return;
     if (event.type === 'tool.call' || event.type === 'tool.result') this.pendingLog.push({ at: Date.now(), event });
+    // The snapshot is still the one before the compaction: the messages it removed are logged, so nothing is lost.
+    if (event.type === 'context.compacted')
+      this.pendingLog.push({ at: Date.now(), event: { ...event, removed: removedBy(this.lastMessages, event) } });
     if (event.type === 'event.rejected' && this.rejections) this.rejections.push(event);
     this.options.publish(event);
   }
 
   private onSnapshot(snapshot: ConversationSnapshot): void {
     if (this.detached) return;
+    this.lastMessages = snapshot.context.messages;
     const shape = storedShapeOf(snapshot);
     if (changesStoredState(this.lastShape, shape)) {
       this.lastShape = shape;
@@ -294,4 +303,9 @@ export class LiveRun {
     this.detach(error);
     this.options.failed(this, error, awaited);
   }
+}
+
+/** The messages a compaction removed from `before`: those ahead of the kept tail, system messages aside (they stay). */
+function removedBy(before: readonly Message[], event: ContextCompactedEvent): Message[] {
+  return before.slice(0, Math.max(0, before.length - event.keptMessages)).filter((message) => message.role !== 'system');
 }

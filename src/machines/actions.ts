@@ -35,6 +35,13 @@ import type { GuardrailCheckOutput } from '../actors/guardrail-check.js';
 import { agentCallIdOf } from './agent-calls.js';
 import { budgetDeadlineId, budgetHalted, budgetReached, budgetResultText, childSpendRecorded, runLimits, timeReached } from './budget.js';
 import { fellBack } from './fallback.js';
+import {
+  type CompactionOutput,
+  compactionApplied,
+  compactionFailureError,
+  compactionStarted,
+  unusableCompactionError,
+} from './compaction.js';
 import { guardrailError, guardrailPassed, guardrailTripped } from './guardrails.js';
 import { messageQueued, queuedKept, queuedTaken, runInterrupted } from './steering.js';
 import type { ConversationContext, ConversationEmittedEvent, ConversationEvent } from './types.js';
@@ -59,6 +66,7 @@ const enqueue = enqueueActions<
 
 /** `assign` / `enqueueActions` for actions the chart gives a parameter (the guardrail phase, the state interrupted). */
 const assignWithPhase = assign<ConversationContext, ConversationEvent, { phase: 'input' | 'output' }, ConversationEvent, never>;
+const assignWithCause = assign<ConversationContext, ConversationEvent, { cause: 'window' | 'context_length' }, ConversationEvent, never>;
 const enqueueWithState = enqueueActions<
   ConversationContext,
   ConversationEvent,
@@ -134,6 +142,7 @@ function stopCalls(
  */
 export function conversationActions(settings: ResolvedOptions) {
   const { output, prices, toolTimeoutOf, capToolResult, agentCalls, profileOf } = settings;
+  const windowSettings = settings.context && { context: settings.context, profileOf };
   /** The text a tool's `HaltError` ends the run with (the guard `executionHalts` checked it is one). */
   const haltText = (thrown: unknown) => capToolResult((thrown as HaltError).content);
   // Without handoffs every request has one provider: its settings are made once, not per event.
@@ -184,6 +193,9 @@ export function conversationActions(settings: ResolvedOptions) {
     receiveResponse: enqueue(({ context, event, enqueue }) => {
       if (event.type !== 'provider.finish') return;
       apply(enqueue, responseReceived(context, event, fixedResponseSettings ?? responseSettingsOf(context)));
+      // The prompt's real size, the base of the next estimate (machines with a context window).
+      if (windowSettings && event.usage.inputTokens > 0)
+        enqueue.assign({ control: { ...context.control, lastPrompt: { inputTokens: event.usage.inputTokens, messages: context.messages.length } } });
     }),
     recordFinalText: assignContext(({ context }) => finalTextRecorded(context)),
     commitResponse: assignContext(({ context }) => committed(context, prices)),
@@ -278,11 +290,17 @@ export function conversationActions(settings: ResolvedOptions) {
     markHalted: assignContext(({ context }) => ({ ...outcomeMarked(context.outcome, 'halted'), ...queuedKept(context) })),
     markError: assignContext(({ context }) => ({ ...outcomeMarked(context.outcome, 'error'), ...queuedKept(context) })),
     // Long conversations (DESIGN §12): the run's clock and limits start with its message.
-    startCompaction: assignContext({}),
-    applyCompaction: assignContext({}),
-    failOnCompaction: assignContext({}),
-    failOnCompactionError: assignContext({}),
-    nextCompactionAttempt: assignContext({}),
+    // Compaction (machines with `context`): the cause is the chart's (a parameter).
+    startCompaction: assignWithCause(({ context }, params) => (windowSettings ? compactionStarted(context, windowSettings, params.cause) : {})),
+    applyCompaction: enqueue(({ context, event, enqueue }) => {
+      const output = (event as { output?: CompactionOutput }).output;
+      if (output && windowSettings) apply(enqueue, compactionApplied(context, output, { ...windowSettings, prices }));
+    }),
+    failOnCompaction: assignContext(({ context, event }) => errorRecorded(context, unusableCompactionError((event as { output?: unknown }).output))),
+    failOnCompactionError: assignContext(({ context, event }) =>
+      errorRecorded(context, compactionFailureError(failureOf(event, settings.requestTimeoutMs))),
+    ),
+    nextCompactionAttempt: assignContext(({ context }) => ({ attempt: context.attempt + 1 })),
     startRun: enqueue(({ context, enqueue }) => {
       const now = Date.now();
       const limits = runLimits(settings.budget, context.control.limits, now);

@@ -7,7 +7,7 @@ import { conversationDelays } from './delays.js';
 import { conversationGuards } from './guards.js';
 import { resolveOptions, type ConversationOptions } from './options.js';
 import { initialContext, runOutput } from './run-context.js';
-import { compactionInput } from './compaction.js';
+import { compactionInput, windowOf } from './compaction.js';
 import { guardrailInput, providerCallInput } from './actor-inputs.js';
 import type { InferObject } from './structured-output.js';
 import type {
@@ -118,7 +118,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           },
           { guard: 'hasQueuedMessages', target: 'preparing', reenter: true, actions: 'takeQueuedMessages' },
           { guard: 'budgetReached', target: 'halted', actions: 'haltOnBudget' },
-          { guard: 'contextOverWindow', target: 'compacting', actions: 'startCompaction' },
+          { guard: 'contextOverWindow', target: 'compacting', actions: { type: 'startCompaction', params: { cause: 'window' } } },
           { target: 'requesting' },
         ],
       },
@@ -132,12 +132,19 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
             invoke: {
               id: 'compaction',
               src: 'compaction',
-              input: ({ context }) => compactionInput(context),
+              input: ({ context }) => compactionInput(context, windowOf(settings)),
               onDone: [
                 { guard: 'compactionUsable', target: '#conversation.requesting', actions: ['applyCompaction', 'firstAttempt'] },
                 { target: '#conversation.error', actions: 'failOnCompaction' },
               ],
               onError: [
+                { guard: 'canRetryFailure', target: 'backingOff', actions: ['recordFailure', 'scheduleRetry'] },
+                { target: '#conversation.error', actions: 'failOnCompactionError' },
+              ],
+            },
+            // The summary is not streamed to the run: the request timeout bounds the whole of it.
+            after: {
+              requestTimeout: [
                 { guard: 'canRetryFailure', target: 'backingOff', actions: ['recordFailure', 'scheduleRetry'] },
                 { target: '#conversation.error', actions: 'failOnCompactionError' },
               ],
@@ -175,7 +182,11 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           ],
           // Ordered on purpose: a context-length error compacts (once) before any retry, which would fail the same way.
           onError: [
-            { guard: 'contextLengthExceeded', target: 'compacting', actions: ['recordFailure', 'startCompaction'] },
+            {
+              guard: 'contextLengthExceeded',
+              target: 'compacting',
+              actions: ['recordFailure', { type: 'startCompaction', params: { cause: 'context_length' } }],
+            },
             { guard: 'canRetryFailure', target: 'retrying', actions: 'recordFailure' },
             { guard: 'canFallBack', target: 'preparing', actions: ['recordFailure', 'fallBack'] },
             { target: 'error', actions: 'recordFailure' },

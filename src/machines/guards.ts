@@ -12,6 +12,7 @@ import type { GuardrailCheckOutput } from '../actors/guardrail-check.js';
 import { agentCallIdOf } from './agent-calls.js';
 import { budgetReached, childSpendRecorded } from './budget.js';
 import { canFallBack } from './fallback.js';
+import { compactionProblem, compactsAfter, overWindow } from './compaction.js';
 import { committed } from './response-commit.js';
 
 type GuardArgs = { context: ConversationContext; event: ConversationEvent };
@@ -30,6 +31,7 @@ export function conversationGuards(settings: ResolvedOptions) {
   const stepIs = (context: ConversationContext, step: ReturnType<typeof responseStep>) =>
     responseStep(context, limits, overBudget) === step;
   const providersOf = (context: ConversationContext) => settings.profileOf(context.agents.active).providers.length;
+  const contextSettings = settings.context && { context: settings.context, profileOf: settings.profileOf };
   return {
     hasInputProblem: ({ context }: GuardArgs) => context.inputProblem !== undefined,
     isValidUserMessage: ({ event }: GuardArgs) =>
@@ -85,9 +87,10 @@ export function conversationGuards(settings: ResolvedOptions) {
       const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.event, prices);
       return spend !== undefined && budgetReached({ ...context, ...spend }, Date.now()) !== undefined;
     },
-    contextOverWindow: () => false,
-    contextLengthExceeded: () => false,
-    compactionUsable: () => false,
+    contextOverWindow: ({ context }: GuardArgs) => contextSettings !== undefined && overWindow(context, contextSettings),
+    contextLengthExceeded: ({ context, event }: GuardArgs) =>
+      contextSettings !== undefined && compactsAfter(failureOf(event, settings.requestTimeoutMs), context, contextSettings),
+    compactionUsable: ({ event }: GuardArgs) => compactionProblem((event as { output?: unknown }).output) === undefined,
     executionHalts: ({ context, event }: GuardArgs) =>
       event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),
   };

@@ -12,6 +12,7 @@ import { type BudgetOptions, budgetSchema, checkPricedModels } from './budget.js
 import { type GuardrailOptions, guardrailsSchema } from './guardrails.js';
 import type { ResolvedGuardrails } from '../tools/guardrail.js';
 import { modelPrices } from './model-prices.js';
+import { type ContextOptions, checkWindow, contextSchema, type ResolvedContext } from './compaction.js';
 import { type OutputOptions, type ResolvedOutput, resolveOutput } from './structured-output.js';
 import type { StandardSchemaV1 } from '../tools/standard-schema.js';
 import type { JSONSchema } from '../tools/validate.js';
@@ -126,6 +127,8 @@ export type ConversationOptions<TOutputSchema extends StandardSchemaV1 | JSONSch
    * works either way.
    */
   steering?: 'reject' | 'queue';
+  /** The context window: compaction before a request that would not fit (see {@link ContextOptions}). */
+  context?: ContextOptions;
 };
 
 /** Options with defaults applied and every value checked. */
@@ -162,6 +165,7 @@ export type ResolvedOptions = {
   budget: BudgetOptions | undefined;
   guardrails: ResolvedGuardrails;
   steering: 'reject' | 'queue';
+  context: ResolvedContext | undefined;
 };
 
 const retrySchema = option.object(
@@ -251,6 +255,7 @@ const conversationOptionsSchema = option.object(
     budget: option.optional(budgetSchema),
     guardrails: guardrailsSchema,
     steering: option.withDefault(option.choice(['reject', 'queue'] as const), 'reject'),
+    context: option.optional(contextSchema),
   },
   { expected: 'an object { provider, tools?, ... }' },
 );
@@ -286,6 +291,7 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     profiles = new Map([[startAgent, singleProfile(startAgent, withSharedAll(provider), checked.system || undefined, tools)]]);
   }
   const startProfile = profiles.get(startAgent) as AgentProfile;
+  if (checked.context) checkWindow(checked.context, profiles.values());
   // `maxCostUsd` prices over the built-in table; a model neither table prices is named now.
   const prices = checked.prices ?? (checked.budget?.maxCostUsd === undefined ? undefined : {});
   const budgetPrices = prices === undefined ? undefined : { ...modelPrices, ...prices };
@@ -330,5 +336,6 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     budget: checked.budget,
     guardrails: checked.guardrails,
     steering: checked.steering,
+    context: checked.context,
   };
 }

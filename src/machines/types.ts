@@ -529,6 +529,8 @@ export type ProviderFallbackEvent = {
 export type ContextCompactedEvent = {
   type: 'context.compacted';
   removedMessages: number;
+  /** The latest messages kept as they were (the tail after the replacement). */
+  keptMessages: number;
   beforeTokens: number;
   afterTokens: number;
   /** Why: the window (`maxInputTokens`) or the provider's context-length error. */
@@ -733,6 +735,10 @@ export type RunControl = {
    * already compacted, so a second window or context-length problem fails instead of looping.
    */
   compactedAt: number | null;
+  /** The last response's reported `inputTokens` and how many messages its prompt had (machines with `context`). */
+  lastPrompt?: { inputTokens: number; messages: number };
+  /** The compaction in progress: why, and the prompt's estimated size before. */
+  compaction?: { cause: 'window' | 'context_length'; beforeTokens: number };
   /** How the run ended on a budget or a guardrail, for the output. */
   budget?: BudgetReached;
   guardrail?: GuardrailTripped;

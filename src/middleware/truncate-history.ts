@@ -1,5 +1,6 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { Message } from '../model/messages.js';
+import { estimateMessageTokens } from '../model/estimate-tokens.js';
 import type { RequestMiddleware } from './request-middleware.js';
 import { childPath, option, resolveOptionsWith } from '../util/option-schema.js';
 
@@ -20,8 +21,11 @@ export type TruncateHistoryOptions = {
   countTokens?: (message: Message) => number;
 };
 
-/** A rough token count: about four characters of JSON per token. */
-export const estimateTokens = (message: Message): number => Math.ceil(JSON.stringify(message).length / 4);
+/**
+ * A rough token count of one message: the library's one estimate (about four characters a token,
+ * plus the message's framing), the same the context window's compaction uses.
+ */
+export const estimateTokens = (message: Message): number => estimateMessageTokens(message);
 
 /**
  * The tail of a history that fits the budget. It keeps every system message, and it starts at a
