@@ -113,7 +113,9 @@ type GraphConfig = {
    * Long conversations (DESIGN §12): guardrails (this many per phase), `steering`, a fallback
    * provider, a token and a time budget; `user.interrupt` is offered.
    */
-  controls?: { guardrails: 0 | 1 | 2; steering: 'queue' | 'reject'; fallback: boolean; budget: boolean };
+  controls?: { guardrails: 0 | 1 | 2; steering: 'queue' | 'reject'; fallback: boolean; budget: boolean | 'time' };
+  /** A context window (`keepLast: 1`): responses report prompts far over it, and the provider may say the prompt is too long. */
+  compaction?: boolean;
 };
 
 /** The child conversation of the agent tools; pure traversal never starts it. */
@@ -144,6 +146,7 @@ function machineOptions(
     toolTimeoutMs: 5_000,
     ...(config.output ? { output: outputOption } : {}),
     ...(config.controls ? controlOptions(config.controls, provider) : {}),
+    ...(config.compaction ? { context: { maxInputTokens: 1_000, keepLast: 1 } } : {}),
     ...extra,
   };
 }
@@ -160,7 +163,7 @@ function controlOptions(controls: NonNullable<GraphConfig['controls']>, provider
     ...(controls.fallback ? { provider: [provider, { ...provider, name: 'fallback' }] } : {}),
     ...(controls.guardrails > 0 ? { guardrails: { input, output } } : {}),
     steering: controls.steering,
-    ...(controls.budget ? { budget: controlBudget } : {}),
+    ...(controls.budget === true ? { budget: controlBudget } : controls.budget === 'time' ? { budget: { maxDurationMs: 86_400_000 } } : {}),
   };
 }
 
@@ -197,14 +200,28 @@ const finishContent: Record<FinishName, ProviderContentPart[]> = {
   ],
 };
 
-const finishEvent = (name: FinishName) =>
+const finishEvent = (name: FinishName, reported = usage) =>
   asEvent({
     type: 'provider.finish',
     content: finishContent[name],
     finishReason: name === 'text' || name === 'json' ? 'stop' : 'tool-calls',
-    usage,
+    usage: reported,
     finish: name,
   });
+/** A prompt the provider reports far over the compaction config's window. */
+const overWindowUsage = { inputTokens: 50_000, outputTokens: 2, totalTokens: 50_002 };
+const contextLengthError = asEvent({
+  type: 'xstate.error.actor.providerCall',
+  error: new ProviderError("This model's maximum context length is 8192 tokens", { code: 'context_length', retryable: false, status: 400 }),
+});
+const afterSummaryTimeout = asEvent({ type: 'xstate.after.requestTimeout.conversation.compacting.summarizing' });
+/** What the compaction actor may give back or throw. */
+const compactionEvents = [
+  asEvent({ type: 'xstate.done.actor.compaction', output: { text: 'the summary', usage, finishReason: 'stop' } }),
+  asEvent({ type: 'xstate.done.actor.compaction', output: { text: '  ', usage, finishReason: 'stop' } }),
+  asEvent({ type: 'xstate.error.actor.compaction', error: Object.assign(new Error('unavailable'), { status: 503 }) }),
+  asEvent({ type: 'xstate.error.actor.compaction', error: Object.assign(new Error('bad key'), { status: 401 }) }),
+];
 
 const providerDone = asEvent({ type: 'xstate.done.actor.providerCall', output: undefined });
 /** The ids XState generates for delayed transitions: `xstate.after.<delay>.<state node id>`. */
@@ -375,7 +392,8 @@ function eventsFor(config: GraphConfig) {
   ];
   const fromProviderCall: ConversationEvent[] = [
     delta,
-    ...config.finishes.map(finishEvent),
+    ...config.finishes.map((name) => finishEvent(name)),
+    ...(config.compaction ? [...config.finishes.map((name) => finishEvent(name, overWindowUsage)), contextLengthError] : []),
     providerDone,
     ...providerFailures.map(providerErrorEvent),
   ];
@@ -402,6 +420,8 @@ function eventsFor(config: GraphConfig) {
       asEvent({ type: 'tool.deny', toolCallId, reason: 'not now' }),
     ]),
     ...('providerCall' in snapshot.children ? fromProviderCall : []),
+    ...('compaction' in snapshot.children ? [...compactionEvents, afterSummaryTimeout] : []),
+    ...(config.compaction ? [afterCompactionBackoff] : []),
     ...toolCallEvents(snapshot),
     // Last, so that among equally short paths the ones where tools answer come first.
     afterToolDeadline,
@@ -460,12 +480,20 @@ function stateKey(config: GraphConfig, { coarse = false } = {}) {
       doomLoopNoticed: context.doomLoop.noticed,
       // What steers the §12 controls: the provider of the list, queued messages, the guardrail being
       // checked, whether compaction ran for this request, and the tokens spent (the budget reads them).
+      ...(config.compaction
+        ? {
+            compacted: context.control.compactedAt === context.messages.length,
+            overWindow: (context.control.lastPrompt?.inputTokens ?? 0) > 1_000,
+            compacting: context.control.compaction?.cause,
+            attempt: context.attempt,
+          }
+        : {}),
       ...(config.controls
         ? {
             provider: context.control.provider,
             queued: context.control.queued.length,
             check: context.control.check,
-            ...(config.controls.budget ? { tokens: context.usage.totalTokens } : {}),
+            ...(config.controls.budget === true ? { tokens: context.usage.totalTokens } : {}),
             lastUser: context.messages.at(-1)?.role,
           }
         : {}),
@@ -656,6 +684,17 @@ const guardrailsConfig: GraphConfig = {
   doomLoop: false,
   finishes: ['text'],
   controls: { guardrails: 2, steering: 'reject', fallback: false, budget: false },
+  // Compaction meets guardrails and rejected messages here.
+  compaction: true,
+};
+/** A context window: compaction before a request over it, and after the provider's context-length error. */
+const compactionConfig: GraphConfig = {
+  name: 'context window',
+  maxToolIterations: 1,
+  doomLoop: false,
+  finishes: ['text', 'normal'],
+  compaction: true,
+  controls: { guardrails: 0, steering: 'queue', fallback: false, budget: 'time' },
 };
 const allConfigs = [...capConfigs, doomLoopConfig, outputConfig, agentConfig, handoffConfig];
 
@@ -676,6 +715,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
         afterInputGuardrailTimeout.type,
         afterOutputGuardrailTimeout.type,
         afterCompactionBackoff.type,
+        afterSummaryTimeout.type,
       ].sort(),
     );
   });
@@ -989,6 +1029,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
       controlsConfig,
       controlledAgentsConfig,
       guardrailsConfig,
+      compactionConfig,
     ]) {
       const graph = buildGraph(config);
       for (const [key, edges] of graph.edges) {
@@ -1016,7 +1057,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
       }
     }
     // `run.resume` is only ever taken by a restored run: restore every reachable snapshot.
-    for (const config of [capConfigs[1]!, capConfigs[2]!, controlsConfig]) {
+    for (const config of [capConfigs[1]!, capConfigs[2]!, controlsConfig, compactionConfig]) {
       const graph = buildGraph(config);
       for (const snapshot of graph.nodes.values()) {
         if (isFinal(snapshot)) continue;
@@ -1195,7 +1236,7 @@ describe('long-conversation controls graph (DESIGN §12)', () => {
     for (const code of ['guardrail_error', 'guardrail_timeout', 'rate_limit', 'bad_request']) expect(codes).toContain(code);
   });
 
-  for (const config of [controlsConfig, controlledAgentsConfig, guardrailsConfig]) {
+  for (const config of [controlsConfig, controlledAgentsConfig, guardrailsConfig, compactionConfig]) {
     describe(config.name, () => {
       const graphOf = () => buildGraph(config);
       it('(a) a final state is reachable from every reachable state; finals are absorbing with a valid history', () => {
@@ -1384,19 +1425,82 @@ describe('long-conversation controls graph (DESIGN §12)', () => {
     expect([...interrupted].sort()).toEqual(['awaitingApproval', 'executingTools', 'requesting', 'retrying']);
   });
 
-  it('a run restored while a guardrail checks starts the check again', () => {
-    let checked = 0;
-    for (const [key, snapshot] of graph().nodes) {
-      if (isFinal(snapshot) || !(snapshot.matches('checkingInput') || snapshot.matches('checkingOutput'))) continue;
-      checked++;
-      const restoredRun = restored(graph().machine, snapshot);
-      expect(restoredRun.children, key).toEqual({});
-      const [next] = step(graph().machine, restoredRun, runResume);
-      expect(next.value, key).toEqual(snapshot.value);
-      expect(Object.keys(next.children), key).toEqual(['guardrailCheck']);
-      expect(next.context.restored).toBeUndefined();
+  it('context window: no request starts over the window when there is something to compact; compaction keeps the history valid', () => {
+    const graph = buildGraph(compactionConfig);
+    let compactions = 0;
+    for (const [key, out] of graph.edges) {
+      const from = graph.nodes.get(key)!;
+      for (const { event, next } of out) {
+        if (next.matches('requesting') && !from.matches('requesting')) {
+          const over = (next.context.control.lastPrompt?.inputTokens ?? 0) > 1_000;
+          const plan = next.context.messages.length > 2;
+          expect(over && plan && next.context.control.compactedAt !== next.context.messages.length, `${event.type} from ${key}`).toBe(
+            false,
+          );
+        }
+        if (from.matches('compacting') && event.type === 'xstate.done.actor.compaction') {
+          const output = (event as unknown as { output: { text: string } }).output;
+          if (output.text.trim() === '') {
+            expect(next.output, key).toMatchObject({ status: 'error', error: { code: 'compaction_failed' } });
+            // The history as it was (a message still queued is kept at its end, as every ending run keeps it).
+            const queued = from.context.control.queued.map((content) => ({ role: 'user', content }));
+            expect(next.context.messages, key).toEqual([...from.context.messages, ...queued]);
+          } else {
+            compactions++;
+            expect(next.value, key).toEqual({ requesting: 'waiting' });
+            expect(next.context.messages.length, key).toBeLessThan(from.context.messages.length + 1);
+            expect(next.context.messages[0], key).toMatchObject({ role: 'user', content: expect.stringContaining('the summary') });
+            expect(historyProblem(next.context.messages), key).toBeNull();
+          }
+        }
+      }
     }
-    expect(checked).toBeGreaterThan(2);
+    expect(compactions).toBeGreaterThan(0);
+  });
+
+  it("context window: a provider's context-length error compacts once; the same error right after fails the run", () => {
+    const graph = buildGraph(compactionConfig);
+    let compacted = 0;
+    let failed = 0;
+    for (const [key, snapshot] of graph.nodes) {
+      if (isFinal(snapshot) || !snapshot.matches('requesting')) continue;
+      const [next] = step(graph.machine, snapshot, contextLengthError);
+      const already = snapshot.context.control.compactedAt === snapshot.context.messages.length;
+      if (!already && snapshot.context.messages.length > 2) {
+        compacted++;
+        expect(next.value, key).toEqual({ compacting: 'summarizing' });
+        expect(next.context.control.compaction?.cause).toBe('context_length');
+        expect(next.context.attempt).toBe(1);
+      } else {
+        failed++;
+        expect(next.output, key).toMatchObject({ status: 'error', error: { code: 'context_length' } });
+      }
+    }
+    expect(compacted).toBeGreaterThan(0);
+    expect(failed).toBeGreaterThan(0);
+  });
+
+  it('a run restored while a guardrail checks or the history is compacted starts that step again', () => {
+    let checked = 0;
+    for (const config of [controlsConfig, compactionConfig]) {
+      const graph = buildGraph(config);
+      for (const [key, snapshot] of graph.nodes) {
+        if (isFinal(snapshot) || !['checkingInput', 'checkingOutput', 'compacting'].some((state) => inState(snapshot, state))) continue;
+        checked++;
+        const restoredRun = restored(graph.machine, snapshot);
+        expect(restoredRun.children, key).toEqual({});
+        const [next] = step(graph.machine, restoredRun, runResume);
+        expect(next.context.restored).toBeUndefined();
+        if (inState(snapshot, 'compacting')) {
+          expect(next.value, key).toEqual({ compacting: 'summarizing' });
+          expect(Object.keys(next.children), key).toEqual(['compaction']);
+        } else {
+          expect(next.value, key).toEqual(snapshot.value);
+          expect(Object.keys(next.children), key).toEqual(['guardrailCheck']);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(4);
   });
 });
 
