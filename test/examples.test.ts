@@ -123,6 +123,11 @@ describe('examples run offline', { timeout: 90_000 }, () => {
     expect(stdout).toContain('[output] status=done iterations=2');
   });
 
+  example('compaction', (stdout) => {
+    expect(stdout).toMatch(/\[context\.compacted\] \d+ messages → summary; \d+ → \d+ tokens \(kept 4\)/);
+    for (const orderId of ['A-1', 'A-2', 'A-3', 'A-4']) expect(stdout).toContain(`[turn ${orderId}] done: Order ${orderId} is on its way`);
+  });
+
   example('fallback', (stdout) => {
     expect(stdout.match(/\[provider\.fallback\] openai:scripted-model → anthropic:scripted-model after: 503/g)).toHaveLength(2);
     expect(stdout).toContain('[tool.result] tide_times → Porto 11:42 and 23:58');

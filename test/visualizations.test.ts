@@ -91,7 +91,7 @@ describe('visualizations/ is generated from src/machines', async () => {
         '  preparing --> compacting : over the context window',
         '  preparing --> requesting : request',
         '  compacting --> requesting : compacted',
-        '  compacting --> error : unusable summary<br/>summary failed, no retry<br/>left',
+        '  compacting --> error : unusable summary<br/>summary failed or timed<br/>out<br/>(no retry left)',
         '  requesting --> retrying : no response, request<br/>failed or timed out<br/>(retries left)',
         '  requesting --> preparing : no response, request<br/>failed or timed out<br/>(next provider)<br/>answered, messages<br/>queued',
         '  requesting --> error : no response, request<br/>failed or timed out<br/>(no retry left)<br/>answer invalid, no<br/>repair left',
