@@ -123,7 +123,9 @@ export function cliMachine(
     });
   } catch (error) {
     if (InvalidOptionsError.isInstance(error) && error.option === 'provider' && command?.budgetUsd !== undefined)
-      throw new CliUsageError(`--budget-usd needs a model with a known price, and ${provider.model ?? 'this model'} has none: use --max-tokens instead`);
+      throw new CliUsageError(
+        `--budget-usd needs a model with a known price, and ${provider.model ?? 'this model'} has none: use --max-tokens instead`,
+      );
     throw error;
   }
 }
@@ -196,7 +198,8 @@ export function describeEnd(output: RunOutput): string {
   if (output.status === 'error') return `error: ${output.error?.message || output.error?.name || 'unknown error'}`;
   if (output.budget) {
     const { limit, used, max } = output.budget;
-    const amount = (value: number) => (limit === 'maxCostUsd' ? `$${value.toFixed(4)}` : limit === 'maxDurationMs' ? `${value} ms` : `${value}`);
+    const amount = (value: number) =>
+      limit === 'maxCostUsd' ? `$${value.toFixed(4)}` : limit === 'maxDurationMs' ? `${value} ms` : `${value}`;
     return `halted: budget (${limit}: used ${amount(used)} of ${amount(max)})`;
   }
   return `halted: ${output.reason ?? 'halted'}`;

@@ -195,7 +195,9 @@ export function conversationActions(settings: ResolvedOptions) {
       apply(enqueue, responseReceived(context, event, fixedResponseSettings ?? responseSettingsOf(context)));
       // The prompt's real size, the base of the next estimate (machines with a context window).
       if (windowSettings && event.usage.inputTokens > 0)
-        enqueue.assign({ control: { ...context.control, lastPrompt: { inputTokens: event.usage.inputTokens, messages: context.messages.length } } });
+        enqueue.assign({
+          control: { ...context.control, lastPrompt: { inputTokens: event.usage.inputTokens, messages: context.messages.length } },
+        });
     }),
     recordFinalText: assignContext(({ context }) => finalTextRecorded(context)),
     commitResponse: assignContext(({ context }) => committed(context, prices)),
@@ -291,12 +293,16 @@ export function conversationActions(settings: ResolvedOptions) {
     markError: assignContext(({ context }) => ({ ...outcomeMarked(context.outcome, 'error'), ...queuedKept(context) })),
     // Long conversations (DESIGN §12): the run's clock and limits start with its message.
     // Compaction (machines with `context`): the cause is the chart's (a parameter).
-    startCompaction: assignWithCause(({ context }, params) => (windowSettings ? compactionStarted(context, windowSettings, params.cause) : {})),
+    startCompaction: assignWithCause(({ context }, params) =>
+      windowSettings ? compactionStarted(context, windowSettings, params.cause) : {},
+    ),
     applyCompaction: enqueue(({ context, event, enqueue }) => {
       const output = (event as { output?: CompactionOutput }).output;
       if (output && windowSettings) apply(enqueue, compactionApplied(context, output, { ...windowSettings, prices }));
     }),
-    failOnCompaction: assignContext(({ context, event }) => errorRecorded(context, unusableCompactionError((event as { output?: unknown }).output))),
+    failOnCompaction: assignContext(({ context, event }) =>
+      errorRecorded(context, unusableCompactionError((event as { output?: unknown }).output)),
+    ),
     failOnCompactionError: assignContext(({ context, event }) =>
       errorRecorded(context, compactionFailureError(failureOf(event, settings.requestTimeoutMs))),
     ),

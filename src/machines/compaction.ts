@@ -61,7 +61,10 @@ export const contextSchema: OptionSchema<ResolvedContext> = option.object(
  */
 export function checkWindow(context: ResolvedContext, profiles: Iterable<AgentProfile>): void {
   for (const profile of profiles) {
-    const fixed = estimateTokens([], { ...(profile.system === undefined ? {} : { system: profile.system }), tools: profile.toolDescriptions });
+    const fixed = estimateTokens([], {
+      ...(profile.system === undefined ? {} : { system: profile.system }),
+      tools: profile.toolDescriptions,
+    });
     const least = fixed + context.keepLast * 5;
     if (context.maxInputTokens <= least) {
       throw new InvalidOptionsError(
@@ -107,13 +110,22 @@ export function overWindow(context: ConversationContext, settings: Settings): bo
 }
 
 /** The provider said the prompt is too long: compact once, when there is something to compact. */
-export function compactsAfter(failure: Pick<ProviderError, 'code'>, context: ConversationContext, settings: Pick<Settings, 'context'>): boolean {
+export function compactsAfter(
+  failure: Pick<ProviderError, 'code'>,
+  context: ConversationContext,
+  settings: Pick<Settings, 'context'>,
+): boolean {
   return failure.code === 'context_length' && !compactedForThisRequest(context) && compactionPlanOf(context, settings) !== null;
 }
 
 /** A compaction starts: its cause and the prompt's size before are kept for `context.compacted`; the attempt counts its retries. */
-export function compactionStarted(context: ConversationContext, settings: Settings, cause: 'window' | 'context_length'): Partial<ConversationContext> {
-  const beforeTokens = cause === 'window' ? nextPromptTokens(context, settings) : estimateTokens(context.messages, requestParts(context, settings));
+export function compactionStarted(
+  context: ConversationContext,
+  settings: Settings,
+  cause: 'window' | 'context_length',
+): Partial<ConversationContext> {
+  const beforeTokens =
+    cause === 'window' ? nextPromptTokens(context, settings) : estimateTokens(context.messages, requestParts(context, settings));
   return { attempt: 1, control: { ...context.control, compaction: { cause, beforeTokens } } };
 }
 
