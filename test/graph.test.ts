@@ -1438,7 +1438,7 @@ describe('long-conversation controls graph (DESIGN §12)', () => {
             false,
           );
         }
-        if (from.matches('compacting') && event.type === 'xstate.done.actor.compaction') {
+        if (from.matches('compacting') && (event.type as string) === 'xstate.done.actor.compaction') {
           const output = (event as unknown as { output: { text: string } }).output;
           if (output.text.trim() === '') {
             expect(next.output, key).toMatchObject({ status: 'error', error: { code: 'compaction_failed' } });
