@@ -8,7 +8,7 @@
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
  *   --transports fetch,node-http  S2's transports (default both)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,OBSERVE,HOST_OBSERVE,RESTATE; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,RESTATE; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
@@ -28,6 +28,7 @@ import { s3, type S3RunResult } from './s3-memory.js';
 import { type RestateResult, restateScenario } from './restate.js';
 import { s4, type S4Result, type S4ThroughputResult } from './s4-persistence.js';
 import type { AgentsResult } from './agents.js';
+import type { ControlsResult } from './controls.js';
 import type { EngineResult } from './engine.js';
 import { observe, type ObserveResult } from './observe.js';
 import { type HostObserveResult, observeHost } from './observe-host.js';
@@ -65,8 +66,8 @@ function parseFlags(argv: string[]): Flags {
   const ns = list(value('--n'))?.map(Number) ?? (quick ? [100, 250] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
   const only = new Set(
-    (list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE', 'AGENTS', 'OBSERVE', 'HOST_OBSERVE', 'RESTATE']).map((name) =>
-      name.toUpperCase(),
+    (list(value('--only')) ?? ['S1', 'S2', 'S3', 'S4', 'ROUNDS', 'ENGINE', 'AGENTS', 'CONTROLS', 'OBSERVE', 'HOST_OBSERVE', 'RESTATE']).map(
+      (name) => name.toUpperCase(),
     ),
   );
   const cpuProfIndex = argv.indexOf('--cpu-prof');
@@ -160,6 +161,7 @@ async function main(): Promise<void> {
     rounds?: FlatnessResult;
     engine?: EngineResult;
     agents?: AgentsResult;
+    controls?: ControlsResult;
     observe?: ObserveResult;
     hostObserve?: HostObserveResult;
     restate?: RestateResult;
@@ -205,6 +207,14 @@ async function main(): Promise<void> {
         reps: flags.quick ? 40 : 200,
         warmup: flags.quick ? 30 : 150,
         operations: flags.quick ? 2_000 : 20_000,
+      });
+    }
+    if (flags.only.has('CONTROLS')) {
+      log('CONTROLS: a plain request beside one with two guardrails and one with a compaction round…');
+      results.controls = await runInWorker<ControlsResult>({
+        kind: 'controls',
+        reps: flags.quick ? 60 : 300,
+        warmup: flags.quick ? 40 : 150,
       });
     }
     if (flags.only.has('AGENTS')) {
@@ -275,6 +285,7 @@ function render(
     rounds?: FlatnessResult;
     engine?: EngineResult;
     agents?: AgentsResult;
+    controls?: ControlsResult;
     observe?: ObserveResult;
     hostObserve?: HostObserveResult;
     restate?: RestateResult;
@@ -470,6 +481,17 @@ function render(
     lines.push(`| plain tool | ${fmt(a.plainUsPerRun, 0)} | ${fmt(a.plainBytesPerParked, 0)} |`);
     lines.push(`| agent tool (+ its child) | ${fmt(a.agentUsPerRun, 0)} | ${fmt(a.agentBytesPerParked, 0)} |`);
     lines.push(`| agent ÷ plain | ${fmt(a.ratio, 2)} | ${fmt(a.memoryRatio, 2)} |`, '');
+  }
+  if (results.controls) {
+    const c = results.controls;
+    lines.push(
+      `### CONTROLS — a plain request beside one with an input and an output guardrail, and one with a compaction round (a summary request first); 40-message history, zero-latency scripted model, ${c.reps} reps after ${c.warmup} warm-up, interleaved; medians`,
+      '',
+    );
+    lines.push('| side | CPU µs per run | ÷ plain |', '|---|---:|---:|');
+    lines.push(`| plain request | ${fmt(c.plainUsPerRun, 0)} | 1.00 |`);
+    lines.push(`| + 2 guardrails | ${fmt(c.guardrailsUsPerRun, 0)} | ${fmt(c.guardrailsRatio, 2)} |`);
+    lines.push(`| + compaction round | ${fmt(c.compactionUsPerRun, 0)} | ${fmt(c.compactionRatio, 2)} |`, '');
   }
   if (results.observe) {
     const o = results.observe;

@@ -22,7 +22,8 @@ export type Job =
     }
   | { kind: 'engine'; rounds: number; reps: number; warmup: number; operations: number }
   | { kind: 'profile'; baseURL: string; side: Side; rounds: number; conversations: number; stream: boolean }
-  | { kind: 'agents'; reps: number; warmup: number; parked: number };
+  | { kind: 'agents'; reps: number; warmup: number; parked: number }
+  | { kind: 'controls'; reps: number; warmup: number };
 export type Side = 'actorloop' | 'raw';
 /** S3 also measures the minimal statechart loop (bench/minimal-loop.ts): XState's own share of the memory. */
 export type S3Side = Side | 'minimal';

@@ -19,6 +19,8 @@ async function run(job: Job): Promise<unknown> {
       return (await import('./profile.js')).runProfileJob(job);
     case 'agents':
       return (await import('./agents.js')).agents(job);
+    case 'controls':
+      return (await import('./controls.js')).controls(job);
   }
 }
 
