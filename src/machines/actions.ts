@@ -52,32 +52,25 @@ type ExecuteToolActor = { src: 'executeTool'; logic: ReturnType<typeof createToo
 const assignContext = assign<ConversationContext, ConversationEvent, undefined, ConversationEvent, never>;
 const emitEvent = emit<ConversationContext, ConversationEvent, undefined, ConversationEvent, ConversationEmittedEvent>;
 const stopChildOf = stopChild<ConversationContext, ConversationEvent, undefined, ConversationEvent>;
-const enqueue = enqueueActions<
-  ConversationContext,
-  ConversationEvent,
-  undefined,
-  ConversationEvent,
-  ExecuteToolActor,
-  never,
-  never,
-  never,
-  ConversationEmittedEvent
->;
+/** `enqueueActions` typed for the machine, with the parameters the chart gives the action (if any). */
+const enqueueWith = <TParams extends Record<string, unknown> | undefined>() =>
+  enqueueActions<
+    ConversationContext,
+    ConversationEvent,
+    TParams,
+    ConversationEvent,
+    ExecuteToolActor,
+    never,
+    never,
+    never,
+    ConversationEmittedEvent
+  >;
+const enqueue = enqueueWith<undefined>();
 
 /** `assign` / `enqueueActions` for actions the chart gives a parameter (the guardrail phase, the state interrupted). */
 const assignWithPhase = assign<ConversationContext, ConversationEvent, { phase: 'input' | 'output' }, ConversationEvent, never>;
 const assignWithCause = assign<ConversationContext, ConversationEvent, { cause: 'window' | 'context_length' }, ConversationEvent, never>;
-const enqueueWithState = enqueueActions<
-  ConversationContext,
-  ConversationEvent,
-  { state: string },
-  ConversationEvent,
-  ExecuteToolActor,
-  never,
-  never,
-  never,
-  ConversationEmittedEvent
->;
+const enqueueWithState = enqueueWith<{ state: string }>();
 
 /** What every first attempt sets: shared, since contexts are never mutated. */
 const firstAttempt: Partial<ConversationContext> = { attempt: 1, ...freshAttempt };
