@@ -300,10 +300,13 @@ export function conversationActions(settings: ResolvedOptions) {
       errorRecorded(context, compactionFailureError(failureOf(event, settings.requestTimeoutMs))),
     ),
     nextCompactionAttempt: assignContext(({ context }) => ({ attempt: context.attempt + 1 })),
+    // Only a run with a time limit reads the clock: a snapshot holds no time it does not need (a
+    // Restate replay must write the same bytes).
     startRun: enqueue(({ context, enqueue }) => {
-      const now = Date.now();
+      const now = settings.budget?.maxDurationMs !== undefined || context.control.limits.deadline !== undefined ? Date.now() : 0;
       const limits = runLimits(settings.budget, context.control.limits, now);
-      enqueue.assign({ control: { ...context.control, limits, startedAt: now } });
+      if (limits !== context.control.limits || limits.deadline !== undefined)
+        enqueue.assign({ control: { ...context.control, limits, startedAt: limits.deadline === undefined ? null : now } });
       if (limits.deadline !== undefined)
         enqueue.raise({ type: 'budget.deadline' }, { id: budgetDeadlineId, delay: Math.max(0, limits.deadline - now) });
     }),

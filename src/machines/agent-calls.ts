@@ -1,6 +1,7 @@
 import { addUsage, type Usage } from '../model/usage.js';
 import { isRecord } from '../util/is-record.js';
 import type { AgentCallSpec } from './agent-tool.js';
+import { childBudget } from './budget.js';
 import type { Effects } from './effects.js';
 import { resultTexts, settleRemaining, toolMessage } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, RoundCall, RunOutput, UsageByAgent } from './types.js';
@@ -15,12 +16,19 @@ export const agentCallIdOf = (childId: string): string | undefined =>
 /** The name an agent tool's machine is registered under in the parent's `actors`. */
 export const agentSource = (toolName: string) => `agent.${toolName}`;
 
-/** Where an agent call's child starts: no history of its own, the caller's `sessionData`, one level deeper. */
-export function agentChildInput(context: Pick<ConversationContext, 'sessionData' | 'agents'>): Record<string, unknown> {
+/**
+ * Where an agent call's child starts: no history of its own, the caller's `sessionData`, one level
+ * deeper, and what is left of the caller's budget (so the child stops before the tree goes over).
+ */
+export function agentChildInput(
+  context: Pick<ConversationContext, 'sessionData' | 'agents' | 'usage' | 'billing' | 'round' | 'control'>,
+): Record<string, unknown> {
+  const budget = childBudget(context);
   return {
     messages: [],
     ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
     agentDepth: context.agents.depth + 1,
+    ...(budget === undefined ? {} : { budget }),
   };
 }
 

@@ -246,7 +246,7 @@ export function callActorId(context: Pick<ConversationContext, 'iterations'>, ca
  * clock reading for the calls started together, so equal timeouts give one deadline and one timer).
  */
 export function queuedCallsStarted(
-  context: Pick<ConversationContext, 'round' | 'iterations' | 'messages' | 'sessionData' | 'agents'>,
+  context: Pick<ConversationContext, 'round' | 'iterations' | 'messages' | 'sessionData' | 'agents' | 'usage' | 'billing' | 'control'>,
   maxConcurrent: number,
   timeoutOf: (toolName: string) => number,
   now: number,
