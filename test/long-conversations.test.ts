@@ -360,6 +360,43 @@ describe('steering', () => {
     expect(output.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
   });
 
+  it("'queue' through a durable host: a queued message is stored, and after a restart the recovered run answers it", async () => {
+    const { createConversationHost, memoryStore } = await import('../src/index.js');
+    const shared = memoryStore();
+    const started = deferred();
+    const hang = defineTool({
+      name: 'slow',
+      description: 'slow',
+      parameters: { type: 'object', properties: {} },
+      idempotent: true,
+      execute: () => {
+        started.resolve();
+        return new Promise<string>(() => undefined);
+      },
+    });
+    const model = scriptedModel([{ toolCalls: [{ id: 'call_slow', name: 'slow', args: {} }] }]);
+    const machineOf = (provider: Provider) => createConversationMachine({ provider, tools: [hang], steering: 'queue', toolTimeoutMs: 200 });
+    const first = createConversationHost({
+      machine: machineOf(handlerProvider(model.handler)),
+      store: { ...shared, close: async () => undefined },
+    });
+    await first.send('c', { type: 'user.message', content: 'start' });
+    await started.promise;
+    await first.send('c', { type: 'user.message', content: 'and this, please' });
+    const stored = JSON.parse((await shared.load('c'))!.snapshot) as { context: { control: { queued: unknown[] } } };
+    expect(stored.context.control.queued).toEqual(['and this, please']);
+    await first.close().catch(() => undefined);
+
+    const later = scriptedModel([{ text: 'answered the queued message' }]);
+    const second = createConversationHost({ machine: machineOf(handlerProvider(later.handler)), store: shared });
+    expect((await second.recover()).resumed).toEqual(['c']);
+    const output = await second.result('c');
+    expect(output).toMatchObject({ status: 'done', text: 'answered the queued message' });
+    expect(later.requests[0]!.messages.at(-1)).toEqual({ role: 'user', content: 'and this, please' });
+    expectValidForBothWires(output.messages);
+    await second.close();
+  });
+
   it("the default ('reject') turns a message during a run away with event.rejected", async () => {
     const model = scriptedModel([(request) => slowText('busy', request.signal)]);
     const { actor, events, done } = start({ provider: handlerProvider(model.handler) });

@@ -1,6 +1,6 @@
 /**
- * What of a run's snapshot a store must see change: its state, its history and its round of tool
- * calls. Compared by identity — XState makes a new context only when an action assigns, and each
+ * What of a run's snapshot a store must see change: its state, its history, its round of tool
+ * calls and its queued messages. Compared by identity — XState makes a new context only when an action assigns, and each
  * of these is replaced, never mutated, when it changes.
  */
 export type StoredShape = {
@@ -8,11 +8,18 @@ export type StoredShape = {
   status: string;
   messages: unknown;
   round: unknown;
+  /** Messages queued for the next request (`steering: 'queue'`): stored, so none is lost to a restart. */
+  queued: unknown;
   /** The shapes of the agent calls' child conversations (`agent:<toolCallId>`), which are stored with the run. */
   agents?: ReadonlyArray<readonly [string, StoredShape]>;
 };
 
-type SnapshotLike = { value: unknown; status: string; context: { messages: unknown; round: unknown }; children?: unknown };
+type SnapshotLike = {
+  value: unknown;
+  status: string;
+  context: { messages: unknown; round: unknown; control?: { queued?: unknown } };
+  children?: unknown;
+};
 
 function agentShapes(children: unknown): Array<readonly [string, StoredShape]> | undefined {
   if (typeof children !== 'object' || children === null) return undefined;
@@ -45,6 +52,7 @@ export function storedShapeOf(snapshot: SnapshotLike): StoredShape {
     status,
     messages: context.messages,
     round: context.round,
+    queued: context.control?.queued,
     ...(snapshot.children === undefined ? {} : { agents: agentShapes(snapshot.children) }),
   };
 }
@@ -67,6 +75,7 @@ export function changesStoredState(previous: StoredShape, next: StoredShape): bo
     previous.status !== next.status ||
     previous.messages !== next.messages ||
     previous.round !== next.round ||
+    previous.queued !== next.queued ||
     agentsChanged(previous.agents, next.agents)
   );
 }
