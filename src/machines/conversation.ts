@@ -169,8 +169,10 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
             { guard: and(['missingResponse', 'canRetryFailure']), target: 'retrying', actions: 'recordFailure' },
             { guard: and(['missingResponse', 'canFallBack']), target: 'preparing', actions: ['recordFailure', 'fallBack'] },
             { guard: 'missingResponse', target: 'error', actions: 'recordFailure' },
-            { guard: and(['answerAccepted', 'hasOutputGuardrails']), target: 'checkingOutput', actions: [...acceptAnswer, 'startChecks'] },
-            { guard: and(['answerAccepted', 'hasQueuedMessages']), target: 'preparing', actions: ['commitResponse', 'firstAttempt'] },
+            // The option (or queue) first: `and` stops at the first that does not hold, and without
+            // guardrails or a queued message these are a field read.
+            { guard: and(['hasOutputGuardrails', 'answerAccepted']), target: 'checkingOutput', actions: [...acceptAnswer, 'startChecks'] },
+            { guard: and(['hasQueuedMessages', 'answerAccepted']), target: 'preparing', actions: ['commitResponse', 'firstAttempt'] },
             { guard: 'answerAccepted', target: 'done', actions: acceptAnswer },
             { guard: 'answerRepairable', target: 'repairing', actions: 'commitResponse' },
             { guard: 'noToolCalls', target: 'error', actions: ['recordFinalText', 'commitResponse', 'failOnAnswer'] },
