@@ -1353,7 +1353,10 @@ describe('long-conversation controls graph (DESIGN §12)', () => {
           tripped++;
           expect(next.output, key).toMatchObject({ status: 'halted', reason: 'guardrail', guardrail: { reason: 'off topic' } });
         }
-        if ((event.type as string) === 'xstate.error.actor.guardrailCheck' || event.type.includes('GuardrailTimeout')) {
+        const timedOut =
+          (event === afterInputGuardrailTimeout && from.matches('checkingInput')) ||
+          (event === afterOutputGuardrailTimeout && from.matches('checkingOutput'));
+        if ((event.type as string) === 'xstate.error.actor.guardrailCheck' || timedOut) {
           broken++;
           expect(next.output?.status, key).toBe('error');
           expect(next.output?.error?.message, key).toMatch(/guardrail "(topic|pii)"/);
