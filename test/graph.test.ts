@@ -701,7 +701,7 @@ const allConfigs = [...capConfigs, doomLoopConfig, outputConfig, agentConfig, ha
 // ---------------------------------------------------------------------------------------------
 // Part 1: properties of the whole graph
 
-describe('conversation machine graph (xstate/graph, pure traversal)', () => {
+describe('conversation machine graph (xstate/graph, pure traversal)', { timeout: 120_000 }, () => {
   it('uses the delayed-event ids XState generates', () => {
     const { machine } = buildGraph(capConfigs[1]!);
     const delayed = getStateNodes(machine.root).flatMap((node: AnyStateNode) =>
@@ -1001,7 +1001,8 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
     });
   }
 
-  it('together, the graphs take every transition of the machine definition', () => {
+  // Heavy (every edge of nine graphs, step by step): slow on a loaded two-core machine.
+  it('together, the graphs take every transition of the machine definition', { timeout: 180_000 }, () => {
     /** A transition named by its source state, event and position among that event's transitions. */
     const nameOf = (transition: { source: AnyStateNode; eventType: string }, index: number) =>
       `${transition.source.id} ${transition.eventType || 'always'} #${index}`;
@@ -1222,7 +1223,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', () => {
 // ---------------------------------------------------------------------------------------------
 // Part 1b: long conversations (DESIGN §12) — guardrails, steering, fallback, budgets, interrupts
 
-describe('long-conversation controls graph (DESIGN §12)', () => {
+describe('long-conversation controls graph (DESIGN §12)', { timeout: 120_000 }, () => {
   const graph = () => buildGraph(controlsConfig);
   const finals = () => [...graph().nodes.values()].filter(isFinal);
   const allEdges = () => [...graph().edges].flatMap(([key, out]) => out.map((edge) => ({ ...edge, key, from: graph().nodes.get(key)! })));
@@ -1451,7 +1452,8 @@ describe('long-conversation controls graph (DESIGN §12)', () => {
           } else {
             compactions++;
             expect(next.value, key).toEqual({ requesting: 'waiting' });
-            expect(next.context.messages.length, key).toBeLessThan(from.context.messages.length + 1);
+            // Shorter, but for the queued messages that join it on the way back through `preparing`.
+            expect(next.context.messages.length, key).toBeLessThan(from.context.messages.length + 1 + from.context.control.queued.length);
             expect(next.context.messages[0], key).toMatchObject({ role: 'user', content: expect.stringContaining('the summary') });
             expect(historyProblem(next.context.messages), key).toBeNull();
           }

@@ -90,7 +90,7 @@ describe('visualizations/ is generated from src/machines', async () => {
         '  preparing --> halted : budget reached',
         '  preparing --> compacting : over the context window',
         '  preparing --> requesting : request',
-        '  compacting --> requesting : compacted',
+        '  compacting --> preparing : compacted',
         '  compacting --> error : unusable summary<br/>summary failed or timed<br/>out<br/>(no retry left)',
         '  requesting --> retrying : no response, request<br/>failed or timed out<br/>(retries left)',
         '  requesting --> preparing : no response, request<br/>failed or timed out<br/>(next provider)<br/>messages queued,<br/>answered',

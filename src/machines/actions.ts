@@ -332,7 +332,7 @@ export function conversationActions(settings: ResolvedOptions) {
     takeQueuedMessages: assignContext(({ context }) => queuedTaken(context)),
     // The state interrupted is the chart's (a parameter).
     interruptRun: enqueueWithState(({ context, event, enqueue }, params) => {
-      if (event.type === 'user.interrupt') apply(enqueue, runInterrupted(context, event.content, params.state));
+      if (event.type === 'user.interrupt') apply(enqueue, runInterrupted(context, event.content, params.state, prices));
     }),
     fallBack: enqueue(({ context, event, enqueue }) =>
       apply(enqueue, fellBack(context, profileOf(context.agents.active).providers, failureOf(event, settings.requestTimeoutMs))),

@@ -134,7 +134,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
               src: 'compaction',
               input: ({ context }) => compactionInput(context, windowOf(settings)),
               onDone: [
-                { guard: 'compactionUsable', target: '#conversation.requesting', actions: ['applyCompaction', 'firstAttempt'] },
+                // Back through `preparing`: the summary's tokens may have spent the budget, and a message may wait.
+                { guard: 'compactionUsable', target: '#conversation.preparing', actions: ['applyCompaction', 'firstAttempt'] },
                 { target: '#conversation.error', actions: 'failOnCompaction' },
               ],
               onError: [

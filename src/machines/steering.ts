@@ -1,4 +1,6 @@
 import type { Message } from '../model/messages.js';
+import { addUsage } from '../model/usage.js';
+import { addCost, type PriceTable } from './pricing.js';
 import type { Effects } from './effects.js';
 import { freshAttempt } from './fresh-attempt.js';
 import { toolResultEvent } from './round-results.js';
@@ -33,9 +35,20 @@ export function queuedTaken(context: Pick<ConversationContext, 'messages' | 'con
  * stays valid) — and the message is queued first in line, so it joins the history at the request
  * boundary that follows at once (checked by the input guardrails like any user message).
  */
-export function runInterrupted(context: ConversationContext, content: UserContent, state: string): Effects {
+export function runInterrupted(context: ConversationContext, content: UserContent, state: string, prices: PriceTable | undefined): Effects {
   const emitted: ConversationEmittedEvent[] = [{ type: 'request.interrupted', state, discardPartial: context.stream.partial }];
   let messages = context.messages;
+  // A response received but dropped was billed all the same: its tokens count apart, as a failed attempt's.
+  const dropped = context.response;
+  const billing = dropped
+    ? {
+        failedUsage: addUsage(context.billing.failedUsage, dropped.usage),
+        cost:
+          context.billing.cost && prices
+            ? addCost(context.billing.cost, prices, dropped.model, dropped.usage, dropped.requestedModel)
+            : context.billing.cost,
+      }
+    : context.billing;
   if (context.round) {
     const settled = settleRemaining(context.round, interruptedByUserText);
     messages = [...messages, toolMessage(settled)];
@@ -47,6 +60,7 @@ export function runInterrupted(context: ConversationContext, content: UserConten
     context: {
       messages,
       round: null,
+      billing,
       control: { ...context.control, queued: [...context.control.queued, content], provider: 0 },
       attempt: 1,
       ...freshAttempt,
