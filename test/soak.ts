@@ -2,7 +2,9 @@
  * The big property run: `npm run test:soak -- --runs 10000 [--tree-runs T] [--seed S] [--concurrency C] [--verbose]`;
  * `--seed S --only N` replays run #N of that sample alone. After the single-conversation runs come
  * `--tree-runs` agent trees (default a quarter of `--runs`; test/support/agent-tree-run.ts), checked
- * at every level of the tree, with the same drain and escape checks between chunks.
+ * at every level of the tree, then `--controls-runs` runs of the long-conversation controls (default a
+ * quarter of `--runs`; test/support/controls-run.ts: context window, budgets, guardrails, steering,
+ * interrupts, fallback chains), with the same drain and escape checks between chunks.
  * Cases come from the same arbitrary as `test/properties.test.ts` (fast-check, seeded), run several
  * at a time in one process against their own fault servers; after each chunk the process must
  * drain back to the handles it had before. Prints runs, final states by status and reason, faults
@@ -11,6 +13,7 @@
  */
 import fc from 'fast-check';
 import { runTreeCase, type TreeCase, treeCaseArb } from './support/agent-tree-run.js';
+import { type ControlsCase, controlsCaseArb, runControlsCase } from './support/controls-run.js';
 import { activeResources, runCase, runCaseArb, takeEscapes, waitForDrain, type RunCase, type RunReport } from './support/property-run.js';
 
 function argument(name: string): string | undefined {
@@ -22,6 +25,7 @@ function argument(name: string): string | undefined {
 
 const runs = Number(argument('runs') ?? 1_000);
 const treeRuns = Number(argument('tree-runs') ?? Math.floor(runs / 4));
+const controlsRuns = Number(argument('controls-runs') ?? Math.floor(runs / 4));
 const seed = Number(argument('seed') ?? Date.now() % 2 ** 31);
 const concurrency = Number(argument('concurrency') ?? 8);
 const chunkSize = Number(argument('chunk') ?? 200);
@@ -134,10 +138,52 @@ for (let chunkStart = 0; chunkStart < treeCases.length; chunkStart += chunkSize)
   process.stdout.write(`\r${treeDone}/${treeCases.length} agent trees, ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
+// Long-conversation controls: the same process, the same drain and escape checks between chunks.
+const controlsCases = only === undefined ? fc.sample(controlsCaseArb, { seed, numRuns: Math.max(0, controlsRuns) }) : [];
+const controlsStatus = new Map<string, number>();
+const controlsFailures: Array<{ index: number; controlsCase: ControlsCase; violations: string[] }> = [];
+let controlsDone = 0;
+for (let chunkStart = 0; chunkStart < controlsCases.length; chunkStart += chunkSize) {
+  const chunk = controlsCases.slice(chunkStart, chunkStart + chunkSize);
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const position = next++;
+      const controlsCase = chunk[position];
+      if (controlsCase === undefined) return;
+      const report = await runControlsCase(controlsCase);
+      controlsDone++;
+      const output = report.output;
+      bump(
+        controlsStatus,
+        output
+          ? `${output.status}${output.reason ? `/${output.reason}` : ''}${output.error?.code ? ` (${output.error.code})` : ''}`
+          : 'no output',
+      );
+      if (report.violations.length > 0) {
+        controlsFailures.push({ index: chunkStart + position, controlsCase, violations: report.violations });
+        console.log(
+          `\nVIOLATION in controls run #${chunkStart + position}: ${report.violations.join(' | ')}\n  case: ${JSON.stringify(controlsCase)}`,
+        );
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const growth = await waitForDrain(baseline, 3_000);
+  if (growth.length > 0)
+    globalViolations.push(
+      `after controls runs ${chunkStart}–${chunkStart + chunk.length - 1}: resources left behind: ${growth.join(', ')}`,
+    );
+  const escaped = takeEscapes();
+  if (escaped.length > 0) globalViolations.push(`between controls chunks: escaped: ${escaped.map(String).join('; ')}`);
+  process.stdout.write(`\r${controlsDone}/${controlsCases.length} controls runs, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
 const sorted = (map: Map<string, number>) => [...map.entries()].sort((a, b) => b[1] - a[1]);
 const violations =
   failures.reduce((sum, failure) => sum + failure.report.violations.length, 0) +
   treeFailures.reduce((sum, failure) => sum + failure.violations.length, 0) +
+  controlsFailures.reduce((sum, failure) => sum + failure.violations.length, 0) +
   globalViolations.length;
 console.log(`\n\nruns: ${cases.length}  (seed ${seed}, concurrency ${concurrency})`);
 console.log(
@@ -156,8 +202,10 @@ console.log(`known engine bugs (it.fails in test/property-regressions.test.ts), 
 for (const [key, value] of sorted(knownBugs)) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log(`agent trees: ${treeCases.length}, ${treeAgents} agent calls, deepest ${treeDepth}; final states:`);
 for (const [key, value] of sorted(treeStatus)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log(`long-conversation controls runs: ${controlsCases.length}; final states:`);
+for (const [key, value] of sorted(controlsStatus)) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log(
-  `violations: ${violations} (in ${failures.length} runs, ${treeFailures.length} trees${globalViolations.length ? `, plus ${globalViolations.length} process-level` : ''})`,
+  `violations: ${violations} (in ${failures.length} runs, ${treeFailures.length} trees, ${controlsFailures.length} controls runs${globalViolations.length ? `, plus ${globalViolations.length} process-level` : ''})`,
 );
 console.log(`wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(violations > 0 ? 1 : 0);
