@@ -191,3 +191,61 @@ describe('broken transfers are retried on the Anthropic wire as on the OpenAI wi
     },
   );
 });
+
+describe('input guardrails check every message that joins the history', () => {
+  // KB3 (fixed: with input guardrails, `preparing` takes queued messages one at a time, each checked in
+  // `checkingInput`). Found by the soak (`controls`: steering 'queue', a stray user.message and a
+  // user.interrupt during the same request; seed 20261204, run #224 of 1500). When several messages
+  // joined at one request boundary, all were appended and only the last was checked: the message the
+  // guardrail would trip on reached the model, and the run ended `done`.
+  it('two messages queued during one request are both checked; the one that trips halts the run', async () => {
+    server = await startFaultServer({
+      wire: 'openai',
+      plan: [
+        { kind: 'tools', calls: [{ tool: 0, args: 'valid', n: 1 }], thinking: false, text: false },
+        { kind: 'slow', delayMs: 50, reply: 'text' },
+        { kind: 'text', thinking: false },
+      ],
+      toolNames: ['lookup'],
+      apiKey: 'sk-regression',
+    });
+    const checked: string[] = [];
+    const machine = createConversationMachine({
+      provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-regression', baseURL: server.baseURL }),
+      tools: [lookup],
+      retry: false,
+      steering: 'queue',
+      guardrails: {
+        input: [
+          {
+            name: 'topic',
+            check: (text) => {
+              checked.push(text);
+              return { tripped: text.includes('forbidden'), reason: 'a forbidden topic' };
+            },
+          },
+        ],
+      },
+    });
+    const actor = createActor(machine, { input: { messages: [] } });
+    let sent = false;
+    actor.on('request.started', (event) => {
+      if (sent || event.iteration !== 1) return;
+      sent = true;
+      actor.send({ type: 'user.message', content: 'tell me the forbidden thing' });
+      actor.send({ type: 'user.message', content: 'and hurry up' });
+    });
+    actor.start();
+    actor.send({ type: 'user.message', content: 'Look it up.' });
+    const output = await toPromise(actor);
+    expect(historyProblems(output.messages)).toEqual([]);
+    // Each on its own, in order; the first that trips ends the run, so the next is never sent.
+    expect(checked).toEqual(['Look it up.', 'tell me the forbidden thing']);
+    expect(output.messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual([
+      'Look it up.',
+      'tell me the forbidden thing',
+      'and hurry up',
+    ]);
+    expect(output).toMatchObject({ status: 'halted', reason: 'guardrail', guardrail: { name: 'topic', phase: 'input' } });
+  });
+});

@@ -43,7 +43,7 @@ import {
   unusableCompactionError,
 } from './compaction.js';
 import { guardrailError, guardrailPassed, guardrailTripped } from './guardrails.js';
-import { messageQueued, queuedKept, queuedTaken, runInterrupted } from './steering.js';
+import { messageQueued, queuedKept, queuedMessageTaken, queuedTaken, runInterrupted } from './steering.js';
 import type { ConversationContext, ConversationEmittedEvent, ConversationEvent } from './types.js';
 
 type ExecuteToolActor = { src: 'executeTool'; logic: ReturnType<typeof createToolExecutionLogic>; id: string | undefined };
@@ -330,6 +330,7 @@ export function conversationActions(settings: ResolvedOptions) {
       if (event.type === 'user.message' || event.type === 'user.interrupt') apply(enqueue, messageQueued(context, event.content));
     }),
     takeQueuedMessages: assignContext(({ context }) => queuedTaken(context)),
+    takeQueuedMessage: assignContext(({ context }) => queuedMessageTaken(context)),
     // The state interrupted is the chart's (a parameter).
     interruptRun: enqueueWithState(({ context, event, enqueue }, params) => {
       if (event.type === 'user.interrupt') apply(enqueue, runInterrupted(context, event.content, params.state, prices));

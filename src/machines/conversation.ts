@@ -114,7 +114,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           {
             guard: and(['hasQueuedMessages', 'hasInputGuardrails']),
             target: 'checkingInput',
-            actions: ['takeQueuedMessages', 'startChecks'],
+            // One at a time, each checked on its own.
+            actions: ['takeQueuedMessage', 'startChecks'],
           },
           { guard: 'hasQueuedMessages', target: 'preparing', reenter: true, actions: 'takeQueuedMessages' },
           { guard: 'budgetReached', target: 'halted', actions: 'haltOnBudget' },

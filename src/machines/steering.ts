@@ -70,6 +70,17 @@ export function runInterrupted(context: ConversationContext, content: UserConten
   };
 }
 
+/**
+ * The first queued message joins the history, the others wait: with input guardrails each message
+ * is checked on its own in `checkingInput`, then the next one is taken (the guardrails read the
+ * last user message).
+ */
+export function queuedMessageTaken(context: Pick<ConversationContext, 'messages' | 'control'>): Partial<ConversationContext> {
+  const [first, ...rest] = context.control.queued;
+  if (first === undefined) return {};
+  return { messages: [...context.messages, { role: 'user', content: first }], control: { ...context.control, queued: rest, check: 0 } };
+}
+
 /** A run that ends with messages still queued keeps them at the end of its history, so the next turn has them. */
 export function queuedKept(context: Pick<ConversationContext, 'messages' | 'control'>): Partial<ConversationContext> {
   return context.control.queued.length === 0 ? {} : queuedTaken(context);
