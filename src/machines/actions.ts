@@ -153,6 +153,10 @@ export function conversationActions(settings: ResolvedOptions) {
   const failureSettingsOf = (context: ConversationContext) => failureSettingsWith(providerOf(context));
   const responseSettingsOf = (context: ConversationContext) =>
     responseSettingsWith(profileOf(context.agents.active).tools, providerOf(context));
+  const haltOnReachedBudget = enqueue(({ context, enqueue }) => {
+    const reached = budgetReached(context, Date.now());
+    if (reached) apply(enqueue, budgetHalted(context, reached));
+  });
   return {
     failOnInput: assignContext(({ context }) => errorRecorded(context, inputError(context))),
     appendUserMessage: assignContext(({ context, event }) =>
@@ -338,14 +342,9 @@ export function conversationActions(settings: ResolvedOptions) {
     fallBack: enqueue(({ context, event, enqueue }) =>
       apply(enqueue, fellBack(context, profileOf(context.agents.active).providers, failureOf(event, settings.requestTimeoutMs))),
     ),
-    haltOnBudget: enqueue(({ context, enqueue }) => {
-      const reached = budgetReached(context, Date.now());
-      if (reached) apply(enqueue, budgetHalted(context, reached));
-    }),
-    haltOnTreeBudget: enqueue(({ context, enqueue }) => {
-      const reached = budgetReached(context, Date.now());
-      if (reached) apply(enqueue, budgetHalted(context, reached));
-    }),
+    // Before a request, or as an agent call's request comes up: the same halt, under the chart's two names.
+    haltOnBudget: haltOnReachedBudget,
+    haltOnTreeBudget: haltOnReachedBudget,
     haltOnDeadline: enqueue(({ context, enqueue }) => apply(enqueue, budgetHalted(context, timeReached(context, Date.now())))),
     // The response with tool calls used the budget up: committed (the guard counted it), its calls refused.
     haltOnSpentBudget: enqueue(({ context, enqueue }) => {

@@ -124,7 +124,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         ],
       },
       // The oldest messages are summarised (a provider call, retried like a request), dropped or
-      // replaced by the `strategy`'s messages; the request is then made with the shorter history.
+      // replaced by the `strategy`'s messages; back through `preparing` (budget, queued messages) to the request.
       compacting: {
         on: { ...busyTransitions, 'run.resume': { guard: 'isRestored', target: 'compacting', reenter: true, actions: 'clearRestored' } },
         initial: 'summarizing',
