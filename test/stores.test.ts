@@ -107,6 +107,28 @@ describe.each(stores)('%s keeps the ConversationStore contract', (_name, create)
     await store.close();
   });
 
+  it('keeps the stream of the last two runs: a run that starts drops the ones before the run before it', async () => {
+    const store = create();
+    const entry = (run: number, write: number) => ({
+      id: `${write}.1.r${run}`,
+      event: { type: 'text.delta' as const, delta: `run ${run}` },
+    });
+    let revision = 0;
+    for (const run of [1, 2, 3, 4]) {
+      for (const write of [0, 1]) {
+        revision++;
+        await store.save(conversation('a', revision), [], {
+          items: [entry(run, revision)],
+          ...(write === 0 ? { runStart: true as const } : {}),
+        });
+      }
+    }
+    const kept = (await store.readStream?.('a')) ?? [];
+    expect(kept.map(({ items }) => items[0]?.id)).toEqual(['5.1.r3', '6.1.r3', '7.1.r4', '8.1.r4']);
+    expect(kept.map(({ runStart }) => runStart ?? false)).toEqual([true, false, true, false]);
+    await store.close();
+  });
+
   it('keeps snapshots verbatim, also ones that are not JSON', async () => {
     const store = create();
     const text = '{"broken": [1, 2,';

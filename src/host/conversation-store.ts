@@ -192,6 +192,8 @@ export interface ConversationStore {
   /**
    * Optional: the conversation's stored stream entries in order, after `afterSeq` (exclusive), at
    * most `limit`. A store without it keeps no streams: readers then replay from the host's memory only.
+   * A store keeps the stream of the last two runs: a save whose stream has `runStart` drops the
+   * entries before the previous `runStart` entry (in the same transaction).
    */
   readStream?(id: string, options?: { afterSeq?: number; limit?: number }): Promise<StoredStreamEntry[]>;
   /** Conversations by id (see {@link ListOptions}). */

@@ -56,9 +56,12 @@ export function memoryStore(): ConversationStore {
       for (const entry of entries) entry.seq = nextSeq++;
       if (streamed) {
         streamed.seq = nextSeq++;
-        const existing = streams.get(conversation.id);
-        if (existing) existing.push(streamed);
-        else streams.set(conversation.id, [streamed]);
+        const existing = streams.get(conversation.id) ?? [];
+        // A new run: the stream of the run before it stays, older ones go.
+        const previousRun = streamed.runStart ? existing.findLastIndex((entry) => entry.runStart) : -1;
+        const kept = previousRun > 0 ? existing.slice(previousRun) : existing;
+        kept.push(streamed);
+        streams.set(conversation.id, kept);
       }
       conversations.set(conversation.id, { ...conversation });
       if (entries.length > 0) {

@@ -109,6 +109,9 @@ function prepare(db: SqliteConnection) {
       'SELECT seq, run_start, items FROM conversation_stream WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?',
     ),
     deleteStream: db.prepare('DELETE FROM conversation_stream WHERE conversation_id = ?'),
+    pruneStream: db.prepare(
+      'DELETE FROM conversation_stream WHERE conversation_id = ? AND seq < (SELECT max(seq) FROM conversation_stream WHERE conversation_id = ? AND run_start = 1)',
+    ),
     deleteConversation: db.prepare('DELETE FROM conversations WHERE id = ?'),
     deleteLog: db.prepare('DELETE FROM conversation_log WHERE conversation_id = ?'),
   };
@@ -227,7 +230,11 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     if (revision === 1) statements.insert.run(id, version, machineId, status, revision, owner, snapshot, updatedAt);
     else statements.update.run(version, machineId, status, revision, owner, snapshot, updatedAt, id, stored);
     for (const entry of log) statements.appendLog.run(id, entry.at, entry.type, entry.event);
-    if (stream) statements.appendStream.run(id, stream.runStart, stream.items);
+    if (stream) {
+      // A new run: the stream of the run before it stays, older ones go.
+      if (stream.runStart === 1) statements.pruneStream.run(id, id);
+      statements.appendStream.run(id, stream.runStart, stream.items);
+    }
     return undefined;
   };
 
