@@ -13,7 +13,7 @@ import { parseArguments, usage } from '../src/cli/parse-arguments.js';
 import { MissingDependencyError } from '../src/errors/missing-dependency-error.js';
 import { EventRejectedError } from '../src/host/errors/event-rejected-error.js';
 import { SqliteStoreError } from '../src/stores/sqlite/sqlite-store-error.js';
-import { actorloop } from './support/cli-process.js';
+import { actorloop, actorloopInterrupted } from './support/cli-process.js';
 import { closedPortUrl, openaiSse, startWireServer } from './support/wire-server.js';
 import { responsesStream, textAnswer } from './support/responses-events.js';
 
@@ -92,36 +92,18 @@ describe('actorloop run (offline)', () => {
     );
   });
 
-  it('Ctrl-C during a running tool (wait) aborts it: the run ends halted / cancelled, exit 130', async () => {
-    let sent = false;
-    const result = await actorloop(['run', 'wait 30 seconds'], {}, (child) => {
-      child.stderr?.on('data', (data: Buffer) => {
-        if (!sent && data.toString().includes('tool wait started')) {
-          sent = true;
-          child.kill('SIGINT');
-        }
-      });
+  for (const [when, args, env, line] of [
+    ['during a request', ['run', 'what is 6*7?'], { ACTORLOOP_OFFLINE_DELAY_MS: '3000' }, 'requesting'],
+    ['during a running tool (wait, aborted)', ['run', 'wait 30 seconds'], {}, 'tool wait started'],
+  ] as const) {
+    it(`Ctrl-C ${when} cancels the run cleanly: halted / cancelled, exit 130`, async () => {
+      const { sent, result } = await actorloopInterrupted([...args], env, line);
+      expect(sent).toBe(true);
+      expect(result.code).toBe(130);
+      expect(result.stderr).toContain('actorloop: halted: cancelled');
+      expect(result.stderr).not.toContain('waited 30 seconds');
     });
-    expect(sent).toBe(true);
-    expect(result.code).toBe(130);
-    expect(result.stderr).toContain('actorloop: halted: cancelled');
-    expect(result.stderr).not.toContain('waited 30 seconds');
-  });
-
-  it('Ctrl-C cancels the run cleanly and exits 130', async () => {
-    let sent = false;
-    const result = await actorloop(['run', 'what is 6*7?'], { ACTORLOOP_OFFLINE_DELAY_MS: '3000' }, (child) => {
-      child.stderr?.on('data', (data: Buffer) => {
-        if (!sent && data.toString().includes('requesting')) {
-          sent = true;
-          child.kill('SIGINT');
-        }
-      });
-    });
-    expect(sent).toBe(true);
-    expect(result.code).toBe(130);
-    expect(result.stderr).toContain('actorloop: halted: cancelled');
-  });
+  }
 });
 
 describe('actorloop run (live providers over HTTP)', () => {
@@ -398,15 +380,11 @@ describe('stored conversations (--db, SQLite)', () => {
   });
 
   it('Ctrl-C during a stored run cancels it, stores it halted, exits 130', async () => {
-    let sent = false;
-    const result = await actorloop(['run', '--db', db, '--id', 'c2', 'what is 1+2?'], { ACTORLOOP_OFFLINE_DELAY_MS: '3000' }, (child) => {
-      child.stderr?.on('data', (data: Buffer) => {
-        if (!sent && data.toString().includes('requesting')) {
-          sent = true;
-          child.kill('SIGINT');
-        }
-      });
-    });
+    const { result } = await actorloopInterrupted(
+      ['run', '--db', db, '--id', 'c2', 'what is 1+2?'],
+      { ACTORLOOP_OFFLINE_DELAY_MS: '3000' },
+      'requesting',
+    );
     expect(result.code).toBe(130);
     const show = JSON.parse((await actorloop(['show', '--db', db, 'c2', '--json'])).stdout) as { status: string };
     expect(show.status).toBe('halted');

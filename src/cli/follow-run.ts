@@ -1,7 +1,7 @@
 import type { ConversationHost } from '../host/conversation-host.js';
 import type { RunOutput } from '../machines/types.js';
 import { showProgress } from './progress.js';
-import { type CliEnvironment, describeEnd, exitCodeOf } from './run-command.js';
+import { type CliEnvironment, exitCodeOf, writeEnd } from './run-command.js';
 
 /**
  * Follows a run of a stored conversation the way `actorloop run` follows its own: the answer
@@ -56,10 +56,6 @@ export async function followRun(
     for (const stop of stops) stop();
     progress?.stop();
   }
-  if (options.json) stdout.write(`${JSON.stringify({ type: 'run.output', output })}\n`);
-  else {
-    stdout.write(output.text === '' || output.text.endsWith('\n') ? '' : '\n');
-    if (output.status !== 'done') stderr.write(`actorloop: ${describeEnd(output)}\n`);
-  }
+  writeEnd(output, options.json, environment);
   return { code: exitCodeOf(output, interrupted), output };
 }

@@ -187,12 +187,17 @@ export async function runCommand(
   const output = await toPromise(actor);
   removeInterrupt();
   progress?.stop();
-  if (command.json) stdout.write(`${JSON.stringify({ type: 'run.output', output })}\n`);
+  writeEnd(output, command.json, environment);
+  return { code: exitCodeOf(output, interrupted), output };
+}
+
+/** The end of a followed run: the `run.output` line with `--json`, else the answer's last newline and, unless done, how it ended. */
+export function writeEnd(output: RunOutput, json: boolean, { stdout, stderr }: Pick<CliEnvironment, 'stdout' | 'stderr'>): void {
+  if (json) stdout.write(`${JSON.stringify({ type: 'run.output', output })}\n`);
   else {
     stdout.write(output.text === '' || output.text.endsWith('\n') ? '' : '\n');
     if (output.status !== 'done') stderr.write(`actorloop: ${describeEnd(output)}\n`);
   }
-  return { code: exitCodeOf(output, interrupted), output };
 }
 
 /** How a run that did not end `done` ended, in a line. */

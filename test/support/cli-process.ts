@@ -39,3 +39,29 @@ export function actorloop(args: string[], env: Record<string, string> = {}, onSp
     onSpawn?.(child);
   });
 }
+
+/**
+ * Runs `actorloop …args` and presses Ctrl-C (SIGINT) once its stderr shows `line`; `sent` says
+ * whether it came to that.
+ *
+ * @example
+ * ```ts
+ * const { sent, result } = await actorloopInterrupted(['run', 'wait 30 seconds'], {}, 'tool wait started');
+ * ```
+ */
+export async function actorloopInterrupted(
+  args: string[],
+  env: Record<string, string>,
+  line: string,
+): Promise<{ sent: boolean; result: CliResult }> {
+  let sent = false;
+  const result = await actorloop(args, env, (child) => {
+    child.stderr?.on('data', (data: Buffer) => {
+      if (!sent && data.toString().includes(line)) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+  });
+  return { sent, result };
+}
