@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { CliUsageError } from './cli-usage-error.js';
 
 export const usage = `Usage:
-  actorloop run [options] "prompt"            run one turn (offline scripted model when no key or base URL is set)
+  actorloop run [options] "prompt"             run one turn (offline scripted model when no key or base URL is set)
   actorloop list --db <file>                   list stored conversations: id, status, last update
   actorloop show --db <file> <id>              print a stored conversation: status, history, approvals, last run
   actorloop resume --db <file> <id> [options]  continue an interrupted run, on the provider given here
