@@ -93,6 +93,14 @@ export {
 export type { ConversationHostEvent, ConversationStateEvent, WriteFailedEvent } from './host/live-run.js';
 export type { ConversationView, PendingApproval } from './host/conversation-view.js';
 export type {
+  ConversationStreamItem,
+  ConversationStreamEvent,
+  StreamStateEvent,
+  FollowOptions,
+  StreamObserver,
+  ConversationRelay,
+} from './host/conversation-stream.js';
+export type {
   ConversationStore,
   ConversationStatus,
   StoredConversation,
@@ -100,6 +108,8 @@ export type {
   ContextCompactedLogEvent,
   ConversationLogEntry,
   RunEndedLogEvent,
+  StreamAppend,
+  StoredStreamEntry,
   LogAppend,
   ConversationSummary,
   ListOptions,

@@ -20,7 +20,22 @@
  * - nothing is left behind: no child actors, every HTTP request answered or its connection closed,
  *   no handle (timer, socket, server) more than before the run;
  * - the run's API key never appears in the output, an emitted event, an error or a persisted
- *   snapshot, and the persisted snapshot is plain JSON at every event.
+ *   snapshot, and the persisted snapshot is plain JSON at every event;
+ * - whatever ends the run or abandons a round leaves nothing running: every tool and guardrail check
+ *   still running when the run ends has had its signal fire; every answered request's tokens are counted.
+ *
+ * About half of the cases also draw `controls` (DESIGN §12), and the same properties hold with them,
+ * besides their own: guardrails (pass, trip, throw, garbage, hang past `timeoutMs` honouring its
+ * signal or not) run one at a time in order, before any request and on every message that joins
+ * later, and the run ends as the first that does not pass says (`halted`/`guardrail`, `error`/
+ * `guardrail_error` or `guardrail_timeout`); budgets (`maxTotalTokens` crossed mid-run, a short
+ * `maxDurationMs`) halt with `budget` and `output.budget` true to the usage, no request or tool
+ * starting at or over them; with `steering: 'queue'` the stray message is queued and is in the
+ * history once (answered, or at its end); `user.interrupt` at random points and states abandons the
+ * attempt (nothing of it in the history) or the round (`cancelled: the user interrupted the run`)
+ * and its text is in the history once; a fallback list of 2–3 providers (same server, or a second
+ * fault server on the same or another wire, all consuming one plan) falls back only after the
+ * retries on a retryable error, never after a fatal one, at most list length − 1 times a request.
  *
  * A fixed seed keeps the sample reproducible; `PROPERTY_SEED=<n>` replays another one, and
  * `PROPERTY_RUNS=<n>` changes the size. The big run is `npm run test:soak -- --runs 10000`.
@@ -41,8 +56,12 @@ describe('docs/behaviour.md "Behaviour every run keeps" holds under random fault
         `properties (${wire}): seed ${seed + position}, ${runsPerWire} runs — replay with PROPERTY_SEED=${seed} (wire offset ${position})`,
       );
       const known = new Map<string, number>();
+      let withControls = 0;
+      let runs = 0;
       await fc.assert(
         fc.asyncProperty(runCaseArbFor(wire), async (testCase: RunCase) => {
+          runs++;
+          if (testCase.controls) withControls++;
           const report = await runCase(testCase, { checkResources: true, watchdogMs: 15_000 });
           for (const bug of report.knownBugs) known.set(bug, (known.get(bug) ?? 0) + 1);
           expect(report.violations, `case ${JSON.stringify(testCase)}`).toEqual([]);
@@ -55,6 +74,7 @@ describe('docs/behaviour.md "Behaviour every run keeps" holds under random fault
           markInterruptAsFailure: false,
         },
       );
+      console.log(`properties (${wire}): ${withControls} of ${runs} cases drew controls`);
       if (known.size > 0) {
         console.log(
           `known engine bugs hit (it.fails in test/property-regressions.test.ts):\n${[...known].map(([bug, count]) => `  ${count} × ${bug}`).join('\n')}`,

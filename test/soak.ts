@@ -5,7 +5,8 @@
  * at every level of the tree, then `--controls-runs` runs of the long-conversation controls (default a
  * quarter of `--runs`; test/support/controls-run.ts: context window, budgets, guardrails, steering,
  * interrupts, fallback chains), with the same drain and escape checks between chunks.
- * Cases come from the same arbitrary as `test/properties.test.ts` (fast-check, seeded), run several
+ * Cases come from the same arbitrary as `test/properties.test.ts` (fast-check, seeded; about half draw
+ * the long-conversation `controls` of DESIGN §12: guardrails, budgets, steering, interrupts, fallback), run several
  * at a time in one process against their own fault servers; after each chunk the process must
  * drain back to the handles it had before. Prints runs, final states by status and reason, faults
  * injected by kind, violations and wall time; exits 1 on any violation, printing the failing cases
@@ -48,6 +49,8 @@ const byFault = new Map<string, number>();
 const byWire = new Map<string, number>();
 const errorCauses = new Map<string, number>();
 const knownBugs = new Map<string, number>();
+const byControl = new Map<string, number>();
+const byNote = new Map<string, number>();
 const failures: Array<{ index: number; testCase: RunCase; report: RunReport }> = [];
 const globalViolations: string[] = [];
 let requests = 0;
@@ -73,6 +76,11 @@ for (let chunkStart = 0; chunkStart < cases.length; chunkStart += chunkSize) {
       bump(byStatus, status);
       bump(byWire, `${testCase.wire}${testCase.stream ? '' : ' (not streamed)'}`);
       for (const kind of report.injected) bump(byFault, kind);
+      bump(byControl, testCase.controls ? 'runs with controls' : 'runs without controls');
+      for (const key of Object.keys(testCase.controls ?? {})) bump(byControl, key);
+      if (testCase.controls?.steering === 'queue') bump(byControl, "steering 'queue'");
+      if (testCase.controls?.fallback) bump(byControl, `fallback list of ${testCase.controls.fallback.length + 1}`);
+      for (const note of report.notes) bump(byNote, note);
       for (const bug of report.knownBugs) bump(knownBugs, bug);
       if (report.output?.status === 'error') {
         bump(
@@ -196,6 +204,10 @@ console.log('final states:');
 for (const [key, value] of sorted(byStatus)) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log('faults and responses injected:');
 for (const [key, value] of sorted(byFault)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log('controls drawn (DESIGN §12), runs:');
+for (const [key, value] of sorted(byControl)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log('what the controls made happen, times:');
+for (const [key, value] of sorted(byNote)) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log('runs ending in error, by wire, error code and the last answer the server gave:');
 for (const [key, value] of sorted(errorCauses)) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log(`known engine bugs (it.fails in test/property-regressions.test.ts), runs hitting each:${knownBugs.size === 0 ? ' none' : ''}`);

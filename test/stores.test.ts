@@ -84,6 +84,51 @@ describe.each(stores)('%s keeps the ConversationStore contract', (_name, create)
     await store.close();
   });
 
+  it('keeps the stream of each save with it, atomically, in order, and deletes it with the conversation', async () => {
+    const store = create();
+    const item = (id: string, delta: string) => ({ id, event: { type: 'text.delta' as const, delta } });
+    await store.save(conversation('a', 1), [], { items: [item('1.1.t', 'Hel'), item('1.2.t', 'lo')], runStart: true });
+    await expect(store.save(conversation('a', 1), [], { items: [item('1.3.t', 'lost')] })).rejects.toThrow(ConversationConflictError);
+    await store.save(conversation('b', 1), [], { items: [item('1.1.u', 'other')] });
+    await store.save(conversation('a', 2), [], { items: [] });
+    await store.save(conversation('a', 3), [{ at: 1, event: { type: 'cancel' } }], { items: [item('3.1.t', '!')] });
+    const stream = (await store.readStream?.('a')) ?? [];
+    expect(stream.map(({ items, runStart }) => [items.map(({ id }) => id), runStart ?? false])).toEqual([
+      [['1.1.t', '1.2.t'], true],
+      [['3.1.t'], false],
+    ]);
+    expect(stream[0]?.items[0]).toEqual(item('1.1.t', 'Hel'));
+    expect(stream[0]!.seq).toBeLessThan(stream[1]!.seq);
+    expect(await store.readStream?.('a', { afterSeq: stream[0]!.seq, limit: 1 })).toEqual([stream[1]]);
+    expect(await store.readStream?.('nobody')).toEqual([]);
+    expect(await store.delete('a')).toBe(true);
+    expect(await store.readStream?.('a')).toEqual([]);
+    expect(await store.readStream?.('b')).toHaveLength(1);
+    await store.close();
+  });
+
+  it('keeps the stream of the last two runs: a run that starts drops the ones before the run before it', async () => {
+    const store = create();
+    const entry = (run: number, write: number) => ({
+      id: `${write}.1.r${run}`,
+      event: { type: 'text.delta' as const, delta: `run ${run}` },
+    });
+    let revision = 0;
+    for (const run of [1, 2, 3, 4]) {
+      for (const write of [0, 1]) {
+        revision++;
+        await store.save(conversation('a', revision), [], {
+          items: [entry(run, revision)],
+          ...(write === 0 ? { runStart: true as const } : {}),
+        });
+      }
+    }
+    const kept = (await store.readStream?.('a')) ?? [];
+    expect(kept.map(({ items }) => items[0]?.id)).toEqual(['5.1.r3', '6.1.r3', '7.1.r4', '8.1.r4']);
+    expect(kept.map(({ runStart }) => runStart ?? false)).toEqual([true, false, true, false]);
+    await store.close();
+  });
+
   it('keeps snapshots verbatim, also ones that are not JSON', async () => {
     const store = create();
     const text = '{"broken": [1, 2,';

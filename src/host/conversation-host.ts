@@ -12,6 +12,7 @@ import {
   nextRunInput,
 } from './check-input.js';
 import type { ConversationLogEvent, ConversationStore, ConversationSummary, ListOptions } from './conversation-store.js';
+import { type ConversationRelay, type FollowOptions, parseStreamId, type StreamObserver } from './conversation-stream.js';
 import { type ConversationView, statusOf, viewOf } from './conversation-view.js';
 import { type DecodedSnapshot, decodeStored } from './decode-stored.js';
 import { ConversationConflictError } from './errors/conversation-conflict-error.js';
@@ -19,6 +20,7 @@ import { ConversationNotFoundError } from './errors/conversation-not-found-error
 import { EventRejectedError } from './errors/event-rejected-error.js';
 import { HostClosedError } from './errors/host-closed-error.js';
 import { type ConversationHostEvent, LiveRun, type LiveRunOptions } from './live-run.js';
+import { StreamHub } from './stream-hub.js';
 
 /**
  * What {@link createConversationHost} takes.
@@ -40,6 +42,11 @@ export type ConversationHostOptions = {
    * on by itself. Default: `console.error`.
    */
   onError?: (error: unknown, conversationId: string) => void;
+  /**
+   * Trades live stream events with the other hosts on the same store, so `follow` works on any of
+   * them (e.g. `postgresRelay` from `actorloop/postgres`). Owned by the host: `close()` closes it.
+   */
+  relay?: ConversationRelay;
 };
 
 /**
@@ -113,6 +120,24 @@ export interface ConversationHost {
    * started later included — with the conversation's id. Returns the function that stops it.
    */
   subscribeAll(listener: (event: ConversationHostEvent, conversationId: string) => void): () => void;
+  /**
+   * Follows a conversation's stream: every event its runs emit and every state change, each with an
+   * id that is the same in every process (see `ConversationStreamItem`). With `after` (the last id a
+   * reader saw, e.g. SSE's `Last-Event-ID`) it first replays what the reader missed — from this
+   * host's memory and from the store, so also after a restart or from another host — then goes on
+   * live; with `from: 'run'` it starts at the first event of the run in progress (or the last run).
+   * Works before the conversation exists. Returns the function that stops it; the run goes on.
+   * Throws `InvalidOptionsError` for an `after` that is not a stream id.
+   *
+   * @example
+   * ```ts
+   * const stop = host.follow('c-42', {
+   *   next: ({ id, event }) => response.write(`id: ${id}\ndata: ${JSON.stringify(event)}\n\n`),
+   *   error: () => response.end(),
+   * }, { after: lastEventId });
+   * ```
+   */
+  follow(id: string, observer: StreamObserver, options?: FollowOptions): () => void;
   /** The stored conversations, by id (the store's `list`: filter by `status`, page with `after` and `limit`). */
   list(options?: ListOptions): Promise<ConversationSummary[]>;
   /**
@@ -144,6 +169,21 @@ const storeSchema: OptionSchema<ConversationStore> = {
   },
 };
 
+const relayExpected = 'a ConversationRelay { publish, subscribe, close }';
+const relayMethod = option.callable(relayExpected);
+const relayShape = option.object(
+  { publish: relayMethod, subscribe: relayMethod, close: relayMethod },
+  { expected: relayExpected, unknownKeys: 'ignore' },
+);
+/** The relay itself, like the store: its methods keep their `this`. */
+const relaySchema: OptionSchema<ConversationRelay> = {
+  expected: relayExpected,
+  resolve: (value, path) => {
+    relayShape.resolve(value, path);
+    return value as ConversationRelay;
+  },
+};
+
 /** Unknown keys are ignored, not refused: createConversationHost never refused them, so options that worked still do. */
 const conversationHostOptionsSchema = option.object(
   {
@@ -153,6 +193,7 @@ const conversationHostOptionsSchema = option.object(
         isRecord(value) && typeof value.restoreSnapshot === 'function' && typeof value.getPersistedSnapshot === 'function',
     ),
     store: storeSchema,
+    relay: option.optional(relaySchema),
     hostId: option.orElse(option.string({ nonEmpty: true }), () => `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`),
     onError: option.orElse(
       option.callable<(error: unknown, conversationId: string) => void>('a function (error, conversationId) => void'),
@@ -173,6 +214,26 @@ const sendOptionsSchema = option.object(
 );
 
 type ResolvedSendOptions = ResolvedOption<typeof sendOptionsSchema>;
+
+const observerSchema = option.object(
+  {
+    next: option.callable<StreamObserver['next']>('a function (item) => void'),
+    error: option.optional(option.callable<NonNullable<StreamObserver['error']>>('a function (error) => void')),
+  },
+  { expected: 'an observer { next, error? }', unknownKeys: 'ignore' },
+);
+
+const followOptionsSchema = option.object(
+  {
+    after: option.optional(
+      option.matching('a stream id "<revision>.<n>.<tag>" (ConversationStreamItem.id)', (value): value is string =>
+        typeof value === 'string' ? parseStreamId(value) !== undefined : false,
+      ),
+    ),
+    from: option.optional(option.choice(['now', 'run'] as const)),
+  },
+  { expected: 'an object { after?, from? }', unknownKeys: 'ignore' },
+);
 
 /** Runs `recover()` claims at once (one page of the store's list). */
 const recoverPage = 500;
@@ -218,7 +279,7 @@ const describeError = (error: unknown) =>
  * ```
  */
 export function createConversationHost(options: ConversationHostOptions): ConversationHost {
-  const { machine, store, hostId, onError } = resolveOptionsWith(conversationHostOptionsSchema, options);
+  const { machine, store, hostId, onError, relay } = resolveOptionsWith(conversationHostOptionsSchema, options);
 
   /** Runs held in memory: only those in flight (finished and waiting runs are stored, not held). */
   const live = new Map<string, LiveRun>();
@@ -236,6 +297,16 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       // An error handler that throws has nowhere left to report to.
     }
   };
+
+  const streams = new StreamHub({
+    store,
+    relay,
+    unwritten: (id) => {
+      const run = live.get(id);
+      return run ? { items: run.unwrittenStream, runStartId: run.runStartId } : undefined;
+    },
+    report: (error, id) => report(error, id),
+  });
 
   const publish = (id: string, event: ConversationHostEvent) => {
     const subscribed = listeners.get(id);
@@ -311,6 +382,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       updatedAt,
       from,
       publish: (event) => publish(id, event),
+      streamed: (item) => streams.emitted(id, item),
       written,
       failed,
     });
@@ -486,6 +558,18 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       };
     },
 
+    follow(id, observer, followOptions = {}) {
+      checkId(id);
+      const { next, error } = resolveOptionsWith(observerSchema, observer, 'observer');
+      const { after, from } = resolveOptionsWith(followOptionsSchema, followOptions, 'options');
+      if (closed) {
+        // Like a store failure: the reader hears it once, through its own channel.
+        queueMicrotask(() => error?.(new HostClosedError(`follow ${JSON.stringify(id)}`)));
+        return () => undefined;
+      }
+      return streams.follow(id, { next, ...(error ? { error } : {}) }, { after, from });
+    },
+
     async list(listOptions) {
       ensureOpen('list');
       return store.list(listOptions);
@@ -539,6 +623,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
         await Promise.all(runs.map((run) => run.written().catch(() => undefined)));
         live.clear();
         for (const run of runs) run.detach(new HostClosedError('the run was stopped by close(); it resumes at the next recover()'));
+        await streams.close(new HostClosedError('the host closed; follow the conversation on another host, or after a restart'));
         for (const id of [...resultWaiters.keys()]) {
           settleResults(id, (waiter) =>
             waiter.reject(new HostClosedError(`result of ${JSON.stringify(id)}: the run resumes at the next recover()`)),

@@ -1,5 +1,6 @@
 import type { ContextCompactedEvent, RunOutput, ToolCallEvent, ToolResultEvent } from '../machines/types.js';
 import type { Message, UserMessage } from '../model/messages.js';
+import type { ConversationStreamItem } from './conversation-stream.js';
 
 /**
  * Where a conversation stands: `idle` before its first message, `running` while a run requests or
@@ -134,6 +135,31 @@ export type ListOptions = {
 };
 
 /**
+ * The stream items (text deltas, tool calls, state changes…) a run emitted since the previous write,
+ * stored with the write that follows them, so any process can replay a conversation's stream
+ * (`host.follow(id, observer, { after })`). `runStart` marks the first write of a run.
+ *
+ * @example
+ * ```ts
+ * await store.save(conversation, log, { items: [{ id: '3.1.k2x9', event: { type: 'text.delta', delta: 'Hi' } }] });
+ * ```
+ */
+export type StreamAppend = { items: readonly ConversationStreamItem[]; runStart?: true };
+
+/**
+ * One write's stream items as stored: `seq` grows with every entry the store writes, like the log's.
+ *
+ * @example
+ * ```ts
+ * const text = (await store.readStream?.('c-42') ?? [])
+ *   .flatMap(({ items }) => items)
+ *   .map(({ event }) => (event.type === 'text.delta' ? event.delta : ''))
+ *   .join('');
+ * ```
+ */
+export type StoredStreamEntry = { seq: number; items: ConversationStreamItem[]; runStart?: true };
+
+/**
  * Where a conversation host keeps conversations: one snapshot per conversation and an
  * append-only event log. `memoryStore()` keeps them in the process, `sqliteStore({ path })` (from
  * `actorloop/sqlite`) in one SQLite file; any database fits behind these methods.
@@ -157,11 +183,19 @@ export interface ConversationStore {
   load(id: string): Promise<StoredConversation | undefined>;
   /**
    * Writes the conversation's snapshot and appends `log` to its event log, in one atomic step, if
-   * the stored revision is the one before `conversation.revision`.
+   * the stored revision is the one before `conversation.revision`. A store that keeps streams
+   * (`readStream`) writes `stream` in the same step.
    */
-  save(conversation: StoredConversation, log?: readonly LogAppend[]): Promise<void>;
+  save(conversation: StoredConversation, log?: readonly LogAppend[], stream?: StreamAppend): Promise<void>;
   /** The conversation's event log in order, after `afterSeq` (exclusive), at most `limit` entries. */
   readLog(id: string, options?: { afterSeq?: number; limit?: number }): Promise<ConversationLogEntry[]>;
+  /**
+   * Optional: the conversation's stored stream entries in order, after `afterSeq` (exclusive), at
+   * most `limit`. A store without it keeps no streams: readers then replay from the host's memory only.
+   * A store keeps the stream of the last two runs: a save whose stream has `runStart` drops the
+   * entries before the previous `runStart` entry (in the same transaction).
+   */
+  readStream?(id: string, options?: { afterSeq?: number; limit?: number }): Promise<StoredStreamEntry[]>;
   /** Conversations by id (see {@link ListOptions}). */
   list(options?: ListOptions): Promise<ConversationSummary[]>;
   /** Removes the conversation and its log; `false` when there was none. */

@@ -31,9 +31,11 @@ export type ConversationStreamEvent = ConversationEmittedEvent | StreamStateEven
 
 /**
  * One event of a conversation's stream with its id. Ids are the same in every process that serves
- * the conversation and grow through the conversation's life: `"<revision>.<n>"`, the n-th event
- * that the write of stored revision `<revision>` persisted. A reader that kept the last id it saw
- * continues after it (`follow(id, observer, { after })`, SSE's `Last-Event-ID`).
+ * the conversation and grow through the conversation's life: `"<revision>.<n>.<tag>"`, the n-th event
+ * of the write of stored revision `<revision>`, `<tag>` naming the process's run that emitted it (a
+ * run that stopped before its write landed gave out ids the store never kept; the tag tells them
+ * apart). A reader that kept the last id it saw continues after it (`follow(id, observer, { after })`,
+ * SSE's `Last-Event-ID`).
  *
  * @example
  * ```ts
@@ -90,14 +92,26 @@ export interface ConversationRelay {
   close(): Promise<void>;
 }
 
+/** A stream id taken apart: `[revision, n, tag]`. */
+export type StreamPosition = readonly [revision: number, n: number, tag: string];
+
 /** Parses a stream id; `undefined` when it is not one. */
-export function parseStreamId(id: string): readonly [revision: number, n: number] | undefined {
-  const match = /^(\d{1,15})\.(\d{1,15})$/.exec(id);
+export function parseStreamId(id: string): StreamPosition | undefined {
+  const match = /^(\d{1,15})\.(\d{1,15})\.([a-z0-9]{1,16})$/.exec(id);
   if (!match) return undefined;
-  return [Number(match[1]), Number(match[2])];
+  return [Number(match[1]), Number(match[2]), match[3] as string];
 }
 
-/** Orders stream ids: negative when `a` comes before `b`. */
-export function compareStreamIds(a: readonly [number, number], b: readonly [number, number]): number {
+/** Orders stream positions by revision, then number (the tag does not order): negative when `a` comes first. */
+export function compareStreamPositions(a: StreamPosition, b: StreamPosition): number {
   return a[0] - b[0] || a[1] - b[1];
+}
+
+/**
+ * Whether `next` is news to a reader that last saw `last`: later in the stream, or the same write
+ * emitted again by another run of the process (the one `last` came from stopped before its write).
+ */
+export function followsPosition(next: StreamPosition, last: StreamPosition | undefined): boolean {
+  if (!last) return true;
+  return compareStreamPositions(next, last) > 0 || (next[2] !== last[2] && next[0] >= last[0]);
 }

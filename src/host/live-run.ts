@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createActor, type Subscription } from 'xstate';
 import { setExecutionGate } from '../machines/execution-gate.js';
 import { currentSchemaVersion } from '../machines/snapshot-migrations.js';
@@ -13,7 +14,15 @@ import type {
   RunOutput,
 } from '../machines/types.js';
 import type { Message } from '../model/messages.js';
-import type { ConversationLogEvent, ConversationStatus, ConversationStore, LogAppend, StoredConversation } from './conversation-store.js';
+import type {
+  ConversationLogEvent,
+  ConversationStatus,
+  ConversationStore,
+  LogAppend,
+  StoredConversation,
+  StreamAppend,
+} from './conversation-store.js';
+import type { ConversationStreamItem, StreamStateEvent } from './conversation-stream.js';
 import { statusOf } from './conversation-view.js';
 import { changesStoredState, type StoredShape, storedShapeOf } from './stored-state.js';
 
@@ -77,6 +86,8 @@ export type LiveRunOptions = {
   updatedAt: number;
   from: { input: ConversationInput } | { snapshot: unknown };
   publish: (event: ConversationHostEvent) => void;
+  /** Each stream item as it is emitted (ids: see `ConversationStreamItem`). */
+  streamed: (item: ConversationStreamItem) => void;
   /** After each successful write. */
   written: (run: LiveRun) => void;
   /** A write failed: the run is already detached; `awaited` says whether a caller was waiting for that write. */
@@ -111,6 +122,18 @@ export class LiveRun {
   private waiters: Waiter[] = [];
   private unassignedGates: Array<Pick<Waiter, 'resolve' | 'reject'>> = [];
   private rejections: Array<{ eventType: string; message: string }> | undefined;
+  /** Stream items waiting for the write that stores them, and those a write in progress carries. */
+  private unwrittenItems: ConversationStreamItem[] = [];
+  private writingItems: ConversationStreamItem[] = [];
+  /** The revision of the write that will store the next stream item, and how many items that write carries so far. */
+  private streamRevision: number;
+  private streamCount = 0;
+  /** Tells this run's stream ids from those of an earlier run of the conversation that stopped before its write. */
+  private readonly streamTag = randomBytes(4).readUInt32BE(0).toString(36);
+  /** A run started from input marks its first write as the start of a run (`follow(…, { from: 'run' })`). */
+  private runStartUnwritten: boolean;
+  /** The id of this run's first stream item, when this run started here from input. */
+  runStartId: string | undefined;
   private detachedWith: unknown;
   detached = false;
 
@@ -119,6 +142,8 @@ export class LiveRun {
     this.id = options.id;
     this.revision = options.revision;
     this.updatedAt = options.updatedAt;
+    this.streamRevision = options.revision + 1;
+    this.runStartUnwritten = !('snapshot' in options.from);
     this.actor =
       'snapshot' in options.from
         ? createActor(options.machine, { snapshot: options.from.snapshot as ConversationSnapshot, input: {} })
@@ -180,6 +205,11 @@ export class LiveRun {
     return new Promise((resolve, reject) => this.waiters.push({ generation: this.generation, caller: true, resolve, reject }));
   }
 
+  /** The stream items emitted and not yet stored, in order (a write in progress included). */
+  get unwrittenStream(): readonly ConversationStreamItem[] {
+    return this.writingItems.length === 0 ? this.unwrittenItems : [...this.writingItems, ...this.unwrittenItems];
+  }
+
   /** Whether a write is pending or in progress. */
   get writesPending(): boolean {
     return this.writing || this.writtenGeneration < this.generation;
@@ -230,6 +260,15 @@ export class LiveRun {
       this.pendingLog.push({ at: Date.now(), event: { ...event, removed: removedBy(this.lastMessages, event) } });
     if (event.type === 'event.rejected' && this.rejections) this.rejections.push(event);
     this.options.publish(event);
+    // A rejection answers its sender; it is not part of the conversation's stream.
+    if (event.type !== 'event.rejected') this.stream(event);
+  }
+
+  private stream(event: ConversationStreamItem['event']): void {
+    const item: ConversationStreamItem = { id: `${this.streamRevision}.${++this.streamCount}.${this.streamTag}`, event };
+    if (this.runStartUnwritten && this.runStartId === undefined) this.runStartId = item.id;
+    this.unwrittenItems.push(item);
+    this.options.streamed(item);
   }
 
   private onSnapshot(snapshot: ConversationSnapshot): void {
@@ -252,13 +291,15 @@ export class LiveRun {
     const status = statusOf(snapshot);
     if (shape.value !== this.lastPublished.value || status !== this.lastPublished.status) {
       this.lastPublished = { value: shape.value, status };
+      const output = snapshot.status === 'done' ? snapshot.output : undefined;
       this.options.publish({
         type: 'state',
         value: snapshot.value,
         status,
         messages: snapshot.context.messages,
-        ...(snapshot.status === 'done' && snapshot.output ? { output: snapshot.output } : {}),
+        ...(output ? { output } : {}),
       });
+      this.stream(streamStateOf(snapshot.value, status, output));
     }
     this.assignGates();
   }
@@ -279,7 +320,19 @@ export class LiveRun {
           updatedAt: Date.now(),
         };
         const log = this.pendingLog.splice(0);
-        await this.options.store.save(stored, log);
+        this.writingItems = this.unwrittenItems;
+        this.unwrittenItems = [];
+        let stream: StreamAppend | undefined;
+        if (this.writingItems.length > 0) {
+          stream = { items: this.writingItems, ...(this.runStartUnwritten ? { runStart: true as const } : {}) };
+          this.runStartUnwritten = false;
+        }
+        // Items emitted from now on go with the next write.
+        this.streamRevision = stored.revision + 1;
+        this.streamCount = 0;
+        // Without a stream, the call stays as it was for stores written before streams existed.
+        await (stream ? this.options.store.save(stored, log, stream) : this.options.store.save(stored, log));
+        this.writingItems = [];
         this.revision = stored.revision;
         this.updatedAt = stored.updatedAt;
         this.writtenGeneration = generation;
@@ -303,6 +356,13 @@ export class LiveRun {
     this.detach(error);
     this.options.failed(this, error, awaited);
   }
+}
+
+/** A state change as the stream carries it: no history (the store has it), the output without it. */
+function streamStateOf(value: ConversationStateValue, status: ConversationStatus, output: RunOutput | undefined): StreamStateEvent {
+  if (!output) return { type: 'state', value, status };
+  const { messages: _messages, ...outcome } = output;
+  return { type: 'state', value, status, output: outcome };
 }
 
 /** The messages a compaction removed from `before`: those ahead of the kept tail, system messages aside (they stay). */

@@ -5,6 +5,8 @@ import type {
   ListOptions,
   LogAppend,
   StoredConversation,
+  StoredStreamEntry,
+  StreamAppend,
 } from './conversation-store.js';
 import { ConversationConflictError } from './errors/conversation-conflict-error.js';
 import { listLimit, statusFilter } from './list-options.js';
@@ -27,6 +29,8 @@ export function memoryStore(): ConversationStore {
   const conversations = new Map<string, StoredConversation>();
   /** Log entries as JSON text, so nothing a caller holds can change what was logged. */
   const logs = new Map<string, Array<{ seq: number; at: number; event: string }>>();
+  /** Stream entries likewise, one per write that carried stream items. */
+  const streams = new Map<string, Array<{ seq: number; runStart: boolean; items: string }>>();
   let nextSeq = 1;
   let closed = false;
   const open = (what: string) => {
@@ -39,7 +43,7 @@ export function memoryStore(): ConversationStore {
       const stored = conversations.get(id);
       return stored ? { ...stored } : undefined;
     },
-    async save(conversation: StoredConversation, log: readonly LogAppend[] = []) {
+    async save(conversation: StoredConversation, log: readonly LogAppend[] = [], stream?: StreamAppend) {
       open('save');
       const storedRevision = conversations.get(conversation.id)?.revision ?? 0;
       if (storedRevision !== conversation.revision - 1) {
@@ -47,7 +51,18 @@ export function memoryStore(): ConversationStore {
       }
       // Serialised before anything is written, so a log entry that is not JSON leaves no half-save behind.
       const entries = log.map(({ at, event }) => ({ seq: 0, at, event: JSON.stringify(event) }));
+      const streamed =
+        stream && stream.items.length > 0 ? { seq: 0, runStart: stream.runStart === true, items: JSON.stringify(stream.items) } : undefined;
       for (const entry of entries) entry.seq = nextSeq++;
+      if (streamed) {
+        streamed.seq = nextSeq++;
+        const existing = streams.get(conversation.id) ?? [];
+        // A new run: the stream of the run before it stays, older ones go.
+        const previousRun = streamed.runStart ? existing.findLastIndex((entry) => entry.runStart) : -1;
+        const kept = previousRun > 0 ? existing.slice(previousRun) : existing;
+        kept.push(streamed);
+        streams.set(conversation.id, kept);
+      }
       conversations.set(conversation.id, { ...conversation });
       if (entries.length > 0) {
         const existing = logs.get(conversation.id);
@@ -61,6 +76,17 @@ export function memoryStore(): ConversationStore {
       const limit = listLimit(options.limit, 'readLog');
       const entries = (logs.get(id) ?? []).filter((entry) => entry.seq > afterSeq).slice(0, limit);
       return entries.map(({ seq, at, event }) => ({ seq, at, event: JSON.parse(event) as ConversationLogEntry['event'] }));
+    },
+    async readStream(id, options = {}): Promise<StoredStreamEntry[]> {
+      open('readStream');
+      const afterSeq = options.afterSeq ?? 0;
+      const limit = listLimit(options.limit, 'readLog');
+      const entries = (streams.get(id) ?? []).filter((entry) => entry.seq > afterSeq).slice(0, limit);
+      return entries.map(({ seq, runStart, items }) => ({
+        seq,
+        items: JSON.parse(items) as StoredStreamEntry['items'],
+        ...(runStart ? { runStart: true as const } : {}),
+      }));
     },
     async list(options: ListOptions = {}): Promise<ConversationSummary[]> {
       open('list');
@@ -76,6 +102,7 @@ export function memoryStore(): ConversationStore {
     async delete(id) {
       open('delete');
       logs.delete(id);
+      streams.delete(id);
       return conversations.delete(id);
     },
     async close() {

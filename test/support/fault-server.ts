@@ -3,7 +3,9 @@
  * OpenAI Chat Completions wire (`POST /v1/chat/completions`) and the Anthropic Messages wire
  * (`POST /v1/messages`), streamed or not (it reads `stream` from each request body), and answers
  * the n-th request with the n-th step of a plan — a normal text or tool-call response, or a fault.
- * Requests past the end of the plan get a plain text answer, so every run can finish.
+ * Requests past the end of the plan get a plain text answer, so every run can finish. Servers given
+ * one `log` (the providers of a fallback list, on the same wire or another) share the plan: each
+ * request takes the next step, whichever server it reached.
  *
  * Everything it sends is valid for the real `openai` and `@anthropic-ai/sdk` clients except where
  * the step is a fault on purpose. It logs per request what it injected, when the request arrived,
@@ -65,7 +67,14 @@ export type FaultStep =
 
 /** What the server did with one request. */
 export type RequestLog = {
+  /** Position in the plan: requests are numbered in arrival order over every server sharing the log. */
   index: number;
+  /** The wire of the server that got it (servers sharing a log may speak different wires). */
+  wire: Wire;
+  /** The `model` of the request body: which provider of a fallback list sent it. */
+  model?: string;
+  /** The assistant text the answer carried or began (a partial answer's too), '' when none. */
+  text: string;
   /** `performance.now()` when the request body had arrived. */
   arrivedAt: number;
   /** When the answer was completely written (or the fault done); for a 429, when writing began. */
@@ -98,6 +107,12 @@ export type FaultServerOptions = {
   maxRequests?: number;
   /** How long a stalled answer waits for the client to give up (default 3 s). */
   stallMs?: number;
+  /**
+   * A log shared with other fault servers (e.g. the providers of a fallback list, on the same or
+   * another wire): the plan is then consumed in arrival order over all of them, one step a request,
+   * and each server's `log` is this one.
+   */
+  log?: RequestLog[];
 };
 
 export interface FaultServer {
@@ -430,7 +445,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export async function startFaultServer(options: FaultServerOptions): Promise<FaultServer> {
   const { wire, plan, toolNames, apiKey } = options;
   const stallMs = options.stallMs ?? 3_000;
-  const log: RequestLog[] = [];
+  const log: RequestLog[] = options.log ?? [];
   const count = options.maxRequests ?? plan.length + 64;
   let nonce = 0;
   const guardedSockets = new WeakSet<Socket>();
@@ -443,6 +458,9 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
     const stream = body.stream === true;
     const entry: RequestLog = {
       index,
+      wire,
+      ...(typeof body.model === 'string' ? { model: body.model } : {}),
+      text: '',
       arrivedAt: performance.now(),
       stream,
       path: request.path,
@@ -525,12 +543,14 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
         });
         entry.injected.push('tool calls');
         entry.thinking = thinking;
-        return { text: step.kind === 'tools' && step.text ? `Calling tools for ${index}.` : '', thinking, calls };
+        entry.text = step.kind === 'tools' && step.text ? `Calling tools for ${index}.` : '';
+        return { text: entry.text, thinking, calls };
       }
       entry.thinking = thinking;
       if (step.kind === 'empty') return { text: '', thinking, calls: [] };
       entry.injected.push('text');
-      return { text: `Answer ${index}.`, thinking, calls: [] };
+      entry.text = `Answer ${index}.`;
+      return { text: entry.text, thinking, calls: [] };
     };
 
     const streamEvents = (reply: Reply): string[] =>
@@ -555,6 +575,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
     /** The first part of a normal answer, as raw text, and the header. */
     const partial = (): { headers: Record<string, string>; head: string } => {
       const reply: Reply = { text: `Partial answer ${index} that will not arrive whole.`, thinking: [], calls: [] };
+      entry.text = reply.text;
       if (stream) {
         const events = streamEvents(reply);
         return { headers: { 'content-type': 'text/event-stream' }, head: events.slice(0, Math.ceil(events.length / 2)).join('') };

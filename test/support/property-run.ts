@@ -1,7 +1,9 @@
 /**
  * One property-test run: a random case (wire, tools, options, fault plan, cancel and approval
- * decisions) played through the real SDK providers against a {@link startFaultServer}, and every
- * guarantee of docs/behaviour.md checked afterwards. Shared by `test/properties.test.ts` (a fast sample
+ * decisions, and now and then the long-conversation `controls` of DESIGN §12: guardrails, budgets,
+ * steering, interrupts, a fallback list over one or more fault servers sharing the plan) played
+ * through the real SDK providers against a {@link startFaultServer}, and every guarantee of
+ * docs/behaviour.md (and of §12 for the controls) checked afterwards. Shared by `test/properties.test.ts` (a fast sample
  * under vitest) and `test/soak.ts` (thousands of runs). Cases are plain JSON, so a failing one can
  * be printed, pasted into a regression test and replayed with {@link runCase}.
  *
@@ -20,6 +22,10 @@ import { createConversationMachine } from '../../src/machines/conversation.js';
 import type { ConversationOptions } from '../../src/machines/options.js';
 import type { ConversationEmittedEvent, RunOutput } from '../../src/machines/types.js';
 import { resultTexts } from '../../src/machines/tool-round.js';
+import { budgetResultText } from '../../src/machines/budget.js';
+import { interruptedByUserText } from '../../src/machines/steering.js';
+import { textOfParts } from '../../src/machines/response-commit.js';
+import type { Provider } from '../../src/model/provider.js';
 import { findMessagesProblem, type Message } from '../../src/model/messages.js';
 import { serializeResult } from '../../src/util/serialize-result.js';
 import { anthropicProvider } from '../../src/providers/anthropic/index.js';
@@ -30,8 +36,17 @@ import type { OpenAIChatMessage } from '../../src/providers/openai-wire/chat-typ
 import { toResponsesInput } from '../../src/providers/openai-responses/to-responses-input.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import { defineTool, type Tool } from '../../src/tools/define-tool.js';
+import type { Guardrail, GuardrailVerdict } from '../../src/tools/guardrail.js';
 import { HaltError } from '../../src/tools/halt-error.js';
-import { encryptedOf, startFaultServer, type CallSpec, type FaultServer, type FaultStep, type Wire } from './fault-server.js';
+import {
+  encryptedOf,
+  startFaultServer,
+  type CallSpec,
+  type FaultServer,
+  type FaultStep,
+  type RequestLog,
+  type Wire,
+} from './fault-server.js';
 // Loaded up front: the providers import their SDK on first use, and a cold import can take longer
 // than the short request timeouts used here, which would turn the first runs into timeouts.
 import 'openai';
@@ -86,12 +101,70 @@ export type RunCase = {
   approvals: Decision[];
   /** Send approvals and cancels from a timer instead of inside the event listener. */
   asyncDecisions: boolean;
-  /** Send a second `user.message` while the run is busy, after this many emitted events (it must be turned away). */
+  /**
+   * Send a second `user.message` while the run is busy, after this many emitted events: turned away
+   * (the default steering), or queued with `controls.steering: 'queue'`.
+   */
   strayMessageAfterEvents: number | null;
+  /** Long-conversation controls (DESIGN §12). Absent in cases written before them, which run as they did. */
+  controls?: RunControls;
 };
+
+/** What a guardrail does on the check it misbehaves on (`GuardrailSpec.at`); every other check passes. */
+export const guardrailBehaviours = ['pass', 'trip', 'throw', 'garbage', 'hang', 'hangHonours'] as const;
+export type GuardrailBehaviour = (typeof guardrailBehaviours)[number];
+
+export type GuardrailSpec = {
+  /** `hang` outlives its `timeoutMs` ignoring its signal; `hangHonours` rejects once its signal aborts. */
+  behaviour: GuardrailBehaviour;
+  /** Which of this guardrail's checks (0 = its first) behaves so. */
+  at: number;
+  /** Answer from a later macrotask instead of at once. */
+  async: boolean;
+};
+
+/** One extra provider of a fallback list. */
+export type FallbackSpec = {
+  wire: Wire;
+  stream: boolean;
+  /** On a fault server of its own (always so when its wire is not the case's); every server shares the plan. */
+  ownServer: boolean;
+};
+
+export type RunControls = {
+  guardrails?: { input: GuardrailSpec[]; output: GuardrailSpec[]; timeoutMs: number };
+  budget?: { maxTotalTokens?: number; maxDurationMs?: number };
+  steering?: 'reject' | 'queue';
+  /**
+   * `user.interrupt` (an empty one must be rejected) after this many emitted events, or, with `on`,
+   * at once on the ((afterEvents - 1) % 3 + 1)-th event of that type (aimed at a state: a request before or after
+   * its first delta or its last chunk, a retry's backoff, a running tool, an approval, a guardrail).
+   */
+  interrupts?: Array<{ afterEvents: number; empty: boolean; on?: InterruptPoint }>;
+  /** Providers after the case's own: `provider: [primary, ...fallback]`. */
+  fallback?: FallbackSpec[];
+};
+
+export const interruptPoints = [
+  'request.started',
+  'text.delta',
+  'usage',
+  'request.retry',
+  'tool.started',
+  'tool.approval.requested',
+  'guardrail.checked',
+] as const;
+export type InterruptPoint = (typeof interruptPoints)[number];
+
+/** The text of the i-th interrupt of a case. */
+export const interruptText = (index: number, empty: boolean) => (empty ? '  ' : `Interrupt ${index}: change course.`);
+export const strayText = 'A stray message while busy.';
+const firstMessage = 'Please use the tools.';
 
 export type RunReport = {
   output: RunOutput | undefined;
+  /** What the controls made happen, e.g. `provider.fallback`, `request.interrupted (executingTools)`, for the soak's summary. */
+  notes: string[];
   violations: string[];
   /** Violations matching an engine bug already written down as an `it.fails` regression (see {@link knownBugNames}). */
   knownBugs: string[];
@@ -114,6 +187,9 @@ export const knownBugNames: Record<string, string> = {
   // KB2 (fixed in 9952b67, now a plain regression test): on the Anthropic wire a broken transfer
   // (SSE data line not JSON; non-streamed body cut short or empty) ended the run in error
   // unknown/non-retryable with retries left, where the OpenAI provider retried it.
+  // KB3 (fixed in a7901af, now a plain regression test): messages that joined the history at one
+  // request boundary (two queued, or a queued one and an interrupt) were checked by the input
+  // guardrails as one — only the last — so the others reached the model unchecked.
 };
 const strict = process.env.PROPERTY_STRICT === '1';
 
@@ -203,8 +279,83 @@ const optionsArb: fc.Arbitrary<CaseOptions> = fc.record(
   { requiredKeys: ['maxToolIterations', 'retry', 'toolTimeoutMs', 'requestTimeoutMs', 'doomLoop'] },
 );
 
-/** A whole random case. */
-export const runCaseArb: fc.Arbitrary<RunCase> = fc.record({
+const guardrailSpecArb: fc.Arbitrary<GuardrailSpec> = fc.record({
+  behaviour: fc.oneof(
+    { weight: 8, arbitrary: fc.constant('pass' as const) },
+    { weight: 3, arbitrary: fc.constant('trip' as const) },
+    { weight: 1, arbitrary: fc.constant('throw' as const) },
+    { weight: 1, arbitrary: fc.constant('garbage' as const) },
+    { weight: 1, arbitrary: fc.constant('hang' as const) },
+    { weight: 1, arbitrary: fc.constant('hangHonours' as const) },
+  ),
+  at: fc.integer({ min: 0, max: 2 }),
+  async: fc.boolean(),
+});
+
+/** Each control is drawn now and then; a record with none is no controls at all. */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: arbitrary });
+
+export const runControlsArb: fc.Arbitrary<RunControls> = fc
+  .record({
+    guardrails: sometimes(
+      fc.record({
+        input: fc.array(guardrailSpecArb, { maxLength: 2 }),
+        output: fc.array(guardrailSpecArb, { maxLength: 2 }),
+        // Well under `hangMs`: a hanging check always outlives it.
+        timeoutMs: fc.integer({ min: 5, max: 40 }),
+      }),
+    ),
+    budget: sometimes(
+      fc
+        .record(
+          {
+            // A full answer reports 13 tokens: crossed after one to six of them.
+            maxTotalTokens: fc.integer({ min: 1, max: 80 }),
+            // Short enough now and then to fire mid-request or mid-tool.
+            maxDurationMs: fc.oneof(fc.integer({ min: 5, max: 200 }), fc.integer({ min: 200, max: 1_500 })),
+          },
+          { requiredKeys: [] },
+        )
+        .filter((budget) => budget.maxTotalTokens !== undefined || budget.maxDurationMs !== undefined),
+    ),
+    steering: sometimes(fc.constantFrom('reject' as const, 'queue' as const, 'queue' as const)),
+    interrupts: sometimes(
+      fc.array(
+        fc.record(
+          {
+            afterEvents: fc.integer({ min: 1, max: 40 }),
+            empty: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+            // Weighted to the states a run passes quickly: a running tool round, an approval.
+            on: fc.constantFrom<InterruptPoint>(
+              ...interruptPoints,
+              'tool.started',
+              'tool.started',
+              'tool.approval.requested',
+              'tool.approval.requested',
+            ),
+          },
+          { requiredKeys: ['afterEvents', 'empty'] },
+        ),
+        { minLength: 1, maxLength: 2 },
+      ),
+    ),
+    fallback: sometimes(
+      fc.array(
+        fc.record({ wire: fc.constantFrom<Wire>('openai', 'anthropic', 'responses'), stream: fc.boolean(), ownServer: fc.boolean() }),
+        { minLength: 1, maxLength: 2 },
+      ),
+    ),
+  })
+  .map((drawn) => {
+    const controls: RunControls = {};
+    for (const [key, value] of Object.entries(drawn)) if (value !== undefined) Object.assign(controls, { [key]: value });
+    return controls;
+  })
+  .filter((controls) => Object.keys(controls).length > 0);
+
+/** A whole random case: about half of them with controls. */
+const baseCaseArb: fc.Arbitrary<RunCase> = fc.record({
   wire: fc.constantFrom<Wire>('openai', 'anthropic'),
   stream: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   tools: fc.array(fc.constantFrom(...toolKinds), { minLength: 1, maxLength: 4 }),
@@ -233,6 +384,10 @@ export const runCaseArb: fc.Arbitrary<RunCase> = fc.record({
   strayMessageAfterEvents: fc.option(fc.integer({ min: 1, max: 30 }), { nil: null, freq: 3 }),
 });
 
+export const runCaseArb: fc.Arbitrary<RunCase> = fc
+  .tuple(baseCaseArb, fc.option(runControlsArb, { nil: null, freq: 2 }))
+  .map(([base, controls]) => (controls === null ? base : { ...base, controls }));
+
 /** A case for one wire only. */
 export const runCaseArbFor = (wire: Wire): fc.Arbitrary<RunCase> => runCaseArb.map((value) => ({ ...value, wire }));
 
@@ -246,6 +401,10 @@ type ToolState = {
   threw: Set<string>;
   active: number;
   maxActive: number;
+  /** Calls whose signal fired. */
+  aborted: Set<string>;
+  /** Calls whose `execute` settled by itself (returned, resolved, threw or rejected). */
+  settled: Set<string>;
 };
 
 const parameters: Record<string, unknown> = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] };
@@ -285,14 +444,25 @@ function makeTool(kind: ToolKind, index: number, state: ToolState): Tool {
           released = true;
           state.active--;
         };
-        context.signal.addEventListener('abort', release, { once: true });
+        const settle = () => {
+          state.settled.add(context.toolCallId);
+          release();
+        };
+        context.signal.addEventListener(
+          'abort',
+          () => {
+            state.aborted.add(context.toolCallId);
+            release();
+          },
+          { once: true },
+        );
         try {
           const value = execute(args as { n: number }, context);
-          if (value instanceof Promise) value.then(release, release);
-          else release();
+          if (value instanceof Promise) value.then(settle, settle);
+          else settle();
           return value;
         } catch (error) {
-          release();
+          settle();
           throw error;
         }
       },
@@ -385,6 +555,103 @@ function makeTool(kind: ToolKind, index: number, state: ToolState): Tool {
         },
       });
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Guardrails
+
+/** One check a guardrail was asked for, as it went. */
+export type GuardrailCall = {
+  phase: 'input' | 'output';
+  name: string;
+  /** Which of this guardrail's checks (0 = its first). */
+  check: number;
+  behaviour: GuardrailBehaviour;
+  text: string;
+  startedAt: number;
+  /** When the check answered by itself (a verdict, garbage or a throw); unset while it hangs. */
+  settledAt?: number;
+  /** Its signal fired. */
+  aborted: boolean;
+  /** The reason a tripping check gave. */
+  reason?: string;
+};
+
+/** What a `garbage` check returns (one picked by the text): none of it is a verdict. */
+const garbageVerdicts: unknown[] = [null, { tripped: 'yes' }, 'ok', 42, undefined, { reason: 'no verdict' }];
+
+function makeGuardrail(
+  phase: 'input' | 'output',
+  index: number,
+  spec: GuardrailSpec,
+  timeoutMs: number,
+  calls: GuardrailCall[],
+  hangs: Set<Promise<unknown>>,
+): Guardrail {
+  const name = `${phase}_${index}_${spec.behaviour}`;
+  let checks = 0;
+  return {
+    name,
+    timeoutMs,
+    check: (text, { signal }) => {
+      const check = checks++;
+      const behaviour: GuardrailBehaviour = check === spec.at ? spec.behaviour : 'pass';
+      const call: GuardrailCall = { phase, name, check, behaviour, text, startedAt: performance.now(), aborted: signal.aborted };
+      calls.push(call);
+      signal.addEventListener(
+        'abort',
+        () => {
+          call.aborted = true;
+        },
+        { once: true },
+      );
+      const settled = () => {
+        call.settledAt ??= performance.now();
+      };
+      if (behaviour === 'hang' || behaviour === 'hangHonours') {
+        const hang = new Promise<GuardrailVerdict>((resolve, reject) => {
+          const timer = setTimeout(() => resolve({ tripped: false }), hangMs);
+          // An honouring check rejects once aborted: a late rejection nobody awaits any more.
+          if (behaviour === 'hangHonours')
+            signal.addEventListener(
+              'abort',
+              () => {
+                clearTimeout(timer);
+                reject(signal.reason instanceof Error ? signal.reason : new Error('guardrail aborted'));
+              },
+              { once: true },
+            );
+        });
+        const quiet = hang.then(
+          () => undefined,
+          () => undefined,
+        );
+        hangs.add(quiet);
+        void quiet.then(() => hangs.delete(quiet));
+        return hang;
+      }
+      const answer = (): GuardrailVerdict => {
+        settled();
+        if (behaviour === 'throw') throw new Error(`${name} failed on purpose`);
+        if (behaviour === 'garbage') return garbageVerdicts[(check + text.length) % garbageVerdicts.length] as GuardrailVerdict;
+        if (behaviour === 'trip') {
+          call.reason = `${name} trips on check ${check}`;
+          return { tripped: true, reason: call.reason };
+        }
+        return { tripped: false };
+      };
+      if (!spec.async) return answer();
+      return new Promise<GuardrailVerdict>((resolve, reject) =>
+        setImmediate(() => {
+          try {
+            resolve(answer());
+          } catch (error) {
+            reject(error);
+          }
+        }),
+      );
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -745,24 +1012,66 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
   const started = performance.now();
   const violations: string[] = [];
   const knownBugs: string[] = [];
+  const notes: string[] = [];
   const apiKey = `sk-prop-${randomBytes(12).toString('hex')}`;
   const baseline = runOptions.checkResources ? activeResources() : {};
   takeEscapes();
 
-  const toolState: ToolState = { executions: new Map(), hangs: new Set(), threw: new Set(), active: 0, maxActive: 0 };
+  const controls: RunControls = testCase.controls ?? {};
+  const toolState: ToolState = {
+    executions: new Map(),
+    hangs: new Set(),
+    threw: new Set(),
+    active: 0,
+    maxActive: 0,
+    aborted: new Set(),
+    settled: new Set(),
+  };
   const tools = testCase.tools.map((kind, index) => makeTool(kind, index, toolState));
   const toolNames = tools.map((tool) => tool.name);
+  const guardrailCalls: GuardrailCall[] = [];
+  const guardrailSpecs = controls.guardrails;
+  const guardrails = guardrailSpecs && {
+    input: guardrailSpecs.input.map((spec, index) =>
+      makeGuardrail('input', index, spec, guardrailSpecs.timeoutMs, guardrailCalls, toolState.hangs),
+    ),
+    output: guardrailSpecs.output.map((spec, index) =>
+      makeGuardrail('output', index, spec, guardrailSpecs.timeoutMs, guardrailCalls, toolState.hangs),
+    ),
+  };
+  // The case's own provider, then its fallback list; each asks for a model of its own, so
+  // `request.started` and `provider.fallback` say which one it was.
+  const chain: Chain = [{ wire: testCase.wire, stream: testCase.stream, ownServer: false }, ...(controls.fallback ?? [])].map(
+    (entry, position) => ({
+      wire: entry.wire,
+      stream: entry.stream,
+      ownServer: position > 0 && (entry.ownServer || entry.wire !== testCase.wire),
+      model: modelFor(entry.wire, position),
+    }),
+  );
   let server: FaultServer | undefined;
+  const servers: Array<{ server: FaultServer; wire: Wire }> = [];
+  // Every server of the chain shares this log, so the plan is consumed in arrival order over all of them.
+  const log: RequestLog[] = [];
   let output: RunOutput | undefined;
   const o = testCase.options;
   const maxAttempts = o.retry === false ? 1 : o.retry.maxRetries + 1;
   const system = testCase.system ? 'You are a property test. Be terse.' : undefined;
 
   try {
-    server = await startFaultServer({ wire: testCase.wire, plan: testCase.plan, toolNames, apiKey, stallMs: 2_000 });
-    const provider = providerFor(testCase.wire, server.baseURL, apiKey, testCase.stream);
+    server = await startFaultServer({ wire: testCase.wire, plan: testCase.plan, toolNames, apiKey, stallMs: 2_000, log });
+    servers.push({ server, wire: testCase.wire });
+    const providers: Provider[] = [];
+    for (const entry of chain) {
+      let target = server;
+      if (entry.ownServer) {
+        target = await startFaultServer({ wire: entry.wire, plan: testCase.plan, toolNames, apiKey, stallMs: 2_000, log });
+        servers.push({ server: target, wire: entry.wire });
+      }
+      providers.push(providerFor(entry.wire, target.baseURL, apiKey, entry.stream, entry.model));
+    }
     const options: ConversationOptions = {
-      provider,
+      provider: providers.length === 1 ? (providers[0] as Provider) : providers,
       tools: tools as unknown as ConversationOptions['tools'],
       maxToolIterations: o.maxToolIterations,
       retry: o.retry,
@@ -773,11 +1082,14 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       ...(o.maxToolResultBytes === undefined ? {} : { maxToolResultBytes: o.maxToolResultBytes }),
       ...(o.maxToolArgsBytes === undefined ? {} : { maxToolArgsBytes: o.maxToolArgsBytes }),
       ...(system === undefined ? {} : { system }),
+      ...(guardrails === undefined ? {} : { guardrails }),
+      ...(controls.budget === undefined ? {} : { budget: controls.budget }),
+      ...(controls.steering === undefined ? {} : { steering: controls.steering }),
     };
     const machine = createConversationMachine(options);
     const actor = createActor(machine, { input: { messages: [] } });
 
-    const events: Array<ConversationEmittedEvent & { at: number; requestsSoFar: number }> = [];
+    const events: TimedEvent[] = [];
     const timers = new Set<ReturnType<typeof setTimeout>>();
     const later = (fn: () => void, ms = 0) => {
       const timer = setTimeout(() => {
@@ -795,9 +1107,31 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
     let approvalIndex = 0;
     const denied = new Set<string>();
     let eventCount = 0;
-    const log = server.log;
+    let straySent = false;
+    let strayWhileActive = false;
+    // Inside the listener a send waits for the current step to end (the run may end with it); from a
+    // timer it is taken at once, so a message sent then to an active run must be taken.
+    let inListener = false;
+    const takenAtOnce = () => !inListener && actor.getSnapshot().status === 'active';
+    const interrupts: SentInterrupt[] = (controls.interrupts ?? []).map((spec, index) => ({
+      afterEvents: spec.afterEvents,
+      ...(spec.on === undefined ? {} : { on: spec.on }),
+      seen: 0,
+      content: interruptText(index, spec.empty),
+      empty: spec.empty,
+      sent: false,
+      whileActive: false,
+    }));
 
     actor.on('*', (event: ConversationEmittedEvent) => {
+      inListener = true;
+      try {
+        listen(event);
+      } finally {
+        inListener = false;
+      }
+    });
+    const listen = (event: ConversationEmittedEvent) => {
       events.push({ ...event, at: performance.now(), requestsSoFar: log.length });
       eventCount++;
       if (event.type !== 'text.delta' && event.type !== 'tool.call.delta' && event.type !== 'reasoning.delta') {
@@ -825,11 +1159,25 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         });
       }
       if (testCase.strayMessageAfterEvents === eventCount)
-        decide(() => actor.send({ type: 'user.message', content: 'A stray message while busy.' }));
+        decide(() => {
+          straySent = true;
+          strayWhileActive = takenAtOnce();
+          actor.send({ type: 'user.message', content: strayText });
+        });
+      for (const interrupt of interrupts) {
+        const send = () => {
+          interrupt.sent = true;
+          interrupt.whileActive = takenAtOnce();
+          actor.send({ type: 'user.interrupt', content: interrupt.content });
+        };
+        if (interrupt.on === undefined) {
+          if (interrupt.afterEvents === eventCount) decide(send);
+        } else if (interrupt.on === event.type && ++interrupt.seen === ((interrupt.afterEvents - 1) % 3) + 1) send();
+      }
       if (testCase.cancel && 'afterEvents' in testCase.cancel && eventCount === testCase.cancel.afterEvents + 1) {
         decide(() => sendCancel('cancelled after events'));
       }
-    });
+    };
 
     let watchdogFired = false;
     const watchdog = setTimeout(() => {
@@ -837,13 +1185,26 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       actor.stop();
     }, runOptions.watchdogMs ?? 20_000);
 
+    let finishedAt: number | undefined;
+    const finished = () => {
+      finishedAt ??= performance.now();
+    };
+    actor.subscribe({ next: (snapshot) => snapshot.status !== 'active' && finished(), complete: finished, error: finished });
     actor.start();
     if (testCase.cancel && 'afterEvents' in testCase.cancel && testCase.cancel.afterEvents === 0)
       decide(() => sendCancel('cancelled at once'));
     if (testCase.cancel && 'afterMs' in testCase.cancel) later(() => sendCancel('cancelled after ms'), testCase.cancel.afterMs);
-    actor.send({ type: 'user.message', content: 'Please use the tools.' });
+    const sentAt = performance.now();
+    actor.send({ type: 'user.message', content: firstMessage });
+    let endedAt = sentAt;
+    // What was still running when the run ended (read before anything left over settles).
+    let stillRunning: string[] = [];
+    let checksStillRunning: GuardrailCall[] = [];
     try {
       output = await toPromise(actor);
+      endedAt = performance.now();
+      stillRunning = [...toolState.executions.keys()].filter((id) => !toolState.settled.has(id));
+      checksStillRunning = guardrailCalls.filter((call) => call.settledAt === undefined);
     } catch (error) {
       violations.push(`toPromise rejected: ${String(error)}`);
     } finally {
@@ -890,7 +1251,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       );
       try {
         violations.push(
-          ...(testCase.wire === 'anthropic'
+          ...(chain.some((entry) => entry.wire === 'anthropic')
             ? anthropicRequestProblems(output.messages, system, sentThinking)
             : anthropicRequestProblems(
                 output.messages,
@@ -934,8 +1295,8 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         if (denied.has(call.toolCallId) && toolState.executions.has(call.toolCallId))
           violations.push(`denied call ${call.toolCallId} was executed`);
         if (denied.has(call.toolCallId) && result && !(result.isError === true && String(result.result).startsWith('denied by user'))) {
-          // A denial that raced a cancel is settled by the cancel; anything else must say denied.
-          if (!String(result.result).startsWith('cancelled'))
+          // A denial that raced a cancel, an interrupt or the time budget is settled by it; anything else must say denied.
+          if (!String(result.result).startsWith('cancelled') && String(result.result) !== budgetText('maxDurationMs'))
             violations.push(`denied call ${call.toolCallId} has result ${JSON.stringify(result.result).slice(0, 80)}`);
         }
       }
@@ -948,11 +1309,14 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
           violations.push(`result of ${id} is ${Buffer.byteLength(kept, 'utf8')} bytes over the cap ${byteCap}`);
       }
 
-      // Only the run's own user message and doom-loop notices are user messages; a message sent while busy is turned away.
+      // Only the run's own user message and doom-loop notices are user messages; a message sent while
+      // busy is turned away — unless it is queued (`steering: 'queue'`) or an interrupt (checked below).
+      const userAllowed = new Set([firstMessage, ...interrupts.filter((sent) => !sent.empty).map((sent) => sent.content)]);
+      if (controls.steering === 'queue') userAllowed.add(strayText);
       for (const message of output.messages) {
         if (message.role !== 'user') continue;
-        const text = typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
-        if (text !== 'Please use the tools.' && !text.startsWith('Notice: you have repeated'))
+        const text = userText(message);
+        if (!userAllowed.has(text) && !text.startsWith('Notice: you have repeated'))
           violations.push(`unexpected user message in the history: ${JSON.stringify(text).slice(0, 80)}`);
       }
       // Tool calls of a round run at most maxConcurrentTools at once.
@@ -963,7 +1327,12 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         const kind = call.toolName.slice(0, call.toolName.lastIndexOf('_'));
         if (!['hang', 'hangHonours', 'abortRejects'].includes(kind) || !toolState.executions.has(call.toolCallId)) continue;
         const text = String(results.get(call.toolCallId)?.result ?? '');
-        if (!/timed out after \d+ ms$/.test(text) && !text.startsWith('cancelled') && !text.startsWith('halted:'))
+        if (
+          !/timed out after \d+ ms$/.test(text) &&
+          !text.startsWith('cancelled') &&
+          !text.startsWith('halted:') &&
+          text !== budgetText('maxDurationMs')
+        )
           violations.push(`${kind} call ${call.toolCallId} (timeout ${o.toolTimeoutMs} ms) got ${JSON.stringify(text).slice(0, 80)}`);
       }
       // docs/behaviour.md item 3: a HaltError's content as a result means the run ended tool_halt.
@@ -987,7 +1356,12 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
             executedRounds.add(index);
         });
         const result = results.get(id);
-        if (result && (result.result === resultTexts.iterationLimit || result.result === resultTexts.doomLoop))
+        if (
+          result &&
+          (result.result === resultTexts.iterationLimit ||
+            result.result === resultTexts.doomLoop ||
+            result.result === budgetText('maxTotalTokens'))
+        )
           violations.push(`call ${id} executed although settled as not executed`);
       }
       if (executedRounds.size > o.maxToolIterations)
@@ -1021,6 +1395,14 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       }
       if (log.length > startedEvents.length)
         violations.push(`${log.length} HTTP requests for ${startedEvents.length} request.started events`);
+      // One plan step per attempt, over every server of a fallback list: the n-th HTTP request comes after the n-th request.started.
+      for (const entry of log) {
+        const before = startedEvents.filter((event) => event.at <= entry.arrivedAt).length;
+        if (before < entry.index + 1) {
+          violations.push(`HTTP request #${entry.index} (${entry.wire}) arrived after only ${before} request.started events`);
+          break;
+        }
+      }
       events.forEach((event, position) => {
         if (event.type !== 'request.retry') return;
         // The failed attempt is the last request.started before this retry; its HTTP request is the one logged first after it.
@@ -1046,20 +1428,29 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
           if (event.delayMs < request.retryAfterMs)
             violations.push(`retry after a 429 waited ${event.delayMs} ms < retry-after ${request.retryAfterMs} ms`);
           const next = log[request.index + 1];
-          if (next && request.respondedAt !== undefined && next.arrivedAt - request.respondedAt < request.retryAfterMs - 1) {
+          // The next request is the retry unless an interrupt abandoned the backoff for a new request (which does not wait).
+          const upTo = events.findIndex((later, at) => at > position && later.type === 'request.started');
+          const abandoned = events.slice(position + 1, upTo < 0 ? undefined : upTo).some((later) => later.type === 'request.interrupted');
+          if (next && !abandoned && request.respondedAt !== undefined && next.arrivedAt - request.respondedAt < request.retryAfterMs - 1) {
             violations.push(
               `the retry arrived ${(next.arrivedAt - request.respondedAt).toFixed(1)} ms after a 429 asking for ${request.retryAfterMs} ms`,
             );
           }
         }
       });
-      if (output.status === 'error' && !cancelSentWhileActive) {
+      // A guardrail's error is no provider's: checked with the guardrails.
+      if (output.status === 'error' && !cancelSentWhileActive && !output.error?.code?.startsWith('guardrail_')) {
         const lastStarted = startedEvents.at(-1);
         const lastRequest = lastStarted ? log[lastStarted.requestsSoFar] : undefined;
         const lastAttempt = lastStarted?.type === 'request.started' ? lastStarted.attempt : 0;
+        const lastPosition = lastStarted?.type === 'request.started' ? positionOf(chain, lastStarted.model) : 0;
         const injected = lastRequest?.injected ?? [];
         if (output.error?.retryable === true && lastAttempt < maxAttempts)
           violations.push(`ended in error (${output.error.code}) with retries left: attempt ${lastAttempt} of ${maxAttempts}`);
+        else if (output.error?.retryable === true && lastPosition < chain.length - 1)
+          violations.push(
+            `ended in error (${output.error.code}) with a provider left to fall back on: provider ${lastPosition + 1} of ${chain.length}`,
+          );
         // A garbled or truncated answer is a broken transfer: retried like a dropped connection (the OpenAI provider does).
         if (output.error?.retryable === false && brokenTransfer(injected) && !contractFatal(injected) && lastAttempt < maxAttempts) {
           violations.push(
@@ -1072,6 +1463,38 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
           );
         }
       }
+
+      // docs/behaviour.md item 8 and DESIGN §12: whatever ends the run or abandons a round (cancel, a
+      // halt, an interrupt, the time budget, a timeout) stops what still runs, and its signal fires.
+      for (const id of stillRunning)
+        if (!toolState.aborted.has(id)) violations.push(`call ${id} was still running when the run ended, and its signal never fired`);
+      for (const call of checksStillRunning)
+        if (!call.aborted)
+          violations.push(`guardrail ${call.name} (check ${call.check}) still ran when the run ended, and its signal never fired`);
+
+      violations.push(
+        ...controlProblems({
+          testCase,
+          controls,
+          output,
+          events,
+          log,
+          chain,
+          maxAttempts,
+          guardrailCalls,
+          executed: new Set(toolState.executions.keys()),
+          interrupts,
+          straySent,
+          strayWhileActive,
+          cancelSentWhileActive,
+          sentAt,
+          finishedAt: finishedAt ?? endedAt,
+          endedAt,
+          watchdogFired,
+          notes,
+          knownBugs,
+        }),
+      );
     }
 
     // Every request the provider really sent is valid for its wire (thinking blocks as the server sent them).
@@ -1082,12 +1505,17 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
         ),
       ),
     );
-    const sentForWire = testCase.wire === 'responses' ? new Set(log.flatMap((entry) => entry.thinking.map(encryptedOf))) : sentThinkingAll;
-    server.wire.requests.forEach((request, index) => {
-      violations.push(
-        ...bodyProblems(testCase.wire, request.body, sentForWire, testCase.stream).map((problem) => `request #${index}: ${problem}`),
-      );
-    });
+    const sentEncrypted = new Set(log.flatMap((entry) => entry.thinking.map(encryptedOf)));
+    for (const [position, { server: target, wire }] of servers.entries()) {
+      const sentForWire = wire === 'responses' ? sentEncrypted : sentThinkingAll;
+      target.wire.requests.forEach((request, index) => {
+        // Which provider of the chain sent it: its model says (the stream setting is that provider's).
+        const model = isRecord(request.body) ? request.body.model : undefined;
+        const stream = chain.find((entry) => entry.model === model)?.stream ?? testCase.stream;
+        const label = position === 0 ? `request #${index}` : `${wire} server ${position} request #${index}`;
+        violations.push(...bodyProblems(wire, request.body, sentForWire, stream).map((problem) => `${label}: ${problem}`));
+      });
+    }
 
     // The history starts the next turn on the other wire, through the real SDK.
     if (output && output.messages.length > 0 && violations.length === 0) {
@@ -1104,7 +1532,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
   } catch (error) {
     violations.push(`the harness failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
-    await server?.close();
+    await Promise.all(servers.map(({ server: target }) => target.close()));
   }
   if (runOptions.checkResources) {
     const growth = await waitForDrain(baseline, 1_000);
@@ -1120,25 +1548,484 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
   if (strict) violations.push(...knownBugs);
   return {
     output,
+    notes,
     violations,
     knownBugs: [...new Set(knownBugs)],
-    lastInjected: server?.log.at(-1)?.injected ?? [],
-    injected: server?.injected() ?? [],
-    requests: server?.log.length ?? 0,
+    lastInjected: log.at(-1)?.injected ?? [],
+    injected: log.flatMap((entry) => entry.injected),
+    requests: log.length,
     durationMs: performance.now() - started,
     executions: toolState.executions.size,
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Long-conversation controls (DESIGN §12): budgets, guardrails, steering, interrupts, fallback
+
+type TimedEvent = ConversationEmittedEvent & { at: number; requestsSoFar: number };
+type SentInterrupt = {
+  afterEvents: number;
+  on?: InterruptPoint;
+  seen: number;
+  content: string;
+  empty: boolean;
+  sent: boolean;
+  /** Sent from a timer to an active run: taken at once. */
+  whileActive: boolean;
+};
+type Chain = Array<{ wire: Wire; stream: boolean; ownServer: boolean; model: string }>;
+
+const baseModels = { openai: 'gpt-4o-mini', anthropic: 'claude-haiku-4-5', responses: 'gpt-5-mini' } as const;
+/** The model the provider at this position of a fallback list asks for: the wire's own first, then one per position. */
+const modelFor = (wire: Wire, position: number) => (position === 0 ? baseModels[wire] : `${baseModels[wire]}-fallback-${position}`);
+/** The position in the chain of the provider that asks for `model` (-1: none). */
+const positionOf = (chain: Chain, model: unknown) => chain.findIndex((entry) => entry.model === model);
+/** The model of a `provider.fallback` label (`name:model`). */
+const labelModel = (label: string) => label.slice(label.indexOf(':') + 1);
+const budgetText = (limit: string) => budgetResultText({ limit: limit as 'maxTotalTokens' });
+const userText = (message: Extract<Message, { role: 'user' }>) =>
+  typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
+const contentText = (content: string | Array<{ type: 'text'; text: string }>) =>
+  typeof content === 'string' ? content : content.map((part) => part.text).join('');
+const isDelta = (event: TimedEvent) => event.type === 'text.delta' || event.type === 'reasoning.delta' || event.type === 'tool.call.delta';
+
+type Observed = {
+  testCase: RunCase;
+  controls: RunControls;
+  output: RunOutput;
+  events: TimedEvent[];
+  log: RequestLog[];
+  chain: Chain;
+  maxAttempts: number;
+  guardrailCalls: GuardrailCall[];
+  executed: Set<string>;
+  interrupts: SentInterrupt[];
+  straySent: boolean;
+  strayWhileActive: boolean;
+  cancelSentWhileActive: boolean;
+  /** `performance.now()` as the run's message went in, as the actor reached its final state, and as its output came. */
+  sentAt: number;
+  finishedAt: number;
+  endedAt: number;
+  /** Where a check puts violations that match a bug of {@link knownBugNames}, to keep them apart. */
+  knownBugs: string[];
+  watchdogFired: boolean;
+  notes: string[];
+};
+
+/**
+ * The properties of DESIGN §12 over one run: how it may end given its controls, the budget kept,
+ * guardrails checked in order and obeyed, queued and interrupting messages in the history once and
+ * in place, abandoned attempts left out, fallback only when retries are spent on a retryable error.
+ * Runs without controls are held to the same (most of it then says: none of this happened).
+ */
+function controlProblems(observed: Observed): string[] {
+  const { controls, output, events } = observed;
+  const problems: string[] = [];
+
+  // Ends the controls make legal, and only those.
+  const reasons = new Set(['max_iterations', 'tool_halt', 'doom_loop', 'cancelled']);
+  if (controls.budget) reasons.add('budget');
+  if (controls.guardrails) reasons.add('guardrail');
+  if (output.status === 'halted' && !reasons.has(output.reason ?? ''))
+    problems.push(`halted/${output.reason ?? ''}, which nothing in the case can cause`);
+  if (output.status === 'error' && output.error?.code?.startsWith('guardrail_') && !controls.guardrails)
+    problems.push(`ended in error ${output.error.code} without guardrails`);
+  if (output.budget !== undefined && output.reason !== 'budget')
+    problems.push(`output.budget on a run that ended ${output.status}/${output.reason ?? ''}`);
+  if (output.guardrail !== undefined && output.reason !== 'guardrail')
+    problems.push(`output.guardrail on a run that ended ${output.status}/${output.reason ?? ''}`);
+
+  problems.push(...budgetProblems(observed));
+  problems.push(...guardrailProblems(observed));
+  problems.push(...steeringProblems(observed));
+  problems.push(...fallbackProblems(observed));
+
+  for (const event of events) {
+    if (event.type === 'provider.fallback') observed.notes.push('provider.fallback');
+    if (event.type === 'request.interrupted') observed.notes.push(`request.interrupted (${event.state})`);
+    if (event.type === 'user.message.queued') observed.notes.push('user.message.queued');
+  }
+  if (output.reason === 'budget' && output.budget) observed.notes.push(`halted on ${output.budget.limit}`);
+  if (output.reason === 'guardrail' && output.guardrail) observed.notes.push(`halted by a ${output.guardrail.phase} guardrail`);
+  return problems;
+}
+
+function budgetProblems({ controls, output, events, endedAt, sentAt, watchdogFired }: Observed): string[] {
+  const problems: string[] = [];
+  const budget = controls.budget;
+  const toolResults = output.messages.flatMap((message) => (message.role === 'tool' ? message.content : []));
+  for (const part of toolResults) {
+    const text = String(part.result);
+    if (!text.startsWith('not executed: the run reached its budget')) continue;
+    if (output.reason !== 'budget' || text !== budgetText(output.budget?.limit ?? ''))
+      problems.push(`call ${part.toolCallId} got ${JSON.stringify(text)} in a run that ended ${output.status}/${output.reason ?? ''}`);
+  }
+  if (output.status === 'halted' && output.reason === 'budget') {
+    const reached = output.budget;
+    const configured =
+      reached?.limit === 'maxTotalTokens' ? budget?.maxTotalTokens : reached?.limit === 'maxDurationMs' ? budget?.maxDurationMs : undefined;
+    if (!reached) problems.push('halted/budget without output.budget');
+    else if (configured === undefined) problems.push(`halted on ${reached.limit}, which the case does not set`);
+    else {
+      if (reached.max !== configured) problems.push(`output.budget.max ${reached.max}, ${reached.limit} is ${configured}`);
+      if (reached.limit === 'maxTotalTokens') {
+        if (reached.used < reached.max) problems.push(`halted on maxTotalTokens with ${reached.used} of ${reached.max} used`);
+        const counted = output.usage.totalTokens + (output.failedUsage?.totalTokens ?? 0);
+        if (reached.used !== counted) problems.push(`output.budget.used ${reached.used}, but usage and failedUsage add up to ${counted}`);
+      } else if (reached.used < reached.max - 1) problems.push(`halted on maxDurationMs after ${reached.used} of ${reached.max} ms`);
+    }
+  }
+
+  // Every answered request's tokens are counted (committed or failed), unless the run ended before it could count them.
+  const reported = events.reduce((sum, event) => sum + (event.type === 'request.finished' ? event.usage.totalTokens : 0), 0);
+  const counted = output.usage.totalTokens + (output.failedUsage?.totalTokens ?? 0);
+  const endedMidRequest = output.reason === 'cancelled' || (output.reason === 'budget' && output.budget?.limit === 'maxDurationMs');
+  if (!endedMidRequest && !watchdogFired && reported > counted)
+    problems.push(`the requests reported ${reported} tokens (request.finished), the run counted ${counted} (usage + failedUsage)`);
+
+  if (budget?.maxTotalTokens !== undefined) {
+    // What the requests reported is a floor of what the run has spent: nothing may start at or over it.
+    const max = budget.maxTotalTokens;
+    let floor = 0;
+    for (const event of events) {
+      if (event.type === 'request.started' && floor >= max) {
+        problems.push(`a request started with ${floor} tokens reported, maxTotalTokens ${max}`);
+        break;
+      }
+      if (event.type === 'tool.started' && floor >= max) {
+        problems.push(`call ${event.toolCallId} started with ${floor} tokens reported, maxTotalTokens ${max}`);
+        break;
+      }
+      if (event.type === 'request.finished') floor += event.usage.totalTokens;
+    }
+  }
+  if (budget?.maxDurationMs !== undefined) {
+    const max = budget.maxDurationMs;
+    // The run's clock starts with its message (Date.now(), whole ms): no request starts once it is up.
+    const late = events.find((event) => event.type === 'request.started' && event.at - sentAt >= max + 3);
+    if (late) problems.push(`a request started ${(late.at - sentAt).toFixed(1)} ms into the run, maxDurationMs ${max}`);
+    // Wherever the run is, the time limit ends it (with slack for a loaded event loop).
+    if (!watchdogFired && endedAt - sentAt > max + 1_500)
+      problems.push(`the run lasted ${(endedAt - sentAt).toFixed(0)} ms, maxDurationMs ${max}`);
+  }
+  return problems;
+}
+
+function guardrailProblems({
+  controls,
+  output,
+  events,
+  log,
+  guardrailCalls: calls,
+  finishedAt,
+  interrupts,
+  straySent,
+}: Observed): string[] {
+  const problems: string[] = [];
+  const specs = controls.guardrails;
+  const checked = events.filter((event) => event.type === 'guardrail.checked');
+  if (!specs) {
+    if (checked.length > 0) problems.push(`${checked.length} guardrail.checked events without guardrails`);
+    return problems;
+  }
+  const lists = { input: specs.input, output: specs.output };
+  const indexOf = (call: GuardrailCall) => Number(call.name.split('_')[1]);
+
+  // One check at a time, each phase's list in order from its first; a check that does not pass is the run's last.
+  calls.forEach((call, position) => {
+    const previous = calls[position - 1];
+    const expected =
+      previous && previous.phase === call.phase && indexOf(previous) + 1 < lists[call.phase].length ? indexOf(previous) + 1 : 0;
+    if (indexOf(call) !== expected)
+      problems.push(
+        `guardrail check ${position} is ${call.name}, expected ${call.phase} guardrail ${expected} after ${previous?.name ?? 'none'}`,
+      );
+    if (call.behaviour !== 'pass' && position !== calls.length - 1)
+      problems.push(`the run went on after ${call.name} answered ${call.behaviour} (check ${position} of ${calls.length})`);
+  });
+  // One guardrail.checked per verdict, in order (a check that threw, answered garbage or was stopped has none).
+  if (checked.length > calls.length || checked.length < calls.length - 1)
+    problems.push(`${checked.length} guardrail.checked events for ${calls.length} checks`);
+  checked.forEach((event, position) => {
+    const call = calls[position];
+    if (event.type !== 'guardrail.checked' || !call) return;
+    if (event.name !== call.name || event.phase !== call.phase || event.tripped !== (call.behaviour === 'trip'))
+      problems.push(`guardrail.checked #${position} ${JSON.stringify(event)} does not match check ${call.name} (${call.behaviour})`);
+    else if (event.tripped && event.reason !== call.reason) problems.push(`guardrail.checked reason ${JSON.stringify(event.reason)}`);
+  });
+
+  // What each phase checks: a user message of the run; the final answer.
+  const users = new Set(['Please use the tools.', ...interrupts.filter((sent) => !sent.empty).map((sent) => sent.content)]);
+  if (straySent) users.add(strayText);
+  const assistantTexts = new Set(
+    output.messages.flatMap((message) => (message.role === 'assistant' ? [textOfParts(message.content)] : [])),
+  );
+  for (const call of calls) {
+    if (call.phase === 'input' && !users.has(call.text)) problems.push(`input guardrail ${call.name} checked ${JSON.stringify(call.text)}`);
+    if (call.phase === 'output' && call.text !== '' && !assistantTexts.has(call.text))
+      problems.push(`output guardrail ${call.name} checked ${JSON.stringify(call.text)}, which is no answer of the history`);
+  }
+  if (calls[0] && specs.input.length > 0 && calls[0].text !== 'Please use the tools.')
+    problems.push(`the first input check was of ${JSON.stringify(calls[0].text)}`);
+
+  // No request before the run's message passed every input guardrail.
+  if (specs.input.length > 0) {
+    const first = calls.slice(0, specs.input.length);
+    const passed = first.length === specs.input.length && first.every((call) => call.phase === 'input' && call.behaviour === 'pass');
+    const firstStarted = events.find((event) => event.type === 'request.started');
+    if (!passed && (log.length > 0 || firstStarted))
+      problems.push(`${log.length} HTTP requests although the message did not pass the input guardrails`);
+    const cleared = Math.max(...first.map((call) => call.settledAt ?? Number.POSITIVE_INFINITY));
+    if (passed && firstStarted && firstStarted.at < cleared) problems.push('a request started before the input guardrails passed');
+  }
+  // Every user message a request was answered with passed every input guardrail (queued and interrupting ones too).
+  if (specs.input.length > 0) {
+    const passedAll = (text: string) =>
+      specs.input.every((_spec, position) =>
+        calls.some((call) => call.phase === 'input' && indexOf(call) === position && call.text === text && call.behaviour === 'pass'),
+      );
+    output.messages.forEach((message, index) => {
+      if (message.role !== 'user') return;
+      const text = userText(message);
+      if (text.startsWith('Notice: you have repeated')) return;
+      if (!output.messages.slice(index + 1).some((later) => later.role === 'assistant')) return;
+      if (passedAll(text)) return;
+      problems.push(`user message ${JSON.stringify(text)} was answered without passing the input guardrails`);
+    });
+  }
+
+  // How the run ended agrees with the last check. Any check may time out when it answers later than
+  // its timeoutMs (an async answer on a loaded event loop); a hanging one always does.
+  const last = calls.at(-1);
+  const hangs = (call: GuardrailCall) => call.behaviour === 'hang' || call.behaviour === 'hangHonours';
+  // Whether the check had not answered when the run ended: an answer sets `settledAt` and reaches the
+  // machine in the same macrotask, so no timeout can come between them.
+  const late = (call: GuardrailCall) => call.settledAt === undefined || call.settledAt >= finishedAt;
+  const endedOtherwise = output.status === 'halted' && (output.reason === 'cancelled' || output.reason === 'budget');
+  const got = `${output.status}/${output.status === 'error' ? (output.error?.code ?? '') : (output.reason ?? '')}`;
+  if (last && last.behaviour !== 'pass' && !endedOtherwise) {
+    const expected = new Set([
+      last.behaviour === 'trip' ? 'halted/guardrail' : hangs(last) ? 'error/guardrail_timeout' : 'error/guardrail_error',
+    ]);
+    if (late(last)) expected.add('error/guardrail_timeout');
+    if (!expected.has(got)) problems.push(`${last.name} answered ${last.behaviour}, yet the run ended ${got}`);
+  }
+  if (output.reason === 'guardrail') {
+    const tripped = output.guardrail;
+    if (last?.behaviour !== 'trip')
+      problems.push(`halted/guardrail, but the last check was ${last?.name ?? 'none'} (${last?.behaviour ?? ''})`);
+    else if (!tripped || tripped.name !== last.name || tripped.phase !== last.phase || tripped.reason !== last.reason)
+      problems.push(`output.guardrail ${JSON.stringify(tripped)} for ${last.name}: ${last.reason ?? ''}`);
+    // An answer the output guardrails stopped stays in the history, and is the run's text.
+    if (last?.phase === 'output' && last.behaviour === 'trip' && output.text !== last.text)
+      problems.push(`halted by ${last.name} on ${JSON.stringify(last.text)}, output.text ${JSON.stringify(output.text)}`);
+  }
+  if (output.status === 'error' && output.error?.code === 'guardrail_error') {
+    if (!last || (last.behaviour !== 'throw' && last.behaviour !== 'garbage'))
+      problems.push(`guardrail_error, but the last check was ${last?.name ?? 'none'} (${last?.behaviour ?? ''})`);
+    else if (!output.error.message.includes(`${last.phase} guardrail "${last.name}"`))
+      problems.push(`guardrail_error message ${output.error.message}`);
+  }
+  if (output.status === 'error' && output.error?.code === 'guardrail_timeout') {
+    if (!last || !late(last))
+      problems.push(
+        `guardrail_timeout, but the last check (${last?.name ?? 'none'}, ${last?.behaviour ?? ''}) had answered ${last?.settledAt === undefined ? '' : `${(finishedAt - last.settledAt).toFixed(1)} ms `}before the run ended`,
+      );
+    else if (!output.error.message.includes(`${last.phase} guardrail "${last.name}" did not answer within ${specs.timeoutMs} ms`))
+      problems.push(`guardrail_timeout message ${output.error.message}`);
+  }
+  // A run done with output guardrails: its answer passed each of them, last.
+  if (output.status === 'done' && specs.output.length > 0) {
+    const round = calls.slice(-specs.output.length);
+    if (
+      round.length !== specs.output.length ||
+      round.some(
+        (call, position) => call.phase !== 'output' || indexOf(call) !== position || call.behaviour !== 'pass' || call.text !== output.text,
+      )
+    )
+      problems.push(
+        `done with ${specs.output.length} output guardrails, but the last checks were ${JSON.stringify(round.map((call) => [call.name, call.behaviour, call.text]))}`,
+      );
+  }
+  return problems;
+}
+
+function steeringProblems({ controls, output, events, log, interrupts, executed, strayWhileActive }: Observed): string[] {
+  const problems: string[] = [];
+  const messages = output.messages;
+  const positions = (text: string) =>
+    messages.flatMap((message, index) => (message.role === 'user' && userText(message) === text ? [index] : []));
+  /** A message that joined: answered (an assistant message after it) or, the run having ended short of it, at the end. */
+  const placement = (label: string, index: number) => {
+    const after = messages.slice(index + 1);
+    // An empty final answer adds no message: the run is done with '' and the message is last.
+    const answered = after.some((message) => message.role === 'assistant');
+    if (output.status === 'done' && !answered && output.text !== '') problems.push(`${label} is not answered in a done run`);
+    if (!answered && after.some((message) => message.role !== 'user'))
+      problems.push(`${label} is neither answered nor at the end of the history`);
+  };
+  const queued = events.filter((event) => event.type === 'user.message.queued');
+  const queuedText = (text: string) =>
+    queued.filter((event) => event.type === 'user.message.queued' && contentText(event.content) === text).length;
+
+  // The stray message: turned away by default, kept once with 'queue'.
+  const strayAt = positions(strayText);
+  if (controls.steering !== 'queue') {
+    if (queuedText(strayText) > 0) problems.push(`the stray message was queued with steering ${controls.steering ?? 'default'}`);
+  } else {
+    const rejected = events.filter((event) => event.type === 'event.rejected' && event.eventType === 'user.message');
+    if (rejected.length > 0)
+      problems.push(
+        `a valid user.message was rejected with steering 'queue': ${rejected[0]?.type === 'event.rejected' ? rejected[0].message : ''}`,
+      );
+    if (queuedText(strayText) > 1) problems.push(`the stray message was queued ${queuedText(strayText)} times`);
+    if (queuedText(strayText) === 1 && strayAt.length !== 1)
+      problems.push(`the queued stray message is ${strayAt.length} times in the history`);
+    if (queuedText(strayText) === 0 && strayAt.length > 0) problems.push('the stray message is in the history without being queued');
+    if (strayWhileActive && queuedText(strayText) === 0)
+      problems.push("the stray message, sent to an active run with steering 'queue', was not queued");
+  }
+  if (strayAt.length === 1) placement('the queued stray message', strayAt[0] as number);
+
+  // Interrupts: each valid one taken at most once (abandoning the attempt or round, or queued where nothing runs), and then in the history once.
+  const valid = interrupts.filter((sent) => sent.sent && !sent.empty);
+  const interrupted = events.filter((event) => event.type === 'request.interrupted');
+  const taken = interrupted.length + valid.reduce((sum, sent) => sum + queuedText(sent.content), 0);
+  if (taken > valid.length) problems.push(`${taken} interrupts taken, ${valid.length} valid ones sent`);
+  const surely = valid.filter((sent) => sent.whileActive).length;
+  if (taken < surely) problems.push(`${taken} interrupts taken, ${surely} sent to the active run from a timer`);
+  // An empty one sent to an active run is rejected.
+  const rejected = events.filter((event) => event.type === 'event.rejected' && event.eventType === 'user.interrupt').length;
+  const empties = interrupts.filter((sent) => sent.sent && sent.empty);
+  if (rejected > empties.length) problems.push(`${rejected} interrupts rejected, ${empties.length} empty ones sent`);
+  if (rejected < empties.filter((sent) => sent.whileActive).length)
+    problems.push('an empty interrupt sent to the active run was not rejected');
+  let inHistory = 0;
+  for (const sent of valid) {
+    const at = positions(sent.content);
+    if (at.length > 1) problems.push(`interrupt ${JSON.stringify(sent.content)} is ${at.length} times in the history`);
+    if (at.length > 0) {
+      inHistory++;
+      placement(`interrupt ${JSON.stringify(sent.content)}`, at[0] as number);
+    }
+  }
+  if (inHistory !== taken) problems.push(`${taken} interrupts taken, ${inHistory} in the history`);
+  for (const sent of interrupts) {
+    if (!sent.sent || !sent.empty) continue;
+    if (positions(sent.content).length > 0) problems.push('an empty interrupt is in the history');
+  }
+
+  // Calls an interrupt abandoned: answered as cancelled by the user (never executed to a result of their own).
+  const results = messages.flatMap((message) => (message.role === 'tool' ? message.content : []));
+  const cancelledByUser = results.filter((part) => part.result === interruptedByUserText);
+  if (
+    cancelledByUser.length > 0 &&
+    !interrupted.some((event) => event.type === 'request.interrupted' && event.state !== 'requesting' && event.state !== 'retrying')
+  )
+    problems.push(`${cancelledByUser.length} calls answered "${interruptedByUserText}" without an interrupt of their round`);
+  for (const part of cancelledByUser) if (part.isError !== true) problems.push(`interrupted call ${part.toolCallId} not marked isError`);
+
+  // An abandoned attempt leaves nothing in the history: not its text, not its calls; discardPartial says whether it had streamed.
+  const assistantTexts = new Set(messages.flatMap((message) => (message.role === 'assistant' ? [textOfParts(message.content)] : [])));
+  const callIds = new Set(
+    messages.flatMap((message) =>
+      message.role === 'assistant' ? message.content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : [])) : [],
+    ),
+  );
+  events.forEach((event, position) => {
+    if (event.type !== 'request.interrupted' || event.state !== 'requesting') return;
+    const startedAt = events.slice(0, position).findLastIndex((earlier) => earlier.type === 'request.started');
+    const started = events[startedAt];
+    if (!started) {
+      problems.push('request.interrupted in requesting without a request.started before it');
+      return;
+    }
+    const partial = events.slice(startedAt + 1, position).some(isDelta);
+    if (event.discardPartial !== partial)
+      problems.push(`request.interrupted discardPartial ${event.discardPartial} after ${partial ? 'partial output' : 'no output'}`);
+    for (const entry of log) {
+      if (entry.arrivedAt <= started.at || entry.arrivedAt >= event.at) continue;
+      if (entry.text !== '' && assistantTexts.has(entry.text))
+        problems.push(`the text of interrupted request #${entry.index} (${JSON.stringify(entry.text)}) is in the history`);
+      for (const id of entry.callIds) {
+        if (callIds.has(id)) problems.push(`call ${id} of interrupted request #${entry.index} is in the history`);
+        if (executed.has(id)) problems.push(`call ${id} of interrupted request #${entry.index} was executed`);
+      }
+    }
+    const next = events.slice(position + 1).find((later) => later.type === 'request.started');
+    if (next?.type === 'request.started' && next.attempt !== 1) problems.push(`the request after an interrupt is attempt ${next.attempt}`);
+  });
+  return problems;
+}
+
+function fallbackProblems({ chain, output, events, log, maxAttempts }: Observed): string[] {
+  const problems: string[] = [];
+  let perRequest = 0;
+  let previous: { position: number; attempt: number } | undefined;
+  let fellBackTo: number | undefined;
+  events.forEach((event, index) => {
+    if (event.type === 'request.started') {
+      const position = positionOf(chain, event.model);
+      if (position < 0) problems.push(`request.started by model ${event.model ?? '?'}, which no provider of the chain asks for`);
+      // A request starts on the first provider; it moves on only by a fallback, to a first attempt there.
+      if (position === 0 && event.attempt === 1) perRequest = 0;
+      else if (fellBackTo !== undefined) {
+        if (position !== fellBackTo || event.attempt !== 1)
+          problems.push(
+            `after a fallback to provider ${fellBackTo + 1}, request.started on provider ${position + 1}, attempt ${event.attempt}`,
+          );
+      } else if (position > 0 && !(previous && previous.position === position && previous.attempt === event.attempt - 1))
+        problems.push(`request.started on provider ${position + 1} (attempt ${event.attempt}) without a fallback to it`);
+      previous = { position, attempt: event.attempt };
+      fellBackTo = undefined;
+      return;
+    }
+    if (event.type === 'guardrail.checked') fellBackTo = undefined; // A message that joined makes a new request.
+    if (event.type !== 'provider.fallback') return;
+    perRequest++;
+    if (perRequest > chain.length - 1) problems.push(`${perRequest} fallbacks in one request, ${chain.length} providers`);
+    const from = positionOf(chain, labelModel(event.from));
+    const to = positionOf(chain, labelModel(event.to));
+    const startedAt = events.slice(0, index).findLastIndex((earlier) => earlier.type === 'request.started');
+    const started = events[startedAt];
+    if (started?.type !== 'request.started') {
+      problems.push('provider.fallback without a request.started before it');
+      return;
+    }
+    if (from !== positionOf(chain, started.model) || to !== from + 1)
+      problems.push(`provider.fallback from ${event.from} to ${event.to} after a request to ${started.model ?? '?'}`);
+    // Only when the retries are spent on a retryable error; never after a fatal one.
+    if (started.attempt !== maxAttempts) problems.push(`fell back after attempt ${started.attempt} of ${maxAttempts}: retries left`);
+    if (!event.error.retryable) problems.push(`fell back on a fatal error: ${event.error.code ?? ''} ${event.error.message.slice(0, 100)}`);
+    const request = log[started.requestsSoFar];
+    if (request && request.arrivedAt < event.at && contractFatal(request.injected))
+      problems.push(`fell back after a fatal answer (${request.injected.join(', ')})`);
+    const partial = events.slice(startedAt + 1, index).some(isDelta);
+    if (event.discardPartial !== partial)
+      problems.push(`provider.fallback discardPartial ${event.discardPartial} after ${partial ? 'partial output' : 'no output'}`);
+    fellBackTo = to;
+  });
+  if (chain.length === 1 && events.some((event) => event.type === 'provider.fallback'))
+    problems.push('provider.fallback with one provider');
+  // A run ending on a fatal error did not fall back after it.
+  if (output.status === 'error' && output.error?.retryable === false) {
+    const lastStarted = events.findLastIndex((event) => event.type === 'request.started');
+    if (events.slice(lastStarted + 1).some((event) => event.type === 'provider.fallback'))
+      problems.push('a fallback after the request that failed the run');
+  }
+  return problems;
+}
+
 /** The provider of a wire, pointed at a fault server. */
-function providerFor(wire: Wire, baseURL: string, apiKey: string, stream: boolean) {
+function providerFor(wire: Wire, baseURL: string, apiKey: string, stream: boolean, model = modelFor(wire, 0)): Provider {
   switch (wire) {
     case 'openai':
-      return openaiProvider({ model: 'gpt-4o-mini', apiKey, baseURL, stream });
+      return openaiProvider({ model, apiKey, baseURL, stream });
     case 'responses':
-      return openaiProvider({ api: 'responses', model: 'gpt-5-mini', apiKey, baseURL, stream });
+      return openaiProvider({ api: 'responses', model, apiKey, baseURL, stream });
     case 'anthropic':
-      return anthropicProvider({ model: 'claude-haiku-4-5', apiKey, baseURL, maxTokens: 1024, stream });
+      return anthropicProvider({ model, apiKey, baseURL, maxTokens: 1024, stream });
   }
 }
 

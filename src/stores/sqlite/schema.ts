@@ -31,6 +31,20 @@ const createStatements = [
 ];
 
 /**
+ * The stream entries (`readStream`): added to files of schema version 1 when they are opened, so a
+ * file stays readable by the actorloop versions before streams (they leave the table alone).
+ */
+const streamStatements = [
+  `CREATE TABLE IF NOT EXISTS conversation_stream (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL,
+    run_start INTEGER NOT NULL,
+    items TEXT NOT NULL
+  ) STRICT`,
+  'CREATE INDEX IF NOT EXISTS conversation_stream_by_conversation ON conversation_stream (conversation_id, seq)',
+];
+
+/**
  * Creates the schema in a new file, or checks that an existing file is a store of a schema
  * version this code reads. Runs in one `BEGIN IMMEDIATE` transaction, so two processes opening a
  * new file at once create it once.
@@ -41,7 +55,7 @@ export function openSchema(db: SqliteConnection, path: string): void {
     const application = db.prepare<{ application_id: number }>('PRAGMA application_id').get()?.application_id ?? 0;
     const tables = db.prepare<{ count: number }>("SELECT count(*) AS count FROM sqlite_schema WHERE type = 'table'").get()?.count ?? 0;
     if (application === 0 && version === 0 && tables === 0) {
-      for (const statement of createStatements) db.exec(statement);
+      for (const statement of [...createStatements, ...streamStatements]) db.exec(statement);
       db.exec(`PRAGMA application_id = ${applicationId}`);
       db.exec(`PRAGMA user_version = ${schemaVersion}`);
       return;
@@ -61,5 +75,6 @@ export function openSchema(db: SqliteConnection, path: string): void {
           (version > schemaVersion ? ' (a newer actorloop wrote it: upgrade actorloop)' : ''),
       );
     }
+    for (const statement of streamStatements) db.exec(statement);
   });
 }

@@ -7,6 +7,8 @@ import type {
   ListOptions,
   LogAppend,
   StoredConversation,
+  StoredStreamEntry,
+  StreamAppend,
 } from '../../host/conversation-store.js';
 import { ConversationConflictError } from '../../host/errors/conversation-conflict-error.js';
 import { listOptionsSchema, readLogOptionsSchema } from '../../host/list-options.js';
@@ -74,6 +76,7 @@ type PendingSave = {
   conversation: StoredConversation;
   /** Log entries already turned into rows, so a bad one fails its own save, not the batch. */
   log: Array<{ at: number; type: string; event: string }>;
+  stream: { runStart: number; items: string } | undefined;
   resolve: () => void;
   reject: (error: unknown) => void;
 };
@@ -100,6 +103,14 @@ function prepare(db: SqliteConnection) {
     appendLog: db.prepare('INSERT INTO conversation_log (conversation_id, at, type, event) VALUES (?, ?, ?, ?)'),
     readLog: db.prepare<{ seq: number; at: number; event: string }>(
       'SELECT seq, at, event FROM conversation_log WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+    ),
+    appendStream: db.prepare('INSERT INTO conversation_stream (conversation_id, run_start, items) VALUES (?, ?, ?)'),
+    readStream: db.prepare<{ seq: number; run_start: number; items: string }>(
+      'SELECT seq, run_start, items FROM conversation_stream WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+    ),
+    deleteStream: db.prepare('DELETE FROM conversation_stream WHERE conversation_id = ?'),
+    pruneStream: db.prepare(
+      'DELETE FROM conversation_stream WHERE conversation_id = ? AND seq < (SELECT max(seq) FROM conversation_stream WHERE conversation_id = ? AND run_start = 1)',
     ),
     deleteConversation: db.prepare('DELETE FROM conversations WHERE id = ?'),
     deleteLog: db.prepare('DELETE FROM conversation_log WHERE conversation_id = ?'),
@@ -211,7 +222,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   };
 
   /** Writes one save inside the batch's transaction; a conflict fails this save only. */
-  const writeOne = ({ statements }: Database, { conversation, log }: PendingSave): ConversationConflictError | undefined => {
+  const writeOne = ({ statements }: Database, { conversation, log, stream }: PendingSave): ConversationConflictError | undefined => {
     // The column keeps its 0.1 name `version`: renaming it would make older files need a migration for nothing.
     const { id, schemaVersion: version, machineId, status, revision, owner, snapshot, updatedAt } = conversation;
     const stored = statements.revision.get(id)?.revision ?? 0;
@@ -219,6 +230,11 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     if (revision === 1) statements.insert.run(id, version, machineId, status, revision, owner, snapshot, updatedAt);
     else statements.update.run(version, machineId, status, revision, owner, snapshot, updatedAt, id, stored);
     for (const entry of log) statements.appendLog.run(id, entry.at, entry.type, entry.event);
+    if (stream) {
+      // A new run: the stream of the run before it stays, older ones go.
+      if (stream.runStart === 1) statements.pruneStream.run(id, id);
+      statements.appendStream.run(id, stream.runStart, stream.items);
+    }
     return undefined;
   };
 
@@ -295,13 +311,14 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       };
     },
 
-    async save(conversation, log: readonly LogAppend[] = []) {
+    async save(conversation, log: readonly LogAppend[] = [], stream?: StreamAppend) {
       checkConversation(conversation);
       checkLog(log);
       const rows = log.map(({ at, event }) => ({ at, type: event.type, event: JSON.stringify(event) }));
+      const streamRow = streamRowOf(stream);
       await open();
       return new Promise<void>((resolve, reject) => {
-        batch.push({ conversation: { ...conversation }, log: rows, resolve, reject });
+        batch.push({ conversation: { ...conversation }, log: rows, stream: streamRow, resolve, reject });
         flushScheduled ??= setImmediate(flush);
       });
     },
@@ -313,6 +330,16 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         seq,
         at,
         event: JSON.parse(event) as ConversationLogEntry['event'],
+      }));
+    },
+
+    async readStream(id, readOptions = {}): Promise<StoredStreamEntry[]> {
+      const { afterSeq, limit } = resolveOptionsWith(readLogOptionsSchema, readOptions);
+      const { statements } = await open();
+      return reading(() => statements.readStream.all(id, afterSeq, limit)).map(({ seq, run_start, items }) => ({
+        seq,
+        items: JSON.parse(items) as StoredStreamEntry['items'],
+        ...(run_start === 1 ? { runStart: true as const } : {}),
       }));
     },
 
@@ -340,6 +367,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       return reading(() =>
         db.immediate(() => {
           statements.deleteLog.run(id);
+          statements.deleteStream.run(id);
           return statements.deleteConversation.run(id).changes > 0;
         }),
       );
@@ -354,4 +382,14 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       database = undefined;
     },
   };
+}
+
+/** A save's stream as its row; checked like the log, so a bad one fails its own save before the batch. */
+function streamRowOf(stream: StreamAppend | undefined): PendingSave['stream'] {
+  if (stream === undefined) return undefined;
+  if (!isRecord(stream) || !Array.isArray(stream.items)) {
+    throw new InvalidOptionsError('stream', 'a StreamAppend { items: ConversationStreamItem[], runStart? }', stream);
+  }
+  if (stream.items.length === 0) return undefined;
+  return { runStart: stream.runStart === true ? 1 : 0, items: JSON.stringify(stream.items) };
 }
