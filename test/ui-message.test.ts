@@ -28,6 +28,7 @@ import { chatRoutes } from '../examples/chat-ui/routes.js';
 import { toUIMessageStream } from '../src/http/ui-message/index.js';
 import { toUIMessageStreamResponse } from '../src/http/ui-message/ui-message-stream-response.js';
 import {
+  agentTool,
   type ConversationHost,
   createConversationHost,
   createConversationMachine,
@@ -110,7 +111,11 @@ afterEach(async () => {
 let databases = 0;
 async function startService(
   steps: WireStep[],
-  options: { authorize?: (request: Request, id: string) => boolean | Promise<boolean>; routes?: Record<string, () => Response> } = {},
+  options: {
+    authorize?: (request: Request, id: string) => boolean | Promise<boolean>;
+    routes?: Record<string, () => Response>;
+    retries?: number;
+  } = {},
 ): Promise<Service> {
   const wire = await startWireServer(steps);
   const payments: number[] = [];
@@ -142,7 +147,7 @@ async function startService(
         },
       }),
     ],
-    retry: { maxRetries: 0 },
+    retry: { maxRetries: options.retries ?? 0, initialDelayMs: 1, maxDelayMs: 5, jitter: false },
   });
   const host = createConversationHost({ machine, store: sqliteStore({ path: join(work, `chat-${++databases}.db`) }) });
   const routes = chatRoutes(host, { authorize: options.authorize ?? (() => true) });
@@ -666,5 +671,156 @@ describe('chat requests that are wrong', () => {
     expect(response.status).toBe(409);
     expect(((await response.json()) as { detail: string }).detail).toMatch(/awaitingApproval/);
     expect((await service.host.get('c-busy'))?.pendingApprovals.map(({ toolCallId }) => toolCallId)).toEqual(['call_pay']);
+  });
+});
+
+describe('the UI message stream, harder runs', () => {
+  it('resumes a run that crossed an approval: the replay passes over the old pause and streams on', async () => {
+    const gate = deferred();
+    const service = await startService([
+      toolCallsStep([{ id: 'call_pay', name: 'pay', args: { amount: 7 } }]),
+      gatedTextStep('Paid ', '7 euros.', gate.promise),
+    ]);
+    const chat = new NodeChat(service.url, 'c-crossed');
+    await chat.sendMessage({ text: 'Pay 7' });
+    await chat.addToolApprovalResponse({ id: 'call_pay', approved: true });
+    await until(
+      () => chat.lastMessage?.parts.some((part) => part.type === 'text' && part.text === 'Paid ') === true,
+      'the first words after approval',
+    );
+
+    const reloaded = new NodeChat(service.url, 'c-crossed', await loaded(service.url, 'c-crossed'));
+    // Loaded mid-run: the answer so far, its id the stream's.
+    expect(reloaded.messages.map((message) => message.id)).toEqual(['m0', 'm1']);
+    const resuming = reloaded.resumeStream();
+    await until(() => reloaded.status === 'streaming', 'the replay');
+    gate.resolve();
+    await resuming;
+    await until(() => chat.status === 'ready', 'the first chat is done');
+    const expected = [
+      { type: 'step-start' },
+      { type: 'tool-pay', toolCallId: 'call_pay', state: 'output-available', input: { amount: 7 }, output: 'paid 7' },
+      { type: 'step-start' },
+      { type: 'text', text: 'Paid 7 euros.' },
+    ];
+    expect(reloaded.errors).toEqual([]);
+    expect(reloaded.messages.map((message) => message.id)).toEqual(['m0', 'm1']);
+    expect(reloaded.lastMessage?.parts.map(shown)).toEqual(expected);
+    expect(chat.lastMessage?.parts.map(shown)).toEqual(expected);
+    expect(service.payments).toEqual([7]);
+  });
+
+  it('a retried request: what the failed attempt streamed is closed, a call it left half-streamed ends as an input error', async () => {
+    const service = await startService(
+      [
+        (_request, control) => {
+          control.res.writeHead(200, { 'content-type': 'text/event-stream' });
+          control.res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'Let me ' }))}\n\n`);
+          control.res.write(
+            `data: ${JSON.stringify(chunk({ tool_calls: [{ index: 0, id: 'call_lost', type: 'function', function: { name: 'add', arguments: '{"a":' } }] }))}\n\n`,
+          );
+          // The connection drops mid-answer: a network error, retried.
+          setTimeout(() => control.socket.destroy(), 20);
+        },
+        textStep('Four.'),
+      ],
+      { retries: 1 },
+    );
+    const { final, errors, chunks } = await readAnswer(service.url, 'c-retry', 'What is 2+2?');
+    expect(errors).toEqual([]);
+    expect(final?.parts.map(shown)).toEqual([
+      { type: 'step-start' },
+      { type: 'text', text: 'Let me ' },
+      {
+        type: 'tool-add',
+        toolCallId: 'call_lost',
+        state: 'output-error',
+        input: undefined,
+        errorText: 'discarded: the request was made again',
+      },
+      { type: 'step-start' },
+      { type: 'text', text: 'Four.' },
+    ]);
+    expect(chunks.filter((value) => value.type === 'start-step')).toHaveLength(2);
+  });
+
+  it("an agent's child asks for approval: its call shows in the message, and the answer reaches the child", async () => {
+    const wire = await startWireServer([
+      toolCallsStep([{ id: 'call_billing', name: 'billing', args: { prompt: 'Refund 30' } }]),
+      toolCallsStep([{ id: 'call_refund', name: 'refund', args: { amount: 30 } }]),
+      textStep('Refunded 30.'),
+      textStep('Billing refunded 30.'),
+    ]);
+    cleanups.push(() => wire.close());
+    const provider = openaiProvider({ model: 'gpt-test', apiKey: 'sk-test', baseURL: `${wire.url}/v1` });
+    const refunds: number[] = [];
+    const billing = createConversationMachine({
+      provider,
+      tools: [
+        defineTool({
+          name: 'refund',
+          description: 'Refund an amount',
+          parameters: z.object({ amount: z.number() }),
+          needsApproval: true,
+          execute: async ({ amount }) => {
+            refunds.push(amount);
+            return `refunded ${amount}`;
+          },
+        }),
+      ],
+    });
+    const machine = createConversationMachine({ provider, tools: [agentTool(billing, { name: 'billing', description: 'Ask billing' })] });
+    const host = createConversationHost({ machine, store: sqliteStore({ path: join(work, `chat-${++databases}.db`) }) });
+    const server = createServer(toNodeListener(chatRoutes(host, { authorize: () => true })));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await host.close();
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    const chat = new NodeChat(url, 'c-agent');
+    await chat.sendMessage({ text: 'Refund order A-1' });
+    expect(chat.errors).toEqual([]);
+    expect(chat.lastMessage?.parts.map(shown)).toEqual([
+      { type: 'step-start' },
+      { type: 'tool-billing', toolCallId: 'call_billing', state: 'input-available', input: { prompt: 'Refund 30' } },
+      { type: 'tool-refund', toolCallId: 'call_refund', state: 'approval-requested', input: { amount: 30 } },
+    ]);
+    // The agent call still runs, so useChat's "all answered" check says no: the page sends the answer itself.
+    await chat.addToolApprovalResponse({ id: 'call_refund', approved: true });
+    await chat.sendMessage();
+    expect(chat.errors).toEqual([]);
+    expect(refunds).toEqual([30]);
+    expect(chat.lastMessage?.parts.map(shown)).toEqual([
+      { type: 'step-start' },
+      {
+        type: 'tool-billing',
+        toolCallId: 'call_billing',
+        state: 'output-available',
+        input: { prompt: 'Refund 30' },
+        output: 'Refunded 30.',
+      },
+      { type: 'tool-refund', toolCallId: 'call_refund', state: 'output-available', input: { amount: 30 }, output: 'refunded 30' },
+      { type: 'step-start' },
+      { type: 'text', text: 'Billing refunded 30.' },
+    ]);
+  });
+
+  it('a reader that stops reading is told to resume instead of growing memory', async () => {
+    const wire = await startWireServer([textStep(Array.from({ length: 400 }, (_, index) => `w${index} `).join(''))]);
+    cleanups.push(() => wire.close());
+    const machine = createConversationMachine({
+      provider: openaiProvider({ model: 'gpt-test', apiKey: 'sk-test', baseURL: `${wire.url}/v1` }),
+    });
+    const actor = createActor(machine, { input: { messages: [] } }).start();
+    const stream = toUIMessageStream(actor, { maxBufferedChunks: 50 });
+    actor.send({ type: 'user.message', content: 'Talk' });
+    await until(() => actor.getSnapshot().status === 'done', 'the run ends');
+    const chunks: Array<{ type: string; errorText?: string }> = [];
+    for await (const value of stream as unknown as AsyncIterable<{ type: string }>) chunks.push(value);
+    expect(chunks.length).toBeLessThanOrEqual(55);
+    expect(chunks.slice(-2)).toEqual([{ type: 'error', errorText: 'the client fell behind the stream; resume it' }, { type: 'finish' }]);
   });
 });

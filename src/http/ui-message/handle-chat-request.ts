@@ -150,7 +150,8 @@ export async function handleChatRequest(host: ConversationHost, request: Request
   if (!Array.isArray(events)) return problemResponse(events);
   // A new message's answer goes after it; answers to approvals continue the message they answer.
   const messageId = chat.value.continues ?? uiMessageIdAt((view?.messages.length ?? 0) + 1);
-  const control = fromHost(host, id, streamOptions(resolved, { from: 'now', messageId }));
+  const answered = events.flatMap((event) => (event.type === 'tool.approve' || event.type === 'tool.deny' ? [event.toolCallId] : []));
+  const control = fromHost(host, id, { ...streamOptions(resolved, { from: 'now', messageId }), answeredApprovals: answered });
   let now: ConversationView | undefined;
   for (const [index, event] of events.entries()) {
     try {

@@ -99,6 +99,7 @@ export function toUIMessageStream(source: UIMessageStreamSource, options: UIMess
 type Resolved = UIMessageMapperOptions & { from: 'run' | 'now'; endAtApproval: boolean; maxBufferedChunks: number };
 
 const mapperOptions = (options: Resolved): UIMessageMapperOptions => ({
+  ...(options.answeredApprovals ? { answeredApprovals: options.answeredApprovals } : {}),
   ...(options.errorText ? { errorText: options.errorText } : {}),
   ...(options.messageMetadata ? { messageMetadata: options.messageMetadata } : {}),
 });

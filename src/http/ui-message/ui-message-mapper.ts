@@ -39,6 +39,11 @@ export type UIMessageMapperOptions = {
   errorText?: (error: RunError) => string;
   /** Metadata for the `start` and `finish` chunks (`message.metadata` on the client); none by default. */
   messageMetadata?: (moment: UIMessageMoment) => unknown;
+  /**
+   * Calls whose approval the request this stream answers has just answered: the message already
+   * shows them, and their outcome belongs in it also when it comes from an agent's child.
+   */
+  answeredApprovals?: readonly string[];
 };
 
 /**
@@ -92,6 +97,8 @@ type CallState = {
   available: boolean;
   /** Argument text that came before the call's name. */
   pendingArgs: string;
+  /** The argument text streamed so far (what an abandoned call shows as its input). */
+  argsText: string;
   /** The call ran (`tool.started`): an error result then is the tool's, not a denial. */
   executed: boolean;
   /** A call of an agent call's child: its result comes inside `agent.event`. */
@@ -139,6 +146,10 @@ export function createUIMessageMapper(options: UIMessageMapperOptions = {}): UIM
   let finished = false;
   let waiting = false;
 
+  for (const toolCallId of options.answeredApprovals ?? []) {
+    calls.set(toolCallId, { name: undefined, started: true, available: true, pendingArgs: '', argsText: '', executed: false, deep: true });
+  }
+
   const metadata = (moment: UIMessageMoment) => {
     const value = options.messageMetadata?.(moment);
     return value === undefined ? {} : { messageMetadata: value };
@@ -147,7 +158,7 @@ export function createUIMessageMapper(options: UIMessageMapperOptions = {}): UIM
   const callOf = (toolCallId: string): CallState => {
     let call = calls.get(toolCallId);
     if (!call) {
-      call = { name: undefined, started: false, available: false, pendingArgs: '', executed: false, deep: false };
+      call = { name: undefined, started: false, available: false, pendingArgs: '', argsText: '', executed: false, deep: false };
       calls.set(toolCallId, call);
     }
     return call;
@@ -164,7 +175,7 @@ export function createUIMessageMapper(options: UIMessageMapperOptions = {}): UIM
   const abandonPartialCalls = (out: UIMessageChunk[], why: string) => {
     for (const [toolCallId, call] of calls) {
       if (!call.started || call.available) continue;
-      out.push({ type: 'tool-input-error', toolCallId, toolName: call.name ?? 'unknown', input: undefined, errorText: why });
+      out.push({ type: 'tool-input-error', toolCallId, toolName: call.name ?? 'unknown', input: call.argsText, errorText: why });
       call.available = true;
     }
   };
@@ -234,6 +245,7 @@ export function createUIMessageMapper(options: UIMessageMapperOptions = {}): UIM
         const call = callOf(event.toolCallId);
         if (call.available) return;
         call.name ??= event.name;
+        call.argsText += event.argsDelta;
         if (!call.started && call.name === undefined) {
           call.pendingArgs += event.argsDelta;
           return;
