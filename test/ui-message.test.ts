@@ -115,6 +115,7 @@ async function startService(
     authorize?: (request: Request, id: string) => boolean | Promise<boolean>;
     routes?: Record<string, () => Response>;
     retries?: number;
+    sessionData?: (request: Request, id: string) => unknown;
   } = {},
 ): Promise<Service> {
   const wire = await startWireServer(steps);
@@ -139,6 +140,12 @@ async function startService(
         },
       }),
       defineTool({
+        name: 'whoami',
+        description: 'The user',
+        parameters: z.object({}),
+        execute: async (_args, { sessionData }) => `you are ${(sessionData as { user?: string } | undefined)?.user ?? 'nobody'}`,
+      }),
+      defineTool({
         name: 'lock',
         description: 'Lock the order',
         parameters: z.object({}),
@@ -150,7 +157,10 @@ async function startService(
     retry: { maxRetries: options.retries ?? 0, initialDelayMs: 1, maxDelayMs: 5, jitter: false },
   });
   const host = createConversationHost({ machine, store: sqliteStore({ path: join(work, `chat-${++databases}.db`) }) });
-  const routes = chatRoutes(host, { authorize: options.authorize ?? (() => true) });
+  const routes = chatRoutes(host, {
+    authorize: options.authorize ?? (() => true),
+    ...(options.sessionData ? { chat: { sessionData: options.sessionData } } : {}),
+  });
   const server: Server = createServer(
     toNodeListener(async (request) => options.routes?.[new URL(request.url).pathname]?.() ?? routes(request)),
   );
@@ -656,6 +666,28 @@ describe('chat requests that are wrong', () => {
       const refused = await fetch(`${service.url}/api/chat/c-auth/${path}`, { headers: { authorization: 'Bearer bad' } });
       expect(refused.status).toBe(403);
       expect(await refused.text()).not.toContain('Secret');
+    }
+  });
+
+  it('sessionData from the request reaches the tools; a bad id in a path is a 400', async () => {
+    const service = await startService([toolCallsStep([{ id: 'call_who', name: 'whoami', args: {} }]), textStep('You are Ada.')], {
+      sessionData: (request) => ({ user: request.headers.get('x-user') }),
+    });
+    const transport = new DefaultChatTransport({ api: `${service.url}/api/chat`, headers: { 'x-user': 'ada' } });
+    const stream = await transport.sendMessages({
+      chatId: 'c-who',
+      messages: [userMessage('Who am I?')],
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+    });
+    let final: UIMessage | undefined;
+    for await (const message of readUIMessageStream({ stream })) final = message;
+    expect(toolPart(final, 'call_who')).toMatchObject({ state: 'output-available', output: 'you are ada' });
+    for (const path of ['..%2F..', 'a%20b', 'x'.repeat(200)]) {
+      const response = await fetch(`${service.url}/api/chat/${path}/stream`);
+      expect({ path, status: response.status }).toEqual({ path, status: 400 });
+      expect(((await response.json()) as { field: string }).field).toBe('id');
     }
   });
 

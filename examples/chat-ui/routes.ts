@@ -9,10 +9,20 @@
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import type { ConversationHost } from 'actorloop';
-import { type ChatAuthorize, chatMessages, handleChatRequest, problemResponse, resumeChatStream } from '../../src/http/ui-message/index.js';
+import {
+  type ChatAuthorize,
+  type ChatRequestOptions,
+  chatIdProblem,
+  chatMessages,
+  handleChatRequest,
+  problemResponse,
+  resumeChatStream,
+} from '../../src/http/ui-message/index.js';
 
 export type ChatRoutesOptions = {
   authorize: ChatAuthorize;
+  /** More of `handleChatRequest`'s options (`sessionData`, `maxBodyBytes`, …). */
+  chat?: Omit<ChatRequestOptions, 'authorize'>;
   /** The built page (vite's `outDir`): served at `/`. */
   pageDir?: string;
   /** Headers added to every response of the page (e.g. a session cookie), given the request. */
@@ -47,7 +57,7 @@ export function chatRoutes(host: ConversationHost, options: ChatRoutesOptions): 
 
   return async (request) => {
     const { pathname } = new URL(request.url);
-    if (pathname === '/api/chat') return handleChatRequest(host, request, { authorize: options.authorize });
+    if (pathname === '/api/chat') return handleChatRequest(host, request, { ...options.chat, authorize: options.authorize });
     const match = chatPath.exec(pathname);
     if (match) {
       if (request.method !== 'GET')
@@ -58,6 +68,8 @@ export function chatRoutes(host: ConversationHost, options: ChatRoutesOptions): 
       } catch {
         return problemResponse({ status: 400, detail: 'id: not a valid percent-encoded path segment', field: 'id' });
       }
+      const bad = chatIdProblem(id);
+      if (bad) return problemResponse(bad);
       let allowed: boolean;
       try {
         allowed = await options.authorize(request, id);
@@ -66,7 +78,11 @@ export function chatRoutes(host: ConversationHost, options: ChatRoutesOptions): 
       }
       if (!allowed) return problemResponse({ status: 403, detail: 'not allowed' });
       if (match[2] === 'stream') return resumeChatStream(host, id);
-      return Response.json(await chatMessages(host, id), { headers: { 'cache-control': 'no-store' } });
+      try {
+        return Response.json(await chatMessages(host, id), { headers: { 'cache-control': 'no-store' } });
+      } catch {
+        return problemResponse({ status: 500, detail: 'the conversation could not be read' });
+      }
     }
     if (request.method === 'GET') return page(request, pathname);
     return notFound();

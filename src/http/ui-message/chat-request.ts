@@ -1,4 +1,5 @@
 import type { UserContent } from '../../machines/types.js';
+import type { RequestProblem } from './problem-response.js';
 import type { Checked } from './read-json-body.js';
 
 /**
@@ -34,6 +35,33 @@ export type ChatRequest = {
 
 /** Conversation ids: letters, digits and `._:-`, up to 128, not `.` or `..` (the AI SDK puts the id in the resume URL's path). */
 const idPattern = /^(?!\.{1,2}$)[A-Za-z0-9._:-]{1,128}$/;
+/** What a chat id is, in the words of an error. */
+export const chatIdExpected = 'a chat id of 1 to 128 letters, digits or . _ : - (not . or ..)';
+
+/**
+ * Whether `id` is a chat id the chat routes take (the AI SDK's default resume URL has it in its path).
+ *
+ * @example
+ * ```ts
+ * isChatId('c-42'); // true
+ * isChatId('..');   // false
+ * ```
+ */
+export const isChatId = (id: unknown): id is string => typeof id === 'string' && idPattern.test(id);
+
+/**
+ * The 400 problem naming `id` when it is not a chat id.
+ *
+ * @example
+ * ```ts
+ * const problem = chatIdProblem(params.id);
+ * if (problem) return problemResponse(problem);
+ * ```
+ */
+export function chatIdProblem(id: unknown): RequestProblem | undefined {
+  if (isChatId(id)) return undefined;
+  return { status: 400, detail: `id: expected ${chatIdExpected}, got ${describe(id)}`, field: 'id' };
+}
 const maxIdLength = 256;
 
 const describe = (value: unknown): string => {
@@ -91,7 +119,7 @@ function read(body: unknown): ChatRequest {
   if (!isObject(body)) refuse('body', 'a JSON object { id, messages, trigger }', body);
   const record = body as Record<string, unknown>;
   const id = own(record, 'id');
-  if (typeof id !== 'string' || !idPattern.test(id)) refuse('id', 'a chat id of 1 to 128 letters, digits or . _ : - (not . or ..)', id);
+  if (!isChatId(id)) refuse('id', chatIdExpected, id);
   const trigger = own(record, 'trigger');
   if (trigger === 'regenerate-message') {
     throw new Refusal('trigger', 'trigger: "regenerate-message" is not supported (a conversation keeps its answers): send a new message');

@@ -1,12 +1,13 @@
 import type { ConversationHost } from '../../host/conversation-host.js';
 import type { ConversationView } from '../../host/conversation-view.js';
+import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { ConversationConflictError } from '../../host/errors/conversation-conflict-error.js';
 import { ConversationNotFoundError } from '../../host/errors/conversation-not-found-error.js';
 import { EventRejectedError } from '../../host/errors/event-rejected-error.js';
 import { HostClosedError } from '../../host/errors/host-closed-error.js';
 import type { ConversationUserEvent } from '../../machines/types.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
-import { type ChatRequest, parseChatRequest } from './chat-request.js';
+import { type ChatRequest, chatIdExpected, chatIdProblem, isChatId, parseChatRequest } from './chat-request.js';
 import { trailingAnswerIndex, uiMessageIdAt } from './message-ids.js';
 import { problemResponse, type RequestProblem } from './problem-response.js';
 import { readJsonBody } from './read-json-body.js';
@@ -44,6 +45,11 @@ export type ChatRequestOptions = Pick<UIMessageMapperOptions, 'errorText' | 'mes
   heartbeatMs?: number;
   /** Chunks a reader may leave unread before its stream ends telling it to resume (default 10,000). */
   maxBufferedChunks?: number;
+  /**
+   * The `sessionData` a new message's run gets (`host.send`'s option): per-user data the tools
+   * read, taken from the request (a verified user id, say). Absent: the conversation keeps its own.
+   */
+  sessionData?: (request: Request, conversationId: string) => unknown;
 };
 
 /**
@@ -54,7 +60,7 @@ export type ChatRequestOptions = Pick<UIMessageMapperOptions, 'errorText' | 'mes
  * const options: ResumeChatOptions = { heartbeatMs: 10_000 };
  * ```
  */
-export type ResumeChatOptions = Omit<ChatRequestOptions, 'authorize' | 'maxBodyBytes'>;
+export type ResumeChatOptions = Omit<ChatRequestOptions, 'authorize' | 'maxBodyBytes' | 'sessionData'>;
 
 const streamShape = {
   errorText: option.optional(option.callable<NonNullable<UIMessageMapperOptions['errorText']>>('a function (error) => string')),
@@ -70,8 +76,11 @@ const chatOptionsSchema = option.object(
     ...streamShape,
     authorize: option.callable<ChatAuthorize>('a function (request, conversationId) => boolean | Promise<boolean>'),
     maxBodyBytes: option.withDefault(option.integer({ minimum: 1 }), 1_000_000),
+    sessionData: option.optional(
+      option.callable<NonNullable<ChatRequestOptions['sessionData']>>('a function (request, conversationId) => sessionData'),
+    ),
   },
-  { expected: 'an object { authorize, maxBodyBytes?, heartbeatMs?, maxBufferedChunks?, errorText?, messageMetadata? }' },
+  { expected: 'an object { authorize, maxBodyBytes?, heartbeatMs?, maxBufferedChunks?, errorText?, messageMetadata?, sessionData? }' },
 );
 
 const resumeOptionsSchema = option.object(streamShape, {
@@ -155,7 +164,8 @@ export async function handleChatRequest(host: ConversationHost, request: Request
   let now: ConversationView | undefined;
   for (const [index, event] of events.entries()) {
     try {
-      now = await host.send(id, event);
+      const sessionData = event.type === 'user.message' && resolved.sessionData ? await resolved.sessionData(request, id) : undefined;
+      now = await host.send(id, event, sessionData === undefined ? {} : { sessionData });
     } catch (error) {
       if (index === 0) {
         control.abandon();
@@ -189,6 +199,8 @@ export async function handleChatRequest(host: ConversationHost, request: Request
  */
 export async function resumeChatStream(host: ConversationHost, id: string, options: ResumeChatOptions = {}): Promise<Response> {
   const resolved = resolveOptionsWith(resumeOptionsSchema, options, 'options');
+  const bad = chatIdProblem(id);
+  if (bad) return problemResponse(bad);
   let view: ConversationView | undefined;
   try {
     view = await host.get(id);
@@ -214,6 +226,7 @@ export async function resumeChatStream(host: ConversationHost, id: string, optio
  * ```
  */
 export async function chatMessages(host: ConversationHost, id: string): Promise<UIMessage[]> {
+  if (!isChatId(id)) throw new InvalidOptionsError('id', chatIdExpected, id);
   const view = await host.get(id);
   return view ? toUIMessages(view.messages, { pendingApprovals: view.pendingApprovals }) : [];
 }

@@ -40,7 +40,7 @@ export {
 export { toUIMessages } from './to-ui-messages.js';
 export { toolOutputOf } from './tool-output.js';
 export { trailingAnswerIndex, uiMessageIdAt } from './message-ids.js';
-export { type ApprovalAnswer, type ChatRequest, parseChatRequest } from './chat-request.js';
+export { type ApprovalAnswer, type ChatRequest, chatIdExpected, chatIdProblem, isChatId, parseChatRequest } from './chat-request.js';
 export {
   type ChatAuthorize,
   type ChatRequestOptions,
