@@ -16,7 +16,8 @@ import { type ChatServer, startChatServer } from '../examples/chat-ui/server.js'
 import { openaiProvider } from '../src/index.js';
 import { launchChromium, resultsDir } from './support/chromium.js';
 import { deferred } from './support/run-conversation.js';
-import { openaiSse, startWireServer, type WireServer, type WireStep } from './support/wire-server.js';
+import { gatedTextStep, textStep, toolCallsStep } from './support/chat-steps.js';
+import { startWireServer, type WireServer } from './support/wire-server.js';
 
 const root = join(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'actorloop-chat-ui-'));
@@ -32,46 +33,6 @@ afterAll(async () => {
   await browser?.close();
   rmSync(work, { recursive: true, force: true });
 });
-
-// ---------------------------------------------------------------------------------------------
-// The model: the real `openai` SDK against the local wire server, each answer scripted and gated.
-
-let chunkSerial = 0;
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  id: `chatcmpl-${++chunkSerial}`,
-  object: 'chat.completion.chunk',
-  created: 1_700_000_000,
-  model: 'gpt-test',
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
-const usageChunk = () => ({ ...chunk({}), choices: [], usage: { prompt_tokens: 30, completion_tokens: 6, total_tokens: 36 } });
-const words = (text: string) => text.split(/(?<= )/);
-
-function toolCallStep(id: string, name: string, args: unknown, text = ''): WireStep {
-  return openaiSse([
-    chunk({ role: 'assistant', content: '' }),
-    ...(text ? words(text).map((piece) => chunk({ content: piece })) : []),
-    chunk({ tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] }),
-    chunk({}, 'tool_calls'),
-    usageChunk(),
-  ]);
-}
-
-/** A text answer whose first words stream at once and the rest once `gate` opens. */
-function gatedTextStep(first: string, rest: string, gate: Promise<void>): WireStep {
-  return async (_request, control) => {
-    control.res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const write = (value: unknown) => control.res.write(`data: ${JSON.stringify(value)}\n\n`);
-    write(chunk({ role: 'assistant', content: '' }));
-    for (const piece of words(first)) write(chunk({ content: piece }));
-    await Promise.race([gate, control.clientClosed]);
-    if (control.res.destroyed) return;
-    for (const piece of words(rest)) write(chunk({ content: piece }));
-    write(chunk({}, 'stop'));
-    write(usageChunk());
-    control.res.end('data: [DONE]\n\n');
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // The page.
@@ -132,12 +93,12 @@ describe('the chat-ui example in headless Chromium', () => {
 
   beforeAll(async () => {
     wire = await startWireServer([
-      toolCallStep('call_add', 'add', { a: 2, b: 3 }, 'Let me add them. '),
+      toolCallsStep([{ id: 'call_add', name: 'add', args: { a: 2, b: 3 } }], 'Let me add them. '),
       gatedTextStep('2 + 3 ', 'is 5.', gates.sum.promise),
-      toolCallStep('call_pay', 'pay', { amount: 80 }),
+      toolCallsStep([{ id: 'call_pay', name: 'pay', args: { amount: 80 } }]),
       gatedTextStep('Paid ', '80 euros, as you approved.', gates.paid.promise),
-      toolCallStep('call_pay_big', 'pay', { amount: 5000 }),
-      openaiSse([chunk({ role: 'assistant', content: '' }), chunk({ content: 'I did not pay.' }), chunk({}, 'stop'), usageChunk()]),
+      toolCallsStep([{ id: 'call_pay_big', name: 'pay', args: { amount: 5000 } }]),
+      textStep('I did not pay.'),
     ]);
     server = await startChatServer({
       provider: openaiProvider({ model: 'gpt-test', apiKey: 'sk-test', baseURL: `${wire.url}/v1` }),

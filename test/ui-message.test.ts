@@ -25,6 +25,7 @@ import { createActor } from 'xstate';
 import { z } from 'zod';
 import { toNodeListener } from '../examples/chat-ui/node-listener.js';
 import { chatRoutes } from '../examples/chat-ui/routes.js';
+import { chatTools } from '../examples/chat-ui/server.js';
 import { toUIMessageStream } from '../src/http/ui-message/index.js';
 import { toUIMessageStreamResponse } from '../src/http/ui-message/ui-message-stream-response.js';
 import {
@@ -38,66 +39,11 @@ import {
 } from '../src/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { deferred } from './support/run-conversation.js';
-import { jsonResponse, openaiSse, startWireServer, type WireServer, type WireStep } from './support/wire-server.js';
+import { chunk, gatedTextStep, textStep, toolCallsStep, words } from './support/chat-steps.js';
+import { jsonResponse, startWireServer, type WireServer, type WireStep } from './support/wire-server.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-ui-message-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-// ---------------------------------------------------------------------------------------------
-// What the model answers, as Chat Completions chunks.
-
-let chunkSerial = 0;
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  id: `chatcmpl-${++chunkSerial}`,
-  object: 'chat.completion.chunk',
-  created: 1_700_000_000,
-  model: 'gpt-test',
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
-const usageChunk = () => ({ ...chunk({}), choices: [], usage: { prompt_tokens: 30, completion_tokens: 6, total_tokens: 36 } });
-const words = (text: string) => text.split(/(?<= )/);
-
-function toolCallsStep(calls: Array<{ id: string; name: string; args: unknown }>): WireStep {
-  return openaiSse([
-    chunk({ role: 'assistant', content: null }),
-    ...calls.flatMap((call, index) => {
-      const args = JSON.stringify(call.args);
-      const half = Math.ceil(args.length / 2);
-      return [
-        chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: args.slice(0, half) } }] }),
-        chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }),
-      ];
-    }),
-    chunk({}, 'tool_calls'),
-    usageChunk(),
-  ]);
-}
-
-function textStep(text: string, reasoning?: string): WireStep {
-  return openaiSse([
-    chunk({ role: 'assistant', content: '' }),
-    ...(reasoning ? words(reasoning).map((piece) => chunk({ reasoning_content: piece })) : []),
-    ...words(text).map((piece) => chunk({ content: piece })),
-    chunk({}, 'stop'),
-    usageChunk(),
-  ]);
-}
-
-/** A text answer that stops after its first words until `gate` resolves. */
-function gatedTextStep(first: string, rest: string, gate: Promise<void>): WireStep {
-  return async (_request, control) => {
-    control.res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const write = (value: unknown) => control.res.write(`data: ${JSON.stringify(value)}\n\n`);
-    write(chunk({ role: 'assistant', content: '' }));
-    for (const piece of words(first)) write(chunk({ content: piece }));
-    await Promise.race([gate, control.clientClosed]);
-    if (control.res.destroyed) return;
-    for (const piece of words(rest)) write(chunk({ content: piece }));
-    write(chunk({}, 'stop'));
-    write(usageChunk());
-    control.res.end('data: [DONE]\n\n');
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // The service: the host over HTTP, with the chat routes of examples/chat-ui.
@@ -123,22 +69,8 @@ async function startService(
   const machine = createConversationMachine({
     provider: openaiProvider({ model: 'gpt-test', apiKey: 'sk-test', baseURL: `${wire.url}/v1` }),
     tools: [
-      defineTool({
-        name: 'add',
-        description: 'Add two numbers',
-        parameters: z.object({ a: z.number(), b: z.number() }),
-        execute: async ({ a, b }) => ({ sum: a + b }),
-      }),
-      defineTool({
-        name: 'pay',
-        description: 'Pay an amount',
-        parameters: z.object({ amount: z.number() }),
-        needsApproval: true,
-        execute: async ({ amount }) => {
-          payments.push(amount);
-          return `paid ${amount}`;
-        },
-      }),
+      // The example's add and pay.
+      ...chatTools({ paid: (amount) => payments.push(amount) }),
       defineTool({
         name: 'whoami',
         description: 'The user',
@@ -353,7 +285,7 @@ describe('the UI message stream, read by the ai package', () => {
     expect(chat.lastMessage?.id).toBe('m1');
     expect(chat.lastMessage?.parts.map(shown)).toEqual([
       { type: 'step-start' },
-      { type: 'tool-pay', toolCallId: 'call_pay', state: 'output-available', input: { amount: 80 }, output: 'paid 80' },
+      { type: 'tool-pay', toolCallId: 'call_pay', state: 'output-available', input: { amount: 80 }, output: 'paid €80' },
       { type: 'step-start' },
       { type: 'text', text: 'Paid 80.' },
     ]);
@@ -731,7 +663,7 @@ describe('the UI message stream, harder runs', () => {
     await until(() => chat.status === 'ready', 'the first chat is done');
     const expected = [
       { type: 'step-start' },
-      { type: 'tool-pay', toolCallId: 'call_pay', state: 'output-available', input: { amount: 7 }, output: 'paid 7' },
+      { type: 'tool-pay', toolCallId: 'call_pay', state: 'output-available', input: { amount: 7 }, output: 'paid €7' },
       { type: 'step-start' },
       { type: 'text', text: 'Paid 7 euros.' },
     ];

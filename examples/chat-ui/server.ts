@@ -35,25 +35,33 @@ function sessionOf(request: Request): string | undefined {
   return undefined;
 }
 
+/** The chat's tools: `add`, and `pay`, which waits for the user's approval (`paid` hears each payment). */
+export function chatTools(options: { paid?: (amount: number) => void } = {}) {
+  return [
+    defineTool({
+      name: 'add',
+      description: 'Add two numbers',
+      parameters: z.object({ a: z.number(), b: z.number() }),
+      execute: async ({ a, b }) => ({ sum: a + b }),
+    }),
+    defineTool({
+      name: 'pay',
+      description: 'Pay an amount in euros',
+      parameters: z.object({ amount: z.number() }),
+      needsApproval: true,
+      execute: async ({ amount }) => {
+        options.paid?.(amount);
+        return `paid €${amount}`;
+      },
+    }),
+  ];
+}
+
 export async function startChatServer(options: ChatServerOptions): Promise<ChatServer> {
   const machine = createConversationMachine({
     provider: options.provider,
     system: 'You are a terse assistant. Use add for sums; pay needs the user to approve it.',
-    tools: [
-      defineTool({
-        name: 'add',
-        description: 'Add two numbers',
-        parameters: z.object({ a: z.number(), b: z.number() }),
-        execute: async ({ a, b }) => ({ sum: a + b }),
-      }),
-      defineTool({
-        name: 'pay',
-        description: 'Pay an amount in euros',
-        parameters: z.object({ amount: z.number() }),
-        needsApproval: true,
-        execute: async ({ amount }) => `paid €${amount}`,
-      }),
-    ],
+    tools: chatTools(),
   });
   const host = createConversationHost({ machine, store: sqliteStore({ path: options.db }) });
   await host.recover();

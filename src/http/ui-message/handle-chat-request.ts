@@ -96,6 +96,15 @@ function hostProblem(error: unknown): RequestProblem {
   return { status: 500, detail: 'the conversation could not be read or written' };
 }
 
+/** The conversation, or the problem response when it cannot be read. */
+async function viewOrProblem(host: ConversationHost, id: string): Promise<ConversationView | undefined | Response> {
+  try {
+    return await host.get(id);
+  } catch (error) {
+    return problemResponse(hostProblem(error));
+  }
+}
+
 async function authorized(authorize: ChatAuthorize, request: Request, id: string): Promise<RequestProblem | undefined> {
   let allowed: boolean;
   try {
@@ -149,12 +158,8 @@ export async function handleChatRequest(host: ConversationHost, request: Request
   const refused = await authorized(resolved.authorize, request, id);
   if (refused) return problemResponse(refused);
 
-  let view: ConversationView | undefined;
-  try {
-    view = await host.get(id);
-  } catch (error) {
-    return problemResponse(hostProblem(error));
-  }
+  const view = await viewOrProblem(host, id);
+  if (view instanceof Response) return view;
   const events = eventsOf(chat.value, view);
   if (!Array.isArray(events)) return problemResponse(events);
   // A new message's answer goes after it; answers to approvals continue the message they answer.
@@ -201,12 +206,8 @@ export async function resumeChatStream(host: ConversationHost, id: string, optio
   const resolved = resolveOptionsWith(resumeOptionsSchema, options, 'options');
   const bad = chatIdProblem(id);
   if (bad) return problemResponse(bad);
-  let view: ConversationView | undefined;
-  try {
-    view = await host.get(id);
-  } catch (error) {
-    return problemResponse(hostProblem(error));
-  }
+  const view = await viewOrProblem(host, id);
+  if (view instanceof Response) return view;
   if (view?.status !== 'running') return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
   const control = fromHost(
     host,
