@@ -48,7 +48,28 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 // ---------------------------------------------------------------------------------------------
 // The service: the host over HTTP, with the chat routes of examples/chat-ui.
 
-type Service = { url: string; wire: WireServer; host: ConversationHost; payments: number[] };
+type Service = { url: string; wire: WireServer; host: ConversationHost; payments: number[]; following: () => number };
+
+/** The host as the routes see it, counting the streams that follow a conversation now. */
+function countingFollows(host: ConversationHost): { host: ConversationHost; following: () => number } {
+  let open = 0;
+  const counted = new Proxy(host, {
+    get(target, key, receiver) {
+      if (key !== 'follow') return Reflect.get(target, key, receiver);
+      return (...args: Parameters<ConversationHost['follow']>) => {
+        open++;
+        const stop = target.follow(...args);
+        let stopped = false;
+        return () => {
+          if (!stopped) open--;
+          stopped = true;
+          stop();
+        };
+      };
+    },
+  });
+  return { host: counted, following: () => open };
+}
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -89,7 +110,8 @@ async function startService(
     retry: { maxRetries: options.retries ?? 0, initialDelayMs: 1, maxDelayMs: 5, jitter: false },
   });
   const host = createConversationHost({ machine, store: sqliteStore({ path: join(work, `chat-${++databases}.db`) }) });
-  const routes = chatRoutes(host, {
+  const counted = countingFollows(host);
+  const routes = chatRoutes(counted.host, {
     authorize: options.authorize ?? (() => true),
     ...(options.sessionData ? { chat: { sessionData: options.sessionData } } : {}),
   });
@@ -103,7 +125,7 @@ async function startService(
     await host.close();
     await wire.close();
   });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, wire, host, payments };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, wire, host, payments, following: counted.following };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,6 +405,8 @@ describe('the UI message stream, read by the ai package', () => {
     await chat.stop();
     await sending;
     expect((await service.host.get('c-resume'))?.status).toBe('running');
+    // The reader left: its stream stopped following; the run goes on.
+    await until(() => service.following() === 0, 'the stream stops following');
 
     // A page loaded now: the history so far, then the stream of the run from its first event.
     const reloaded = new NodeChat(service.url, 'c-resume', await loaded(service.url, 'c-resume'));
@@ -402,6 +426,7 @@ describe('the UI message stream, read by the ai package', () => {
       expect(client.messages.map((message) => message.id)).toEqual([client === chat ? expect.any(String) : 'm0', 'm1']);
       expect(client.lastMessage?.parts.map(shown)).toEqual([{ type: 'step-start' }, { type: 'text', text: 'The answer is forty-two.' }]);
     }
+    expect(service.following()).toBe(0);
     // Nothing in progress: 204, and the chat stays as it is.
     const response = await fetch(`${service.url}/api/chat/c-resume/stream`);
     expect(response.status).toBe(204);
