@@ -26,7 +26,7 @@ import { z } from 'zod';
 import { toNodeListener } from '../examples/chat-ui/node-listener.js';
 import { chatRoutes } from '../examples/chat-ui/routes.js';
 import { chatTools } from '../examples/chat-ui/server.js';
-import { toUIMessageStream } from '../src/http/ui-message/index.js';
+import { handleChatRequest, toUIMessageStream } from '../src/http/ui-message/index.js';
 import { toUIMessageStreamResponse } from '../src/http/ui-message/ui-message-stream-response.js';
 import {
   agentTool,
@@ -646,6 +646,26 @@ describe('chat requests that are wrong', () => {
       expect({ path, status: response.status }).toEqual({ path, status: 400 });
       expect(((await response.json()) as { field: string }).field).toBe('id');
     }
+  });
+
+  it('takes a body another handler read already, when it is handed over', async () => {
+    const service = await startService([textStep('Read.')]);
+    const read = async () => {
+      const request = new Request('http://127.0.0.1/api/chat', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'c-read', trigger: 'submit-message', messages: [userMessage('Hi')] }),
+      });
+      return { request, json: (await request.json()) as unknown };
+    };
+    const first = await read();
+    const refused = await handleChatRequest(service.host, first.request, { authorize: () => true });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/already read/);
+    const second = await read();
+    const answered = await handleChatRequest(service.host, second.request, { authorize: () => true, body: { json: second.json } });
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toContain('"delta":"Read."');
   });
 
   it('a message while the run waits for approval is a 409; the run still waits', async () => {

@@ -46,6 +46,12 @@ export type ChatRequestOptions = Pick<UIMessageMapperOptions, 'errorText' | 'mes
   /** Chunks a reader may leave unread before its stream ends telling it to resume (default 10,000). */
   maxBufferedChunks?: number;
   /**
+   * The body, when the caller has read it already (a framework that parsed it, a handler that
+   * checks every body the same way): the parsed JSON. Without it the handler reads `request`'s body
+   * itself (content type, `maxBodyBytes`, UTF-8, JSON).
+   */
+  body?: { json: unknown };
+  /**
    * The `sessionData` a new message's run gets (`host.send`'s option): per-user data the tools
    * read, taken from the request (a verified user id, say). Absent: the conversation keeps its own.
    */
@@ -60,7 +66,7 @@ export type ChatRequestOptions = Pick<UIMessageMapperOptions, 'errorText' | 'mes
  * const options: ResumeChatOptions = { heartbeatMs: 10_000 };
  * ```
  */
-export type ResumeChatOptions = Omit<ChatRequestOptions, 'authorize' | 'maxBodyBytes' | 'sessionData'>;
+export type ResumeChatOptions = Omit<ChatRequestOptions, 'authorize' | 'maxBodyBytes' | 'sessionData' | 'body'>;
 
 const streamShape = {
   errorText: option.optional(option.callable<NonNullable<UIMessageMapperOptions['errorText']>>('a function (error) => string')),
@@ -79,8 +85,11 @@ const chatOptionsSchema = option.object(
     sessionData: option.optional(
       option.callable<NonNullable<ChatRequestOptions['sessionData']>>('a function (request, conversationId) => sessionData'),
     ),
+    body: option.optional(option.object({ json: option.unchecked() }, { expected: 'an object { json } (the parsed body)' })),
   },
-  { expected: 'an object { authorize, maxBodyBytes?, heartbeatMs?, maxBufferedChunks?, errorText?, messageMetadata?, sessionData? }' },
+  {
+    expected: 'an object { authorize, maxBodyBytes?, body?, heartbeatMs?, maxBufferedChunks?, errorText?, messageMetadata?, sessionData? }',
+  },
 );
 
 const resumeOptionsSchema = option.object(streamShape, {
@@ -150,7 +159,7 @@ function eventsOf(chat: ChatRequest, view: ConversationView | undefined): Conver
 export async function handleChatRequest(host: ConversationHost, request: Request, options: ChatRequestOptions): Promise<Response> {
   const resolved = resolveOptionsWith(chatOptionsSchema, options, 'options');
   if (request.method !== 'POST') return problemResponse({ status: 405, detail: `expected POST, got ${request.method}` }, { allow: 'POST' });
-  const body = await readJsonBody(request, resolved.maxBodyBytes);
+  const body = resolved.body ? { ok: true as const, value: resolved.body.json } : await readJsonBody(request, resolved.maxBodyBytes);
   if (!body.ok) return problemResponse(body.problem);
   const chat = parseChatRequest(body.value);
   if (!chat.ok) return problemResponse(chat.problem);

@@ -28,6 +28,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > maxBytes) return tooLarge(maxBytes);
   if (!request.body) return fail(400, 'body: expected a JSON object, got nothing', 'body');
+  if (request.bodyUsed) return fail(400, 'body: already read by another handler (pass it as the `body` option)', 'body');
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();
