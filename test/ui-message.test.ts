@@ -80,7 +80,7 @@ async function startService(
   steps: WireStep[],
   options: {
     authorize?: (request: Request, id: string) => boolean | Promise<boolean>;
-    routes?: Record<string, () => Response>;
+    routes?: Record<string, (host: ConversationHost) => Response>;
     retries?: number;
     sessionData?: (request: Request, id: string) => unknown;
   } = {},
@@ -116,7 +116,7 @@ async function startService(
     ...(options.sessionData ? { chat: { sessionData: options.sessionData } } : {}),
   });
   const server: Server = createServer(
-    toNodeListener(async (request) => options.routes?.[new URL(request.url).pathname]?.() ?? routes(request)),
+    toNodeListener(async (request) => options.routes?.[new URL(request.url).pathname]?.(counted.host) ?? routes(request)),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanups.push(async () => {
@@ -432,6 +432,34 @@ describe('the UI message stream, read by the ai package', () => {
     expect(response.status).toBe(204);
     await chat.resumeStream();
     expect(chat.messages).toHaveLength(2);
+  });
+
+  it("streams a host conversation's last run, or its next one", async () => {
+    const service = await startService([textStep('First answer.'), textStep('Second answer.')], {
+      routes: {
+        '/host/c-host/stream': (host) => toUIMessageStreamResponse(toUIMessageStream({ host, id: 'c-host' })),
+        '/next/c-host/stream': (host) => toUIMessageStreamResponse(toUIMessageStream({ host, id: 'c-host' }, { from: 'now' })),
+      },
+    });
+    const read = async (api: string) => {
+      const chunks = await new DefaultChatTransport({ api: `${service.url}${api}` }).reconnectToStream({ chatId: 'c-host' });
+      let last: UIMessage | undefined;
+      for await (const message of readUIMessageStream({ stream: chunks as ReadableStream })) last = message;
+      return last;
+    };
+    await service.host.send('c-host', { type: 'user.message', content: 'One' });
+    await service.host.result('c-host');
+    // The last run, replayed from the store: its answer, named as the history names it.
+    const replayed = await read('/host');
+    expect({ id: replayed?.id, parts: replayed?.parts.map(shown) }).toEqual({
+      id: 'm1',
+      parts: [{ type: 'step-start' }, { type: 'text', text: 'First answer.' }],
+    });
+    // From now: the next run's answer.
+    const next = read('/next');
+    await until(() => service.following() === 1, 'the stream follows');
+    await service.host.send('c-host', { type: 'user.message', content: 'Two' });
+    expect(await next).toMatchObject({ id: 'm3', parts: [{ type: 'step-start' }, { type: 'text', text: 'Second answer.' }] });
   });
 
   it('streams a run from its actor, read through the transport', async () => {

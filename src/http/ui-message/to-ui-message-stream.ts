@@ -104,6 +104,8 @@ const mapperOptions = (options: Resolved): UIMessageMapperOptions => ({
   ...(options.messageMetadata ? { messageMetadata: options.messageMetadata } : {}),
 });
 
+const inProgress: ReadonlySet<string> = new Set(['running', 'awaitingApproval']);
+
 /** A host conversation's stream; the message id comes from the history once it is read. */
 export function fromHost(
   host: ConversationHost,
@@ -126,7 +128,11 @@ export function fromHost(
   if (options.messageId !== undefined) control.begin(options.messageId);
   else {
     host.get(id).then(
-      (view) => control.begin(uiMessageIdAt(view ? trailingAnswerIndex(view.messages) : 1)),
+      (view) => {
+        // The run to stream: the one in progress (or the last one); from now, once none is in progress, the next one.
+        const next = !view || (options.from === 'now' && !inProgress.has(view.status));
+        control.begin(uiMessageIdAt(next ? (view?.messages.length ?? 0) + 1 : trailingAnswerIndex(view.messages)));
+      },
       (error: unknown) => control.sink.fail(error),
     );
   }
