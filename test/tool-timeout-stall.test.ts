@@ -134,6 +134,23 @@ describe('a result that arrives after its deadline (DESIGN §3.7)', () => {
     const { events } = await run([hangs], [{ id: 's', name: 'slow' }], recorded);
     expect(eventsOf(events, 'tool.result').map((event) => event.result)).toEqual(['recorded answer']);
   });
+
+  it('a journaled step whose tool stalls past its timeout records a timeout, so the run and its replays see one', async () => {
+    const records: unknown[] = [];
+    const running: StepJournal = {
+      async step(step, action, signal) {
+        const value = await action(signal);
+        if (step.kind === 'tool') records.push(value);
+        return { status: 'done', value };
+      },
+    };
+    const { output, events } = await run([lateResult], [{ id: 's', name: 'slow' }], running);
+    expect(records).toEqual([{ kind: 'timeout' }]);
+    expect(eventsOf(events, 'tool.result')).toEqual([
+      { type: 'tool.result', toolCallId: 's', name: 'slow', result: timedOut, isError: true },
+    ]);
+    expect(output.status).toBe('done');
+  });
 });
 
 describe('resultOverdue', () => {
