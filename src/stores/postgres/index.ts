@@ -17,3 +17,4 @@
 export { type PostgresStore, postgresStore, type PostgresStoreOptions } from './postgres-store.js';
 export { PostgresStoreError, type PostgresStoreErrorCode } from './postgres-store-error.js';
 export type { PostgresNotification, PostgresPool, PostgresPoolClient, PostgresQueryResult } from './postgres-pool.js';
+export { type PostgresRelay, postgresRelay, type PostgresRelayOptions } from './postgres-relay.js';
