@@ -58,7 +58,9 @@ describe('postgresStore: its tables', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE $2 ORDER BY table_name`,
       [schema.name, `${prefix}%`],
     );
-    expect(tables.map(({ table_name }) => table_name)).toEqual(['conversations', 'leases', 'log', 'meta', 'stream'].map((name) => prefix + name));
+    expect(tables.map(({ table_name }) => table_name)).toEqual(
+      ['conversations', 'leases', 'log', 'meta', 'stream'].map((name) => prefix + name),
+    );
     expect(await queryOnce(`SELECT key, value FROM "${schema.name}"."${prefix}meta"`)).toEqual([{ key: 'schema_version', value: '1' }]);
     expect(stores[0]!.tables).toBe(`${schema.name}.${prefix}`);
     await Promise.all(stores.map((store) => store.close()));
@@ -249,7 +251,9 @@ describe('postgresStore: a connection that breaks during a save', () => {
     await blocker.connect();
     await blocker.query('BEGIN');
     await blocker.query(`SELECT 1 FROM "${schema.name}"."${prefix}conversations" WHERE id = 'a' FOR UPDATE`);
-    const write = store.save(conversation('a', 2), [cancel('two')], { items: [{ id: '2.1.t', event: { type: 'text.delta', delta: 'x' } }] });
+    const write = store.save(conversation('a', 2), [cancel('two')], {
+      items: [{ id: '2.1.t', event: { type: 'text.delta', delta: 'x' } }],
+    });
     const pid = await waitingBackend('WITH lease AS');
     expect(await queryOnce('SELECT pg_terminate_backend($1) AS done', [pid])).toEqual([{ done: true }]);
     await blocker.query('ROLLBACK');
@@ -301,7 +305,9 @@ describe('postgresStore: a connection that breaks during a save', () => {
     const error = await store.save(conversation('a', 1), [cancel('lost')]).catch((caught: unknown) => caught);
     expect(PostgresStoreError.isInstance(error), String(error)).toBe(true);
     expect(error).toMatchObject({ code: 'connection', operation: 'save', conversationId: 'a' });
-    expect((error as Error).message).toMatch(/^postgresStore\(.*\): save of conversation "a" failed: the database connection failed \(connect ECONNREFUSED/);
+    expect((error as Error).message).toMatch(
+      /^postgresStore\(.*\): save of conversation "a" failed: the database connection failed \(connect ECONNREFUSED/,
+    );
     expect(await store.load('a')).toBeUndefined();
     expect(await store.readLog('a')).toEqual([]);
     await store.close();

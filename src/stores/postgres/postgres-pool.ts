@@ -84,8 +84,18 @@ export async function createPool(connectionString: string, settings: { max: numb
 
 /** SQLSTATE classes and codes of a connection that broke or could not be made. */
 const connectionStates = /^(08|57P0[123]$|53300$)/;
-const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-const connectionMessages = /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed/i;
+const connectionCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+const connectionMessages =
+  /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect|Client was closed/i;
 
 /** Whether `error` says the connection failed (so the statement may be tried again on another), not that the statement did. */
 export function isConnectionError(error: unknown): boolean {

@@ -64,9 +64,7 @@ const identifier = (expected: string, maxLength: number, allowEmpty: boolean) =>
   option.matching(
     expected,
     (value): value is string =>
-      typeof value === 'string' &&
-      value.length <= maxLength &&
-      (value === '' ? allowEmpty : /^[A-Za-z_][A-Za-z0-9_$]*$/.test(value)),
+      typeof value === 'string' && value.length <= maxLength && (value === '' ? allowEmpty : /^[A-Za-z_][A-Za-z0-9_$]*$/.test(value)),
   );
 
 const poolSchema: OptionSchema<PostgresPool> = option.matching(
@@ -80,7 +78,10 @@ const postgresStoreOptionsSchema = option.object(
     pool: option.optional(poolSchema),
     connectionString: option.optional(option.string({ nonEmpty: true, expected: 'a connection string (postgres://…)' })),
     schema: option.withDefault(identifier('a schema name (letters, digits, _ or $, at most 63 characters)', 63, false), 'public'),
-    tablePrefix: option.withDefault(identifier('a table name prefix (letters, digits, _ or $, at most 40 characters)', 40, true), 'actorloop_'),
+    tablePrefix: option.withDefault(
+      identifier('a table name prefix (letters, digits, _ or $, at most 40 characters)', 40, true),
+      'actorloop_',
+    ),
     maxConnections: option.withDefault(option.integer({ minimum: 1, maximum: 1000 }), 10),
   },
   { expected: 'an object { pool? | connectionString?, schema?, tablePrefix?, maxConnections? }' },
@@ -111,8 +112,10 @@ const conversationSchema = option.object(
 );
 
 const logSchema = option.array(
-  option.matching('a LogAppend { at (integer milliseconds), event }', (entry): entry is LogAppend =>
-    isRecord(entry) && Number.isSafeInteger(entry.at) && isRecord(entry.event) && typeof entry.event.type === 'string',
+  option.matching(
+    'a LogAppend { at (integer milliseconds), event }',
+    (entry): entry is LogAppend =>
+      isRecord(entry) && Number.isSafeInteger(entry.at) && isRecord(entry.event) && typeof entry.event.type === 'string',
   ),
 );
 
@@ -122,11 +125,16 @@ const streamSchema = option.optional(
   ),
 );
 
-const leaseSchema = option.matching('a ConversationLease from acquireLease', (lease): lease is ConversationLease =>
-  isRecord(lease) && typeof lease.conversationId === 'string' && Number.isSafeInteger(lease.token) && typeof lease.owner === 'string',
+const leaseSchema = option.matching(
+  'a ConversationLease from acquireLease',
+  (lease): lease is ConversationLease =>
+    isRecord(lease) && typeof lease.conversationId === 'string' && Number.isSafeInteger(lease.token) && typeof lease.owner === 'string',
 );
 
-const saveOptionsSchema = option.object({ lease: option.optional(leaseSchema) }, { expected: 'an object { lease? }', unknownKeys: 'ignore' });
+const saveOptionsSchema = option.object(
+  { lease: option.optional(leaseSchema) },
+  { expected: 'an object { lease? }', unknownKeys: 'ignore' },
+);
 
 const ttlSchema = option.integer({ minimum: 1, maximum: 2_147_483_647, expected: 'a positive integer of milliseconds' });
 
@@ -249,7 +257,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   };
 
   /** Tries `body` again while its connection breaks; turns what the database says into the store's errors. */
-  const withRetries = async <T>(operation: string, conversationId: string | undefined, body: (attempt: number) => Promise<T>): Promise<T> => {
+  const withRetries = async <T>(
+    operation: string,
+    conversationId: string | undefined,
+    body: (attempt: number) => Promise<T>,
+  ): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
       try {
         return await body(attempt);
@@ -301,7 +313,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   };
 
   /** Why a save wrote nothing although its lease allowed it: the revision, unless the save landed before its answer was lost. */
-  const conflictOf = async (pool: PostgresPool, conversation: Pick<StoredConversation, "id" | "owner" | "snapshot" | "revision">, attempt: number) => {
+  const conflictOf = async (
+    pool: PostgresPool,
+    conversation: Pick<StoredConversation, 'id' | 'owner' | 'snapshot' | 'revision'>,
+    attempt: number,
+  ) => {
     const { rows } = await pool.query(`SELECT revision, owner = $2 AND snapshot = $3 AS same FROM ${names.conversations} WHERE id = $1`, [
       conversation.id,
       conversation.owner,
