@@ -33,6 +33,7 @@ const conversation = (id: string, revision: number, extra: Partial<StoredConvers
   updatedAt: 1_700_000_000_000 + revision,
   ...extra,
 });
+const textOf = (statement: string | { text: string }) => (typeof statement === 'string' ? statement : statement.text);
 const cancel = (reason: string): LogAppend => ({ at: 1, event: { type: 'cancel', reason } });
 
 /** The backends of this file's stores waiting for a lock, by the statement they run. */
@@ -273,7 +274,7 @@ describe('postgresStore: a connection that breaks during a save', () => {
       end: () => pool.end(),
       query: async (text, values) => {
         const result = await pool.query(text, values);
-        if (text.startsWith('WITH lease AS') && dropAnswers-- > 0) throw new Error('Connection terminated unexpectedly');
+        if (textOf(text).startsWith('WITH lease AS') && dropAnswers-- > 0) throw new Error('Connection terminated unexpectedly');
         return result;
       },
     };
@@ -297,7 +298,7 @@ describe('postgresStore: a connection that breaks during a save', () => {
       connect: () => pool.connect(),
       end: () => pool.end(),
       query: (text, values) =>
-        text.startsWith('WITH lease AS')
+        textOf(text).startsWith('WITH lease AS')
           ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
           : pool.query(text, values),
     };

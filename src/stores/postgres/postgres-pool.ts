@@ -12,6 +12,16 @@ import { MissingDependencyError } from '../../errors/missing-dependency-error.js
 export type PostgresQueryResult = { rows: Array<Record<string, unknown>>; rowCount: number | null };
 
 /**
+ * A statement with a name: `pg` prepares it once per connection and reuses the plan.
+ *
+ * @example
+ * ```ts
+ * const statement: PostgresQueryConfig = { name: 'load', text: 'SELECT * FROM t WHERE id = $1', values: ['c-42'] };
+ * ```
+ */
+export type PostgresQueryConfig = { name: string; text: string; values: unknown[] };
+
+/**
  * A notification a `LISTEN`ing connection received.
  *
  * @example
@@ -52,7 +62,7 @@ export interface PostgresPoolClient {
  * ```
  */
 export interface PostgresPool {
-  query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
+  query(statement: string | PostgresQueryConfig, values?: unknown[]): Promise<PostgresQueryResult>;
   connect(): Promise<PostgresPoolClient>;
   end(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ActorloopError } from '../../errors/actorloop-error.js';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { ConversationLease, SaveOptions } from '../../host/conversation-lease.js';
@@ -235,6 +236,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
   const names = tableNames(resolved.schema, resolved.tablePrefix);
   const save = saveStatement(names);
+  // Prepared once per connection: planning the statement costs about as much as running it.
+  const saveName = `actorloop_save_${createHash('sha1').update(save).digest('hex').slice(0, 16)}`;
   const where = (operation: string, conversationId?: string) => ({ tables: names.label, operation, conversationId });
 
   let ownPool: Promise<OwnPool> | undefined;
@@ -382,7 +385,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         lease?.token ?? null,
       ];
       await run('save', checked.id, async (pool, attempt) => {
-        const { rows } = await pool.query(save, values);
+        const { rows } = await pool.query({ name: saveName, text: save, values });
         const outcome = rows[0] as { allowed: boolean; written: boolean };
         if (outcome.written) return;
         if (!outcome.allowed) {
