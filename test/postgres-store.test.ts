@@ -103,6 +103,36 @@ describe('postgresStore: its tables', () => {
     expect(await queryOnce(`SELECT revision FROM "${schema.name}"."${newer}conversations"`)).toEqual([{ revision: '1' }]);
   });
 
+  it('runs as a user that may only read and write the tables once they exist', async () => {
+    const prefix = newPrefix();
+    const owner = storeOn(prefix);
+    await owner.list();
+    await owner.close();
+    const role = `${schema.name}_app`;
+    await queryOnce(`CREATE ROLE "${role}" LOGIN`);
+    try {
+      await queryOnce(`GRANT USAGE ON SCHEMA "${schema.name}" TO "${role}"`);
+      await queryOnce(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema.name}" TO "${role}"`);
+      await queryOnce(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema.name}" TO "${role}"`);
+      const url = new URL(postgresUrl);
+      url.username = role;
+      const app = postgresStore({ connectionString: url.toString(), schema: schema.name, tablePrefix: prefix });
+      const lease = await app.acquireLease('a', 'app', 60_000);
+      await app.save(
+        conversation('a', 1),
+        [cancel('as the app')],
+        { items: [{ id: '1.1.t', event: { type: 'text.delta', delta: 'x' } }] },
+        { lease: lease! },
+      );
+      expect(await app.load('a')).toEqual(conversation('a', 1));
+      expect(await app.delete('a')).toBe(true);
+      await app.close();
+    } finally {
+      await queryOnce(`DROP OWNED BY "${role}"`);
+      await queryOnce(`DROP ROLE "${role}"`);
+    }
+  });
+
   it('ends the pool it made on close, and leaves a pool it was given open', async () => {
     const store = storeOn();
     await store.save(conversation('a', 1));

@@ -7,7 +7,9 @@ export type TableNames = {
   label: string;
   /** The advisory lock key text: one per store, so two stores in one database never wait for each other. */
   lockKey: string;
+  /** Quoted. */
   schema: string;
+  schemaName: string;
   conversations: string;
   log: string;
   stream: string;
@@ -26,6 +28,7 @@ export function tableNames(schema: string, prefix: string): TableNames {
     label: `${schema}.${prefix}`,
     lockKey: `actorloop store ${schema}.${prefix}`,
     schema: quote(schema),
+    schemaName: schema,
     conversations: table('conversations'),
     log: table('log'),
     stream: table('stream'),
@@ -100,7 +103,9 @@ export async function openSchema(pool: PostgresPool, names: TableNames): Promise
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [names.lockKey]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.schema}`);
+    // Asked first: CREATE SCHEMA IF NOT EXISTS needs the right to create schemas even when it exists.
+    const schemaFound = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [names.schemaName]);
+    if (schemaFound.rows.length === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.schema}`);
     const found = await client.query('SELECT to_regclass($1) IS NOT NULL AS meta, to_regclass($2) IS NOT NULL AS conversations', [
       names.regclass('meta'),
       names.regclass('conversations'),
