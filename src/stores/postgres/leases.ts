@@ -4,6 +4,15 @@ import type { TableNames } from './schema.js';
 
 type LeaseRow = { token: string; expires_at: number };
 
+/** What acquire and renew answer: the token and the expiry in epoch milliseconds. */
+const returningLease = 'RETURNING token, extract(epoch FROM expires_at)::float8 * 1000 AS expires_at';
+
+/** The lease a statement answered with, if it answered with one. */
+const answered = (conversationId: string, owner: string, rows: Array<Record<string, unknown>>) => {
+  const row = rows[0] as LeaseRow | undefined;
+  return row ? leaseOf(conversationId, owner, row) : undefined;
+};
+
 const leaseOf = (conversationId: string, owner: string, row: LeaseRow): ConversationLease => ({
   conversationId,
   owner,
@@ -28,11 +37,10 @@ export async function acquireLease(
      VALUES ($1, $2, nextval('${names.leaseTokens}'), now() + $3::float8 * interval '1 millisecond')
      ON CONFLICT (conversation_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
        WHERE held.expires_at <= now() OR held.owner = excluded.owner
-     RETURNING token, extract(epoch FROM expires_at)::float8 * 1000 AS expires_at`,
+     ${returningLease}`,
     [conversationId, owner, ttlMs],
   );
-  const row = rows[0] as LeaseRow | undefined;
-  return row ? leaseOf(conversationId, owner, row) : undefined;
+  return answered(conversationId, owner, rows);
 }
 
 /** The lease extended to `ttlMs` from now, if its token is still the conversation's (lapsed or not: nobody took it over). */
@@ -45,11 +53,10 @@ export async function renewLease(
   const { rows } = await pool.query(
     `UPDATE ${names.leases} SET expires_at = now() + $3::float8 * interval '1 millisecond'
      WHERE conversation_id = $1 AND token = $2::bigint
-     RETURNING token, extract(epoch FROM expires_at)::float8 * 1000 AS expires_at`,
+     ${returningLease}`,
     [lease.conversationId, lease.token, ttlMs],
   );
-  const row = rows[0] as LeaseRow | undefined;
-  return row ? leaseOf(lease.conversationId, lease.owner, row) : undefined;
+  return answered(lease.conversationId, lease.owner, rows);
 }
 
 /** Gives the lease up, if it is still held under its token. */

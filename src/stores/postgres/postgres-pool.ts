@@ -1,4 +1,7 @@
+import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { MissingDependencyError } from '../../errors/missing-dependency-error.js';
+import { isRecord } from '../../util/is-record.js';
+import { option, type OptionSchema } from '../../util/option-schema.js';
 
 /**
  * A query's answer, as `pg` gives it: the rows (column values as the driver parsed them) and how
@@ -67,8 +70,8 @@ export interface PostgresPool {
   end(): Promise<void>;
 }
 
-/** A pool the store made itself: it listens to the pool's errors, and ends it on close. */
-export type OwnPool = PostgresPool & { on(event: 'error', listener: (error: Error) => void): unknown };
+/** A pool made from a connection string: it listens to the pool's errors, and is ended on close. */
+type OwnPool = PostgresPool & { on(event: 'error', listener: (error: Error) => void): unknown };
 
 type PgModule = { Pool: new (config: Record<string, unknown>) => OwnPool };
 
@@ -77,7 +80,7 @@ type PgModule = { Pool: new (config: Record<string, unknown>) => OwnPool };
  * loads without it). A connection that breaks while idle is dropped and replaced on the next query:
  * the pool's `error` event is taken here, or it would end the process.
  */
-export async function createPool(connectionString: string, settings: { max: number; applicationName: string }): Promise<OwnPool> {
+async function createPool(connectionString: string, settings: { max: number; applicationName: string }): Promise<OwnPool> {
   let loaded: PgModule | { default: PgModule };
   try {
     loaded = (await import('pg')) as unknown as PgModule | { default: PgModule };
@@ -90,6 +93,53 @@ export async function createPool(connectionString: string, settings: { max: numb
     // An idle connection broke (the server restarted, a proxy cut it): the pool has removed it.
   });
   return pool;
+}
+
+/** The options `postgresStore` and `postgresRelay` both take to reach the database. */
+export const connectionOptionShape = {
+  pool: option.optional<PostgresPool>(
+    option.matching('a pg Pool (an object with query, connect and end)', (value): value is PostgresPool =>
+      isRecord(value) ? typeof value.query === 'function' && typeof value.connect === 'function' && typeof value.end === 'function' : false,
+    ) satisfies OptionSchema<PostgresPool>,
+  ),
+  connectionString: option.optional(option.string({ nonEmpty: true, expected: 'a connection string (postgres://…)' })),
+};
+
+/** Where connections come from: the pool given, or one made from the connection string on first use and ended by `end()`. */
+export type PoolSource = { get(): Promise<PostgresPool>; end(): Promise<void> };
+
+/**
+ * The pool of a store or relay: `pool` as given (never ended here), or a pool of its own made from
+ * `connectionString` when first needed. Exactly one of them must be given.
+ */
+export function poolSource(
+  connection: { pool: PostgresPool | undefined; connectionString: string | undefined },
+  options: unknown,
+  settings: { max: number; applicationName: string },
+): PoolSource {
+  const { pool: given, connectionString } = connection;
+  if ((given === undefined) === (connectionString === undefined)) {
+    throw new InvalidOptionsError('options', 'either pool or connectionString (one of them)', options);
+  }
+  let own: Promise<OwnPool> | undefined;
+  return {
+    get() {
+      if (given) return Promise.resolve(given);
+      if (!own) {
+        const pending = createPool(connectionString as string, settings);
+        own = pending;
+        // A pool that could not be made (pg missing) is not kept: installing it fixes the next call.
+        pending.catch(() => {
+          if (own === pending) own = undefined;
+        });
+      }
+      return own;
+    },
+    async end() {
+      const made = await own?.catch(() => undefined);
+      await made?.end();
+    },
+  };
 }
 
 /** SQLSTATE classes and codes of a connection that broke or could not be made. */

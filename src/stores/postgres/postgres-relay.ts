@@ -2,8 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { ConversationRelay, ConversationStreamItem } from '../../host/conversation-stream.js';
 import { isRecord } from '../../util/is-record.js';
-import { option, type OptionSchema, resolveOptionsWith } from '../../util/option-schema.js';
-import { createPool, type OwnPool, type PostgresNotification, type PostgresPool, type PostgresPoolClient } from './postgres-pool.js';
+import { option, resolveOptionsWith } from '../../util/option-schema.js';
+import {
+  connectionOptionShape,
+  type PostgresNotification,
+  type PostgresPool,
+  type PostgresPoolClient,
+  poolSource,
+} from './postgres-pool.js';
 
 /**
  * What {@link postgresRelay} takes: a `pool` of yours or a `connectionString` (then the relay makes
@@ -52,16 +58,9 @@ const payloadLimitBytes = 7_999;
 const maxQueuedPayloads = 10_000;
 const reconnectDelaysMs = [100, 250, 500, 1_000, 2_000, 5_000];
 
-const poolSchema: OptionSchema<PostgresPool> = option.matching(
-  'a pg Pool (an object with query, connect and end)',
-  (value): value is PostgresPool =>
-    isRecord(value) && typeof value.query === 'function' && typeof value.connect === 'function' && typeof value.end === 'function',
-);
-
 const relayOptionsSchema = option.object(
   {
-    pool: option.optional(poolSchema),
-    connectionString: option.optional(option.string({ nonEmpty: true, expected: 'a connection string (postgres://…)' })),
+    ...connectionOptionShape,
     channel: option.withDefault(
       option.matching('a channel name (letters, digits, _ or $, at most 63 characters)', (value): value is string =>
         typeof value === 'string' ? /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/.test(value) : false,
@@ -118,10 +117,9 @@ function messageOf(payload: string | undefined): Message | undefined {
  * ```
  */
 export function postgresRelay(options: PostgresRelayOptions): PostgresRelay {
-  const { pool: givenPool, connectionString, channel, onError } = resolveOptionsWith(relayOptionsSchema, options);
-  if ((givenPool === undefined) === (connectionString === undefined)) {
-    throw new InvalidOptionsError('options', 'either pool or connectionString (one of them)', options);
-  }
+  const resolved = resolveOptionsWith(relayOptionsSchema, options);
+  const { channel, onError } = resolved;
+  const pools = poolSource(resolved, options, { max: 2, applicationName: 'actorloop relay' });
   const report = (error: unknown) => {
     try {
       onError(error);
@@ -132,19 +130,6 @@ export function postgresRelay(options: PostgresRelayOptions): PostgresRelay {
   /** Tells this relay's own notifications from the others' (they come back on its listening connection too). */
   const relayId = randomBytes(6).toString('hex');
   const listeners = new Set<(conversationId: string, items: readonly ConversationStreamItem[]) => void>();
-
-  let ownPool: Promise<OwnPool> | undefined;
-  const poolFor = (): Promise<PostgresPool> => {
-    if (givenPool) return Promise.resolve(givenPool);
-    if (!ownPool) {
-      const pending = createPool(connectionString as string, { max: 2, applicationName: 'actorloop relay' });
-      ownPool = pending;
-      pending.catch(() => {
-        if (ownPool === pending) ownPool = undefined;
-      });
-    }
-    return ownPool;
-  };
 
   let closed = false;
   let closing: Promise<void> | undefined;
@@ -171,7 +156,7 @@ export function postgresRelay(options: PostgresRelayOptions): PostgresRelay {
 
   /** Holds one listening connection until it breaks or the relay closes. */
   const listenOnce = async (): Promise<boolean> => {
-    const pool = await poolFor();
+    const pool = await pools.get();
     const client: PostgresPoolClient = await pool.connect();
     let broken: Error | undefined;
     const dropped = new Promise<void>((resolve) => {
@@ -269,7 +254,7 @@ export function postgresRelay(options: PostgresRelayOptions): PostgresRelay {
 
   const send = async (payloads: string[]) => {
     try {
-      const pool = await poolFor();
+      const pool = await pools.get();
       await pool.query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [channel, payloads]);
     } catch (error) {
       report(new Error(`${payloads.length} notification(s) on channel "${channel}" could not be sent: not relayed`, { cause: error }));
@@ -325,8 +310,7 @@ export function postgresRelay(options: PostgresRelayOptions): PostgresRelay {
         wake?.();
         await loop?.catch(() => undefined);
         await sending;
-        const own = await ownPool?.catch(() => undefined);
-        await own?.end();
+        await pools.end();
         listeners.clear();
       })();
       return closing;

@@ -17,9 +17,9 @@ import { ConversationConflictError } from '../../host/errors/conversation-confli
 import { ConversationLeaseLostError } from '../../host/errors/conversation-lease-lost-error.js';
 import { listOptionsSchema, readLogOptionsSchema } from '../../host/list-options.js';
 import { isRecord } from '../../util/is-record.js';
-import { option, type OptionSchema, resolveOptionsWith } from '../../util/option-schema.js';
+import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { acquireLease, describeHolder, releaseLease, renewLease } from './leases.js';
-import { createPool, isConnectionError, type OwnPool, type PostgresPool } from './postgres-pool.js';
+import { connectionOptionShape, isConnectionError, type PostgresPool, poolSource } from './postgres-pool.js';
 import { PostgresStoreError } from './postgres-store-error.js';
 import { openSchema, type TableNames, tableNames } from './schema.js';
 
@@ -68,16 +68,9 @@ const identifier = (expected: string, maxLength: number, allowEmpty: boolean) =>
       typeof value === 'string' && value.length <= maxLength && (value === '' ? allowEmpty : /^[A-Za-z_][A-Za-z0-9_$]*$/.test(value)),
   );
 
-const poolSchema: OptionSchema<PostgresPool> = option.matching(
-  'a pg Pool (an object with query, connect and end)',
-  (value): value is PostgresPool =>
-    isRecord(value) && typeof value.query === 'function' && typeof value.connect === 'function' && typeof value.end === 'function',
-);
-
 const postgresStoreOptionsSchema = option.object(
   {
-    pool: option.optional(poolSchema),
-    connectionString: option.optional(option.string({ nonEmpty: true, expected: 'a connection string (postgres://…)' })),
+    ...connectionOptionShape,
     schema: option.withDefault(identifier('a schema name (letters, digits, _ or $, at most 63 characters)', 63, false), 'public'),
     tablePrefix: option.withDefault(
       identifier('a table name prefix (letters, digits, _ or $, at most 40 characters)', 40, true),
@@ -231,33 +224,17 @@ type ConversationRow = {
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const resolved = resolveOptionsWith(postgresStoreOptionsSchema, options);
-  if ((resolved.pool === undefined) === (resolved.connectionString === undefined)) {
-    throw new InvalidOptionsError('options', 'either pool or connectionString (one of them)', options);
-  }
+  const pools = poolSource(resolved, options, { max: resolved.maxConnections, applicationName: 'actorloop' });
   const names = tableNames(resolved.schema, resolved.tablePrefix);
   const save = saveStatement(names);
   // Prepared once per connection: planning the statement costs about as much as running it.
   const saveName = `actorloop_save_${createHash('sha1').update(save).digest('hex').slice(0, 16)}`;
   const where = (operation: string, conversationId?: string) => ({ tables: names.label, operation, conversationId });
 
-  let ownPool: Promise<OwnPool> | undefined;
   let opening: Promise<PostgresPool> | undefined;
   let closed = false;
   let closing: Promise<void> | undefined;
   const inFlight = new Set<Promise<unknown>>();
-
-  const poolFor = (): Promise<PostgresPool> => {
-    if (resolved.pool) return Promise.resolve(resolved.pool);
-    if (!ownPool) {
-      const connectionString = resolved.connectionString as string;
-      ownPool = createPool(connectionString, { max: resolved.maxConnections, applicationName: 'actorloop' });
-      // A pool that could not be made (pg missing) is not kept: installing it fixes the next call.
-      ownPool.catch(() => {
-        ownPool = undefined;
-      });
-    }
-    return ownPool;
-  };
 
   /** Tries `body` again while its connection breaks; turns what the database says into the store's errors. */
   const withRetries = async <T>(
@@ -289,7 +266,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const open = (): Promise<PostgresPool> => {
     if (!opening) {
       const pending = (async () => {
-        const pool = await poolFor();
+        const pool = await pools.get();
         await withRetries('open', undefined, () => openSchema(pool, names));
         return pool;
       })();
@@ -481,8 +458,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         closed = true;
         // Calls already accepted finish first (a save in flight is written or fails, never cut off).
         await Promise.allSettled([...inFlight]);
-        const own = await ownPool?.catch(() => undefined);
-        await own?.end();
+        await pools.end();
       })();
       return closing;
     },
