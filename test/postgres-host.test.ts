@@ -17,8 +17,8 @@ import {
   handlerProvider,
 } from '../src/index.js';
 import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
-import { postgresRelay, postgresStore } from '../src/stores/postgres/index.js';
-import { postgresUrl, queryOnce, testSchema } from './support/postgres.js';
+import { type PostgresPool, PostgresStoreError, postgresRelay, postgresStore } from '../src/stores/postgres/index.js';
+import { postgresUrl, queryOnce, testPool, testSchema } from './support/postgres.js';
 import { deferred } from './support/run-conversation.js';
 import { type ScriptedTurn, scriptedModel, turnChunks } from './support/scripted-model.js';
 
@@ -30,7 +30,7 @@ let prefixes = 0;
 function sharedTables() {
   const tablePrefix = `h${++prefixes}_`;
   const table = (name: string) => `"${schema.name}"."${tablePrefix}${name}"`;
-  return { store: () => postgresStore({ connectionString: postgresUrl, schema: schema.name, tablePrefix }), table };
+  return { prefix: tablePrefix, store: () => postgresStore({ connectionString: postgresUrl, schema: schema.name, tablePrefix }), table };
 }
 
 /** A tool that waits for its gate, and counts its runs. */
@@ -164,6 +164,55 @@ describe('hosts on one Postgres database: a lease per conversation', () => {
     expect(work.runs).toEqual(['one']);
     await a.host.close();
     expect(a.errors).toEqual([]);
+  });
+
+  it('a database that stays away while the host writes: the run stops visibly (write.failed), nothing half written; another host resumes it', async () => {
+    const tables = sharedTables();
+    const work = gatedTool();
+    const pool = testPool();
+    let failing = false;
+    // The saves fail as if the server were gone; everything else goes through.
+    const flaky: PostgresPool = {
+      connect: () => pool.connect(),
+      end: () => pool.end(),
+      query: (statement, values) =>
+        failing && (typeof statement === 'string' ? statement : statement.text).startsWith('WITH lease AS')
+          ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
+          : pool.query(statement, values),
+    };
+    const store = postgresStore({ pool: flaky, schema: schema.name, tablePrefix: tables.prefix });
+    const a = hostOn(store, toolTurns(), [work.tool], { hostId: 'host-a' });
+    const events: ConversationHostEvent[] = [];
+    a.host.subscribe('c1', (event) => events.push(event));
+    await a.host.send('c1', { type: 'user.message', content: 'do one' });
+    await work.started;
+    const result = a.host.result('c1').catch((caught: unknown) => caught);
+    failing = true;
+    work.open();
+    const error = await result;
+    expect(PostgresStoreError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'connection', operation: 'save', conversationId: 'c1' });
+    expect(events.filter(({ type }) => type === 'write.failed')).toEqual([
+      { type: 'write.failed', error: { name: 'PostgresStoreError', message: expect.stringContaining('the database connection failed') } },
+    ]);
+    // Snapshot and log agree: the call is stored as running, its result nowhere.
+    const reader = tables.store();
+    expect(await logTypes(reader, 'c1')).toEqual(['user.message', 'tool.call']);
+    const stored = await reader.load('c1');
+    const messages = (JSON.parse(stored!.snapshot) as { context: { messages: Array<{ role: string }> } }).context.messages;
+    expect({ status: stored!.status, roles: messages.map(({ role }) => role) }).toEqual({
+      status: 'running',
+      roles: ['user', 'assistant'],
+    });
+    // The lease was given up with the run: another host resumes it at once.
+    failing = false;
+    const b = hostOn(tables.store(), [{ text: 'Resumed.' }], [work.tool], { hostId: 'host-b' });
+    expect(await b.host.recover()).toEqual({ resumed: ['c1'], skipped: [], failed: [] });
+    expect(await b.host.result('c1')).toMatchObject({ status: 'done', text: 'Resumed.' });
+    expect(await logTypes(reader, 'c1')).toEqual(['user.message', 'tool.call', 'tool.result', 'run.ended']);
+    expect(work.runs).toEqual(['one']);
+    await Promise.all([a.host.close(), b.host.close(), reader.close()]);
+    await pool.end().catch(() => undefined);
   });
 });
 
