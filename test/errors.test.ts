@@ -9,24 +9,43 @@ import { runConversation } from './support/run-conversation.js';
 
 /** Every error class, each from its own file, the way a copy of the package holds them. */
 async function loadCopy() {
-  const [base, invalid, missing, conflict, load, notFound, rejected, closed, provider, halt, mcp, sqlite, middleware, stopped, usage] =
-    await Promise.all([
-      import('../src/errors/actorloop-error.js'),
-      import('../src/errors/invalid-options-error.js'),
-      import('../src/errors/missing-dependency-error.js'),
-      import('../src/host/errors/conversation-conflict-error.js'),
-      import('../src/host/errors/conversation-load-error.js'),
-      import('../src/host/errors/conversation-not-found-error.js'),
-      import('../src/host/errors/event-rejected-error.js'),
-      import('../src/host/errors/host-closed-error.js'),
-      import('../src/model/errors/provider-error.js'),
-      import('../src/tools/halt-error.js'),
-      import('../src/tools/mcp/mcp-tool-error.js'),
-      import('../src/stores/sqlite/sqlite-store-error.js'),
-      import('../src/middleware/middleware-error.js'),
-      import('../src/observe/rx/run-stopped-error.js'),
-      import('../src/cli/cli-usage-error.js'),
-    ]);
+  const [
+    base,
+    invalid,
+    missing,
+    conflict,
+    load,
+    notFound,
+    rejected,
+    closed,
+    provider,
+    halt,
+    mcp,
+    sqlite,
+    middleware,
+    stopped,
+    usage,
+    leaseLost,
+    postgres,
+  ] = await Promise.all([
+    import('../src/errors/actorloop-error.js'),
+    import('../src/errors/invalid-options-error.js'),
+    import('../src/errors/missing-dependency-error.js'),
+    import('../src/host/errors/conversation-conflict-error.js'),
+    import('../src/host/errors/conversation-load-error.js'),
+    import('../src/host/errors/conversation-not-found-error.js'),
+    import('../src/host/errors/event-rejected-error.js'),
+    import('../src/host/errors/host-closed-error.js'),
+    import('../src/model/errors/provider-error.js'),
+    import('../src/tools/halt-error.js'),
+    import('../src/tools/mcp/mcp-tool-error.js'),
+    import('../src/stores/sqlite/sqlite-store-error.js'),
+    import('../src/middleware/middleware-error.js'),
+    import('../src/observe/rx/run-stopped-error.js'),
+    import('../src/cli/cli-usage-error.js'),
+    import('../src/host/errors/conversation-lease-lost-error.js'),
+    import('../src/stores/postgres/postgres-store-error.js'),
+  ]);
   return {
     ActorloopError: base.ActorloopError,
     InvalidOptionsError: invalid.InvalidOptionsError,
@@ -43,6 +62,8 @@ async function loadCopy() {
     MiddlewareError: middleware.MiddlewareError,
     RunStoppedError: stopped.RunStoppedError,
     CliUsageError: usage.CliUsageError,
+    ConversationLeaseLostError: leaseLost.ConversationLeaseLostError,
+    PostgresStoreError: postgres.PostgresStoreError,
   };
 }
 
@@ -116,6 +137,28 @@ const samples: Record<ClassName, { make: (copy: Copy) => Error; fields: Record<s
   CliUsageError: {
     make: (copy) => new copy.CliUsageError('run needs a prompt'),
     fields: { message: 'run needs a prompt' },
+  },
+  ConversationLeaseLostError: {
+    make: (copy) => new copy.ConversationLeaseLostError('c-1', 7, 'host "b" holds it'),
+    fields: {
+      conversationId: 'c-1',
+      token: 7,
+      message: 'conversation "c-1": the lease (token 7) was refused, nothing written: host "b" holds it',
+    },
+  },
+  PostgresStoreError: {
+    make: (copy) =>
+      new copy.PostgresStoreError('connection', { tables: 'public.actorloop_', operation: 'save', conversationId: 'c-1' }, 'gone', {
+        cause,
+      }),
+    fields: {
+      code: 'connection',
+      tables: 'public.actorloop_',
+      operation: 'save',
+      conversationId: 'c-1',
+      cause,
+      message: 'postgresStore(public.actorloop_): save of conversation "c-1" failed: gone',
+    },
   },
 };
 
