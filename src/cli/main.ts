@@ -49,6 +49,18 @@ async function main(argv: string[]): Promise<number> {
       return (await (await import('./resume-command.js')).resumeStored(command, environment)).code;
     case 'cancel':
       return (await import('./cancel-command.js')).cancelStored(command, environment);
+    case 'serve':
+      return (await import('./serve-command.js')).serveCommand(command, {
+        ...environment,
+        onStop(stop) {
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+          return () => {
+            process.off('SIGINT', stop);
+            process.off('SIGTERM', stop);
+          };
+        },
+      });
     case 'inspect':
       return (await import('./inspect-command.js')).inspectStored(command.db, command.port, environment);
   }

@@ -8,6 +8,7 @@ export const usage = `Usage:
   actorloop resume --db <file> <id> [options]  continue an interrupted run, on the provider given here
   actorloop cancel --db <file> <id>            end an interrupted or waiting run, every tool call answered
   actorloop inspect --db <file>                open the live viewer on a store
+  actorloop serve [--db <file>] [options]      the HTTP routes of actorloop/http on a local port
   actorloop help | --version
 
 Options of run and resume:
@@ -22,6 +23,12 @@ Options of run and resume:
   --budget-usd <amount>   cost budget in USD, priced by the built-in table of OpenAI and Anthropic models
   --json                  emitted events as JSON lines on stdout (list and show: JSON too)
   --db <file> --id <id>   run: continue a stored conversation (SQLite; a new file is created)
+
+Options of serve (and the provider options of run):
+  --port <n>              port (default 8787; 0 picks a free one)
+  --hostname <address>    address to listen on (default 127.0.0.1)
+  --token <token>         the bearer token every request needs (default ACTORLOOP_TOKEN, else one is
+                          made up and printed); serve prints {"url", "token"?} as JSON on stdout
 
 Options of resume and cancel:
   --force                 take over a run whose process cannot be checked from this machine
@@ -62,6 +69,15 @@ export type RunCommand = ProviderOptions & {
 /** `resume`: a stored conversation, and the provider its interrupted run continues on. */
 export type ResumeCommand = ProviderOptions & { command: 'resume'; db: string; id: string; force: boolean };
 
+/** `serve`: the conversation routes over HTTP on a local port, behind a bearer token. */
+export type ServeCommand = ProviderOptions & {
+  command: 'serve';
+  db: string | undefined;
+  port: number;
+  hostname: string;
+  token: string | undefined;
+};
+
 /** `cancel`: a stored conversation whose run is ended with the machine's `cancel`. */
 export type CancelCommand = { command: 'cancel'; db: string; id: string; force: boolean; reason: string | undefined };
 
@@ -69,6 +85,7 @@ export type CliCommand =
   | RunCommand
   | ResumeCommand
   | CancelCommand
+  | ServeCommand
   | { command: 'list'; db: string; json: boolean }
   | { command: 'show'; db: string; id: string; json: boolean }
   | { command: 'inspect'; db: string; port: number | undefined }
@@ -133,13 +150,25 @@ export function parseArguments(argv: string[]): CliCommand {
       return { command: 'show', db: requireDb(values.db, 'show'), id: oneId(values.id, positionals, 'show'), json: values.json === true };
     case 'inspect': {
       onlyFlags(values, 'inspect', ['db', 'port']);
-      const port = values.port === undefined ? undefined : Number(values.port);
-      if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536))
-        throw new CliUsageError(`--port needs a port number, got "${values.port}"`);
-      return { command: 'inspect', db: requireDb(values.db, 'inspect'), port };
+      return { command: 'inspect', db: requireDb(values.db, 'inspect'), port: portOf(values.port) };
+    }
+    case 'serve': {
+      onlyFlags(values, 'serve', [...providerFlags, 'db', 'port', 'hostname', 'token']);
+      if (positionals.length > 0) throw new CliUsageError(`serve takes no arguments, got "${positionals.join(' ')}"`);
+      if (values.token !== undefined && !/^[\x21-\x7e]{16,}$/.test(values.token))
+        throw new CliUsageError('--token needs at least 16 printable characters without spaces');
+      if (values.hostname !== undefined && values.hostname.trim() === '') throw new CliUsageError('--hostname needs an address');
+      return {
+        command: 'serve',
+        ...providerOptions(values),
+        db: values.db,
+        port: portOf(values.port) ?? 8787,
+        hostname: values.hostname ?? '127.0.0.1',
+        token: values.token,
+      };
     }
     default:
-      throw new CliUsageError(`unknown command "${command}" (expected run, list, show, resume, cancel, inspect or help)`);
+      throw new CliUsageError(`unknown command "${command}" (expected run, list, show, resume, cancel, inspect, serve or help)`);
   }
 }
 
@@ -200,6 +229,14 @@ function oneId(flag: string | undefined, positionals: string[], command: string)
   return ids[0] as string;
 }
 
+function portOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (value.trim() === '' || !(Number.isInteger(port) && port >= 0 && port < 65536))
+    throw new CliUsageError(`--port needs a port number, got "${value}"`);
+  return port;
+}
+
 function requireDb(db: string | undefined, command: string): string {
   if (db === undefined) throw new CliUsageError(`${command} needs --db <file>`);
   return db;
@@ -225,6 +262,8 @@ function parseFlags(args: string[]) {
       port: { type: 'string' },
       force: { type: 'boolean' },
       reason: { type: 'string' },
+      hostname: { type: 'string' },
+      token: { type: 'string' },
     },
   });
 }

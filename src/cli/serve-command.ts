@@ -1,0 +1,87 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createConversationHost } from '../host/conversation-host.js';
+import { memoryStore } from '../host/memory-store.js';
+import { createConversationHandler } from '../http/conversation-handler.js';
+import { toNodeListener } from '../http/node-listener.js';
+import { sqliteStore } from '../stores/sqlite/index.js';
+import type { ServeCommand } from './parse-arguments.js';
+import { cliHostId } from './process-owner.js';
+import { type CliEnvironment, chooseProvider, cliMachine, offlineNotice } from './run-command.js';
+import { reportTo } from './stored-commands.js';
+
+/** Where `serve` reads its token when `--token` is not given. */
+export const serveTokenVariable = 'ACTORLOOP_TOKEN';
+
+/** Compares digests, so the time a wrong token takes says nothing of the right one (nor of its length). */
+function tokenCheck(token: string): (request: Request) => boolean {
+  const expected = createHash('sha256').update(token).digest();
+  return (request) => {
+    const header = request.headers.get('authorization') ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match?.[1]) return false;
+    return timingSafeEqual(createHash('sha256').update(match[1]).digest(), expected);
+  };
+}
+
+/**
+ * `actorloop serve [--db file] [--port n] [--hostname h] [--token t] [provider options]`: the
+ * conversation routes of `actorloop/http` on a local port, for local use (a page, a script, curl)
+ * — every request needs `Authorization: Bearer <token>`, the token from `--token`,
+ * `ACTORLOOP_TOKEN`, or made up and printed at start. With `--db` the conversations are stored in
+ * that SQLite file (created when there is none); runs a killed server left in flight stay
+ * interrupted until `actorloop resume` continues them. Runs until SIGINT or SIGTERM, then closes the
+ * server and the host (runs in flight stay stored as they are).
+ */
+export async function serveCommand(
+  command: ServeCommand,
+  environment: CliEnvironment & { onStop?: (stop: () => void) => () => void },
+): Promise<number> {
+  const chosen = chooseProvider(command, environment.env);
+  const given = command.token ?? environment.env[serveTokenVariable];
+  const token = given === undefined || given === '' ? randomBytes(24).toString('base64url') : given;
+  const store = command.db === undefined ? memoryStore() : sqliteStore({ path: command.db });
+  const host = createConversationHost({
+    machine: cliMachine(command, chosen.provider),
+    store,
+    hostId: cliHostId(),
+    onError: reportTo(environment),
+  });
+  const handler = createConversationHandler(host, { authorize: tokenCheck(token), store });
+  const server = createServer(toNodeListener(handler));
+  const { stderr, stdout } = environment;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(command.port, command.hostname, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://${command.hostname.includes(':') ? `[${command.hostname}]` : command.hostname}:${port}`;
+  if (chosen.offline) stderr.write(offlineNotice);
+  stderr.write(
+    `actorloop: serving ${command.db === undefined ? 'conversations in memory (gone when it stops; --db <file> keeps them)' : `the conversations of ${command.db}`} on ${chosen.label}\n` +
+      `actorloop: routes in ${origin}/openapi.json; every request needs "Authorization: Bearer <token>"` +
+      `${given ? ` (the token from ${command.token === undefined ? serveTokenVariable : '--token'})` : ''}\n`,
+  );
+  // The address goes to stdout, so a script can read where to connect; a made-up token goes with it.
+  stdout.write(`${JSON.stringify({ url: origin, ...(given ? {} : { token }) })}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stopSignals = environment.onStop?.(resolve);
+    server.once('close', () => stopSignals?.());
+  });
+  stderr.write('actorloop: stopping\n');
+  // Open event streams would keep `close` waiting for ever: they end now; their clients resume elsewhere.
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await host.close();
+  return 0;
+}
