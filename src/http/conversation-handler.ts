@@ -51,6 +51,8 @@ export type ConversationHandlerOptions = {
   /** The largest request body read, counted as it arrives; past it, 413. Default 1,000,000 bytes. */
   maxBodyBytes?: number;
   /** The longest pause in a request body (or before it); past it, 408. Default 10,000 ms. */
+  bodyIdleTimeoutMs?: number;
+  /** The longest a whole request body may take, however it trickles in; past it, 408. Default 30,000 ms. */
   bodyTimeoutMs?: number;
   /** How deep a body's arrays and objects may nest; deeper, 400. Default 64. */
   maxBodyDepth?: number;
@@ -93,7 +95,8 @@ const handlerOptionsSchema = option.object(
     ),
     basePath: option.withDefault(basePathSchema, ''),
     maxBodyBytes: option.withDefault(option.integer({ minimum: 1 }), 1_000_000),
-    bodyTimeoutMs: option.withDefault(option.milliseconds(), 10_000),
+    bodyIdleTimeoutMs: option.withDefault(option.milliseconds(), 10_000),
+    bodyTimeoutMs: option.withDefault(option.milliseconds(), 30_000),
     maxBodyDepth: option.withDefault(option.integer({ minimum: 1, maximum: maxJsonDepth }), 64),
     heartbeatMs: option.withDefault(option.integer({ minimum: 0, maximum: maxTimerMs }), 15_000),
     maxBufferedBytes: option.withDefault(option.integer({ minimum: 1 }), 1_048_576),
@@ -117,7 +120,7 @@ const handlerOptionsSchema = option.object(
   },
   {
     expected:
-      'an object { authorize, basePath?, maxBodyBytes?, bodyTimeoutMs?, maxBodyDepth?, heartbeatMs?, maxBufferedBytes?, store?, onError?, openApi? }',
+      'an object { authorize, basePath?, maxBodyBytes?, bodyIdleTimeoutMs?, bodyTimeoutMs?, maxBodyDepth?, heartbeatMs?, maxBufferedBytes?, store?, onError?, openApi? }',
   },
 );
 
@@ -129,12 +132,7 @@ type CompiledRoute = { route: Route; pattern: RegExp };
 
 const compile = (route: Route): CompiledRoute => ({
   route,
-  pattern: new RegExp(
-    `^${route.path
-      .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
-      .replace('\\{id\\}', '{id}')
-      .replace('{id}', '([^/]*)')}$`,
-  ),
+  pattern: new RegExp(`^${route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace('{id}', '([^/]+)')}$`),
 });
 
 const idField = fields.conversationId('The conversation id');
@@ -171,7 +169,12 @@ export function createConversationHandler(host: ConversationHost, options: Conve
   if (!isHost(host)) throw new InvalidOptionsError('host', 'a ConversationHost from createConversationHost(...)', host);
   const resolved = resolveOptionsWith(handlerOptionsSchema, options, 'options');
   const { authorize, basePath, onError } = resolved;
-  const limits = { maxBytes: resolved.maxBodyBytes, idleTimeoutMs: resolved.bodyTimeoutMs, maxDepth: resolved.maxBodyDepth };
+  const limits = {
+    maxBytes: resolved.maxBodyBytes,
+    idleTimeoutMs: resolved.bodyIdleTimeoutMs,
+    timeoutMs: resolved.bodyTimeoutMs,
+    maxDepth: resolved.maxBodyDepth,
+  };
   const settings: RouteSettings = {
     basePath,
     heartbeatMs: resolved.heartbeatMs,
@@ -287,7 +290,13 @@ function problemOf(error: unknown): { problem: ProblemDetails; headers: Record<s
   const plain = (problem: ProblemDetails) => ({ problem, headers: {} });
   if (HttpProblemError.isInstance(error)) return { problem: error.problem, headers: error.headers };
   if (ConversationNotFoundError.isInstance(error)) {
-    return plain(problemDetails('conversation-not-found', `id: no conversation ${JSON.stringify(error.conversationId)}`, 'id'));
+    return plain(
+      problemDetails(
+        'conversation-not-found',
+        `id: expected a conversation that exists, got ${JSON.stringify(error.conversationId)}`,
+        'id',
+      ),
+    );
   }
   if (EventRejectedError.isInstance(error)) {
     if (error.code === 'busy') {

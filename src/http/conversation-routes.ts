@@ -201,4 +201,4 @@ export const conversationRoutes: readonly Route[] = [
 ];
 
 const notFound = (id: string) =>
-  new HttpProblemError('conversation-not-found', `id: no conversation ${JSON.stringify(id)}`, { field: 'id' });
+  new HttpProblemError('conversation-not-found', `id: expected a conversation that exists, got ${JSON.stringify(id)}`, { field: 'id' });

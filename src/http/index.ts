@@ -27,7 +27,7 @@ export {
 export { conversationRoutes } from './conversation-routes.js';
 export { encodeStreamItem, type EventStreamSettings, eventStreamResponse, type ResumeReason } from './event-stream.js';
 export { HttpProblemError } from './http-problem-error.js';
-export { type NodeListenerOptions, toNodeListener } from './node-listener.js';
+export { answerClientError, type NodeListenerOptions, toNodeListener } from './node-listener.js';
 export { openApiDocument } from './openapi-document.js';
 export { type ProblemDetails, type ProblemTypeName, problemDetails, problemResponse, problemTypePrefix, problemTypes } from './problem.js';
 export { type BodyLimits, readJsonBody } from './read-json-body.js';

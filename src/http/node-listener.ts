@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ProblemDetails, problemDetails } from './problem.js';
+import type { Duplex } from 'node:stream';
+import { type ProblemDetails, type ProblemTypeName, problemDetails } from './problem.js';
 
 /**
  * What `toNodeListener` takes besides the handler.
@@ -60,6 +61,13 @@ async function serve(
     if (!outgoing.writableFinished) aborter.abort();
   });
 
+  // The Fetch API has no Request with these methods (node:http hands CONNECT to its own event).
+  if (/^(TRACE|TRACK|CONNECT)$/i.test(incoming.method ?? '')) {
+    return sendProblem(
+      outgoing,
+      problemDetails('method-not-implemented', `${incoming.method}: expected a method a Fetch API handler can take`),
+    );
+  }
   let request: Request;
   try {
     request = requestOf(incoming, aborter.signal);
@@ -216,4 +224,33 @@ function report(onError: (error: unknown) => void, error: unknown): void {
   } catch {
     // An error handler that throws has nowhere left to report to.
   }
+}
+
+/**
+ * Answers what `node:http` cannot parse as a request — a request line and headers over its
+ * `maxHeaderSize` (431), bytes that are not HTTP (400), headers that never end (408) — with a
+ * problem+json answer like the handler's, then closes the connection. Node's own answer has no
+ * body. Install it as the server's `clientError` listener.
+ *
+ * @example
+ * ```ts
+ * const server = createServer(toNodeListener(handler));
+ * server.on('clientError', answerClientError);
+ * ```
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || pending?.headersSent) return void socket.destroy();
+  const [name, detail]: [ProblemTypeName, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['headers-too-large', "the request line and headers: expected at most the server's maxHeaderSize (16 KiB by default), got more"]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['body-timeout', "the request: expected it whole within the server's requestTimeout, got it later"]
+        : ['malformed-request', 'the request: expected HTTP/1.1, got bytes that do not parse as it'];
+  const problem = problemDetails(name, detail);
+  const body = JSON.stringify(problem);
+  socket.end(
+    `HTTP/1.1 ${problem.status} ${problem.title}\r\ncontent-type: application/problem+json\r\ncache-control: no-store\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

@@ -15,6 +15,7 @@
  * ```
  */
 export const problemTypes = {
+  'malformed-request': { status: 400, title: 'Malformed request' },
   'malformed-body': { status: 400, title: 'Malformed request body' },
   'invalid-field': { status: 400, title: 'Invalid request field' },
   unauthorized: { status: 401, title: 'Not authenticated' },
@@ -28,9 +29,11 @@ export const problemTypes = {
   'conversation-conflict': { status: 409, title: 'Conversation changed meanwhile' },
   'body-too-large': { status: 413, title: 'Request body too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'headers-too-large': { status: 431, title: 'Request headers too large' },
   'stored-conversation-unreadable': { status: 500, title: 'Stored conversation cannot be read' },
   'internal-error': { status: 500, title: 'Internal error' },
   'history-unavailable': { status: 501, title: 'History not available' },
+  'method-not-implemented': { status: 501, title: 'Method not implemented' },
   'host-closed': { status: 503, title: 'Service shutting down' },
 } as const;
 

@@ -6,7 +6,7 @@ import { describeValue } from './problem.js';
  *
  * @example
  * ```ts
- * const limits: BodyLimits = { maxBytes: 1_000_000, idleTimeoutMs: 10_000, maxDepth: 64 };
+ * const limits: BodyLimits = { maxBytes: 1_000_000, idleTimeoutMs: 10_000, timeoutMs: 30_000, maxDepth: 64 };
  * ```
  */
 export type BodyLimits = {
@@ -14,6 +14,8 @@ export type BodyLimits = {
   maxBytes: number;
   /** The longest wait for the next piece of the body (or the first); past it, 408. */
   idleTimeoutMs: number;
+  /** The longest the whole body may take, however it trickles in; past it, 408. */
+  timeoutMs: number;
   /** Arrays and objects nested at most this deep; deeper, 400. */
   maxDepth: number;
 };
@@ -24,13 +26,13 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * A request's body as a JSON object, or `undefined` when it has none. Refused, each as an
  * `HttpProblemError` naming `body` or `content-type` before anything is parsed: a media type other
  * than `application/json` (415), more than `maxBytes` — counted as the bytes arrive, with or
- * without a `content-length`, and read no further (413), a pause longer than `idleTimeoutMs`
- * (408), bytes that are not UTF-8, text that is not JSON, nesting deeper than `maxDepth`, or JSON
+ * without a `content-length`, and read no further (413), a pause longer than `idleTimeoutMs` or a
+ * body that takes longer than `timeoutMs` in all (408), bytes that are not UTF-8, text that is not JSON, nesting deeper than `maxDepth`, or JSON
  * that is not an object (400). `JSON.parse` keeps a `__proto__` key as a plain property.
  *
  * @example
  * ```ts
- * const body = await readJsonBody(request, { maxBytes: 1_000_000, idleTimeoutMs: 10_000, maxDepth: 64 });
+ * const body = await readJsonBody(request, { maxBytes: 1_000_000, idleTimeoutMs: 10_000, timeoutMs: 30_000, maxDepth: 64 });
  * ```
  */
 export async function readJsonBody(request: Request, limits: BodyLimits): Promise<Record<string, unknown> | undefined> {
@@ -76,7 +78,7 @@ function checkMediaType(type: string): void {
   });
 }
 
-/** The body's bytes, counted as they come: at most `maxBytes`, each piece within `idleTimeoutMs` of the one before. */
+/** The body's bytes, counted as they come: at most `maxBytes`, each piece within `idleTimeoutMs` of the one before, all within `timeoutMs`. */
 async function readBytes(request: Request, limits: BodyLimits): Promise<Uint8Array> {
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
@@ -87,9 +89,12 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<Uint8Arr
     // Whatever the reader still has is not read: the answer goes out without it.
     reader.cancel().catch(() => undefined);
   };
+  const deadline = Date.now() + limits.timeoutMs;
   for (;;) {
+    const left = deadline - Date.now();
+    const idle = limits.idleTimeoutMs <= left;
     const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), limits.idleTimeoutMs);
+      timer = setTimeout(() => resolve('timeout'), Math.max(0, Math.min(limits.idleTimeoutMs, left)));
     });
     let next: Awaited<ReturnType<typeof reader.read>> | 'timeout';
     try {
@@ -101,9 +106,10 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<Uint8Arr
     }
     if (next === 'timeout') {
       stop();
-      throw new HttpProblemError('body-timeout', `body: expected the next bytes within ${limits.idleTimeoutMs} ms, got none`, {
-        field: 'body',
-      });
+      const detail = idle
+        ? `body: expected the next bytes within ${limits.idleTimeoutMs} ms, got none`
+        : `body: expected the whole body within ${limits.timeoutMs} ms, got ${size} bytes by then`;
+      throw new HttpProblemError('body-timeout', detail, { field: 'body' });
     }
     if (next.done) break;
     size += next.value.byteLength;
