@@ -41,8 +41,12 @@ export function encodeStreamItem(item: ConversationStreamItem): Uint8Array {
  * A conversation's stream as a `text/event-stream` response over `host.follow`: every event with
  * `id:` (its stream id), `event:` (its type) and `data:` (the event as JSON), from `follow`'s
  * starting point on, across runs, until the client leaves (`signal`, or the body is cancelled).
- * What a slow client leaves unread is bounded by `maxBufferedBytes`: past it the stream writes
- * `event: resume` with `{ lastEventId, reason }` and ends, and nothing more is kept for it.
+ *
+ * Events go out at the pace the client reads. What a replay brings at once (the events a
+ * reconnecting client missed, as `follow` hands them over in one go) is held as it came and sent
+ * as the client takes it; live events are held up to `maxBufferedBytes`, counted with what waits
+ * unsent: past it the stream writes `event: resume` with `{ lastEventId, reason }` — the id of
+ * the last event written — and ends, and nothing more is kept for the client.
  *
  * @example
  * ```ts
@@ -60,10 +64,20 @@ export function eventStreamResponse(
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let ended = false;
   let lastEventId: string | undefined = follow.after;
+  /** Events received and not yet written: replayed ones as they came, live ones encoded (their bytes count). */
+  const waiting: Array<{ item: ConversationStreamItem; bytes: Uint8Array | undefined }> = [];
+  let waitingLiveBytes = 0;
+  /** True while the first batch `follow` delivers is arriving: a replay comes in one go. */
+  let inFirstBatch = false;
+  let batches = 0;
+
+  /** Writes what waits while the client's buffer has room (set once the stream has its controller). */
+  let flush: () => void = () => undefined;
 
   const finish = () => {
     if (ended) return;
     ended = true;
+    waiting.length = 0;
     stopFollowing?.();
     if (heartbeat !== undefined) clearInterval(heartbeat);
     signal?.removeEventListener('abort', finish);
@@ -72,7 +86,7 @@ export function eventStreamResponse(
   const body = new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        /** Bytes queued for the client and not yet taken by the server that sends them. */
+        /** Bytes written for the client and not yet taken by the server that sends them. */
         const queued = () => settings.maxBufferedBytes - (controller.desiredSize ?? 0);
         const endWithResume = (reason: ResumeReason) => {
           if (ended) return;
@@ -80,17 +94,40 @@ export function eventStreamResponse(
           controller.enqueue(encoder.encode(`event: resume\ndata: ${JSON.stringify({ lastEventId: lastEventId ?? null, reason })}\n\n`));
           controller.close();
         };
+        /** Writes what waits, as long as the client's buffer has room. */
+        flush = () => {
+          while (!ended && waiting.length > 0 && (controller.desiredSize ?? 0) > 0) {
+            const { item, bytes } = waiting.shift() as (typeof waiting)[number];
+            if (bytes) waitingLiveBytes -= bytes.byteLength;
+            controller.enqueue(bytes ?? encodeStreamItem(item));
+            lastEventId = item.id;
+          }
+        };
         controller.enqueue(encoder.encode(`retry: ${retryMs}\n\n`));
         if (signal?.aborted) return finish();
         signal?.addEventListener('abort', finish, { once: true });
         const observer = {
           next: (item: ConversationStreamItem) => {
             if (ended) return;
-            const bytes = encodeStreamItem(item);
-            // An event larger than the whole buffer still goes out when nothing is waiting before it.
-            if (queued() > 0 && queued() + bytes.byteLength > settings.maxBufferedBytes) return endWithResume('slow_client');
-            controller.enqueue(bytes);
-            lastEventId = item.id;
+            if (batches === 0) {
+              batches = 1;
+              inFirstBatch = true;
+              queueMicrotask(() => {
+                inFirstBatch = false;
+              });
+            }
+            if (inFirstBatch) waiting.push({ item, bytes: undefined });
+            else {
+              const bytes = encodeStreamItem(item);
+              // An event larger than the whole buffer still goes out when nothing is waiting before it.
+              const behind = queued() + waitingLiveBytes;
+              if ((behind > 0 || waiting.length > 0) && behind + bytes.byteLength > settings.maxBufferedBytes) {
+                return endWithResume('slow_client');
+              }
+              waiting.push({ item, bytes });
+              waitingLiveBytes += bytes.byteLength;
+            }
+            flush();
           },
           error: (error: unknown) => endWithResume(HostClosedError.isInstance(error) ? 'host_closed' : 'unavailable'),
         };
@@ -104,16 +141,16 @@ export function eventStreamResponse(
         if (settings.heartbeatMs > 0) {
           heartbeat = setInterval(() => {
             // A stream with bytes still waiting is not idle.
-            if (!ended && queued() === 0) controller.enqueue(encoder.encode(': heartbeat\n\n'));
+            if (!ended && queued() === 0 && waiting.length === 0) controller.enqueue(encoder.encode(': heartbeat\n\n'));
           }, settings.heartbeatMs);
           heartbeat.unref?.();
         }
       },
+      pull: () => flush(),
       cancel: finish,
     },
     new ByteLengthQueuingStrategy({ highWaterMark: settings.maxBufferedBytes }),
   );
-
   return new Response(body, {
     status: 200,
     headers: {
