@@ -1,5 +1,5 @@
 /**
- * actorloop/http against hostile input (docs/http.md "Problems"): the corpus of
+ * actorloop/http against hostile input (docs/http.md "Statuses and problems"): the corpus of
  * test/support/http-corpus.ts — malformed JSON, 100,000-deep nesting, bodies over the limit (with
  * and without a length, endless), wrong media types, prototype keys, invalid UTF-8, huge and odd
  * ids, unknown routes and methods, slow bodies, bad Last-Event-IDs, fields of the wrong kind and
