@@ -291,7 +291,7 @@ export function hostileCorpus(): CorpusEntry[] {
   });
 
   // Last-Event-ID that is not one of ours.
-  for (const value of ['garbage', '1.2', '1.2.', '1.2.x!', '-1.2.abc', '1.2.ABC', `1.2.${'a'.repeat(60)}`, '9'.repeat(20) + '.1.a', ' ']) {
+  for (const value of ['garbage', '1.2', '1.2.', '1.2.x!', '-1.2.abc', '1.2.ABC', `1.2.${'a'.repeat(60)}`, `${'9'.repeat(20)}.1.a`, ' ']) {
     add('Last-Event-ID', `header ${JSON.stringify(value.slice(0, 30))}`, {
       method: 'GET',
       path: '/conversations/done-1/events',
