@@ -2,46 +2,20 @@
  * The `actorloop` command as a process (docs/cli.md): the offline demo, --json, exit codes, bad
  * flags, Ctrl-C, and a live provider through the real SDK against the local wire server.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliFailure } from '../src/cli/cli-failure.js';
 import { CliUsageError } from '../src/cli/cli-usage-error.js';
-import { usage } from '../src/cli/parse-arguments.js';
+import { CommandRefusedError } from '../src/cli/command-refused-error.js';
+import { parseArguments, usage } from '../src/cli/parse-arguments.js';
 import { MissingDependencyError } from '../src/errors/missing-dependency-error.js';
 import { EventRejectedError } from '../src/host/errors/event-rejected-error.js';
 import { SqliteStoreError } from '../src/stores/sqlite/sqlite-store-error.js';
+import { actorloop, actorloopInterrupted } from './support/cli-process.js';
 import { closedPortUrl, openaiSse, startWireServer } from './support/wire-server.js';
 import { responsesStream, textAnswer } from './support/responses-events.js';
-
-const root = join(import.meta.dirname, '..');
-const main = join(root, 'src/cli/main.ts');
-
-type Result = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
-
-/** Runs the command from source (tsx), with a clean environment: no keys unless given. */
-function actorloop(args: string[], env: Record<string, string> = {}, onSpawn?: (child: ChildProcess) => void): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', ACTORLOOP_OFFLINE_DELAY_MS: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (data: Buffer) => {
-      stdout += data.toString();
-    });
-    child.stderr.on('data', (data: Buffer) => {
-      stderr += data.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    onSpawn?.(child);
-  });
-}
 
 describe('actorloop run (offline)', () => {
   it('answers "what is 17*23?" with the real calculator, says it is offline, exits 0', async () => {
@@ -118,20 +92,18 @@ describe('actorloop run (offline)', () => {
     );
   });
 
-  it('Ctrl-C cancels the run cleanly and exits 130', async () => {
-    let sent = false;
-    const result = await actorloop(['run', 'what is 6*7?'], { ACTORLOOP_OFFLINE_DELAY_MS: '3000' }, (child) => {
-      child.stderr?.on('data', (data: Buffer) => {
-        if (!sent && data.toString().includes('requesting')) {
-          sent = true;
-          child.kill('SIGINT');
-        }
-      });
+  for (const [when, args, env, line] of [
+    ['during a request', ['run', 'what is 6*7?'], { ACTORLOOP_OFFLINE_DELAY_MS: '3000' }, 'requesting'],
+    ['during a running tool (wait, aborted)', ['run', 'wait 30 seconds'], {}, 'tool wait started'],
+  ] as const) {
+    it(`Ctrl-C ${when} cancels the run cleanly: halted / cancelled, exit 130`, async () => {
+      const { sent, result } = await actorloopInterrupted([...args], env, line);
+      expect(sent).toBe(true);
+      expect(result.code).toBe(130);
+      expect(result.stderr).toContain('actorloop: halted: cancelled');
+      expect(result.stderr).not.toContain('waited 30 seconds');
     });
-    expect(sent).toBe(true);
-    expect(result.code).toBe(130);
-    expect(result.stderr).toContain('actorloop: halted: cancelled');
-  });
+  }
 });
 
 describe('actorloop run (live providers over HTTP)', () => {
@@ -243,6 +215,7 @@ describe.concurrent('actorloop usage errors', () => {
     ],
     [['run'], {}, 'run needs a prompt'],
     [['fly'], {}, 'unknown command "fly"'],
+    [['resume', 'c1'], {}, 'resume needs --db <file>'],
   ] as const) {
     it(`${args.join(' ')} → a one-line error and the usage, exit 1`, async () => {
       const { code, stdout, stderr } = await actorloop([...args], env);
@@ -255,10 +228,52 @@ describe.concurrent('actorloop usage errors', () => {
     });
   }
 
+  // The same path as the rows above (a CliUsageError, exit 1 with the usage), so their messages are checked in this process.
+  for (const [args, message] of [
+    [['resume', '--db', 'c.db'], 'resume needs a conversation id, e.g. actorloop resume --db conversations.db c1'],
+    [['resume', '--db', 'c.db', 'c1', 'go on'], 'resume takes one conversation id, got "c1", "go on"'],
+    [['resume', '--db', 'c.db', 'c1', '--provider', 'gemini'], 'unknown provider "gemini"'],
+    [['resume', '--db', 'c.db', 'c1', '--reason', 'why'], 'resume does not take --reason'],
+    [['cancel', '--db', 'c.db', '--id', 'c1', 'c2'], 'cancel takes one conversation id, got "c1", "c2"'],
+    [['cancel', '--db', 'c.db', 'c1', '--provider', 'openai'], 'cancel does not take --provider'],
+    [['cancel', '--db', 'c.db', 'c1', '--json'], 'cancel does not take --json'],
+    [['list', '--db', 'c.db', '--port', '3000'], 'list does not take --port'],
+    [['list', '--db', 'c.db', 'c1'], 'list takes no arguments, got "c1"'],
+    [['run', '--force', 'hi'], 'run does not take --force'],
+    [['show', 'c1'], 'show needs --db <file>'],
+  ] as const) {
+    it(`${args.join(' ')} → CliUsageError: ${message}`, () => {
+      expect(() => parseArguments([...args])).toThrow(
+        expect.objectContaining({ name: 'CliUsageError', message: expect.stringContaining(message) }),
+      );
+    });
+  }
+
+  it('resume and cancel take the conversation id, --force and (cancel) --reason; resume the provider options of run', () => {
+    expect(parseArguments(['resume', '--db', 'c.db', 'c1', '--provider', 'offline', '--max-iterations', '3', '--json'])).toMatchObject({
+      command: 'resume',
+      db: 'c.db',
+      id: 'c1',
+      provider: 'offline',
+      maxIterations: 3,
+      json: true,
+      force: false,
+    });
+    expect(parseArguments(['cancel', '--db', 'c.db', '--id', 'c1', '--force', '--reason', 'not needed'])).toEqual({
+      command: 'cancel',
+      db: 'c.db',
+      id: 'c1',
+      force: true,
+      reason: 'not needed',
+    });
+  });
+
   it('help prints the usage and exits 0', async () => {
     const { code, stdout } = await actorloop(['help']);
     expect(code).toBe(0);
-    expect(stdout).toContain('Exit codes: 0 done, 2 halted, 1 error, 130 cancelled (Ctrl-C).');
+    expect(stdout).toContain('Exit codes: 0 done, 2 halted, 1 error, 3 refused\n');
+    expect(stdout).toContain('130 cancelled (Ctrl-C).');
+    for (const command of ['run', 'list', 'show', 'resume', 'cancel', 'inspect']) expect(stdout).toContain(`  actorloop ${command} `);
   });
 });
 
@@ -270,11 +285,27 @@ describe('cliFailure: the exit code and text of each error class', () => {
   it('an actorloop error → exit 1, its message alone (no usage)', () => {
     for (const error of [
       new SqliteStoreError('not_a_store', 'c.db', 'the file is not a SQLite database'),
-      new EventRejectedError({ conversationId: 'c1', eventType: 'user.message', code: 'busy', message: 'it is running in host "h"' }),
       new MissingDependencyError('elkjs', 'the live viewer'),
     ]) {
       expect(cliFailure(error)).toEqual({ code: 1, text: error.message });
     }
+  });
+
+  it("a refusal for the state of the conversation (the CLI's or the host's) → exit 3, its message alone", () => {
+    for (const error of [
+      new CommandRefusedError('conversation "c1" is done: there is nothing to resume; nothing changed'),
+      new EventRejectedError({ conversationId: 'c1', eventType: 'user.message', code: 'busy', message: 'it is running in host "h"' }),
+    ]) {
+      expect(cliFailure(error)).toEqual({ code: 3, text: error.message });
+    }
+  });
+
+  it('a store file that is not there → exit 1 in the words of the CLI, naming the path', () => {
+    const missing = join(tmpdir(), 'actorloop-no-such-dir', 'c.db');
+    expect(cliFailure(new SqliteStoreError('not_found', missing, 'no such file'))).toEqual({
+      code: 1,
+      text: `no database at ${missing} (run --db ${missing} "…" creates one); nothing was created`,
+    });
   });
 
   it('classes are told by isInstance: a CliUsageError of another copy of actorloop still gets the usage', () => {
@@ -349,15 +380,11 @@ describe('stored conversations (--db, SQLite)', () => {
   });
 
   it('Ctrl-C during a stored run cancels it, stores it halted, exits 130', async () => {
-    let sent = false;
-    const result = await actorloop(['run', '--db', db, '--id', 'c2', 'what is 1+2?'], { ACTORLOOP_OFFLINE_DELAY_MS: '3000' }, (child) => {
-      child.stderr?.on('data', (data: Buffer) => {
-        if (!sent && data.toString().includes('requesting')) {
-          sent = true;
-          child.kill('SIGINT');
-        }
-      });
-    });
+    const { result } = await actorloopInterrupted(
+      ['run', '--db', db, '--id', 'c2', 'what is 1+2?'],
+      { ACTORLOOP_OFFLINE_DELAY_MS: '3000' },
+      'requesting',
+    );
     expect(result.code).toBe(130);
     const show = JSON.parse((await actorloop(['show', '--db', db, 'c2', '--json'])).stdout) as { status: string };
     expect(show.status).toBe('halted');

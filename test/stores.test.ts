@@ -320,7 +320,7 @@ describe.each(sqliteDrivers)('sqliteStore over %s', (driver) => {
   });
 
   it.each([
-    ['options', null, 'Invalid option options: expected an object { path, synchronous?, busyTimeoutMs?, driver? }, got null'],
+    ['options', null, 'Invalid option options: expected an object { path, synchronous?, busyTimeoutMs?, driver?, create? }, got null'],
     ['path', { path: 42 }, 'Invalid option path: expected the path of the database file (a non-empty string), got 42'],
     ['synchronous', { path: 'x.db', synchronous: null }, 'Invalid option synchronous: expected "full" or "normal", got null'],
     [

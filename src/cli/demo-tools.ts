@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { defineTool, type Tool } from '../tools/define-tool.js';
 import { calculate } from './calculate.js';
 import { convertUnits, knownUnits } from './convert-units.js';
@@ -51,5 +52,30 @@ export const convertUnitsTool = defineTool({
   execute: ({ value, from, to }) => `${value} ${from} = ${tidy(convertUnits(Number(value), String(from), String(to)))} ${to}`,
 });
 
+/** The longest `wait`, under the machine's default tool timeout (60 s). */
+export const maxWaitSeconds = 30;
+
+/**
+ * `wait`: waits a number of seconds — a tool that takes its time, to see Ctrl-C cancel a running
+ * tool, or a killed run shown `interrupted` and then resumed or cancelled (docs/cli.md).
+ */
+export const waitTool = defineTool({
+  name: 'wait',
+  description: `Wait a number of seconds (at most ${maxWaitSeconds}) before going on, e.g. before trying again.`,
+  parameters: {
+    type: 'object',
+    properties: { seconds: { type: 'number', minimum: 0, maximum: maxWaitSeconds } },
+    required: ['seconds'],
+    additionalProperties: false,
+  },
+  idempotent: true,
+  execute: async ({ seconds }, { signal }) => {
+    await sleep(Number(seconds) * 1000, undefined, { signal });
+    return `waited ${seconds} seconds`;
+  },
+});
+
 /** The tools `actorloop run` offers the model. */
-export const demoTools: Array<Tool<never, unknown>> = [calculatorTool, clockTool, convertUnitsTool] as Array<Tool<never, unknown>>;
+export const demoTools: Array<Tool<never, unknown>> = [calculatorTool, clockTool, convertUnitsTool, waitTool] as Array<
+  Tool<never, unknown>
+>;

@@ -67,7 +67,14 @@ function storedFeed(store: ConversationStore, id: string) {
  * as another process writes them, each lit up at its stored state. Runs until Ctrl-C.
  */
 export async function inspectStored(db: string, port: number | undefined, environment: CliEnvironment): Promise<number> {
-  const store = sqliteStore({ path: db });
+  const store = sqliteStore({ path: db, create: false });
+  try {
+    // The file is read before the viewer starts: a missing or bad one fails the command at once, with nothing served.
+    await store.list({ limit: 1 });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const machine = cliMachine(undefined, handlerProvider(offlineModel()));
   const viewer = await startLiveViewer({ machine, title: `actorloop · ${db}`, ...(port === undefined ? {} : { port }) });
   const feeds = new Map<string, ReturnType<typeof storedFeed>>();

@@ -45,6 +45,10 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./stored-commands.js')).listStored(command.db, command.json, environment);
     case 'show':
       return (await import('./stored-commands.js')).showStored(command.db, command.id, command.json, environment);
+    case 'resume':
+      return (await (await import('./resume-command.js')).resumeStored(command, environment)).code;
+    case 'cancel':
+      return (await import('./cancel-command.js')).cancelStored(command, environment);
     case 'inspect':
       return (await import('./inspect-command.js')).inspectStored(command.db, command.port, environment);
   }

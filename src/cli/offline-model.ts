@@ -38,12 +38,18 @@ export function findClockQuestion(text: string): { timeZone?: string } | undefin
   return zone === undefined ? {} : { timeZone: zone };
 }
 
+/** A wait asked for, e.g. "wait 5 seconds" or "sleep for 2 s". */
+export function findWait(text: string): { seconds: number } | undefined {
+  const match = /\b(?:wait|sleep|pause)\b(?:\s+for)?\s+(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b/i.exec(text);
+  return match ? { seconds: Number(match[1]) } : undefined;
+}
+
 type Plan = { kind: 'text'; text: string } | { kind: 'tool'; name: string; args: Record<string, unknown> };
 
 const help =
   "I am actorloop's offline scripted model: no API key or base URL is set, so no real model is asked. " +
-  'I can do arithmetic ("what is 17*23?"), tell the time ("what time is it in Europe/Oslo?") and convert units ' +
-  '("convert 10 km to miles") with real tools. Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or pass --base-url, for a real model.';
+  'I can do arithmetic ("what is 17*23?"), tell the time ("what time is it in Europe/Oslo?"), convert units ' +
+  '("convert 10 km to miles") and wait ("wait 5 seconds") with real tools. Set OPENAI_API_KEY or ANTHROPIC_API_KEY, or pass --base-url, for a real model.';
 
 /** What the offline model does next: ask for a tool, or answer from the tool's result. */
 export function planTurn(messages: OpenAIChatMessage[]): Plan {
@@ -62,11 +68,15 @@ export function planTurn(messages: OpenAIChatMessage[]): Plan {
         const { local, timeZone } = JSON.parse(content) as { local: string; timeZone: string };
         return { kind: 'text', text: `It is ${local} (${timeZone}).` };
       }
+      case 'wait':
+        return { kind: 'text', text: `I ${content}.` };
       default:
         return { kind: 'text', text: content };
     }
   }
   const question = typeof last?.content === 'string' ? last.content : '';
+  const wait = findWait(question);
+  if (wait) return { kind: 'tool', name: 'wait', args: wait };
   const conversion = findConversion(question);
   if (conversion) return { kind: 'tool', name: 'convert_units', args: conversion };
   const clock = findClockQuestion(question);

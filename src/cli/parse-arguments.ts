@@ -2,13 +2,15 @@ import { parseArgs } from 'node:util';
 import { CliUsageError } from './cli-usage-error.js';
 
 export const usage = `Usage:
-  actorloop run [options] "prompt"     run one turn (offline scripted model when no key or base URL is set)
-  actorloop list --db <file>            list stored conversations
-  actorloop show --db <file> <id>       print a stored conversation
-  actorloop inspect --db <file>         open the live viewer on a store
+  actorloop run [options] "prompt"             run one turn (offline scripted model when no key or base URL is set)
+  actorloop list --db <file>                   list stored conversations: id, status, last update
+  actorloop show --db <file> <id>              print a stored conversation: status, history, approvals, last run
+  actorloop resume --db <file> <id> [options]  continue an interrupted run, on the provider given here
+  actorloop cancel --db <file> <id>            end an interrupted or waiting run, every tool call answered
+  actorloop inspect --db <file>                open the live viewer on a store
   actorloop help | --version
 
-Options of run:
+Options of run and resume:
   --provider openai|anthropic|compatible|offline   default: compatible with --base-url, else openai with
                                                    OPENAI_API_KEY, anthropic with ANTHROPIC_API_KEY, else offline
   --model <id>            model (default gpt-4o-mini / claude-haiku-4-5; required for compatible)
@@ -18,16 +20,24 @@ Options of run:
   --max-iterations <n>    tool rounds at most (default 10)
   --max-tokens <n>        token budget of the run (input + output, every request): halted past it
   --budget-usd <amount>   cost budget in USD, priced by the built-in table of OpenAI and Anthropic models
-  --json                  emitted events as JSON lines on stdout
-  --db <file> --id <id>   continue a stored conversation (SQLite)
+  --json                  emitted events as JSON lines on stdout (list and show: JSON too)
+  --db <file> --id <id>   run: continue a stored conversation (SQLite; a new file is created)
 
-Keys come from OPENAI_API_KEY and ANTHROPIC_API_KEY. Exit codes: 0 done, 2 halted, 1 error, 130 cancelled (Ctrl-C).`;
+Options of resume and cancel:
+  --force                 take over a run whose process cannot be checked from this machine
+  --reason <text>         cancel: the reason stored with the cancel
+
+A stored run is interrupted when the process that ran it is gone (same hostname, no process with its
+pid and start time); only resume continues it, on the provider given to resume. list, show, resume,
+cancel and inspect never create a database.
+
+Keys come from OPENAI_API_KEY and ANTHROPIC_API_KEY. Exit codes: 0 done, 2 halted, 1 error, 3 refused
+(the conversation is not in a state the command acts on; nothing changed), 130 cancelled (Ctrl-C).`;
 
 export type ProviderChoice = 'openai' | 'anthropic' | 'compatible' | 'offline';
 
-export type RunCommand = {
-  command: 'run';
-  prompt: string;
+/** What `run` and `resume` take to build the machine: the provider and the run's limits. */
+export type ProviderOptions = {
   provider: ProviderChoice | undefined;
   model: string | undefined;
   baseURL: string | undefined;
@@ -40,12 +50,25 @@ export type RunCommand = {
   /** `--budget-usd`: `budget.maxCostUsd`. */
   budgetUsd?: number;
   json: boolean;
+};
+
+export type RunCommand = ProviderOptions & {
+  command: 'run';
+  prompt: string;
   db: string | undefined;
   id: string | undefined;
 };
 
+/** `resume`: a stored conversation, and the provider its interrupted run continues on. */
+export type ResumeCommand = ProviderOptions & { command: 'resume'; db: string; id: string; force: boolean };
+
+/** `cancel`: a stored conversation whose run is ended with the machine's `cancel`. */
+export type CancelCommand = { command: 'cancel'; db: string; id: string; force: boolean; reason: string | undefined };
+
 export type CliCommand =
   | RunCommand
+  | ResumeCommand
+  | CancelCommand
   | { command: 'list'; db: string; json: boolean }
   | { command: 'show'; db: string; id: string; json: boolean }
   | { command: 'inspect'; db: string; port: number | undefined }
@@ -76,56 +99,47 @@ export function parseArguments(argv: string[]): CliCommand {
   const { values, positionals } = parsed;
   switch (command) {
     case 'run': {
+      onlyFlags(values, 'run', [...providerFlags, 'json', 'db', 'id']);
       const prompt = positionals.join(' ').trim();
       if (prompt === '') throw new CliUsageError('run needs a prompt, e.g. actorloop run "what is 17*23?"');
-      const provider = values.provider;
-      if (provider !== undefined && !providers.has(provider)) {
-        throw new CliUsageError(`unknown provider "${provider}" (expected openai, anthropic, compatible or offline)`);
-      }
-      const maxIterations = values['max-iterations'] === undefined ? undefined : Number(values['max-iterations']);
-      if (maxIterations !== undefined && !(Number.isInteger(maxIterations) && maxIterations >= 0)) {
-        throw new CliUsageError(`--max-iterations needs an integer ≥ 0, got "${values['max-iterations']}"`);
-      }
-      const maxTokens = positiveNumber(values['max-tokens'], '--max-tokens', 'a number of tokens > 0', true);
-      const budgetUsd = positiveNumber(values['budget-usd'], '--budget-usd', 'an amount in USD > 0 (e.g. 0.05)', false);
-      const api = values.api;
-      if (api !== undefined && api !== 'chat' && api !== 'responses')
-        throw new CliUsageError(`--api needs chat or responses, got "${api}"`);
-      if (api !== undefined && (provider === 'anthropic' || provider === 'offline'))
-        throw new CliUsageError(`--api applies to --provider openai and compatible, not ${provider}`);
       if (values.id !== undefined && values.db === undefined)
         throw new CliUsageError('--id needs --db <file> (the store to continue from)');
+      return { command: 'run', prompt, ...providerOptions(values), db: values.db, id: values.id };
+    }
+    case 'resume':
+      onlyFlags(values, 'resume', [...providerFlags, 'json', 'db', 'id', 'force']);
       return {
-        command: 'run',
-        prompt,
-        provider: provider as ProviderChoice | undefined,
-        model: values.model,
-        baseURL: values['base-url'],
-        ...(api === undefined ? {} : { api }),
-        system: values.system,
-        maxIterations,
-        ...(maxTokens === undefined ? {} : { maxTokens }),
-        ...(budgetUsd === undefined ? {} : { budgetUsd }),
-        json: values.json === true,
-        db: values.db,
-        id: values.id,
+        command: 'resume',
+        ...providerOptions(values),
+        db: requireDb(values.db, 'resume'),
+        id: oneId(values.id, positionals, 'resume'),
+        force: values.force === true,
       };
-    }
+    case 'cancel':
+      onlyFlags(values, 'cancel', ['db', 'id', 'force', 'reason']);
+      return {
+        command: 'cancel',
+        db: requireDb(values.db, 'cancel'),
+        id: oneId(values.id, positionals, 'cancel'),
+        force: values.force === true,
+        reason: values.reason,
+      };
     case 'list':
+      onlyFlags(values, 'list', ['db', 'json']);
+      if (positionals.length > 0) throw new CliUsageError(`list takes no arguments, got "${positionals.join(' ')}"`);
       return { command: 'list', db: requireDb(values.db, 'list'), json: values.json === true };
-    case 'show': {
-      const id = values.id ?? positionals[0];
-      if (id === undefined) throw new CliUsageError('show needs a conversation id, e.g. actorloop show --db conversations.db c1');
-      return { command: 'show', db: requireDb(values.db, 'show'), id, json: values.json === true };
-    }
+    case 'show':
+      onlyFlags(values, 'show', ['db', 'id', 'json']);
+      return { command: 'show', db: requireDb(values.db, 'show'), id: oneId(values.id, positionals, 'show'), json: values.json === true };
     case 'inspect': {
+      onlyFlags(values, 'inspect', ['db', 'port']);
       const port = values.port === undefined ? undefined : Number(values.port);
       if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536))
         throw new CliUsageError(`--port needs a port number, got "${values.port}"`);
       return { command: 'inspect', db: requireDb(values.db, 'inspect'), port };
     }
     default:
-      throw new CliUsageError(`unknown command "${command}" (expected run, list, show, inspect or help)`);
+      throw new CliUsageError(`unknown command "${command}" (expected run, list, show, resume, cancel, inspect or help)`);
   }
 }
 
@@ -136,6 +150,54 @@ function positiveNumber(value: string | undefined, flag: string, expected: strin
   if (value.trim() === '' || !Number.isFinite(number) || number <= 0 || (integer && !Number.isInteger(number)))
     throw new CliUsageError(`${flag} needs ${expected}, got "${value}"`);
   return number;
+}
+
+type Flags = ReturnType<typeof parseFlags>['values'];
+type FlagName = keyof Flags;
+
+const providerFlags: FlagName[] = ['provider', 'model', 'base-url', 'api', 'system', 'max-iterations', 'max-tokens', 'budget-usd'];
+
+/** Refuses a flag the command does not take (`--provider` to `cancel`): silently ignored, it would mislead. */
+function onlyFlags(values: Flags, command: string, allowed: FlagName[]): void {
+  const other = (Object.keys(values) as FlagName[]).find((flag) => values[flag] !== undefined && !allowed.includes(flag));
+  if (other !== undefined) throw new CliUsageError(`${command} does not take --${other}`);
+}
+
+/** The provider and limits of `run` and `resume`, checked. */
+function providerOptions(values: Flags): ProviderOptions {
+  const provider = values.provider;
+  if (provider !== undefined && !providers.has(provider)) {
+    throw new CliUsageError(`unknown provider "${provider}" (expected openai, anthropic, compatible or offline)`);
+  }
+  const maxIterations = values['max-iterations'] === undefined ? undefined : Number(values['max-iterations']);
+  if (maxIterations !== undefined && !(Number.isInteger(maxIterations) && maxIterations >= 0)) {
+    throw new CliUsageError(`--max-iterations needs an integer ≥ 0, got "${values['max-iterations']}"`);
+  }
+  const maxTokens = positiveNumber(values['max-tokens'], '--max-tokens', 'a number of tokens > 0', true);
+  const budgetUsd = positiveNumber(values['budget-usd'], '--budget-usd', 'an amount in USD > 0 (e.g. 0.05)', false);
+  const api = values.api;
+  if (api !== undefined && api !== 'chat' && api !== 'responses') throw new CliUsageError(`--api needs chat or responses, got "${api}"`);
+  if (api !== undefined && (provider === 'anthropic' || provider === 'offline'))
+    throw new CliUsageError(`--api applies to --provider openai and compatible, not ${provider}`);
+  return {
+    provider: provider as ProviderChoice | undefined,
+    model: values.model,
+    baseURL: values['base-url'],
+    ...(api === undefined ? {} : { api }),
+    system: values.system,
+    maxIterations,
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+    ...(budgetUsd === undefined ? {} : { budgetUsd }),
+    json: values.json === true,
+  };
+}
+
+/** The one conversation id a command acts on: `--id` or the one positional argument. */
+function oneId(flag: string | undefined, positionals: string[], command: string): string {
+  const ids = flag === undefined ? positionals : [flag, ...positionals];
+  if (ids.length === 0) throw new CliUsageError(`${command} needs a conversation id, e.g. actorloop ${command} --db conversations.db c1`);
+  if (ids.length > 1) throw new CliUsageError(`${command} takes one conversation id, got ${ids.map((id) => `"${id}"`).join(', ')}`);
+  return ids[0] as string;
 }
 
 function requireDb(db: string | undefined, command: string): string {
@@ -161,6 +223,8 @@ function parseFlags(args: string[]) {
       db: { type: 'string' },
       id: { type: 'string' },
       port: { type: 'string' },
+      force: { type: 'boolean' },
+      reason: { type: 'string' },
     },
   });
 }

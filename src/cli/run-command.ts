@@ -10,7 +10,7 @@ import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import { CliUsageError } from './cli-usage-error.js';
 import { demoTools } from './demo-tools.js';
 import { offlineModel, offlineModelName } from './offline-model.js';
-import type { ProviderChoice, RunCommand } from './parse-arguments.js';
+import type { ProviderChoice, ProviderOptions, RunCommand } from './parse-arguments.js';
 import { actorProgress, showProgress } from './progress.js';
 
 /** What the command reads from its process: environment, streams, signals. */
@@ -30,7 +30,7 @@ export type ChosenProvider = { provider: Provider; label: string; offline: boole
  * OPENAI_API_KEY, `anthropic` with ANTHROPIC_API_KEY, and the offline scripted model otherwise.
  */
 export function chooseProvider(
-  command: Pick<RunCommand, 'provider' | 'model' | 'baseURL' | 'api'>,
+  command: Pick<ProviderOptions, 'provider' | 'model' | 'baseURL' | 'api'>,
   env: CliEnvironment['env'],
 ): ChosenProvider {
   // The Responses API is opt-in: most OpenAI-compatible servers speak only Chat Completions.
@@ -93,6 +93,10 @@ export function chooseProvider(
   }
 }
 
+/** What a command running the offline model says on stderr first. */
+export const offlineNotice =
+  'actorloop: offline scripted model (no OPENAI_API_KEY, ANTHROPIC_API_KEY or --base-url): a real engine and real tools, no real model\n';
+
 /** The exit code of a run: 0 done, 2 halted, 1 error, 130 cancelled by Ctrl-C. */
 export function exitCodeOf(output: RunOutput, interrupted: boolean): number {
   if (interrupted && output.status === 'halted' && output.reason === 'cancelled') return 130;
@@ -104,7 +108,7 @@ export function exitCodeOf(output: RunOutput, interrupted: boolean): number {
  * stored conversation opened to look at or continue) it has the defaults.
  */
 export function cliMachine(
-  command: Pick<RunCommand, 'system' | 'maxIterations' | 'maxTokens' | 'budgetUsd'> | undefined,
+  command: Pick<ProviderOptions, 'system' | 'maxIterations' | 'maxTokens' | 'budgetUsd'> | undefined,
   provider: Provider,
 ): ConversationMachine {
   const budget = {
@@ -145,9 +149,7 @@ export async function runCommand(
   const actor = createActor(machine, { input: { messages: history } });
   const { stdout, stderr } = environment;
   if (chosen.offline) {
-    stderr.write(
-      'actorloop: offline scripted model (no OPENAI_API_KEY, ANTHROPIC_API_KEY or --base-url): a real engine and real tools, no real model\n',
-    );
+    stderr.write(offlineNotice);
     // Asking for a model and getting the scripted one must not pass unnoticed.
     if (command.model !== undefined) {
       stderr.write(
@@ -185,12 +187,17 @@ export async function runCommand(
   const output = await toPromise(actor);
   removeInterrupt();
   progress?.stop();
-  if (command.json) stdout.write(`${JSON.stringify({ type: 'run.output', output })}\n`);
+  writeEnd(output, command.json, environment);
+  return { code: exitCodeOf(output, interrupted), output };
+}
+
+/** The end of a followed run: the `run.output` line with `--json`, else the answer's last newline and, unless done, how it ended. */
+export function writeEnd(output: RunOutput, json: boolean, { stdout, stderr }: Pick<CliEnvironment, 'stdout' | 'stderr'>): void {
+  if (json) stdout.write(`${JSON.stringify({ type: 'run.output', output })}\n`);
   else {
     stdout.write(output.text === '' || output.text.endsWith('\n') ? '' : '\n');
     if (output.status !== 'done') stderr.write(`actorloop: ${describeEnd(output)}\n`);
   }
-  return { code: exitCodeOf(output, interrupted), output };
 }
 
 /** How a run that did not end `done` ended, in a line. */

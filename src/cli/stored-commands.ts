@@ -5,102 +5,73 @@ import type { RunOutput } from '../machines/types.js';
 import type { Message } from '../model/messages.js';
 import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
+import { followRun } from './follow-run.js';
 import { offlineModel } from './offline-model.js';
 import type { RunCommand } from './parse-arguments.js';
-import { showProgress } from './progress.js';
-import { type CliEnvironment, chooseProvider, cliMachine, describeEnd, exitCodeOf } from './run-command.js';
+import { cliHostId, describeOwner } from './process-owner.js';
+import { type CliEnvironment, chooseProvider, cliMachine, describeEnd, offlineNotice } from './run-command.js';
+import { inFlightRefusal, lastRunOf, listAll, loadStored, shownStatusOf } from './stored-conversation.js';
 
-/** A host on the SQLite file `db` with the CLI's machine (provider chosen by `command`, or offline). */
-function openHost(db: string, command: RunCommand | undefined, environment: CliEnvironment) {
-  const chosen = command ? chooseProvider(command, environment.env) : undefined;
-  const machine = cliMachine(command, chosen?.provider ?? handlerProvider(offlineModel()));
-  const host = createConversationHost({
-    machine,
-    store: sqliteStore({ path: db }),
-    onError: (error) => environment.stderr.write(`actorloop: ${String(error)}\n`),
-  });
-  return { host, chosen };
-}
+/** What the CLI's hosts report that no caller waits for. */
+export const reportTo =
+  (environment: CliEnvironment) =>
+  (error: unknown): void => {
+    environment.stderr.write(`actorloop: ${error instanceof Error ? error.message : String(error)}\n`);
+  };
 
 /**
  * `actorloop run --db file [--id id] "prompt"`: one turn of a stored conversation. A new id starts
- * a conversation; a known one continues from its stored history. Runs a crashed earlier command
- * left in flight are resumed first (one command at a time per file).
+ * a conversation (and the file, when there is none); a known one continues from its stored history.
+ * A conversation whose run is in flight — running in another process, or interrupted — is refused
+ * (exit 3): only `resume` continues an interrupted run, and nothing else of the file is touched.
  */
 export async function runStored(
   command: RunCommand & { db: string },
   environment: CliEnvironment,
 ): Promise<{ code: number; output: RunOutput }> {
-  const { host, chosen } = openHost(command.db, command, environment);
-  const { stdout, stderr } = environment;
+  const chosen = chooseProvider(command, environment.env);
+  const store = sqliteStore({ path: command.db });
+  const host = createConversationHost({
+    machine: cliMachine(command, chosen.provider),
+    store,
+    hostId: cliHostId(),
+    onError: reportTo(environment),
+  });
+  const { stderr } = environment;
   try {
-    await host.recover();
     const id = command.id ?? `c-${randomUUID().slice(0, 8)}`;
+    const stored = await store.load(id);
+    if (stored?.status === 'running') throw inFlightRefusal(stored, command.db);
     const before = await host.get(id);
-    if (chosen?.offline) {
-      stderr.write(
-        'actorloop: offline scripted model (no OPENAI_API_KEY, ANTHROPIC_API_KEY or --base-url): a real engine and real tools, no real model\n',
-      );
-    }
+    if (chosen.offline) stderr.write(offlineNotice);
     stderr.write(
       `actorloop: conversation ${id} in ${command.db}${before ? ` (continuing: ${before.messages.length} messages, ${before.status})` : ' (new)'}\n`,
     );
-    let progress: ReturnType<typeof showProgress> | undefined;
-    let stopJson: (() => void) | undefined;
-    let wrote = false;
-    if (command.json) {
-      stdout.write(
-        `${JSON.stringify({ type: 'run.started', provider: chosen?.provider.name, model: chosen?.label, offline: chosen?.offline, conversationId: id })}\n`,
-      );
-      stopJson = host.subscribe(id, (event) => stdout.write(`${JSON.stringify(event)}\n`));
-    } else {
-      progress = showProgress(
-        (listener) => host.subscribe(id, (event) => (event.type === 'write.failed' ? undefined : listener(event))),
-        stderr,
-      );
-      stopJson = host.subscribe(id, (event) => {
-        if (event.type === 'request.started' && wrote) {
-          stdout.write('\n');
-          wrote = false;
-        }
-        if (event.type !== 'text.delta') return;
-        progress?.beforeText();
-        stdout.write(event.delta);
-        wrote = true;
-      });
-    }
-    let interrupted = false;
-    const removeInterrupt = environment.onInterrupt(() => {
-      interrupted = true;
-      void host.send(id, { type: 'cancel', reason: 'interrupted (Ctrl-C)' }).catch(() => undefined);
-    });
-    try {
-      await host.send(id, { type: 'user.message', content: command.prompt });
-    } catch (error) {
-      removeInterrupt();
-      // Thrown as it is: main() reports it by its class, and the host's errors name the conversation already.
-      throw error;
-    }
-    const output = await host.result(id);
-    removeInterrupt();
-    progress?.stop();
-    stopJson?.();
-    if (command.json) stdout.write(`${JSON.stringify({ type: 'run.output', output })}\n`);
-    else {
-      stdout.write(output.text === '' || output.text.endsWith('\n') ? '' : '\n');
-      if (output.status !== 'done') stderr.write(`actorloop: ${describeEnd(output)}\n`);
-    }
-    return { code: exitCodeOf(output, interrupted), output };
+    return await followRun(
+      host,
+      id,
+      {
+        json: command.json,
+        started: { provider: chosen.provider.name, model: chosen.label, offline: chosen.offline },
+        start: async () => {
+          await host.send(id, { type: 'user.message', content: command.prompt });
+        },
+      },
+      environment,
+    );
   } finally {
     await host.close();
   }
 }
 
-/** `actorloop list --db file`: the stored conversations, newest first. */
+/**
+ * `actorloop list --db file`: the stored conversations, newest first — id, status (`interrupted`
+ * for a run whose process is gone), last update. A missing file is an error; nothing is created.
+ */
 export async function listStored(db: string, json: boolean, environment: CliEnvironment): Promise<number> {
-  const store = sqliteStore({ path: db });
+  const store = sqliteStore({ path: db, create: false });
   try {
-    const conversations = await store.list();
+    const conversations = (await listAll(store)).map((summary) => ({ ...summary, status: shownStatusOf(summary).status }));
     conversations.sort((a, b) => b.updatedAt - a.updatedAt);
     if (json) environment.stdout.write(`${JSON.stringify(conversations)}\n`);
     else if (conversations.length === 0) environment.stderr.write(`actorloop: no conversations in ${db}\n`);
@@ -114,25 +85,56 @@ export async function listStored(db: string, json: boolean, environment: CliEnvi
   }
 }
 
-/** `actorloop show --db file id`: one stored conversation, its state and history. */
+/**
+ * `actorloop show --db file id`: one stored conversation — its status (`interrupted` included, with
+ * the process that ran it), state, history, the calls waiting for approval and the outcome of its
+ * last finished run. `--json`: the host's view with that status, `owner` and `lastOutput`.
+ */
 export async function showStored(db: string, id: string, json: boolean, environment: CliEnvironment): Promise<number> {
-  const { host } = openHost(db, undefined, environment);
+  const store = sqliteStore({ path: db, create: false });
+  const host = createConversationHost({
+    machine: cliMachine(undefined, handlerProvider(offlineModel())),
+    store,
+    hostId: cliHostId(),
+    onError: reportTo(environment),
+  });
   try {
+    const stored = await loadStored(store, id, db);
     const view = await host.get(id);
     if (!view) throw new Error(`no conversation "${id}" in ${db} (see actorloop list --db ${db})`);
+    const { status, liveness } = shownStatusOf(stored);
+    const lastOutput = await lastRunOf(store, id);
     if (json) {
-      environment.stdout.write(`${JSON.stringify(view)}\n`);
+      environment.stdout.write(`${JSON.stringify({ ...view, status, owner: stored.owner, ...(lastOutput ? { lastOutput } : {}) })}\n`);
       return 0;
     }
     const out = environment.stdout;
-    out.write(`${view.id}: ${view.status} (${JSON.stringify(view.value)}), updated ${new Date(view.updatedAt).toISOString()}\n`);
+    out.write(`${view.id}: ${status} (${JSON.stringify(view.value)}), updated ${new Date(view.updatedAt).toISOString()}\n`);
+    if (liveness) {
+      const owner = describeOwner(stored.owner, liveness);
+      out.write(
+        status === 'interrupted'
+          ? `${owner} is gone: actorloop resume --db ${db} ${id} [provider options] continues the run, actorloop cancel --db ${db} ${id} ends it\n`
+          : liveness.state === 'alive'
+            ? `running in ${owner}\n`
+            : `running in ${owner} (cannot be checked from this machine)\n`,
+      );
+    }
     for (const message of view.messages) out.write(`${formatMessage(message)}\n`);
     for (const pending of view.pendingApprovals)
       out.write(`waiting for approval: ${pending.name}(${JSON.stringify(pending.args)}) [${pending.toolCallId}]\n`);
+    if (lastOutput) out.write(`last run: ${describeOutcome(lastOutput)}\n`);
     return 0;
   } finally {
     await host.close();
   }
+}
+
+/** A finished run in a line: how it ended, its rounds and tokens. */
+function describeOutcome(outcome: Omit<RunOutput, 'messages'>): string {
+  const ended = outcome.status === 'done' ? 'done' : describeEnd({ ...outcome, messages: [] });
+  const rounds = `${outcome.iterations} tool round${outcome.iterations === 1 ? '' : 's'}`;
+  return `${ended}, ${rounds}, ${outcome.usage.inputTokens} tokens in, ${outcome.usage.outputTokens} out`;
 }
 
 /** One history message as a line a person reads. */

@@ -47,14 +47,17 @@ const streamStatements = [
 /**
  * Creates the schema in a new file, or checks that an existing file is a store of a schema
  * version this code reads. Runs in one `BEGIN IMMEDIATE` transaction, so two processes opening a
- * new file at once create it once.
+ * new file at once create it once. With `create: false` an empty database is refused, not filled.
  */
-export function openSchema(db: SqliteConnection, path: string): void {
+export function openSchema(db: SqliteConnection, path: string, options: { create?: boolean } = {}): void {
   db.immediate(() => {
     const version = db.prepare<{ user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0;
     const application = db.prepare<{ application_id: number }>('PRAGMA application_id').get()?.application_id ?? 0;
     const tables = db.prepare<{ count: number }>("SELECT count(*) AS count FROM sqlite_schema WHERE type = 'table'").get()?.count ?? 0;
     if (application === 0 && version === 0 && tables === 0) {
+      if (options.create === false) {
+        throw new SqliteStoreError('not_found', path, 'the file is an empty database with no conversation store in it (create: false)');
+      }
       for (const statement of [...createStatements, ...streamStatements]) db.exec(statement);
       db.exec(`PRAGMA application_id = ${applicationId}`);
       db.exec(`PRAGMA user_version = ${schemaVersion}`);

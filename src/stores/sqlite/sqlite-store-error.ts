@@ -8,7 +8,8 @@ import { ActorloopError } from '../../errors/actorloop-error.js';
  * `not_a_store` — the file is not an actorloop conversation store (another SQLite database, or not
  * SQLite at all); `unknown_schema_version` — the file's schema version is one this actorloop does
  * not know (a newer actorloop wrote it); `corrupt` — SQLite finds the file damaged ("database disk
- * image is malformed"), over either driver; `closed` — the store was closed.
+ * image is malformed"), over either driver; `not_found` — `create: false` and there is no file at the
+ * path (or only an empty database, with no store in it); `closed` — the store was closed.
  */
 export type SqliteStoreErrorCode =
   | 'driver_missing'
@@ -16,6 +17,7 @@ export type SqliteStoreErrorCode =
   | 'not_a_store'
   | 'unknown_schema_version'
   | 'corrupt'
+  | 'not_found'
   | 'closed';
 
 /**

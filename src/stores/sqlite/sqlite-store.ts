@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type {
   ConversationLogEntry,
@@ -28,8 +29,21 @@ import { SqliteStoreError } from './sqlite-store-error.js';
  * ```
  */
 export type SqliteStoreOptions = {
-  /** The database file; created (with its schema) on first use. */
+  /** The database file; created (with its schema) on first use, unless `create` is `false`. */
   path: string;
+  /**
+   * `false`: open an existing store only. A path with no file, or a file that is an empty SQLite
+   * database, is refused with a {@link SqliteStoreError} (`not_found`) at the first call, and
+   * nothing is created or written — for tools that read or continue what is there (`actorloop list`).
+   * Default `true`: the file and its schema are created on first use.
+   *
+   * @example
+   * ```ts
+   * const store = sqliteStore({ path: 'conversations.db', create: false });
+   * await store.list(); // SqliteStoreError not_found when conversations.db does not exist; no file made
+   * ```
+   */
+  create?: boolean;
   /**
    * When a write counts as done. `'full'` (default): on disk before `save` resolves — survives a
    * power loss. `'normal'`: survives a crash of the process (the usual failure); a power loss may
@@ -127,11 +141,12 @@ export type SqliteStore = ConversationStore & {
 const sqliteStoreOptionsSchema = option.object(
   {
     path: option.string({ nonEmpty: true, expected: 'the path of the database file (a non-empty string)' }),
+    create: option.withDefault(option.boolean(), true),
     synchronous: option.withDefault(option.choice(['full', 'normal']), 'full'),
     busyTimeoutMs: option.withDefault(option.integer({ minimum: 0, expected: 'a non-negative integer of milliseconds' }), 5_000),
     driver: option.optional(option.choice<SqliteDriverName>(['better-sqlite3', 'node:sqlite'])),
   },
-  { expected: 'an object { path, synchronous?, busyTimeoutMs?, driver? }', unknownKeys: 'ignore' },
+  { expected: 'an object { path, synchronous?, busyTimeoutMs?, driver?, create? }', unknownKeys: 'ignore' },
 );
 
 /**
@@ -160,7 +175,7 @@ const sqliteStoreOptionsSchema = option.object(
  * ```
  */
 export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
-  const { path, synchronous, busyTimeoutMs, driver: requested } = resolveOptionsWith(sqliteStoreOptionsSchema, options);
+  const { path, create, synchronous, busyTimeoutMs, driver: requested } = resolveOptionsWith(sqliteStoreOptionsSchema, options);
   const driver = resolveDriver(path, requested);
 
   let opening: Promise<Database> | undefined;
@@ -168,6 +183,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   let closed = false;
   let batch: PendingSave[] = [];
   let flushScheduled: ReturnType<typeof setImmediate> | undefined;
+
+  const missingFile = () => new SqliteStoreError('not_found', path, 'no such file (create: false opens an existing store only)');
 
   /** The same error for a bad file over either driver; any other error as the driver threw it. */
   const fileError = (error: unknown): unknown => {
@@ -196,15 +213,19 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       opening = (async () => {
         let db: SqliteConnection | undefined;
         try {
-          db = await driver.open(path);
+          if (!create && !existsSync(path)) throw missingFile();
+          db = await driver.open(path, { mustExist: !create });
           db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
           // Checked first: switching the journal mode writes to the file, which must stay untouched if it is not ours.
-          openSchema(db, path);
+          openSchema(db, path, { create });
           db.exec('PRAGMA journal_mode = WAL');
           db.exec(`PRAGMA synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
         } catch (error) {
           db?.close();
-          throw SqliteStoreError.isInstance(error) ? error : fileError(error);
+          if (SqliteStoreError.isInstance(error)) throw error;
+          // Removed between the check and the open: better-sqlite3 refuses it (fileMustExist) with SQLITE_CANTOPEN.
+          if (!create && !existsSync(path)) throw missingFile();
+          throw fileError(error);
         }
         if (closed) {
           db.close();

@@ -58,7 +58,7 @@ function connection(db: BetterSqlite3.Database): SqliteConnection {
 export function betterSqlite3Driver(): SqliteDriver {
   return {
     name: 'better-sqlite3',
-    async open(path) {
+    async open(path, options = {}) {
       let Database: typeof BetterSqlite3;
       try {
         Database = ((await import('better-sqlite3')) as { default: typeof BetterSqlite3 }).default;
@@ -70,7 +70,7 @@ export function betterSqlite3Driver(): SqliteDriver {
           { cause: error },
         );
       }
-      return connection(new Database(path));
+      return connection(new Database(path, { fileMustExist: options.mustExist === true }));
     },
     // better-sqlite3: SqliteError, SQLite's (extended) result code by name in `code`.
     fileProblem: (error) => {

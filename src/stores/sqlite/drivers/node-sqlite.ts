@@ -100,6 +100,7 @@ function connection(db: NodeSqliteDatabase): SqliteConnection {
 export function nodeSqliteDriver(sqlite: NodeSqliteModule): SqliteDriver {
   return {
     name: 'node:sqlite',
+    // No `mustExist` here: node:sqlite has no flag for it, so the store checks that the file exists first.
     open: async (path) => connection(new sqlite.DatabaseSync(path)),
     // node:sqlite: code ERR_SQLITE_ERROR, SQLite's (extended) result code in errcode; its low byte is the primary code.
     fileProblem: (error) => {

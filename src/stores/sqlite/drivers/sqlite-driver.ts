@@ -36,10 +36,16 @@ export type SqliteConnection = {
   close(): void;
 };
 
-/** A driver chosen for a file: opening it creates the file when it does not exist. */
+/** How a driver opens a file. */
+export type SqliteOpenOptions = {
+  /** Refuse to open a file that does not exist rather than create it (where the driver can say so atomically). */
+  mustExist?: boolean;
+};
+
+/** A driver chosen for a file: opening it creates the file when it does not exist, unless `mustExist`. */
 export type SqliteDriver = {
   readonly name: SqliteDriverName;
-  open(path: string): Promise<SqliteConnection>;
+  open(path: string, options?: SqliteOpenOptions): Promise<SqliteConnection>;
   /**
    * Whether `error`, thrown by this driver, says the file is not a database (SQLITE_NOTADB) or is
    * damaged (SQLITE_CORRUPT): each driver reports SQLite's result codes its own way.

@@ -1,0 +1,67 @@
+/**
+ * The `actorloop` command as a process, run from source (tsx) with a clean environment: no keys
+ * unless given, the offline model without its pauses.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+export const root = join(import.meta.dirname, '..', '..');
+const main = join(root, 'src/cli/main.ts');
+
+export type CliResult = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+/**
+ * Runs `actorloop …args`; resolves when the process has exited, with what it wrote. `onSpawn` gets
+ * the child, to watch its output or signal it.
+ *
+ * @example
+ * ```ts
+ * const { code, stdout } = await actorloop(['run', 'what is 17*23?']);
+ * ```
+ */
+export function actorloop(args: string[], env: Record<string, string> = {}, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', ACTORLOOP_OFFLINE_DELAY_MS: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (data: Buffer) => {
+      stdout += data.toString();
+    });
+    child.stderr.on('data', (data: Buffer) => {
+      stderr += data.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    onSpawn?.(child);
+  });
+}
+
+/**
+ * Runs `actorloop …args` and presses Ctrl-C (SIGINT) once its stderr shows `line`; `sent` says
+ * whether it came to that.
+ *
+ * @example
+ * ```ts
+ * const { sent, result } = await actorloopInterrupted(['run', 'wait 30 seconds'], {}, 'tool wait started');
+ * ```
+ */
+export async function actorloopInterrupted(
+  args: string[],
+  env: Record<string, string>,
+  line: string,
+): Promise<{ sent: boolean; result: CliResult }> {
+  let sent = false;
+  const result = await actorloop(args, env, (child) => {
+    child.stderr?.on('data', (data: Buffer) => {
+      if (!sent && data.toString().includes(line)) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+  });
+  return { sent, result };
+}
