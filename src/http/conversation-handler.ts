@@ -177,6 +177,8 @@ export function createConversationHandler(host: ConversationHost, options: Conve
   };
   const settings: RouteSettings = {
     basePath,
+    authorize,
+    bodyLimits: limits,
     heartbeatMs: resolved.heartbeatMs,
     maxBufferedBytes: resolved.maxBufferedBytes,
     readLog: resolved.store ? resolved.store.readLog.bind(resolved.store) : undefined,

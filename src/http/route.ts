@@ -1,6 +1,7 @@
 import type { ConversationHost } from '../host/conversation-host.js';
 import type { ConversationStore } from '../host/conversation-store.js';
 import type { ProblemTypeName } from './problem.js';
+import type { BodyLimits } from './read-json-body.js';
 import type { FieldValues, JsonSchema, RequestFields } from './request-fields.js';
 
 /**
@@ -34,11 +35,18 @@ export type RouteContext<
  *
  * @example
  * ```ts
- * const settings: RouteSettings = { basePath: '/api', heartbeatMs: 15_000, maxBufferedBytes: 1_048_576, readLog: undefined, openApi: { title: 'Support', version: '1.0.0' } };
+ * const settings: RouteSettings = {
+ *   basePath: '/api', authorize: () => true, bodyLimits: { maxBytes: 1_000_000, idleTimeoutMs: 10_000, timeoutMs: 30_000, maxDepth: 64 },
+ *   heartbeatMs: 15_000, maxBufferedBytes: 1_048_576, readLog: undefined, openApi: { title: 'Support', version: '1.0.0' },
+ * };
  * ```
  */
 export type RouteSettings = {
   basePath: string;
+  /** The handler's `authorize`, for a route that authorizes itself (`authorize: 'route'`: its conversation id is in its body). */
+  authorize: (request: Request, conversationId: string) => boolean | Promise<boolean>;
+  /** The body limits, for a route that reads its body itself (`readJsonBody(request, settings.bodyLimits)`). */
+  bodyLimits: BodyLimits;
   heartbeatMs: number;
   maxBufferedBytes: number;
   /** The store's log reader, for `GET …/history` (the `store` option). */
