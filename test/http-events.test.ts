@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseStreamId } from '../src/host/conversation-stream.js';
 import { createConversationHandler } from '../src/http/index.js';
-import type { ConversationHost } from '../src/index.js';
 import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { deferred } from './support/run-conversation.js';
 import {
   call,
+  countingFollows,
   defaultReply,
   deltasOf,
   openEvents,
@@ -175,18 +175,7 @@ describe('the event stream', () => {
 
   it('heartbeat comments keep an idle stream open; a client that leaves stops the following', async () => {
     const { url, host, store } = await service({ handler: { heartbeatMs: 20 } });
-    const open = { count: 0 };
-    const counted: ConversationHost = {
-      ...host,
-      follow: (id, observer, options) => {
-        open.count++;
-        const stopFollowing = host.follow(id, observer, options);
-        return () => {
-          open.count--;
-          stopFollowing();
-        };
-      },
-    };
+    const { host: counted, open } = countingFollows(host);
     const handler = createConversationHandler(counted, { authorize: () => true, heartbeatMs: 20, store });
     const response = await handler(new Request('http://127.0.0.1/conversations/idle-1/events'));
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();

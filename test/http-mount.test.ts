@@ -11,12 +11,13 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ConversationHandler, createConversationHandler, toNodeListener } from '../src/http/index.js';
-import { type ConversationHost, createConversationHost, createConversationMachine, memoryStore } from '../src/index.js';
+import { createConversationHost, createConversationMachine, memoryStore } from '../src/index.js';
 import { deferred } from './support/run-conversation.js';
 import {
   authorized,
   call,
   conversationalModel,
+  countingFollows,
   defaultReply,
   deltasOf,
   openEvents,
@@ -49,20 +50,7 @@ function setup(gate: Promise<void>) {
     tools,
   });
   const real = createConversationHost({ machine, store });
-  const open = { count: 0 };
-  const host: ConversationHost = {
-    ...real,
-    follow: (id, observer, options) => {
-      open.count++;
-      const stopFollowing = real.follow(id, observer, options);
-      let stopped = false;
-      return () => {
-        if (!stopped) open.count--;
-        stopped = true;
-        stopFollowing();
-      };
-    },
-  };
+  const { host, open } = countingFollows(real);
   const handler = createConversationHandler(host, {
     authorize: (request) => request.headers.get('authorization') === `Bearer ${token}`,
     basePath: '/api',

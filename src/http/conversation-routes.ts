@@ -2,6 +2,7 @@ import { parseStreamId } from '../host/conversation-stream.js';
 import { eventStreamResponse } from './event-stream.js';
 import { HttpProblemError } from './http-problem-error.js';
 import { openApiDocument } from './openapi-document.js';
+import type { ProblemTypeName } from './problem.js';
 import { fields } from './request-fields.js';
 import { defineRoute, type Route } from './route.js';
 
@@ -23,6 +24,15 @@ const streamPosition = fields.matching('The id of the last event the client rece
   maxLength: 64,
   accepts: (value) => parseStreamId(value) !== undefined,
 });
+
+/** What an event to a conversation that must exist may meet at the host. */
+const eventProblems: ProblemTypeName[] = [
+  'conversation-not-found',
+  'event-rejected',
+  'conversation-busy',
+  'conversation-conflict',
+  'stored-conversation-unreadable',
+];
 
 /** Log entries a history page holds at most. */
 const maxHistoryPage = 1_000;
@@ -119,7 +129,7 @@ export const conversationRoutes: readonly Route[] = [
     authorize: 'path',
     body: { toolCallId },
     answers: [viewAnswer(200, 'Stored; the run goes on once every waiting call is answered')],
-    problems: ['conversation-not-found', 'event-rejected', 'conversation-busy', 'conversation-conflict', 'stored-conversation-unreadable'],
+    problems: eventProblems,
     handle: async ({ host, id, body }) => json(await host.send(id, { type: 'tool.approve', toolCallId: body.toolCallId })),
   }),
   defineRoute({
@@ -131,7 +141,7 @@ export const conversationRoutes: readonly Route[] = [
     authorize: 'path',
     body: { toolCallId, reason },
     answers: [viewAnswer(200, 'Stored')],
-    problems: ['conversation-not-found', 'event-rejected', 'conversation-busy', 'conversation-conflict', 'stored-conversation-unreadable'],
+    problems: eventProblems,
     handle: async ({ host, id, body }) =>
       json(
         await host.send(id, {
@@ -150,7 +160,7 @@ export const conversationRoutes: readonly Route[] = [
     authorize: 'path',
     body: { reason },
     answers: [viewAnswer(200, 'Stored: the run has ended')],
-    problems: ['conversation-not-found', 'event-rejected', 'conversation-busy', 'conversation-conflict', 'stored-conversation-unreadable'],
+    problems: eventProblems,
     handle: async ({ host, id, body }) =>
       json(await host.send(id, { type: 'cancel', ...(body.reason === undefined ? {} : { reason: body.reason }) })),
   }),

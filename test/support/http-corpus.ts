@@ -54,6 +54,7 @@ export function hostileCorpus(): CorpusEntry[] {
     corpus.push({ ...entry, category, name, headers });
   };
   const post = (path: string, body: CorpusBody, headers: Record<string, string> = jsonType) => ({ method: 'POST', path, body, headers });
+  const get = (path: string) => ({ method: 'GET', path });
 
   // Malformed JSON, on every route that takes a body.
   const malformed = [
@@ -215,14 +216,12 @@ export function hostileCorpus(): CorpusEntry[] {
     }
   }
   add('ids', "a 100,000-character id: past node:http's header limit", {
-    method: 'GET',
-    path: `/conversations/${'x'.repeat(100_000)}`,
+    ...get(`/conversations/${'x'.repeat(100_000)}`),
     expect: { status: 431, type: 'headers-too-large' },
     only: 'socket',
   });
   add('ids', 'a 100,000-character id, to the handler', {
-    method: 'GET',
-    path: `/conversations/${'x'.repeat(100_000)}`,
+    ...get(`/conversations/${'x'.repeat(100_000)}`),
     expect: { status: 400, type: 'invalid-field', field: 'id' },
     only: 'handler',
   });
@@ -293,25 +292,21 @@ export function hostileCorpus(): CorpusEntry[] {
   // Last-Event-ID that is not one of ours.
   for (const value of ['garbage', '1.2', '1.2.', '1.2.x!', '-1.2.abc', '1.2.ABC', `1.2.${'a'.repeat(60)}`, `${'9'.repeat(20)}.1.a`, ' ']) {
     add('Last-Event-ID', `header ${JSON.stringify(value.slice(0, 30))}`, {
-      method: 'GET',
-      path: '/conversations/done-1/events',
+      ...get('/conversations/done-1/events'),
       headers: { 'last-event-id': value },
       expect: { status: 400, type: 'invalid-field', field: 'Last-Event-ID' },
     });
     add('Last-Event-ID', `query ${JSON.stringify(value.slice(0, 30))}`, {
-      method: 'GET',
-      path: `/conversations/done-1/events?lastEventId=${encodeURIComponent(value)}`,
+      ...get(`/conversations/done-1/events?lastEventId=${encodeURIComponent(value)}`),
       expect: { status: 400, type: 'invalid-field', field: 'query.lastEventId' },
     });
   }
   add('Last-Event-ID', 'from=bogus', {
-    method: 'GET',
-    path: '/conversations/done-1/events?from=bogus',
+    ...get('/conversations/done-1/events?from=bogus'),
     expect: { status: 400, type: 'invalid-field', field: 'query.from' },
   });
   add('Last-Event-ID', 'lastEventId given twice', {
-    method: 'GET',
-    path: '/conversations/done-1/events?lastEventId=1.1.a&lastEventId=1.2.a',
+    ...get('/conversations/done-1/events?lastEventId=1.1.a&lastEventId=1.2.a'),
     expect: { status: 400, type: 'invalid-field', field: 'query.lastEventId' },
   });
 
@@ -396,15 +391,13 @@ export function hostileCorpus(): CorpusEntry[] {
     'limit=99999999999999999999',
   ]) {
     add('query', query, {
-      method: 'GET',
-      path: `/conversations/done-1/history?${query}`,
+      ...get(`/conversations/done-1/history?${query}`),
       expect: { status: 400, type: 'invalid-field', field: 'query.limit' },
     });
   }
   for (const query of ['afterSeq=-1', 'afterSeq=1e3', 'afterSeq=0x10', 'afterSeq=%201']) {
     add('query', query, {
-      method: 'GET',
-      path: `/conversations/done-1/history?${query}`,
+      ...get(`/conversations/done-1/history?${query}`),
       expect: { status: 400, type: 'invalid-field', field: 'query.afterSeq' },
     });
   }
@@ -433,18 +426,15 @@ export function hostileCorpus(): CorpusEntry[] {
 
   // Things that are not there (reads only).
   add('not there', 'a dot segment: /conversations/./events is /conversations/events', {
-    method: 'GET',
-    path: '/conversations/./events',
+    ...get('/conversations/./events'),
     expect: { status: 404, type: 'conversation-not-found', field: 'id' },
   });
   add('not there', 'a conversation no one started', {
-    method: 'GET',
-    path: '/conversations/nobody',
+    ...get('/conversations/nobody'),
     expect: { status: 404, type: 'conversation-not-found', field: 'id' },
   });
   add('not there', 'its history', {
-    method: 'GET',
-    path: '/conversations/nobody/history',
+    ...get('/conversations/nobody/history'),
     expect: { status: 404, type: 'conversation-not-found', field: 'id' },
   });
   add('not there', 'approving in it', {

@@ -234,6 +234,25 @@ export async function storeContent(store: ConversationStore): Promise<string> {
   return JSON.stringify(content);
 }
 
+/** The host, with its follows counted: what a handler follows and never stops shows as a count above zero. */
+export function countingFollows(host: ConversationHost): { host: ConversationHost; open: { count: number } } {
+  const open = { count: 0 };
+  const counted: ConversationHost = {
+    ...host,
+    follow: (id, observer, options) => {
+      open.count++;
+      const stopFollowing = host.follow(id, observer, options);
+      let stopped = false;
+      return () => {
+        if (!stopped) open.count--;
+        stopped = true;
+        stopFollowing();
+      };
+    },
+  };
+  return { host: counted, open };
+}
+
 /** Waits (polling) until `check` holds. */
 export async function until(check: () => boolean | Promise<boolean>, what = 'the condition', timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
