@@ -9,24 +9,41 @@ import { runConversation } from './support/run-conversation.js';
 
 /** Every error class, each from its own file, the way a copy of the package holds them. */
 async function loadCopy() {
-  const [base, invalid, missing, conflict, load, notFound, rejected, closed, provider, halt, mcp, sqlite, middleware, stopped, usage] =
-    await Promise.all([
-      import('../src/errors/actorloop-error.js'),
-      import('../src/errors/invalid-options-error.js'),
-      import('../src/errors/missing-dependency-error.js'),
-      import('../src/host/errors/conversation-conflict-error.js'),
-      import('../src/host/errors/conversation-load-error.js'),
-      import('../src/host/errors/conversation-not-found-error.js'),
-      import('../src/host/errors/event-rejected-error.js'),
-      import('../src/host/errors/host-closed-error.js'),
-      import('../src/model/errors/provider-error.js'),
-      import('../src/tools/halt-error.js'),
-      import('../src/tools/mcp/mcp-tool-error.js'),
-      import('../src/stores/sqlite/sqlite-store-error.js'),
-      import('../src/middleware/middleware-error.js'),
-      import('../src/observe/rx/run-stopped-error.js'),
-      import('../src/cli/cli-usage-error.js'),
-    ]);
+  const [
+    base,
+    invalid,
+    missing,
+    conflict,
+    load,
+    notFound,
+    rejected,
+    closed,
+    provider,
+    halt,
+    mcp,
+    sqlite,
+    middleware,
+    stopped,
+    usage,
+    http,
+  ] = await Promise.all([
+    import('../src/errors/actorloop-error.js'),
+    import('../src/errors/invalid-options-error.js'),
+    import('../src/errors/missing-dependency-error.js'),
+    import('../src/host/errors/conversation-conflict-error.js'),
+    import('../src/host/errors/conversation-load-error.js'),
+    import('../src/host/errors/conversation-not-found-error.js'),
+    import('../src/host/errors/event-rejected-error.js'),
+    import('../src/host/errors/host-closed-error.js'),
+    import('../src/model/errors/provider-error.js'),
+    import('../src/tools/halt-error.js'),
+    import('../src/tools/mcp/mcp-tool-error.js'),
+    import('../src/stores/sqlite/sqlite-store-error.js'),
+    import('../src/middleware/middleware-error.js'),
+    import('../src/observe/rx/run-stopped-error.js'),
+    import('../src/cli/cli-usage-error.js'),
+    import('../src/http/http-problem-error.js'),
+  ]);
   return {
     ActorloopError: base.ActorloopError,
     InvalidOptionsError: invalid.InvalidOptionsError,
@@ -43,6 +60,7 @@ async function loadCopy() {
     MiddlewareError: middleware.MiddlewareError,
     RunStoppedError: stopped.RunStoppedError,
     CliUsageError: usage.CliUsageError,
+    HttpProblemError: http.HttpProblemError,
   };
 }
 
@@ -116,6 +134,14 @@ const samples: Record<ClassName, { make: (copy: Copy) => Error; fields: Record<s
   CliUsageError: {
     make: (copy) => new copy.CliUsageError('run needs a prompt'),
     fields: { message: 'run needs a prompt' },
+  },
+  HttpProblemError: {
+    make: (copy) => new copy.HttpProblemError('invalid-field', 'content: expected a non-empty string, got 42', { field: 'content' }),
+    fields: {
+      message: 'content: expected a non-empty string, got 42',
+      problem: { type: 'urn:actorloop:problem:invalid-field', status: 400, field: 'content' },
+      headers: {},
+    },
   },
 };
 
