@@ -8,7 +8,7 @@
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
  *   --transports fetch,node-http  S2's transports (default both)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
@@ -32,6 +32,7 @@ import type { ControlsResult } from './controls.js';
 import type { EngineResult } from './engine.js';
 import { type HttpResult, httpFanOut } from './http.js';
 import { observe, type ObserveResult } from './observe.js';
+import { type PostgresBenchResult, postgresBench } from './postgres.js';
 import { type HostObserveResult, observeHost } from './observe-host.js';
 import { fmt, mb } from './stats.js';
 import { startWireServerProcess } from './wire.js';
@@ -81,6 +82,7 @@ function parseFlags(argv: string[]): Flags {
         'HOST_OBSERVE',
         'HTTP',
         'RESTATE',
+        'POSTGRES',
       ]
     ).map((name) => name.toUpperCase()),
   );
@@ -180,6 +182,7 @@ async function main(): Promise<void> {
     hostObserve?: HostObserveResult;
     http?: HttpResult;
     restate?: RestateResult;
+    postgres?: PostgresBenchResult;
     profile?: ProfileResult;
     serverPeakRssBytes?: number;
   } = {};
@@ -260,6 +263,17 @@ async function main(): Promise<void> {
         log,
       });
     }
+    if (flags.only.has('POSTGRES')) {
+      results.postgres = await postgresBench({
+        rounds: 5,
+        reps: flags.quick ? 1 : 3,
+        concurrency: [
+          { c: 1, conversations: flags.quick ? 10 : 40 },
+          { c: 50, conversations: flags.quick ? 100 : 400 },
+        ],
+        log,
+      });
+    }
     if (flags.only.has('PROFILE') && flags.cpuProfSide) {
       const conversations = flags.quick ? 40 : 200;
       log(`CPU profile of S1's ${flags.cpuProfSide} side: ${conversations} conversations × ${flags.s1Rounds} rounds, streaming…`);
@@ -310,6 +324,7 @@ function render(
     hostObserve?: HostObserveResult;
     http?: HttpResult;
     restate?: RestateResult;
+    postgres?: PostgresBenchResult;
     profile?: ProfileResult;
   },
   flags: Flags,
@@ -581,6 +596,30 @@ function render(
       `Journaling a step through restate-server costs ${fmt(r.journalingMsPerStep.versusSqlite, 2)} ms more than the durable host on sqliteStore, ${fmt(r.journalingMsPerStep.versusMemory, 2)} ms more than on memoryStore.`,
       '',
     );
+  }
+  if (results.postgres) {
+    const p = results.postgres;
+    if ('skipped' in p) lines.push('### POSTGRES — not run', '', p.skipped, '');
+    else {
+      lines.push(
+        `### POSTGRES — the durable host on postgresStore vs sqliteStore (synchronous FULL): each conversation new, ${p.rounds} tool rounds, zero-latency scripted model, PostgreSQL ${p.server} at ${p.database}; best of ${p.reps}, sides interleaved`,
+        '',
+        '| at once | side | conversations | wall ms | host rounds/s | saves per round |',
+        '|---:|---|---:|---:|---:|---:|',
+      );
+      for (const row of p.rows) {
+        lines.push(
+          `| ${row.concurrency} | ${row.side} | ${row.conversations} | ${fmt(row.wallMs, 0)} | ${fmt(row.roundsPerSecond, 0)} | ${fmt(row.savesPerRound, 1)} |`,
+        );
+      }
+      lines.push(
+        '',
+        ...p.ratios.map(
+          ({ concurrency, postgresOverSqlite }) => `${concurrency} at once: Postgres ÷ SQLite = ${fmt(postgresOverSqlite, 2)}`,
+        ),
+        '',
+      );
+    }
   }
   if (results.profile) {
     const p = results.profile;

@@ -120,6 +120,8 @@ export { ConversationNotFoundError } from './host/errors/conversation-not-found-
 export { ConversationLoadError, type ConversationLoadProblem } from './host/errors/conversation-load-error.js';
 export { ConversationConflictError } from './host/errors/conversation-conflict-error.js';
 export { HostClosedError } from './host/errors/host-closed-error.js';
+export { ConversationLeaseLostError } from './host/errors/conversation-lease-lost-error.js';
+export type { ConversationLease, SaveOptions } from './host/conversation-lease.js';
 
 // Tools
 export { defineTool, type Tool, type ToolDefinition, type ToolExecuteContext, type InferArgs } from './tools/define-tool.js';

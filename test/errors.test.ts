@@ -26,6 +26,8 @@ async function loadCopy() {
     stopped,
     usage,
     http,
+    leaseLost,
+    postgres,
   ] = await Promise.all([
     import('../src/errors/actorloop-error.js'),
     import('../src/errors/invalid-options-error.js'),
@@ -43,6 +45,8 @@ async function loadCopy() {
     import('../src/observe/rx/run-stopped-error.js'),
     import('../src/cli/cli-usage-error.js'),
     import('../src/http/http-problem-error.js'),
+    import('../src/host/errors/conversation-lease-lost-error.js'),
+    import('../src/stores/postgres/postgres-store-error.js'),
   ]);
   return {
     ActorloopError: base.ActorloopError,
@@ -61,6 +65,8 @@ async function loadCopy() {
     RunStoppedError: stopped.RunStoppedError,
     CliUsageError: usage.CliUsageError,
     HttpProblemError: http.HttpProblemError,
+    ConversationLeaseLostError: leaseLost.ConversationLeaseLostError,
+    PostgresStoreError: postgres.PostgresStoreError,
   };
 }
 
@@ -141,6 +147,28 @@ const samples: Record<ClassName, { make: (copy: Copy) => Error; fields: Record<s
       message: 'content: expected a non-empty string, got 42',
       problem: { type: 'urn:actorloop:problem:invalid-field', status: 400, field: 'content' },
       headers: {},
+    },
+  },
+  ConversationLeaseLostError: {
+    make: (copy) => new copy.ConversationLeaseLostError('c-1', 7, 'host "b" holds it'),
+    fields: {
+      conversationId: 'c-1',
+      token: 7,
+      message: 'conversation "c-1": the lease (token 7) was refused, nothing written: host "b" holds it',
+    },
+  },
+  PostgresStoreError: {
+    make: (copy) =>
+      new copy.PostgresStoreError('connection', { tables: 'public.actorloop_', operation: 'save', conversationId: 'c-1' }, 'gone', {
+        cause,
+      }),
+    fields: {
+      code: 'connection',
+      tables: 'public.actorloop_',
+      operation: 'save',
+      conversationId: 'c-1',
+      cause,
+      message: 'postgresStore(public.actorloop_): save of conversation "c-1" failed: gone',
     },
   },
 };

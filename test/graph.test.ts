@@ -128,6 +128,8 @@ const agentTools = [
 /** The structured answer the `output` config asks for; the `text` finish is not JSON, `json` is valid. */
 const outputOption = { schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] }, maxRepairs: 2 };
 
+const graphToolTimeoutMs = 86_400_000;
+
 function machineOptions(
   config: GraphConfig,
   provider: Provider,
@@ -143,7 +145,9 @@ function machineOptions(
     ...(config.maxToolIterations === undefined ? {} : { maxToolIterations: config.maxToolIterations }),
     retry,
     ...(config.doomLoop ? {} : { doomLoop: false }),
-    toolTimeoutMs: 5_000,
+    // Longer than any traversal: results reach snapshots built long before, and a result after its
+    // call's deadline is a timeout (`resultOverdue`); the deadline itself is offered as an event.
+    toolTimeoutMs: graphToolTimeoutMs,
     ...(config.output ? { output: outputOption } : {}),
     ...(config.controls ? controlOptions(config.controls, provider) : {}),
     ...(config.compaction ? { context: { maxInputTokens: 1_000, keepLast: 1 } } : {}),
@@ -587,6 +591,14 @@ function step(machine: Machine, snapshot: Snapshot, event: ConversationEvent): [
 function restored(machine: Machine, snapshot: Snapshot): Snapshot {
   const persisted: unknown = JSON.parse(JSON.stringify(machine.getPersistedSnapshot(snapshot)));
   return machine.restoreSnapshot(persisted as never, inertScope as never) as Snapshot;
+}
+
+/** The snapshot with its running calls' deadlines long past: a result now comes too late (`resultOverdue`). */
+function pastDeadlines(machine: Machine, snapshot: Snapshot): Snapshot {
+  const round = snapshot.context.round?.map((call) =>
+    call.state === 'running' && call.deadline !== undefined ? { ...call, deadline: 0 } : call,
+  );
+  return machine.resolveState({ value: snapshot.value, context: { ...snapshot.context, round: round ?? null } }) as Snapshot;
 }
 
 const isFinal = (snapshot: Snapshot) => snapshot.status === 'done';
@@ -1067,6 +1079,20 @@ describe('conversation machine graph (xstate/graph, pure traversal)', { timeout:
         }
       }
     }
+    // A result after its call's deadline (`resultOverdue`) needs a clock past it: the same edges with the deadlines passed.
+    for (const config of [capConfigs[1]!, capConfigs[2]!]) {
+      const graph = buildGraph(config);
+      for (const [key, edges] of graph.edges) {
+        const snapshot = graph.nodes.get(key)!;
+        if (isFinal(snapshot) || !inState(snapshot, 'executingTools')) continue;
+        const late = pastDeadlines(graph.machine, snapshot);
+        for (const { event } of edges) {
+          for (const taken of graph.machine.getTransitionData(late, event)) {
+            covered.add(nameOf(taken, (taken.source.transitions.get(taken.eventType) ?? []).indexOf(taken)));
+          }
+        }
+      }
+    }
     // Malformed input never reaches the graph (it starts from valid input); the test below runs it.
     const uncovered = [...all].filter((name) => !covered.has(name) && name !== 'conversation.idle always #0');
     expect(uncovered).toEqual([]);
@@ -1171,7 +1197,7 @@ describe('conversation machine graph (xstate/graph, pure traversal)', { timeout:
             : next.context.messages.findLast((message) => message.role === 'tool')?.content[index];
           expect(result, `${call.toolName} in ${graph.key(snapshot)}`).toMatchObject({
             toolCallId: call.toolCallId,
-            result: resultTexts.timedOut(call.toolName, 5_000),
+            result: resultTexts.timedOut(call.toolName, graphToolTimeoutMs),
             isError: true,
           });
         }
@@ -1179,6 +1205,31 @@ describe('conversation machine graph (xstate/graph, pure traversal)', { timeout:
       }
     }
     expect(checked).toBeGreaterThan(0);
+  });
+
+  it('(b) a result after its deadline (a stalled loop ran it ahead of the timer) is taken as the deadline takes it', () => {
+    let checked = 0;
+    for (const config of [capConfigs[1]!, capConfigs[2]!, agentConfig]) {
+      const graph = buildGraph(config);
+      for (const [key, edges] of graph.edges) {
+        const snapshot = graph.nodes.get(key)!;
+        if (isFinal(snapshot) || !inState(snapshot, 'executingTools')) continue;
+        const late = pastDeadlines(graph.machine, snapshot);
+        const [timedOut] = step(graph.machine, late, afterToolDeadline);
+        for (const { event } of edges) {
+          if (!/^xstate\.(done|error)\.actor\.(toolCall-|agent:)/.test(event.type)) continue;
+          const call = (snapshot.context.round ?? []).find((candidate, index) =>
+            event.type.endsWith(candidate.agent ? `agent:${candidate.toolCallId}` : `toolCall-${snapshot.context.iterations}-${index}`),
+          );
+          if (call?.state !== 'running') continue;
+          checked++;
+          const [next] = step(graph.machine, late, event);
+          expect(next.value, `${event.type} in ${key}`).toEqual(timedOut.value);
+          expect(next.context, `${event.type} in ${key}`).toEqual(timedOut.context);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(10);
   });
 
   it('(f) structured output: repairs never exceed maxRepairs; an invalid answer then ends in error, a valid one in done with its object', () => {

@@ -121,6 +121,7 @@ describe('the packed package in a fresh project', () => {
       '@modelcontextprotocol/sdk': { optional: true },
       '@restatedev/restate-sdk': { optional: true },
       '@restatedev/restate-sdk-clients': { optional: true },
+      pg: { optional: true },
     });
   });
 
@@ -139,6 +140,7 @@ describe('the packed package in a fresh project', () => {
         'better-sqlite3',
         '@restatedev/restate-sdk',
         '@restatedev/restate-sdk-clients',
+        'pg',
       ]) {
         expect(() => readFileSync(join(directory, 'node_modules', absent, 'package.json'))).toThrow();
       }
@@ -280,6 +282,7 @@ describe("today's stack in a consumer project", () => {
       'elkjs',
       'rxjs',
       'zod',
+      'pg',
       '@types/node',
     ] as const;
     const installed = execFileSync(
@@ -327,12 +330,13 @@ describe("today's stack in a consumer project", () => {
         mcp: true,
         openai: true,
         otel: true,
+        postgres: true,
         restate: true,
         restateClient: true,
         rx: true,
         sqlite: true,
       },
-      used: 9,
+      used: 10,
     });
     const hosted = { status: 'done', text: 'It is 5.', stored: 'done', messages: 4 };
     expect(JSON.parse(run(process.execPath, ['out/sqlite-host.js'], directory))).toEqual({ ...hosted, driver: 'better-sqlite3' });

@@ -249,3 +249,36 @@ describe('input guardrails check every message that joins the history', () => {
     expect(output).toMatchObject({ status: 'halted', reason: 'guardrail', guardrail: { name: 'topic', phase: 'input' } });
   });
 });
+
+describe('a tool result that comes after its deadline is a timeout', () => {
+  // KB4 (fixed: `resultOverdue` takes such a result as the `toolDeadline` timer takes the deadline).
+  // Found by the property runs under load: 8 concurrent runs beside a CPU hog, a `hang` tool that
+  // ignores its signal and answers at 80 ms, `toolTimeoutMs` 28: 24 of 240 calls kept their late
+  // answer. A stalled event loop runs I/O and microtasks before due timers, so the answer reached the
+  // machine before its deadline's timer did. Shrunk: the tool stalls the loop itself past its deadline.
+  it('a tool that stalls the loop past its timeout and then answers gets the timeout result', async () => {
+    const stalling = defineTool({
+      name: 'lookup',
+      description: 'Look a number up',
+      parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      execute: () => {
+        const until = Date.now() + 80;
+        while (Date.now() < until) {
+          // the stall
+        }
+        return 'finished far too late';
+      },
+    });
+    const { output, results, callIds } = await run(
+      [
+        { kind: 'tools', calls: [{ tool: 0, args: 'valid', n: 1 }], thinking: false, text: false },
+        { kind: 'text', thinking: false },
+      ],
+      { tools: [stalling], toolTimeoutMs: 28 },
+    );
+    expect(output.status).toBe('done');
+    expect(results).toEqual(callIds);
+    const toolResults = output.messages.flatMap((message) => (message.role === 'tool' ? message.content : []));
+    expect(toolResults).toEqual([expect.objectContaining({ result: 'tool "lookup" timed out after 28 ms', isError: true })]);
+  });
+});

@@ -17,11 +17,17 @@ import {
   type ConversationStore,
   type StoredConversation,
 } from '../src/index.js';
+import { postgresStore } from '../src/stores/postgres/index.js';
 import { type SqliteDriverName, SqliteStoreError, sqliteStore } from '../src/stores/sqlite/index.js';
+import { postgresUrl, testSchema } from './support/postgres.js';
 import { nodeHasSqlite, openDirectly, pragma, sqliteDrivers } from './support/sqlite-drivers.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-stores-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+// The Postgres stores of this file: one schema, a table prefix per store, so each starts empty.
+const postgresSchema = testSchema('stores');
+afterAll(() => postgresSchema.drop());
+let postgresStores = 0;
 let files = 0;
 const newPath = () => join(work, `store-${++files}.db`);
 
@@ -43,6 +49,10 @@ const stores: Array<[string, () => ConversationStore]> = [
     `sqliteStore over ${driver}`,
     () => sqliteStore({ path: newPath(), driver }),
   ]),
+  [
+    'postgresStore',
+    () => postgresStore({ connectionString: postgresUrl, schema: postgresSchema.name, tablePrefix: `s${++postgresStores}_` }),
+  ],
 ];
 
 describe.each(stores)('%s keeps the ConversationStore contract', (_name, create) => {

@@ -107,6 +107,7 @@ function runTool(tool: Tool, input: ToolExecutionInput, signal: AbortSignal, cap
   const stop = () => controller.abort(signal.reason);
   signal.addEventListener('abort', stop, { once: true });
   return new Promise<ToolStepRecord>((resolve) => {
+    const deadline = input.timeoutMs === undefined ? undefined : Date.now() + input.timeoutMs;
     const timer =
       input.timeoutMs === undefined
         ? undefined
@@ -127,7 +128,8 @@ function runTool(tool: Tool, input: ToolExecutionInput, signal: AbortSignal, cap
     const finish = (record: ToolStepRecord) => {
       if (timer !== undefined) clearTimeout(timer);
       signal.removeEventListener('abort', stop);
-      resolve(record);
+      // A stalled event loop can run the tool's end ahead of its due timer: past the deadline it is a timeout all the same.
+      resolve(deadline !== undefined && Date.now() > deadline ? { kind: 'timeout' } : record);
     };
     // A tool that ignores its signal is left running; its late outcome lands in a settled promise.
     Promise.resolve()

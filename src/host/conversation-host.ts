@@ -19,6 +19,7 @@ import { ConversationConflictError } from './errors/conversation-conflict-error.
 import { ConversationNotFoundError } from './errors/conversation-not-found-error.js';
 import { EventRejectedError } from './errors/event-rejected-error.js';
 import { HostClosedError } from './errors/host-closed-error.js';
+import { HostLeases } from './host-leases.js';
 import { type ConversationHostEvent, LiveRun, type LiveRunOptions } from './live-run.js';
 import { StreamHub } from './stream-hub.js';
 
@@ -47,6 +48,12 @@ export type ConversationHostOptions = {
    * them (e.g. `postgresRelay` from `actorloop/postgres`). Owned by the host: `close()` closes it.
    */
   relay?: ConversationRelay;
+  /**
+   * On a store that hands out leases (`postgresStore`): how long a lease lasts unless renewed. The
+   * host renews its leases every third of it; after a crash, another host takes the crashed one's
+   * runs over once it has passed. Default 30000 ms.
+   */
+  leaseTtlMs?: number;
 };
 
 /**
@@ -194,6 +201,10 @@ const conversationHostOptionsSchema = option.object(
     ),
     store: storeSchema,
     relay: option.optional(relaySchema),
+    leaseTtlMs: option.withDefault(
+      option.integer({ minimum: 100, maximum: 2_147_483_647, expected: 'an integer of milliseconds ≥ 100' }),
+      30_000,
+    ),
     hostId: option.orElse(option.string({ nonEmpty: true }), () => `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`),
     onError: option.orElse(
       option.callable<(error: unknown, conversationId: string) => void>('a function (error, conversationId) => void'),
@@ -279,7 +290,7 @@ const describeError = (error: unknown) =>
  * ```
  */
 export function createConversationHost(options: ConversationHostOptions): ConversationHost {
-  const { machine, store, hostId, onError, relay } = resolveOptionsWith(conversationHostOptionsSchema, options);
+  const { machine, store, hostId, onError, relay, leaseTtlMs } = resolveOptionsWith(conversationHostOptionsSchema, options);
 
   /** Runs held in memory: only those in flight (finished and waiting runs are stored, not held). */
   const live = new Map<string, LiveRun>();
@@ -296,6 +307,19 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     } catch {
       // An error handler that throws has nowhere left to report to.
     }
+  };
+
+  const leases = new HostLeases({
+    store,
+    owner: hostId,
+    ttlMs: leaseTtlMs,
+    // Stopped before its next write, which the store would refuse anyway.
+    lost: (id, error) => live.get(id)?.fail(error),
+    report: (error, id) => report(error, id),
+  });
+  /** Gives the conversation's lease up once the host neither runs it nor has an event for it waiting. */
+  const letGo = (id: string) => {
+    if (!live.has(id) && !queues.has(id)) leases.release(id);
   };
 
   const streams = new StreamHub({
@@ -353,6 +377,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     if (run.snapshot.value !== 'awaitingApproval') return;
     live.delete(run.id);
     run.detach(new Error('released: the run waits for approval and is stored'));
+    letGo(run.id);
   };
 
   const written: LiveRunOptions['written'] = (run) => {
@@ -360,6 +385,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     if (snapshot.status !== 'done') return releaseIfWaiting(run);
     if (live.get(run.id) === run) live.delete(run.id);
     run.detach(new Error('the run ended'));
+    letGo(run.id);
     const output = snapshot.output;
     if (output) settleResults(run.id, (waiter) => waiter.resolve(output));
   };
@@ -370,6 +396,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     if (!awaited && !resultWaiters.has(run.id)) report(error, run.id);
     publish(run.id, { type: 'write.failed', error: describeError(error) });
     settleResults(run.id, (waiter) => waiter.reject(error));
+    letGo(run.id);
   };
 
   const hold = (id: string, from: LiveRunOptions['from'], revision: number, updatedAt: number) => {
@@ -381,6 +408,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       revision,
       updatedAt,
       from,
+      lease: leases.lease(id),
       publish: (event) => publish(id, event),
       streamed: (item) => streams.emitted(id, item),
       written,
@@ -405,6 +433,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       queues.delete(id);
       const run = live.get(id);
       if (run) releaseIfWaiting(run);
+      else letGo(id);
     });
     return result;
   };
@@ -444,6 +473,15 @@ export function createConversationHost(options: ConversationHostOptions): Conver
         });
       }
       return held;
+    }
+    if (!(await leases.claim(id))) {
+      throw new EventRejectedError({
+        conversationId: id,
+        eventType: event.type,
+        code: 'busy',
+        message:
+          'another host holds its lease (it runs the conversation there); send the event to that host, or again once it let the run go',
+      });
     }
     const stored = await store.load(id);
     ensureOpen(`send to ${JSON.stringify(id)}`);
@@ -585,6 +623,8 @@ export function createConversationHost(options: ConversationHostOptions): Conver
           page.map(({ id }) =>
             serially(id, async () => {
               if (closed || live.has(id)) return void outcome.skipped.push(id);
+              // Another host holds the run's lease: it runs it (a lease lapses only when its holder stopped renewing it).
+              if (!(await leases.claim(id))) return void outcome.skipped.push(id);
               const stored = await store.load(id);
               if (stored?.status !== 'running') return void outcome.skipped.push(id);
               let decoded: ReturnType<typeof decodeStored>;
@@ -596,8 +636,9 @@ export function createConversationHost(options: ConversationHostOptions): Conver
               if (statusOf(decoded) !== 'running') return void outcome.skipped.push(id);
               // Claimed before anything runs: of two hosts recovering at once, one gets the run, the other a conflict.
               const claimed = { ...stored, revision: stored.revision + 1, owner: hostId, updatedAt: Date.now() };
+              const lease = leases.lease(id);
               try {
-                await store.save(claimed);
+                await (lease ? store.save(claimed, [], undefined, { lease }) : store.save(claimed));
               } catch (error) {
                 if (ConversationConflictError.isInstance(error)) return void outcome.skipped.push(id);
                 return void outcome.failed.push({ id, error });
@@ -623,6 +664,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
         await Promise.all(runs.map((run) => run.written().catch(() => undefined)));
         live.clear();
         for (const run of runs) run.detach(new HostClosedError('the run was stopped by close(); it resumes at the next recover()'));
+        await leases.close();
         await streams.close(new HostClosedError('the host closed; follow the conversation on another host, or after a restart'));
         for (const id of [...resultWaiters.keys()]) {
           settleResults(id, (waiter) =>

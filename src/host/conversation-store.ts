@@ -1,5 +1,6 @@
 import type { ContextCompactedEvent, RunOutput, ToolCallEvent, ToolResultEvent } from '../machines/types.js';
 import type { Message, UserMessage } from '../model/messages.js';
+import type { ConversationLease, SaveOptions } from './conversation-lease.js';
 import type { ConversationStreamItem } from './conversation-stream.js';
 
 /**
@@ -184,9 +185,10 @@ export interface ConversationStore {
   /**
    * Writes the conversation's snapshot and appends `log` to its event log, in one atomic step, if
    * the stored revision is the one before `conversation.revision`. A store that keeps streams
-   * (`readStream`) writes `stream` in the same step.
+   * (`readStream`) writes `stream` in the same step. A store that hands out leases checks
+   * `options.lease` in the same step too (`ConversationLeaseLostError` when it is no longer held).
    */
-  save(conversation: StoredConversation, log?: readonly LogAppend[], stream?: StreamAppend): Promise<void>;
+  save(conversation: StoredConversation, log?: readonly LogAppend[], stream?: StreamAppend, options?: SaveOptions): Promise<void>;
   /** The conversation's event log in order, after `afterSeq` (exclusive), at most `limit` entries. */
   readLog(id: string, options?: { afterSeq?: number; limit?: number }): Promise<ConversationLogEntry[]>;
   /**
@@ -196,6 +198,16 @@ export interface ConversationStore {
    * entries before the previous `runStart` entry (in the same transaction).
    */
   readStream?(id: string, options?: { afterSeq?: number; limit?: number }): Promise<StoredStreamEntry[]>;
+  /**
+   * Optional, for stores shared by several host processes: the conversation's lease for `owner`,
+   * for `ttlMs`, when no other owner holds a lease that has not lapsed; `undefined` when one does.
+   * A host that finds this method applies events only to conversations whose lease it holds.
+   */
+  acquireLease?(id: string, owner: string, ttlMs: number): Promise<ConversationLease | undefined>;
+  /** Optional: extends a lease by `ttlMs` from now; `undefined` when another holder took the conversation over. */
+  renewLease?(lease: ConversationLease, ttlMs: number): Promise<ConversationLease | undefined>;
+  /** Optional: gives a lease up so another host may take the conversation at once (nothing when it is no longer held). */
+  releaseLease?(lease: ConversationLease): Promise<void>;
   /** Conversations by id (see {@link ListOptions}). */
   list(options?: ListOptions): Promise<ConversationSummary[]>;
   /** Removes the conversation and its log; `false` when there was none. */

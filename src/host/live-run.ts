@@ -22,6 +22,7 @@ import type {
   StoredConversation,
   StreamAppend,
 } from './conversation-store.js';
+import type { ConversationLease } from './conversation-lease.js';
 import type { ConversationStreamItem, StreamStateEvent } from './conversation-stream.js';
 import { statusOf } from './conversation-view.js';
 import { changesStoredState, type StoredShape, storedShapeOf } from './stored-state.js';
@@ -85,6 +86,8 @@ export type LiveRunOptions = {
   revision: number;
   updatedAt: number;
   from: { input: ConversationInput } | { snapshot: unknown };
+  /** The conversation's lease, on a store that hands them out: every write carries it. */
+  lease?: ConversationLease | undefined;
   publish: (event: ConversationHostEvent) => void;
   /** Each stream item as it is emitted (ids: see `ConversationStreamItem`). */
   streamed: (item: ConversationStreamItem) => void;
@@ -330,8 +333,10 @@ export class LiveRun {
         // Items emitted from now on go with the next write.
         this.streamRevision = stored.revision + 1;
         this.streamCount = 0;
-        // Without a stream, the call stays as it was for stores written before streams existed.
-        await (stream ? this.options.store.save(stored, log, stream) : this.options.store.save(stored, log));
+        const { lease, store } = this.options;
+        // Without a stream or a lease, the call stays as it was for stores written before they existed.
+        if (lease) await store.save(stored, log, stream, { lease });
+        else await (stream ? store.save(stored, log, stream) : store.save(stored, log));
         this.writingItems = [];
         this.revision = stored.revision;
         this.updatedAt = stored.updatedAt;
@@ -349,7 +354,8 @@ export class LiveRun {
     if (!this.detached) this.options.written(this);
   }
 
-  private fail(error: unknown): void {
+  /** Stops the run because it cannot be stored (a write failed, the lease was lost): `failed` tells the host. */
+  fail(error: unknown): void {
     if (this.detached) return;
     // Only callers' waits count: the gates of tool calls are the run's own.
     const awaited = this.waiters.some((waiter) => waiter.caller);

@@ -278,11 +278,12 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         initial: 'running',
         states: {
           running: {
-            after: {
-              toolDeadline: { target: 'running', reenter: true, actions: ['timeOutCalls', 'startQueuedCalls'] },
-            },
+            after: { toolDeadline: timeOutTransition },
             on: {
               'xstate.done.actor.*': [
+                // First: a result after its deadline (a stalled loop ran it ahead of the due `toolDeadline`
+                // timer) is a timeout whatever it says, taken as the timer takes it.
+                { guard: 'resultOverdue', ...timeOutTransition },
                 // Ordered on purpose: a failed agent call of an `onChildFailure: 'halt'` tool ends the run
                 // even when it is the round's last call (`settlesRound` may hold too).
                 {
@@ -300,6 +301,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
               // Restored mid-round: interrupted calls are reported, calls to run (again) start, and a settled round moves on.
               'run.resume': { guard: 'isRestored', target: 'running', reenter: true, actions: ['reportInterrupted', 'startQueuedCalls'] },
               'xstate.error.actor.*': [
+                { guard: 'resultOverdue', ...timeOutTransition },
                 {
                   guard: 'executionHalts',
                   target: '#conversation.halted',
@@ -348,6 +350,9 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     agentMachineOf: (toolName) => settings.agentCalls.get(toolName)?.machine,
   }) as unknown as ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>>;
 }
+
+/** The calls whose time is up get the timeout result (their children stopped), and queued calls take their places. */
+const timeOutTransition = { target: 'running', reenter: true, actions: ['timeOutCalls', 'startQueuedCalls'] } as const;
 
 /** `cancel` ends any running state in `halted`, closing the round in progress. */
 const cancelTransition = { target: '#conversation.halted', actions: ['finishRunningAgents', 'cancelRun'] } as const;

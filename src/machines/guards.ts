@@ -3,7 +3,7 @@ import type { ResolvedOptions } from './options.js';
 import { failureOf } from './request-failure.js';
 import { responseStep } from './response-step.js';
 import { canRetry } from './retry-policy.js';
-import { isAwaitingApproval, liveCall, liveResult, settlesRound, thrownBy } from './round-results.js';
+import { isAwaitingApproval, liveCall, liveResult, resultOverdue, settlesRound, thrownBy } from './round-results.js';
 import { isValidUserContent } from './run-context.js';
 import { approvalRelay } from './agent-calls.js';
 import { handoffOf } from './handoffs.js';
@@ -58,6 +58,8 @@ export function conversationGuards(settings: ResolvedOptions) {
     // The result of the round's last unsettled call: the round is over, so no deadline needs re-aiming.
     // A round with a handoff completes through `executingTools`' eventless transition to `handingOff` instead.
     settlesRound: ({ context, event }: GuardArgs) => settlesRound(context, event) && handoffOf(context.round) === undefined,
+    // A result that came after its call's deadline, ahead of the `toolDeadline` timer (a stalled event loop).
+    resultOverdue: ({ context, event }: GuardArgs) => resultOverdue(context, event, Date.now()),
     isRestored: ({ context }: GuardArgs) => context.restored !== undefined,
     handoffPending: ({ context }: GuardArgs) => handoffOf(context.round) !== undefined,
     awaitsApprovalInChild: ({ context, event }: GuardArgs) =>

@@ -87,6 +87,18 @@ export function earliestDeadline(round: RoundCall[] | null): number | undefined 
   return earliest;
 }
 
+/**
+ * Whether a running call's result (its done event with a result, or its error event) comes after
+ * the call's deadline. A stalled event loop runs I/O and microtasks before due timers, so a result
+ * can arrive ahead of the `toolDeadline` timer that should have ended its call; it is too late all
+ * the same. A call without a deadline (restored from a store that leaves it out) is never late.
+ */
+export function resultOverdue(context: Pick<ConversationContext, 'iterations' | 'round'>, event: { type: string }, now: number): boolean {
+  const live = event.type.startsWith('xstate.error.actor.') ? liveCall(context, event.type) : liveResult(context, event);
+  const deadline = live?.call.deadline;
+  return deadline !== undefined && now > deadline;
+}
+
 /** The longest delay timers take (about 24.8 days); with no running call the deadline never fires. */
 export const maxTimerDelayMs = 2_147_483_647;
 

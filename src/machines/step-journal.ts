@@ -35,5 +35,10 @@ export function journaledMachine<TObject>(machine: ConversationMachine<TObject>)
     const child = childMachineOf(logic);
     if (child) actors[source] = agentChildLogic(journaledMachine(child as ConversationMachine));
   }
-  return machine.provide({ delays: { requestTimeout: neverMs, toolDeadline: neverMs }, actors: actors as never });
+  // No result is late either (`resultOverdue`): the step's record says whether its call timed out.
+  return machine.provide({
+    delays: { requestTimeout: neverMs, toolDeadline: neverMs },
+    guards: { resultOverdue: () => false },
+    actors: actors as never,
+  });
 }

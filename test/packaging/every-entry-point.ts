@@ -8,6 +8,7 @@ import * as inspect from 'actorloop/inspect';
 import * as mcp from 'actorloop/mcp';
 import * as openai from 'actorloop/openai';
 import * as otel from 'actorloop/otel';
+import * as postgres from 'actorloop/postgres';
 import * as restate from 'actorloop/restate';
 import * as restateClient from 'actorloop/restate/client';
 import * as rx from 'actorloop/rx';
@@ -24,13 +25,14 @@ const used: Array<(...args: never[]) => unknown> = [
   mcp.mcpTools,
   openai.toOpenAIMessages,
   otel.traceConversation,
+  postgres.postgresStore,
   restate.restateConversations,
   restateClient.restateConversationClient,
   rx.output$,
 ];
 await host.close();
 
-const entryPoints = { root, anthropic, http, inspect, mcp, openai, otel, restate, restateClient, rx, sqlite };
+const entryPoints = { root, anthropic, http, inspect, mcp, openai, otel, postgres, restate, restateClient, rx, sqlite };
 console.log(
   JSON.stringify({
     exports: Object.fromEntries(Object.entries(entryPoints).map(([name, module]) => [name, Object.keys(module).length > 0])),

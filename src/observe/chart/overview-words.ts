@@ -23,6 +23,7 @@ export const guardWords: Record<string, GuardWords> = {
   approvalsComplete: { words: 'all approved or denied' },
   roundSettled: { words: 'all results in' },
   settlesRound: { words: 'the last result of the round' },
+  resultOverdue: { words: 'after its deadline' },
   executionHalts: { words: 'a tool threw HaltError' },
   agentFailureHalts: { words: 'an agent call failed (halt)' },
   awaitsApprovalInChild: { words: 'a child waits for it' },

@@ -1,0 +1,347 @@
+/**
+ * What only the Postgres store does (the ConversationStore contract itself runs in
+ * test/stores.test.ts): its tables created once on first use by processes starting together, tables
+ * it must not touch refused, leases with fencing tokens checked inside the write, and a connection
+ * that breaks in the middle of a save — retried, never written half or twice.
+ */
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  ConversationConflictError,
+  ConversationLeaseLostError,
+  InvalidOptionsError,
+  type LogAppend,
+  type StoredConversation,
+} from '../src/index.js';
+import { type PostgresPool, PostgresStoreError, postgresStore } from '../src/stores/postgres/index.js';
+import { postgresUrl, queryOnce, testPool, testSchema } from './support/postgres.js';
+
+const schema = testSchema('postgres_store');
+afterAll(() => schema.drop());
+let prefixes = 0;
+const newPrefix = () => `p${++prefixes}_`;
+const storeOn = (tablePrefix = newPrefix()) => postgresStore({ connectionString: postgresUrl, schema: schema.name, tablePrefix });
+
+const conversation = (id: string, revision: number, extra: Partial<StoredConversation> = {}): StoredConversation => ({
+  id,
+  schemaVersion: 1,
+  machineId: 'conversation',
+  status: 'running',
+  snapshot: JSON.stringify({ id, revision }),
+  revision,
+  owner: 'test',
+  updatedAt: 1_700_000_000_000 + revision,
+  ...extra,
+});
+const textOf = (statement: string | { text: string }) => (typeof statement === 'string' ? statement : statement.text);
+const cancel = (reason: string): LogAppend => ({ at: 1, event: { type: 'cancel', reason } });
+
+/** The backends of this file's stores waiting for a lock, by the statement they run. */
+async function waitingBackend(text: string): Promise<number> {
+  for (;;) {
+    const rows = await queryOnce<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1 AND datname = current_database()`,
+      [`%${text}%`],
+    );
+    if (rows[0]) return rows[0].pid;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('postgresStore: its tables', () => {
+  it('creates them on first use, once, when several processes start at once, and records the schema version', async () => {
+    const prefix = newPrefix();
+    // Eight stores (eight pools, as eight processes would have) opening the same new tables together.
+    const stores = Array.from({ length: 8 }, () => storeOn(prefix));
+    await Promise.all(stores.map((store, index) => store.save(conversation(`c${index}`, 1))));
+    expect((await stores[0]!.list()).map(({ id }) => id)).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']);
+    const tables = await queryOnce<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE $2 ORDER BY table_name`,
+      [schema.name, `${prefix}%`],
+    );
+    expect(tables.map(({ table_name }) => table_name)).toEqual(
+      ['conversations', 'leases', 'log', 'meta', 'stream'].map((name) => prefix + name),
+    );
+    expect(await queryOnce(`SELECT key, value FROM "${schema.name}"."${prefix}meta"`)).toEqual([{ key: 'schema_version', value: '1' }]);
+    expect(stores[0]!.tables).toBe(`${schema.name}.${prefix}`);
+    await Promise.all(stores.map((store) => store.close()));
+  });
+
+  it('creates its schema when it is missing', async () => {
+    const own = testSchema('created');
+    const store = postgresStore({ connectionString: postgresUrl, schema: own.name });
+    await store.save(conversation('a', 1));
+    expect(await store.load('a')).toEqual(conversation('a', 1));
+    await store.close();
+    await own.drop();
+  });
+
+  it('refuses tables of its names that are not a store, and tables of a newer schema version, touching neither', async () => {
+    const prefix = newPrefix();
+    await queryOnce(`CREATE TABLE "${schema.name}"."${prefix}conversations" (id integer PRIMARY KEY)`);
+    const other = storeOn(prefix);
+    const error = await other.list().catch((caught: unknown) => caught);
+    expect(PostgresStoreError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'not_a_store', operation: 'open', tables: `${schema.name}.${prefix}` });
+    expect((error as Error).message).toContain('is not an actorloop store');
+    await other.close();
+    const columns = await queryOnce(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2`, [
+      schema.name,
+      `${prefix}conversations`,
+    ]);
+    expect(columns).toEqual([{ column_name: 'id' }]);
+
+    const newer = newPrefix();
+    const store = storeOn(newer);
+    await store.save(conversation('a', 1));
+    await store.close();
+    await queryOnce(`UPDATE "${schema.name}"."${newer}meta" SET value = '7'`);
+    const again = storeOn(newer);
+    await expect(again.load('a')).rejects.toMatchObject({ code: 'unknown_schema_version' });
+    await expect(again.load('a')).rejects.toThrow('schema version 7; this actorloop reads version 1 (a newer actorloop made them');
+    await again.close();
+    expect(await queryOnce(`SELECT revision FROM "${schema.name}"."${newer}conversations"`)).toEqual([{ revision: '1' }]);
+  });
+
+  it('runs as a user that may only read and write the tables once they exist', async () => {
+    const prefix = newPrefix();
+    const owner = storeOn(prefix);
+    await owner.list();
+    await owner.close();
+    const role = `${schema.name}_app`;
+    await queryOnce(`CREATE ROLE "${role}" LOGIN`);
+    try {
+      await queryOnce(`GRANT USAGE ON SCHEMA "${schema.name}" TO "${role}"`);
+      await queryOnce(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema.name}" TO "${role}"`);
+      await queryOnce(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA "${schema.name}" TO "${role}"`);
+      const url = new URL(postgresUrl);
+      url.username = role;
+      const app = postgresStore({ connectionString: url.toString(), schema: schema.name, tablePrefix: prefix });
+      const lease = await app.acquireLease('a', 'app', 60_000);
+      await app.save(
+        conversation('a', 1),
+        [cancel('as the app')],
+        { items: [{ id: '1.1.t', event: { type: 'text.delta', delta: 'x' } }] },
+        { lease: lease! },
+      );
+      expect(await app.load('a')).toEqual(conversation('a', 1));
+      expect(await app.delete('a')).toBe(true);
+      await app.close();
+    } finally {
+      await queryOnce(`DROP OWNED BY "${role}"`);
+      await queryOnce(`DROP ROLE "${role}"`);
+    }
+  });
+
+  it('ends the pool it made on close, and leaves a pool it was given open', async () => {
+    const store = storeOn();
+    await store.save(conversation('a', 1));
+    await store.close();
+    await expect(store.load('a')).rejects.toMatchObject({ code: 'closed', operation: 'load' });
+    const pool = testPool();
+    const given = postgresStore({ pool, schema: schema.name, tablePrefix: newPrefix() });
+    await given.save(conversation('a', 1));
+    await given.close();
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await pool.end();
+  });
+
+  it.each([
+    [{}, 'options', 'either pool or connectionString (one of them)'],
+    [{ connectionString: postgresUrl, pool: testPool(1) }, 'options', 'either pool or connectionString'],
+    [{ connectionString: '' }, 'connectionString', 'a connection string'],
+    [{ pool: { query: () => undefined } }, 'pool', 'a pg Pool'],
+    [{ connectionString: postgresUrl, schema: 'a; DROP TABLE x' }, 'schema', 'a schema name'],
+    [{ connectionString: postgresUrl, tablePrefix: '9x' }, 'tablePrefix', 'a table name prefix'],
+    [{ connectionString: postgresUrl, maxConnections: 0 }, 'maxConnections', 'an integer from 1 to 1000'],
+  ] as const)('names a bad option: %j', (options, option, expected) => {
+    const error = (() => {
+      try {
+        postgresStore(options as never);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(InvalidOptionsError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ option });
+    expect((error as Error).message).toContain(expected);
+    if ('pool' in options && options.pool instanceof pg.Pool) void options.pool.end();
+  });
+
+  it('refuses a save it cannot store as given, naming the field, and writes nothing', async () => {
+    const store = storeOn();
+    for (const [field, value, message] of [
+      ['id', 'a\u0000b', 'Invalid option conversation.id: expected a string without NUL characters'],
+      ['snapshot', '{"text":"\u0000"}', 'Invalid option conversation.snapshot'],
+      ['owner', undefined, 'Invalid option conversation.owner'],
+      ['updatedAt', 1.5, 'Invalid option conversation.updatedAt: expected an integer'],
+      ['revision', 0, 'Invalid option conversation.revision: expected a positive integer'],
+    ] as const) {
+      await expect(store.save(conversation('a', 1, { [field]: value }))).rejects.toThrow(message);
+    }
+    await expect(store.save(conversation('a', 1), [{ at: 0.5, event: { type: 'cancel' } }])).rejects.toThrow('Invalid option log[0]');
+    await expect(store.save(conversation('a', 1), [], { items: 'x' } as never)).rejects.toThrow('Invalid option stream');
+    expect(await store.load('a')).toBeUndefined();
+    expect(await store.list()).toEqual([]);
+    await store.close();
+  });
+});
+
+describe('postgresStore: leases', () => {
+  it('hands a conversation to one owner at a time, with a larger token for every new holder', async () => {
+    const store = storeOn();
+    const first = await store.acquireLease('a', 'host-1', 60_000);
+    expect(first).toMatchObject({ conversationId: 'a', owner: 'host-1' });
+    expect(first!.expiresAt).toBeGreaterThan(Date.now() + 50_000);
+    expect(await store.acquireLease('a', 'host-2', 60_000)).toBeUndefined();
+    // Another conversation is free.
+    expect(await store.acquireLease('b', 'host-2', 60_000)).toBeDefined();
+    // Its holder taking it again gets a new token: its writes under the old one are fenced off.
+    const again = await store.acquireLease('a', 'host-1', 60_000);
+    expect(again!.token).toBeGreaterThan(first!.token);
+    expect(await store.renewLease(first!, 60_000)).toBeUndefined();
+    const renewed = await store.renewLease(again!, 120_000);
+    expect(renewed).toMatchObject({ token: again!.token, owner: 'host-1' });
+    expect(renewed!.expiresAt).toBeGreaterThan(again!.expiresAt);
+    // Given up: the next host takes it at once.
+    await store.releaseLease(again!);
+    const taken = await store.acquireLease('a', 'host-2', 60_000);
+    expect(taken!.token).toBeGreaterThan(again!.token);
+    // Releasing a lease no longer held changes nothing.
+    await store.releaseLease(again!);
+    expect(await store.acquireLease('a', 'host-1', 60_000)).toBeUndefined();
+    await store.close();
+  });
+
+  it('lets another owner take a lapsed lease; the old holder can no longer write or renew', async () => {
+    const store = storeOn();
+    const old = await store.acquireLease('a', 'host-1', 60_000);
+    await store.save(conversation('a', 1), [cancel('first')], undefined, { lease: old! });
+    // Lapsed: the database's clock says so.
+    await queryOnce(`UPDATE "${schema.name}"."${store.tables.split('.')[1]}leases" SET expires_at = now() - interval '1 second'`);
+    const taken = await store.acquireLease('a', 'host-2', 60_000);
+    expect(taken!.token).toBeGreaterThan(old!.token);
+    const error = await store.save(conversation('a', 2), [cancel('stale')], undefined, { lease: old! }).catch((caught: unknown) => caught);
+    expect(ConversationLeaseLostError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ conversationId: 'a', token: old!.token });
+    expect((error as Error).message).toContain(`host "host-2" holds it with token ${taken!.token}, until`);
+    expect(await store.renewLease(old!, 60_000)).toBeUndefined();
+    // Nothing of the refused write is stored; the new holder writes.
+    expect(await store.load('a')).toMatchObject({ revision: 1 });
+    await store.save(conversation('a', 2, { owner: 'host-2' }), [cancel('new holder')], undefined, { lease: taken! });
+    expect((await store.readLog('a')).map(({ event }) => (event as { reason: string }).reason)).toEqual(['first', 'new holder']);
+    await store.close();
+  });
+
+  it('refuses a write without a lease while another host holds one, and takes it once the lease is given up', async () => {
+    const store = storeOn();
+    const lease = await store.acquireLease('a', 'host-1', 60_000);
+    await expect(store.save(conversation('a', 1))).rejects.toThrow(
+      /conversation "a": a write without a lease was refused, nothing written: host "host-1" holds it/,
+    );
+    expect(await store.load('a')).toBeUndefined();
+    await store.releaseLease(lease!);
+    await store.save(conversation('a', 1));
+    // A lease of another conversation is refused as an option, not as a lost lease.
+    const other = await store.acquireLease('b', 'host-1', 60_000);
+    await expect(store.save(conversation('a', 2), [], undefined, { lease: other! })).rejects.toThrow(InvalidOptionsError);
+    await store.close();
+  });
+
+  it('a takeover that commits while a write waits for the lease row fences that write', async () => {
+    const store = storeOn();
+    const prefix = store.tables.split('.')[1];
+    const lease = await store.acquireLease('a', 'host-1', 60_000);
+    await store.save(conversation('a', 1), [], undefined, { lease: lease! });
+    // Another host takes the lease over in a transaction it keeps open...
+    const other = new pg.Client({ connectionString: postgresUrl });
+    await other.connect();
+    await other.query('BEGIN');
+    await other.query(
+      `UPDATE "${schema.name}"."${prefix}leases" SET owner = 'host-2', token = nextval('"${schema.name}"."${prefix}lease_tokens"') WHERE conversation_id = 'a'`,
+    );
+    // ...while the old holder's write starts: it waits for the lease row.
+    const write = store.save(conversation('a', 2), [cancel('late')], undefined, { lease: lease! }).catch((caught: unknown) => caught);
+    await waitingBackend('WITH lease AS');
+    await other.query('COMMIT');
+    await other.end();
+    expect(ConversationLeaseLostError.isInstance(await write)).toBe(true);
+    expect(await store.load('a')).toMatchObject({ revision: 1 });
+    expect(await store.readLog('a')).toEqual([]);
+    await store.close();
+  });
+});
+
+describe('postgresStore: a connection that breaks during a save', () => {
+  it('is tried again on a new connection: the save lands once, snapshot and log together', async () => {
+    const store = storeOn();
+    const prefix = store.tables.split('.')[1];
+    await store.save(conversation('a', 1), [cancel('one')]);
+    // Hold the row so the save waits in the database, then cut its connection there.
+    const blocker = new pg.Client({ connectionString: postgresUrl });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query(`SELECT 1 FROM "${schema.name}"."${prefix}conversations" WHERE id = 'a' FOR UPDATE`);
+    const write = store.save(conversation('a', 2), [cancel('two')], {
+      items: [{ id: '2.1.t', event: { type: 'text.delta', delta: 'x' } }],
+    });
+    const pid = await waitingBackend('WITH lease AS');
+    expect(await queryOnce('SELECT pg_terminate_backend($1) AS done', [pid])).toEqual([{ done: true }]);
+    await blocker.query('ROLLBACK');
+    await blocker.end();
+    await write;
+    expect(await store.load('a')).toMatchObject({ revision: 2, snapshot: conversation('a', 2).snapshot });
+    expect((await store.readLog('a')).map(({ event }) => (event as { reason: string }).reason)).toEqual(['one', 'two']);
+    expect((await store.readStream('a')).map(({ items }) => items.map(({ id }) => id))).toEqual([['2.1.t']]);
+    await store.close();
+  });
+
+  it('a save whose answer was lost after it committed is recognised as written, not written twice', async () => {
+    const pool = testPool();
+    let dropAnswers = 1;
+    const losing: PostgresPool = {
+      connect: () => pool.connect(),
+      end: () => pool.end(),
+      query: async (text, values) => {
+        const result = await pool.query(text, values);
+        if (textOf(text).startsWith('WITH lease AS') && dropAnswers-- > 0) throw new Error('Connection terminated unexpectedly');
+        return result;
+      },
+    };
+    const store = postgresStore({ pool: losing, schema: schema.name, tablePrefix: newPrefix() });
+    await store.save(conversation('a', 1), [cancel('one')]);
+    expect(dropAnswers).toBe(-1);
+    expect(await store.load('a')).toMatchObject({ revision: 1 });
+    expect((await store.readLog('a')).map(({ event }) => event.type)).toEqual(['cancel']);
+    // A real conflict after a lost answer is still a conflict.
+    dropAnswers = 1;
+    const other = postgresStore({ pool, schema: schema.name, tablePrefix: store.tables.split('.')[1] });
+    await other.save(conversation('a', 2, { owner: 'other' }));
+    await expect(store.save(conversation('a', 2))).rejects.toThrow(ConversationConflictError);
+    await store.close();
+    await pool.end();
+  });
+
+  it('when the database stays away, fails with a connection error naming the save, having written nothing', async () => {
+    const pool = testPool();
+    const down: PostgresPool = {
+      connect: () => pool.connect(),
+      end: () => pool.end(),
+      query: (text, values) =>
+        textOf(text).startsWith('WITH lease AS')
+          ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
+          : pool.query(text, values),
+    };
+    const store = postgresStore({ pool: down, schema: schema.name, tablePrefix: newPrefix() });
+    const error = await store.save(conversation('a', 1), [cancel('lost')]).catch((caught: unknown) => caught);
+    expect(PostgresStoreError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'connection', operation: 'save', conversationId: 'a' });
+    expect((error as Error).message).toMatch(
+      /^postgresStore\(.*\): save of conversation "a" failed: the database connection failed \(connect ECONNREFUSED/,
+    );
+    expect(await store.load('a')).toBeUndefined();
+    expect(await store.readLog('a')).toEqual([]);
+    await store.close();
+    await pool.end();
+  });
+});
