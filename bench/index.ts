@@ -8,7 +8,7 @@
  *   --reps R           S1 measured repetitions per side and mode (default 50; quick 12)
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
  *   --transports fetch,node-http  S2's transports (default both)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,RESTATE,POSTGRES; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
@@ -30,6 +30,7 @@ import { s4, type S4Result, type S4ThroughputResult } from './s4-persistence.js'
 import type { AgentsResult } from './agents.js';
 import type { ControlsResult } from './controls.js';
 import type { EngineResult } from './engine.js';
+import { type HttpResult, httpFanOut } from './http.js';
 import { observe, type ObserveResult } from './observe.js';
 import { type PostgresBenchResult, postgresBench } from './postgres.js';
 import { type HostObserveResult, observeHost } from './observe-host.js';
@@ -79,6 +80,7 @@ function parseFlags(argv: string[]): Flags {
         'CONTROLS',
         'OBSERVE',
         'HOST_OBSERVE',
+        'HTTP',
         'RESTATE',
         'POSTGRES',
       ]
@@ -178,6 +180,7 @@ async function main(): Promise<void> {
     controls?: ControlsResult;
     observe?: ObserveResult;
     hostObserve?: HostObserveResult;
+    http?: HttpResult;
     restate?: RestateResult;
     postgres?: PostgresBenchResult;
     profile?: ProfileResult;
@@ -247,6 +250,11 @@ async function main(): Promise<void> {
       log('HOST_OBSERVE: host conversations unwatched, through hostFeed + actorloop/rx, watchHost, traceHost…');
       results.hostObserve = await observeHost({ rounds: 5, reps: flags.quick ? 20 : 100, warmup: flags.quick ? 10 : 40 });
     }
+    if (flags.only.has('HTTP')) {
+      const n = flags.quick ? 200 : 1000;
+      log(`HTTP: ${n} conversations at once followed on the host, and over SSE through actorloop/http on node:http…`);
+      results.http = await httpFanOut({ n, deltas: 50, reps: flags.quick ? 1 : 3, log });
+    }
     if (flags.only.has('RESTATE')) {
       results.restate = await restateScenario(server, {
         n: flags.quick ? 50 : 200,
@@ -314,6 +322,7 @@ function render(
     controls?: ControlsResult;
     observe?: ObserveResult;
     hostObserve?: HostObserveResult;
+    http?: HttpResult;
     restate?: RestateResult;
     postgres?: PostgresBenchResult;
     profile?: ProfileResult;
@@ -538,6 +547,23 @@ function render(
     );
     lines.push('| side | CPU µs per run | × unwatched host |', '|---|---:|---:|');
     for (const row of o.sides) lines.push(`| ${row.side} | ${fmt(row.cpuUs, 0)} | ${fmt(row.ratio, 2)} |`);
+    lines.push('');
+  }
+  if (results.http) {
+    const h = results.http;
+    lines.push(
+      `### HTTP — ${h.n} conversations at once, each a run of ${h.deltas} text deltas from a zero-latency scripted model, followed to its end: on the host (host.follow) and over SSE through actorloop/http on node:http (clients in their own process); medians of ${h.reps} batches`,
+      '',
+      '| side | wall ms | server CPU ms | server CPU µs per conversation |',
+      '|---|---:|---:|---:|',
+    );
+    for (const row of h.sides)
+      lines.push(`| ${row.side} | ${fmt(row.wallMs, 0)} | ${fmt(row.cpuMs, 0)} | ${fmt(row.cpuUsPerConversation, 0)} |`);
+    lines.push(
+      '',
+      `through the handler ÷ on the host: wall **${fmt(h.wallRatio, 2)}×**, server CPU **${fmt(h.cpuRatio, 2)}×**; errors ${h.errors}`,
+    );
+    for (const sample of h.errorSamples) lines.push(`- ${sample}`);
     lines.push('');
   }
   if (results.restate) {

@@ -22,6 +22,7 @@ export const layers: Layer[] = [
   { name: 'host', paths: ['src/host/'], mayImport: ['model', 'tools', 'machines', 'host'] },
   { name: 'stores', paths: ['src/stores/'], mayImport: ['model', 'host', 'stores'] },
   { name: 'observe', paths: ['src/observe/'], mayImport: ['model', 'tools', 'machines', 'host', 'observe'] },
+  // HTTP over the host: the Fetch API and node:http only, no server library.
   { name: 'http', paths: ['src/http/'], mayImport: ['model', 'tools', 'machines', 'host', 'http'] },
   { name: 'scale', paths: ['src/scale/'], mayImport: ['model', 'tools', 'machines', 'host', 'stores', 'scale'] },
   {

@@ -25,6 +25,7 @@ async function loadCopy() {
     middleware,
     stopped,
     usage,
+    http,
     leaseLost,
     postgres,
   ] = await Promise.all([
@@ -43,6 +44,7 @@ async function loadCopy() {
     import('../src/middleware/middleware-error.js'),
     import('../src/observe/rx/run-stopped-error.js'),
     import('../src/cli/cli-usage-error.js'),
+    import('../src/http/http-problem-error.js'),
     import('../src/host/errors/conversation-lease-lost-error.js'),
     import('../src/stores/postgres/postgres-store-error.js'),
   ]);
@@ -62,6 +64,7 @@ async function loadCopy() {
     MiddlewareError: middleware.MiddlewareError,
     RunStoppedError: stopped.RunStoppedError,
     CliUsageError: usage.CliUsageError,
+    HttpProblemError: http.HttpProblemError,
     ConversationLeaseLostError: leaseLost.ConversationLeaseLostError,
     PostgresStoreError: postgres.PostgresStoreError,
   };
@@ -137,6 +140,14 @@ const samples: Record<ClassName, { make: (copy: Copy) => Error; fields: Record<s
   CliUsageError: {
     make: (copy) => new copy.CliUsageError('run needs a prompt'),
     fields: { message: 'run needs a prompt' },
+  },
+  HttpProblemError: {
+    make: (copy) => new copy.HttpProblemError('invalid-field', 'content: expected a non-empty string, got 42', { field: 'content' }),
+    fields: {
+      message: 'content: expected a non-empty string, got 42',
+      problem: { type: 'urn:actorloop:problem:invalid-field', status: 400, field: 'content' },
+      headers: {},
+    },
   },
   ConversationLeaseLostError: {
     make: (copy) => new copy.ConversationLeaseLostError('c-1', 7, 'host "b" holds it'),

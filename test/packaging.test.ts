@@ -325,6 +325,7 @@ describe("today's stack in a consumer project", () => {
       exports: {
         root: true,
         anthropic: true,
+        http: true,
         inspect: true,
         mcp: true,
         openai: true,
@@ -335,7 +336,7 @@ describe("today's stack in a consumer project", () => {
         rx: true,
         sqlite: true,
       },
-      used: 9,
+      used: 10,
     });
     const hosted = { status: 'done', text: 'It is 5.', stored: 'done', messages: 4 };
     expect(JSON.parse(run(process.execPath, ['out/sqlite-host.js'], directory))).toEqual({ ...hosted, driver: 'better-sqlite3' });

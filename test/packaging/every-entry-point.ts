@@ -3,6 +3,7 @@
 // then run. The list must match package.json "exports" (test/subpaths.test.ts checks).
 import * as root from 'actorloop';
 import * as anthropic from 'actorloop/anthropic';
+import * as http from 'actorloop/http';
 import * as inspect from 'actorloop/inspect';
 import * as mcp from 'actorloop/mcp';
 import * as openai from 'actorloop/openai';
@@ -19,6 +20,7 @@ const store: root.ConversationStore = sqlite.sqliteStore({ path: 'every-entry-po
 const host = root.createConversationHost({ machine, store });
 const used: Array<(...args: never[]) => unknown> = [
   anthropic.toAnthropicMessages,
+  http.createConversationHandler,
   inspect.startLiveViewer,
   mcp.mcpTools,
   openai.toOpenAIMessages,
@@ -30,7 +32,7 @@ const used: Array<(...args: never[]) => unknown> = [
 ];
 await host.close();
 
-const entryPoints = { root, anthropic, inspect, mcp, openai, otel, postgres, restate, restateClient, rx, sqlite };
+const entryPoints = { root, anthropic, http, inspect, mcp, openai, otel, postgres, restate, restateClient, rx, sqlite };
 console.log(
   JSON.stringify({
     exports: Object.fromEntries(Object.entries(entryPoints).map(([name, module]) => [name, Object.keys(module).length > 0])),

@@ -1,0 +1,214 @@
+import { parseStreamId } from '../host/conversation-stream.js';
+import { eventStreamResponse } from './event-stream.js';
+import { HttpProblemError } from './http-problem-error.js';
+import { openApiDocument } from './openapi-document.js';
+import type { ProblemTypeName } from './problem.js';
+import { fields } from './request-fields.js';
+import { defineRoute, type Route } from './route.js';
+
+const json = (value: unknown, status = 200) =>
+  new Response(JSON.stringify(value), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  });
+
+const view = { $ref: '#/components/schemas/ConversationView' };
+const viewAnswer = (status: number, description: string) => ({ status, description, type: 'application/json' as const, schema: view });
+
+const toolCallId = fields.text('The id of the tool call (a `toolCallId` of `pendingApprovals`)', { maxLength: 256 });
+const reason = fields.optional(fields.text('Why, in words the model reads', { maxLength: 4_000 }));
+
+/** A stream id as SSE's `Last-Event-ID` carries it back: `"<revision>.<n>.<tag>"`. */
+const streamPosition = fields.matching('The id of the last event the client received', {
+  expected: 'an event id this stream sent ("<revision>.<n>.<tag>")',
+  maxLength: 64,
+  accepts: (value) => parseStreamId(value) !== undefined,
+});
+
+/** What an event to a conversation that must exist may meet at the host. */
+const eventProblems: ProblemTypeName[] = [
+  'conversation-not-found',
+  'event-rejected',
+  'conversation-busy',
+  'conversation-conflict',
+  'stored-conversation-unreadable',
+];
+
+/** Log entries a history page holds at most. */
+const maxHistoryPage = 1_000;
+
+/**
+ * The routes of `createConversationHandler`, in the order the router tries them; the OpenAPI
+ * document (`GET {basePath}/openapi.json`) is generated from the same entries.
+ *
+ * @example
+ * ```ts
+ * for (const route of conversationRoutes) console.log(route.method, route.path, route.summary);
+ * ```
+ */
+export const conversationRoutes: readonly Route[] = [
+  defineRoute({
+    method: 'POST',
+    path: '/conversations/{id}/messages',
+    operationId: 'sendMessage',
+    summary: 'Send a user message',
+    description:
+      'Starts the conversation when it is new, or its next run when its last run ended. Answers once the message is stored; ' +
+      'the run goes on, its events on `GET /conversations/{id}/events`. `sessionData` (any JSON) replaces what the runs of the ' +
+      'conversation get from this run on.',
+    authorize: 'path',
+    body: {
+      content: fields.text('What the user says'),
+      sessionData: fields.optional(fields.json('Per-run data handed to the tools (plain JSON; `null` clears it)')),
+    },
+    answers: [viewAnswer(202, 'Stored; the run has started')],
+    problems: ['event-rejected', 'conversation-busy', 'conversation-conflict', 'stored-conversation-unreadable'],
+    handle: async ({ host, id, body }) =>
+      json(
+        await host.send(
+          id,
+          { type: 'user.message', content: body.content },
+          body.sessionData === undefined ? {} : { sessionData: body.sessionData },
+        ),
+        202,
+      ),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/conversations/{id}',
+    operationId: 'getConversation',
+    summary: 'The conversation now',
+    description: 'Its status, the state of its current (or last) run, the whole history and the tool calls waiting for approval.',
+    authorize: 'path',
+    answers: [viewAnswer(200, 'The conversation')],
+    problems: ['conversation-not-found', 'stored-conversation-unreadable'],
+    handle: async ({ host, id }) => {
+      const found = await host.get(id);
+      if (!found) throw notFound(id);
+      return json(found);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/conversations/{id}/events',
+    operationId: 'followConversation',
+    summary: 'Follow the conversation (Server-Sent Events)',
+    description:
+      'Every event its runs emit and every state change, each with `id:` (its stream id), `event:` (its type) and `data:` ' +
+      '(the event as JSON), across runs, until the client leaves. A client that reconnects with `Last-Event-ID` (or ' +
+      '`?lastEventId=`) gets exactly what it missed, also from another process; without one, the stream starts at the first ' +
+      'event of the run in progress, or of the last run (`?from=now`: from now on). Works before the conversation exists. ' +
+      'A comment line every `heartbeatMs`. A client that lets `maxBufferedBytes` pile up unread gets `event: resume` ' +
+      '`{ lastEventId, reason }` and the stream ends: reconnecting with that id loses nothing.',
+    authorize: 'path',
+    query: {
+      lastEventId: fields.optional(streamPosition),
+      from: fields.optional(fields.choice('Where a stream without a last event id starts', ['run', 'now'] as const)),
+    },
+    headers: { 'Last-Event-ID': fields.optional(streamPosition) },
+    answers: [
+      {
+        status: 200,
+        description: 'The event stream',
+        type: 'text/event-stream',
+        schema: { $ref: '#/components/schemas/StreamEvent' },
+      },
+    ],
+    handle: async ({ request, host, id, query, headers, settings }) => {
+      // The header is what an EventSource sends when it reconnects: newer than the URL it was opened with.
+      const after = headers['Last-Event-ID'] ?? query.lastEventId;
+      const follow = after === undefined ? { from: query.from ?? 'run' } : { after };
+      return eventStreamResponse(host, id, follow, settings, request.signal);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/conversations/{id}/approve',
+    operationId: 'approveToolCall',
+    summary: 'Approve a tool call that waits for approval',
+    authorize: 'path',
+    body: { toolCallId },
+    answers: [viewAnswer(200, 'Stored; the run goes on once every waiting call is answered')],
+    problems: eventProblems,
+    handle: async ({ host, id, body }) => json(await host.send(id, { type: 'tool.approve', toolCallId: body.toolCallId })),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/conversations/{id}/deny',
+    operationId: 'denyToolCall',
+    summary: 'Deny a tool call that waits for approval',
+    description: 'The call gets an error result saying it was denied (with `reason`); the model reads it and goes on.',
+    authorize: 'path',
+    body: { toolCallId, reason },
+    answers: [viewAnswer(200, 'Stored')],
+    problems: eventProblems,
+    handle: async ({ host, id, body }) =>
+      json(
+        await host.send(id, {
+          type: 'tool.deny',
+          toolCallId: body.toolCallId,
+          ...(body.reason === undefined ? {} : { reason: body.reason }),
+        }),
+      ),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/conversations/{id}/cancel',
+    operationId: 'cancelRun',
+    summary: 'Cancel the run in progress',
+    description: 'Aborts the request and every running tool; the run ends `halted` (`cancelled`), every tool call answered.',
+    authorize: 'path',
+    body: { reason },
+    answers: [viewAnswer(200, 'Stored: the run has ended')],
+    problems: eventProblems,
+    handle: async ({ host, id, body }) =>
+      json(await host.send(id, { type: 'cancel', ...(body.reason === undefined ? {} : { reason: body.reason }) })),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/conversations/{id}/history',
+    operationId: 'getHistory',
+    summary: 'The stored event log, a page at a time',
+    description:
+      'The user messages, approvals, denials and cancels the runs took, every tool call and result, compactions and how each ' +
+      'run ended, in order, each with its `seq` and time. Page with `afterSeq` (the `seq` of the last entry seen) and `limit`; ' +
+      '`nextAfterSeq` is there when more follow.',
+    authorize: 'path',
+    query: {
+      afterSeq: fields.optional(fields.integer('Entries after this seq', { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+      limit: fields.optional(fields.integer('Entries at most (default 100)', { minimum: 1, maximum: maxHistoryPage })),
+    },
+    answers: [
+      { status: 200, description: 'A page of the log', type: 'application/json', schema: { $ref: '#/components/schemas/HistoryPage' } },
+    ],
+    problems: ['conversation-not-found', 'history-unavailable', 'stored-conversation-unreadable'],
+    handle: async ({ host, id, query, settings }) => {
+      if (!settings.readLog) {
+        throw new HttpProblemError(
+          'history-unavailable',
+          "the history is read from the store: pass the host's store to createConversationHandler ({ store })",
+        );
+      }
+      const limit = query.limit ?? 100;
+      // One entry more than asked tells whether another page follows.
+      const read = await settings.readLog(id, { ...(query.afterSeq === undefined ? {} : { afterSeq: query.afterSeq }), limit: limit + 1 });
+      if (read.length === 0 && query.afterSeq === undefined && !(await host.get(id))) throw notFound(id);
+      const entries = read.slice(0, limit);
+      const last = entries.at(-1);
+      return json({ entries, ...(read.length > limit && last ? { nextAfterSeq: last.seq } : {}) });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This API as an OpenAPI 3.1 document',
+    description: 'Generated from the route table the handler routes with. Needs no authorization: it names no conversation.',
+    authorize: 'none',
+    answers: [{ status: 200, description: 'The OpenAPI document', type: 'application/json', schema: { type: 'object' } }],
+    handle: async ({ routes, settings }) => json(openApiDocument(routes, settings)),
+  }),
+];
+
+const notFound = (id: string) =>
+  new HttpProblemError('conversation-not-found', `id: expected a conversation that exists, got ${JSON.stringify(id)}`, { field: 'id' });
