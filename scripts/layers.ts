@@ -28,7 +28,7 @@ export const layers: Layer[] = [
   {
     name: 'cli',
     paths: ['src/cli/'],
-    mayImport: ['model', 'providers', 'tools', 'middleware', 'machines', 'host', 'stores', 'observe', 'scale', 'cli'],
+    mayImport: ['model', 'providers', 'tools', 'middleware', 'machines', 'host', 'stores', 'observe', 'scale', 'http', 'cli'],
   },
   // Not `scale`: its integrations need optional peers, and the root must load with none installed.
   {

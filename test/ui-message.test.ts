@@ -113,7 +113,7 @@ async function startService(
   const counted = countingFollows(host);
   const routes = chatRoutes(counted.host, {
     authorize: options.authorize ?? (() => true),
-    ...(options.sessionData ? { chat: { sessionData: options.sessionData } } : {}),
+    ...(options.sessionData ? { sessionData: options.sessionData } : {}),
   });
   const server: Server = createServer(
     toNodeListener(async (request) => options.routes?.[new URL(request.url).pathname]?.(counted.host) ?? routes(request)),
@@ -505,8 +505,10 @@ describe('chat requests that are wrong', () => {
     {
       name: '100,000-deep nesting inside a part',
       body: `{"id":"c-bad","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Hi","x":${deep(100_000)}}]}]}`,
-      status: 200,
+      status: 400,
+      field: 'body',
     },
+    { name: 'the one good body', body: JSON.stringify(valid), status: 200 },
     {
       name: 'invalid UTF-8',
       body: new Uint8Array([0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),

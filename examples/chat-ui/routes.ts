@@ -1,28 +1,21 @@
 /**
- * The chat's routes as one Fetch API handler:
+ * The chat's routes as one Fetch API handler: actorloop/http's handler under `/api`, which serves
  *
  *   POST /api/chat                 useChat's requests: a message, or answers to approvals → the UI message stream
  *   GET  /api/chat/:id/stream      the answer in progress, replayed then live (useChat's `resume: true`); 204 when none
  *   GET  /api/chat/:id/messages    the conversation as UI messages (the page's initial messages)
- *   GET  /, /assets/*              the page, when a built page folder is given
+ *
+ * (and the rest of its routes), and the page at `/` when a built page folder is given.
  */
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import type { ConversationHost } from 'actorloop';
-import {
-  type ChatAuthorize,
-  type ChatRequestOptions,
-  chatIdProblem,
-  chatMessages,
-  handleChatRequest,
-  problemResponse,
-  resumeChatStream,
-} from '../../src/http/ui-message/index.js';
+import { type ConversationAuthorize, createConversationHandler } from 'actorloop/http';
 
 export type ChatRoutesOptions = {
-  authorize: ChatAuthorize;
-  /** More of `handleChatRequest`'s options (`sessionData`, `maxBodyBytes`, …). */
-  chat?: Omit<ChatRequestOptions, 'authorize'>;
+  authorize: ConversationAuthorize;
+  /** The `sessionData` a chat turn's run gets, from the request. */
+  sessionData?: (request: Request, conversationId: string) => unknown;
   /** The built page (vite's `outDir`): served at `/`. */
   pageDir?: string;
   /** Headers added to every response of the page (e.g. a session cookie), given the request. */
@@ -36,10 +29,13 @@ const contentTypes: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-const chatPath = /^\/api\/chat\/([^/]+)\/(stream|messages)$/;
-
 export function chatRoutes(host: ConversationHost, options: ChatRoutesOptions): (request: Request) => Promise<Response> {
-  const notFound = () => problemResponse({ status: 404, detail: 'no such route' });
+  const api = createConversationHandler(host, {
+    authorize: options.authorize,
+    basePath: '/api',
+    ...(options.sessionData ? { chatSessionData: options.sessionData } : {}),
+  });
+  const notFound = () => new Response('not found', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 
   async function page(request: Request, path: string): Promise<Response> {
     if (!options.pageDir) return notFound();
@@ -57,33 +53,7 @@ export function chatRoutes(host: ConversationHost, options: ChatRoutesOptions): 
 
   return async (request) => {
     const { pathname } = new URL(request.url);
-    if (pathname === '/api/chat') return handleChatRequest(host, request, { ...options.chat, authorize: options.authorize });
-    const match = chatPath.exec(pathname);
-    if (match) {
-      if (request.method !== 'GET')
-        return problemResponse({ status: 405, detail: `expected GET, got ${request.method}` }, { allow: 'GET' });
-      let id: string;
-      try {
-        id = decodeURIComponent(match[1] as string);
-      } catch {
-        return problemResponse({ status: 400, detail: 'id: not a valid percent-encoded path segment', field: 'id' });
-      }
-      const bad = chatIdProblem(id);
-      if (bad) return problemResponse(bad);
-      let allowed: boolean;
-      try {
-        allowed = await options.authorize(request, id);
-      } catch {
-        return problemResponse({ status: 401, detail: 'not authenticated' });
-      }
-      if (!allowed) return problemResponse({ status: 403, detail: 'not allowed' });
-      if (match[2] === 'stream') return resumeChatStream(host, id);
-      try {
-        return Response.json(await chatMessages(host, id), { headers: { 'cache-control': 'no-store' } });
-      } catch {
-        return problemResponse({ status: 500, detail: 'the conversation could not be read' });
-      }
-    }
+    if (pathname.startsWith('/api/')) return api(request);
     if (request.method === 'GET') return page(request, pathname);
     return notFound();
   };

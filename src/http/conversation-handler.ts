@@ -64,6 +64,11 @@ export type ConversationHandlerOptions = {
   store?: Pick<ConversationStore, 'readLog'>;
   /** Where errors go that are the server's fault (answered 500 with no detail). Default `console.error`. */
   onError?: (error: unknown, request: Request) => void;
+  /**
+   * The `sessionData` the run of a `POST /chat` turn gets (`host.send`'s option), from the request
+   * — a verified user id, say. Absent: the conversation keeps what it had.
+   */
+  chatSessionData?: (request: Request, conversationId: string) => unknown;
   /** The `info` of the OpenAPI document. Default `{ title: 'actorloop conversations', version: '1' }`. */
   openApi?: { title?: string; version?: string };
 };
@@ -110,6 +115,9 @@ const handlerOptionsSchema = option.object(
       option.callable<(error: unknown, request: Request) => void>('a function (error, request) => void'),
       (error: unknown) => console.error('actorloop/http:', error),
     ),
+    chatSessionData: option.optional(
+      option.callable<(request: Request, conversationId: string) => unknown>('a function (request, conversationId) => sessionData'),
+    ),
     openApi: option.absentAs(
       option.object({
         title: option.withDefault(option.string({ nonEmpty: true }), 'actorloop conversations'),
@@ -120,7 +128,7 @@ const handlerOptionsSchema = option.object(
   },
   {
     expected:
-      'an object { authorize, basePath?, maxBodyBytes?, bodyIdleTimeoutMs?, bodyTimeoutMs?, maxBodyDepth?, heartbeatMs?, maxBufferedBytes?, store?, onError?, openApi? }',
+      'an object { authorize, basePath?, maxBodyBytes?, bodyIdleTimeoutMs?, bodyTimeoutMs?, maxBodyDepth?, heartbeatMs?, maxBufferedBytes?, store?, onError?, chatSessionData?, openApi? }',
   },
 );
 
@@ -147,6 +155,8 @@ const idField = fields.conversationId('The conversation id');
  *   resumable with `Last-Event-ID`; `GET /conversations/:id/history` — the stored log, paged
  * - `POST /conversations/:id/approve` `{ toolCallId }`, `…/deny` `{ toolCallId, reason? }`,
  *   `…/cancel` `{ reason? }`
+ * - `POST /chat` — the AI SDK's `useChat` talks to it unchanged (UI message stream protocol);
+ *   `GET /chat/:id/stream` resumes the answer in progress, `GET /chat/:id/messages` the history
  *
  * Every refusal is an `application/problem+json` answer naming what was wrong; a request that is
  * refused never reaches the host. `authorize` is required: a missing one throws
@@ -183,6 +193,7 @@ export function createConversationHandler(host: ConversationHost, options: Conve
     maxBufferedBytes: resolved.maxBufferedBytes,
     readLog: resolved.store ? resolved.store.readLog.bind(resolved.store) : undefined,
     openApi: resolved.openApi,
+    chatSessionData: resolved.chatSessionData,
   };
   const routes = conversationRoutes;
   const compiled = routes.map(compile);

@@ -3,8 +3,10 @@ import { eventStreamResponse } from './event-stream.js';
 import { HttpProblemError } from './http-problem-error.js';
 import { openApiDocument } from './openapi-document.js';
 import type { ProblemTypeName } from './problem.js';
+import { readJsonBody } from './read-json-body.js';
 import { fields } from './request-fields.js';
 import { defineRoute, type Route } from './route.js';
+import { chatMessages, handleChatRequest, resumeChatStream } from './ui-message/handle-chat-request.js';
 
 const json = (value: unknown, status = 200) =>
   new Response(JSON.stringify(value), {
@@ -197,6 +199,59 @@ export const conversationRoutes: readonly Route[] = [
       const last = entries.at(-1);
       return json({ entries, ...(read.length > limit && last ? { nextAfterSeq: last.seq } : {}) });
     },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/chat',
+    operationId: 'chat',
+    summary: "A chat turn from the AI SDK's useChat (UI message stream protocol)",
+    description:
+      "Takes the body `useChat`'s default transport sends (`{ id, messages, trigger, messageId? }`): the new user message of " +
+      'conversation `id` (it starts the conversation if it is new), or answers to the approvals it waits for ' +
+      '(`addToolApprovalResponse`). Answers with the UI message stream (SSE, `x-vercel-ai-ui-message-stream: v1`) of what ' +
+      "follows, until the run ends or waits for approval. Authorized with the body's `id`. See docs/ui-protocol.md.",
+    authorize: 'route',
+    answers: [{ status: 200, description: 'The UI message stream', type: 'text/event-stream' }],
+    problems: ['malformed-body', 'invalid-field', 'body-too-large', 'unsupported-media-type', 'body-timeout', ...eventProblems],
+    handle: async ({ host, request, settings }) => {
+      const body = (await readJsonBody(request, settings.bodyLimits)) ?? {};
+      return handleChatRequest(host, request, {
+        authorize: settings.authorize,
+        body: { json: body },
+        heartbeatMs: settings.heartbeatMs,
+        ...(settings.chatSessionData ? { sessionData: settings.chatSessionData } : {}),
+      });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/chat/{id}/stream',
+    operationId: 'resumeChat',
+    summary: 'The chat answer in progress, replayed then live (useChat `resume: true`)',
+    description:
+      'The UI message stream of the run in progress from its first event, then live; 204 when no run is in progress (also ' +
+      'while it waits for approval: `GET /chat/{id}/messages` shows those).',
+    authorize: 'path',
+    answers: [
+      { status: 200, description: 'The UI message stream', type: 'text/event-stream' },
+      { status: 204, description: 'No run in progress' },
+    ],
+    problems: ['stored-conversation-unreadable'],
+    handle: async ({ host, id, settings }) => resumeChatStream(host, id, { heartbeatMs: settings.heartbeatMs }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/chat/{id}/messages',
+    operationId: 'getChatMessages',
+    summary: "The conversation as useChat's UI messages",
+    description:
+      "The history as `UIMessage`s (with the tool calls waiting for approval), `[]` when there is none: a page's initial messages.",
+    authorize: 'path',
+    answers: [
+      { status: 200, description: 'The UI messages', type: 'application/json', schema: { type: 'array', items: { type: 'object' } } },
+    ],
+    problems: ['stored-conversation-unreadable'],
+    handle: async ({ host, id }) => json(await chatMessages(host, id)),
   }),
   defineRoute({
     method: 'GET',

@@ -44,28 +44,21 @@ export {
   type RequestFields,
 } from './request-fields.js';
 export { defineRoute, type Route, type RouteAnswer, type RouteContext, type RouteSettings } from './route.js';
-// The AI SDK UI message stream protocol (src/http/ui-message, docs/ui-protocol.md). Its own
-// `problemResponse` is left out: this entry point's answers problems with the one above.
+// The AI SDK UI message stream protocol (src/http/ui-message, docs/ui-protocol.md): the handler
+// serves it at POST /chat and GET /chat/{id}/stream; these mount it elsewhere.
 export {
-  type ApprovalAnswer,
   type ChatAuthorize,
-  type ChatRequest,
   type ChatRequestOptions,
-  chatIdExpected,
-  chatIdProblem,
   chatMessages,
   createUIMessageMapper,
   handleChatRequest,
   isChatId,
   type MessageEnding,
-  parseChatRequest,
   type ResumeChatOptions,
   resumeChatStream,
-  toolOutputOf,
   toUIMessageStream,
   toUIMessageStreamResponse,
   toUIMessages,
-  trailingAnswerIndex,
   type UIMessage,
   type UIMessageChunk,
   type UIMessageErrorChunk,
@@ -84,6 +77,5 @@ export {
   type UIMessageToolChunk,
   type UIToolPart,
   type UIToolState,
-  uiMessageIdAt,
   uiMessageStreamHeaders,
 } from './ui-message/index.js';

@@ -81,6 +81,7 @@ function checkMediaType(type: string): void {
 /** The body's bytes, counted as they come: at most `maxBytes`, each piece within `idleTimeoutMs` of the one before, all within `timeoutMs`. */
 async function readBytes(request: Request, limits: BodyLimits): Promise<Uint8Array> {
   if (request.body === null) return new Uint8Array(0);
+  if (request.bodyUsed) throw malformed('body: already read by another handler (pass the parsed body on instead)');
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

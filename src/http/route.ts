@@ -37,7 +37,7 @@ export type RouteContext<
  * ```ts
  * const settings: RouteSettings = {
  *   basePath: '/api', authorize: () => true, bodyLimits: { maxBytes: 1_000_000, idleTimeoutMs: 10_000, timeoutMs: 30_000, maxDepth: 64 },
- *   heartbeatMs: 15_000, maxBufferedBytes: 1_048_576, readLog: undefined, openApi: { title: 'Support', version: '1.0.0' },
+ *   heartbeatMs: 15_000, maxBufferedBytes: 1_048_576, readLog: undefined, openApi: { title: 'Support', version: '1.0.0' }, chatSessionData: undefined,
  * };
  * ```
  */
@@ -52,6 +52,8 @@ export type RouteSettings = {
   /** The store's log reader, for `GET …/history` (the `store` option). */
   readLog: ConversationStore['readLog'] | undefined;
   openApi: { title: string; version: string };
+  /** The `sessionData` a `POST /chat` turn's run gets, from the request (the `chatSessionData` option). */
+  chatSessionData: ((request: Request, conversationId: string) => unknown) | undefined;
 };
 
 /**

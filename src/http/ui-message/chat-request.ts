@@ -1,6 +1,8 @@
 import type { UserContent } from '../../machines/types.js';
 import type { RequestProblem } from './problem-response.js';
-import type { Checked } from './read-json-body.js';
+
+/** A value read from a request, or what was wrong with it. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; problem: RequestProblem };
 
 /**
  * An answer to a tool approval that a `useChat` request carries (`addToolApprovalResponse` left the

@@ -9,8 +9,10 @@ import type { ConversationUserEvent } from '../../machines/types.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { type ChatRequest, chatIdExpected, chatIdProblem, isChatId, parseChatRequest } from './chat-request.js';
 import { trailingAnswerIndex, uiMessageIdAt } from './message-ids.js';
-import { problemResponse, type RequestProblem } from './problem-response.js';
-import { readJsonBody } from './read-json-body.js';
+import { HttpProblemError } from '../http-problem-error.js';
+import { problemResponse as problemDetailsResponse } from '../problem.js';
+import { type BodyLimits, readJsonBody } from '../read-json-body.js';
+import { requestProblemResponse as problemResponse, type RequestProblem } from './problem-response.js';
 import { fromHost } from './to-ui-message-stream.js';
 import { toUIMessages } from './to-ui-messages.js';
 import type { UIMessage } from './ui-message.js';
@@ -41,6 +43,8 @@ export type ChatRequestOptions = Pick<UIMessageMapperOptions, 'errorText' | 'mes
   authorize: ChatAuthorize;
   /** The largest body taken (default 1,000,000 bytes; `useChat` sends the whole chat each time unless told otherwise). */
   maxBodyBytes?: number;
+  /** How long the body may pause, take in all, and how deep it may nest (defaults 10,000 ms, 30,000 ms, 64), as in `createConversationHandler`. */
+  bodyLimits?: Partial<Omit<BodyLimits, 'maxBytes'>>;
   /** An SSE comment this often keeps an idle stream open (default 15,000 ms; `0`: none). */
   heartbeatMs?: number;
   /** Chunks a reader may leave unread before its stream ends telling it to resume (default 10,000). */
@@ -82,13 +86,25 @@ const chatOptionsSchema = option.object(
     ...streamShape,
     authorize: option.callable<ChatAuthorize>('a function (request, conversationId) => boolean | Promise<boolean>'),
     maxBodyBytes: option.withDefault(option.integer({ minimum: 1 }), 1_000_000),
+    bodyLimits: option.withDefault(
+      option.object(
+        {
+          idleTimeoutMs: option.withDefault(option.milliseconds(), 10_000),
+          timeoutMs: option.withDefault(option.milliseconds(), 30_000),
+          maxDepth: option.withDefault(option.integer({ minimum: 1, maximum: 1_000 }), 64),
+        },
+        { expected: 'an object { idleTimeoutMs?, timeoutMs?, maxDepth? }' },
+      ),
+      { idleTimeoutMs: 10_000, timeoutMs: 30_000, maxDepth: 64 },
+    ),
     sessionData: option.optional(
       option.callable<NonNullable<ChatRequestOptions['sessionData']>>('a function (request, conversationId) => sessionData'),
     ),
     body: option.optional(option.object({ json: option.unchecked() }, { expected: 'an object { json } (the parsed body)' })),
   },
   {
-    expected: 'an object { authorize, maxBodyBytes?, body?, heartbeatMs?, maxBufferedChunks?, errorText?, messageMetadata?, sessionData? }',
+    expected:
+      'an object { authorize, maxBodyBytes?, bodyLimits?, body?, heartbeatMs?, maxBufferedChunks?, errorText?, messageMetadata?, sessionData? }',
   },
 );
 
@@ -159,9 +175,17 @@ function eventsOf(chat: ChatRequest, view: ConversationView | undefined): Conver
 export async function handleChatRequest(host: ConversationHost, request: Request, options: ChatRequestOptions): Promise<Response> {
   const resolved = resolveOptionsWith(chatOptionsSchema, options, 'options');
   if (request.method !== 'POST') return problemResponse({ status: 405, detail: `expected POST, got ${request.method}` }, { allow: 'POST' });
-  const body = resolved.body ? { ok: true as const, value: resolved.body.json } : await readJsonBody(request, resolved.maxBodyBytes);
-  if (!body.ok) return problemResponse(body.problem);
-  const chat = parseChatRequest(body.value);
+  let json: unknown;
+  if (resolved.body) json = resolved.body.json;
+  else {
+    try {
+      json = (await readJsonBody(request, { maxBytes: resolved.maxBodyBytes, ...resolved.bodyLimits })) ?? {};
+    } catch (error) {
+      if (HttpProblemError.isInstance(error)) return problemDetailsResponse(error.problem, error.headers);
+      throw error;
+    }
+  }
+  const chat = parseChatRequest(json);
   if (!chat.ok) return problemResponse(chat.problem);
   const { id } = chat.value;
   const refused = await authorized(resolved.authorize, request, id);

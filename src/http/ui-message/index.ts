@@ -49,4 +49,4 @@ export {
   type ResumeChatOptions,
   resumeChatStream,
 } from './handle-chat-request.js';
-export { problemResponse, type RequestProblem } from './problem-response.js';
+export { requestProblemResponse, type RequestProblem } from './problem-response.js';
