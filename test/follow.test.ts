@@ -19,26 +19,11 @@ import {
   InvalidOptionsError,
   memoryStore,
 } from '../src/index.js';
-import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { deferred } from './support/run-conversation.js';
-import { type ScriptedTurn, scriptedModel, turnChunks } from './support/scripted-model.js';
+import { gatedAnswer, gatedText, type ScriptedTurn, scriptedModel } from './support/scripted-model.js';
 
-const answer = 'The quick brown fox jumps over the lazy dog, twice over.';
-
-/** Streams `answer` in 5-character pieces, pausing after the fourth until `gate` opens. */
-function gatedAnswer(gate: Promise<void>, reached: () => void): ScriptedTurn {
-  return async function* (): AsyncGenerator<OpenAIChatCompletionChunk> {
-    let count = 0;
-    for await (const chunk of turnChunks({ text: answer })) {
-      yield chunk;
-      if (chunk.choices?.[0]?.delta?.content && ++count === 4) {
-        reached();
-        await gate;
-      }
-    }
-  };
-}
+const answer = gatedText;
 
 const lookup = defineTool({ name: 'lookup', parameters: z.object({ q: z.string() }), execute: async ({ q }) => `found ${q}` });
 

@@ -16,11 +16,10 @@ import {
   EventRejectedError,
   handlerProvider,
 } from '../src/index.js';
-import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { type PostgresPool, PostgresStoreError, postgresRelay, postgresStore } from '../src/stores/postgres/index.js';
 import { postgresUrl, queryOnce, testPool, testSchema } from './support/postgres.js';
 import { deferred } from './support/run-conversation.js';
-import { type ScriptedTurn, scriptedModel, turnChunks } from './support/scripted-model.js';
+import { gatedAnswer, gatedText, type ScriptedTurn, scriptedModel } from './support/scripted-model.js';
 
 const schema = testSchema('postgres_host');
 afterAll(() => schema.drop());
@@ -216,21 +215,7 @@ describe('hosts on one Postgres database: a lease per conversation', () => {
   });
 });
 
-const answer = 'The quick brown fox jumps over the lazy dog, twice over.';
-
-/** Streams `answer` in 5-character pieces, pausing after the fourth until `gate` opens. */
-function gatedAnswer(gate: Promise<void>, reached: () => void): ScriptedTurn {
-  return async function* (): AsyncGenerator<OpenAIChatCompletionChunk> {
-    let count = 0;
-    for await (const chunk of turnChunks({ text: answer })) {
-      yield chunk;
-      if (chunk.choices?.[0]?.delta?.content && ++count === 4) {
-        reached();
-        await gate;
-      }
-    }
-  };
-}
+const answer = gatedText;
 
 const textOf = (items: readonly ConversationStreamItem[]) =>
   items.map(({ event }) => (event.type === 'text.delta' ? event.delta : '')).join('');

@@ -6,15 +6,10 @@
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  ConversationConflictError,
-  ConversationLeaseLostError,
-  InvalidOptionsError,
-  type LogAppend,
-  type StoredConversation,
-} from '../src/index.js';
+import { ConversationConflictError, ConversationLeaseLostError, InvalidOptionsError, type LogAppend } from '../src/index.js';
 import { type PostgresPool, PostgresStoreError, postgresStore } from '../src/stores/postgres/index.js';
 import { postgresUrl, queryOnce, testPool, testSchema } from './support/postgres.js';
+import { storedConversation } from './support/stored-conversation.js';
 
 const schema = testSchema('postgres_store');
 afterAll(() => schema.drop());
@@ -22,17 +17,7 @@ let prefixes = 0;
 const newPrefix = () => `p${++prefixes}_`;
 const storeOn = (tablePrefix = newPrefix()) => postgresStore({ connectionString: postgresUrl, schema: schema.name, tablePrefix });
 
-const conversation = (id: string, revision: number, extra: Partial<StoredConversation> = {}): StoredConversation => ({
-  id,
-  schemaVersion: 1,
-  machineId: 'conversation',
-  status: 'running',
-  snapshot: JSON.stringify({ id, revision }),
-  revision,
-  owner: 'test',
-  updatedAt: 1_700_000_000_000 + revision,
-  ...extra,
-});
+const conversation = storedConversation;
 const textOf = (statement: string | { text: string }) => (typeof statement === 'string' ? statement : statement.text);
 const cancel = (reason: string): LogAppend => ({ at: 1, event: { type: 'cancel', reason } });
 

@@ -10,17 +10,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  ConversationConflictError,
-  InvalidOptionsError,
-  memoryStore,
-  type ConversationStore,
-  type StoredConversation,
-} from '../src/index.js';
+import { ConversationConflictError, InvalidOptionsError, memoryStore, type ConversationStore } from '../src/index.js';
 import { postgresStore } from '../src/stores/postgres/index.js';
 import { type SqliteDriverName, SqliteStoreError, sqliteStore } from '../src/stores/sqlite/index.js';
 import { postgresUrl, testSchema } from './support/postgres.js';
 import { nodeHasSqlite, openDirectly, pragma, sqliteDrivers } from './support/sqlite-drivers.js';
+import { storedConversation } from './support/stored-conversation.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-stores-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -31,17 +26,7 @@ let postgresStores = 0;
 let files = 0;
 const newPath = () => join(work, `store-${++files}.db`);
 
-const conversation = (id: string, revision: number, extra: Partial<StoredConversation> = {}): StoredConversation => ({
-  id,
-  schemaVersion: 1,
-  machineId: 'conversation',
-  status: 'running',
-  snapshot: JSON.stringify({ id, revision }),
-  revision,
-  owner: 'test',
-  updatedAt: 1_700_000_000_000 + revision,
-  ...extra,
-});
+const conversation = storedConversation;
 
 const stores: Array<[string, () => ConversationStore]> = [
   ['memoryStore', () => memoryStore()],

@@ -68,3 +68,20 @@ export function scriptedModel(turns: ScriptedTurn[]) {
   };
   return { handler, requests };
 }
+
+/** A sentence a gated answer streams (`gatedAnswer`). */
+export const gatedText = 'The quick brown fox jumps over the lazy dog, twice over.';
+
+/** Streams `gatedText` in 5-character pieces, pausing after the fourth until `gate` opens (`reached` says it is there). */
+export function gatedAnswer(gate: Promise<void>, reached: () => void): ScriptedTurn {
+  return async function* (): AsyncGenerator<OpenAIChatCompletionChunk> {
+    let count = 0;
+    for await (const chunk of turnChunks({ text: gatedText })) {
+      yield chunk;
+      if (chunk.choices?.[0]?.delta?.content && ++count === 4) {
+        reached();
+        await gate;
+      }
+    }
+  };
+}
