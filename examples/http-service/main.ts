@@ -14,37 +14,20 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { getRequestListener } from '@hono/node-server';
 import { createConversationHost, createConversationMachine } from 'actorloop';
 import { answerClientError } from 'actorloop/http';
 import { sqliteStore } from 'actorloop/sqlite';
 import { liveModel, printMode } from '../support/model.js';
+import { scriptedModelMode, serviceArguments } from '../support/service-arguments.js';
 import { createApp } from './app.js';
 import { orderTools } from './orders.js';
 import { scriptedModel } from './scripted-model.js';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: process.env.PORT ?? '3000' },
-    host: { type: 'string', default: '127.0.0.1' },
-    db: { type: 'string', default: process.env.DB_PATH ?? 'conversations.db' },
-  },
-});
-const port = Number(values.port);
-if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-  console.error(`--port: expected an integer from 0 to 65535, got ${JSON.stringify(values.port)}`);
-  process.exit(2);
-}
+const { port, host: hostname, db } = serviceArguments({ port: '3000', db: 'conversations.db' });
 
 const live = await liveModel();
-printMode(
-  'http-service',
-  live ?? {
-    live: false,
-    label: 'a SCRIPTED model (handlerProvider, in this process; set OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENAI_BASE_URL to go live)',
-  },
-);
+printMode('http-service', live ?? scriptedModelMode);
 
 // Without API_TOKEN the service makes one for this run and says it: nothing is served unauthorized.
 const token = process.env.API_TOKEN || randomBytes(18).toString('base64url');
@@ -57,7 +40,7 @@ const machine = createConversationMachine({
   system: 'You are a support agent for an online shop. Look orders up before you refund them. Be brief.',
   retry: { maxRetries: 3, initialDelayMs: 500, maxDelayMs: 10_000 },
 });
-const store = sqliteStore({ path: values.db });
+const store = sqliteStore({ path: db });
 const host = createConversationHost({
   machine,
   store,
@@ -67,7 +50,7 @@ const host = createConversationHost({
 // Runs a crash (or a kill) left in flight go on from their last stored step.
 const recovered = await host.recover();
 console.log(
-  `[recover] ${values.db}: resumed ${recovered.resumed.length}${recovered.resumed.length ? ` (${recovered.resumed.join(', ')})` : ''}, failed ${recovered.failed.length}`,
+  `[recover] ${db}: resumed ${recovered.resumed.length}${recovered.resumed.length ? ` (${recovered.resumed.join(', ')})` : ''}, failed ${recovered.failed.length}`,
 );
 for (const { id, error } of recovered.failed) console.error(`[recover] ${id} not resumed:`, error);
 
@@ -78,7 +61,7 @@ const server = createServer(getRequestListener(app.fetch));
 server.on('clientError', answerClientError);
 await new Promise<void>((resolve, reject) => {
   server.once('error', reject);
-  server.listen(port, values.host, resolve);
+  server.listen(port, hostname, resolve);
 });
 const address = server.address() as AddressInfo;
 console.log(`listening on http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`);
