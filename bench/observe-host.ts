@@ -8,20 +8,12 @@
  */
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { lastValueFrom, takeWhile, toArray } from 'rxjs';
-import { z } from 'zod';
-import {
-  type ConversationHost,
-  createConversationHost,
-  createConversationMachine,
-  defineTool,
-  handlerProvider,
-  memoryStore,
-} from '../src/index.js';
-import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
+import { type ConversationHost, createConversationHost, memoryStore } from '../src/index.js';
 import { startLiveViewer } from '../src/observe/inspect/index.js';
 import { traceHost } from '../src/observe/otel/index.js';
 import { conversation$, hostFeed, isRunEnd, text$ } from '../src/observe/rx/index.js';
 import { cpuNowUs, median } from './stats.js';
+import { toolRoundsMachine } from './tool-rounds-machine.js';
 
 export type HostObserveResult = {
   rounds: number;
@@ -30,40 +22,12 @@ export type HostObserveResult = {
   sides: Array<{ side: string; cpuUs: number; ratio: number }>;
 };
 
-const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): OpenAIChatCompletionChunk => ({
-  choices: [{ index: 0, delta, finish_reason: finishReason }],
-});
-
-/** The answer to a request, from the history: ten words, then a tool call until `rounds` are done. */
-async function* turn(toolResults: number, rounds: number): AsyncGenerator<OpenAIChatCompletionChunk> {
-  for (let piece = 0; piece < 10; piece++) yield chunk({ content: `word${piece} ` });
-  if (toolResults < rounds) {
-    yield chunk(
-      {
-        tool_calls: [
-          { index: 0, id: `call_${toolResults}`, type: 'function', function: { name: 'add', arguments: `{"a":${toolResults},"b":1}` } },
-        ],
-      },
-      'tool_calls',
-    );
-  } else yield chunk({}, 'stop');
-}
-
 const sides = ['host', 'host + rx', 'host + viewer', 'host + otel'] as const;
 type Side = (typeof sides)[number];
 
 export async function observeHost(options: { rounds: number; reps: number; warmup: number }): Promise<HostObserveResult> {
   const { rounds, reps, warmup } = options;
-  const add = defineTool({
-    name: 'add',
-    description: 'add',
-    parameters: z.object({ a: z.number(), b: z.number() }),
-    execute: ({ a, b }) => a + b,
-  });
-  const machine = createConversationMachine({
-    provider: handlerProvider(({ messages }) => turn(messages.filter((message) => message.role === 'tool').length, rounds)),
-    tools: [add],
-  });
+  const machine = toolRoundsMachine({ rounds, words: 10 });
   const exporter = new InMemorySpanExporter();
   const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('bench');
   const viewer = await startLiveViewer({ maxRuns: 50 });

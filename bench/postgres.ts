@@ -16,11 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { z } from 'zod';
-import { type ConversationStore, createConversationHost, createConversationMachine, defineTool, handlerProvider } from '../src/index.js';
-import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
+import { type ConversationStore, createConversationHost } from '../src/index.js';
 import { postgresStore } from '../src/stores/postgres/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
+import { toolRoundsMachine } from './tool-rounds-machine.js';
 
 export type PostgresBenchRow = {
   side: 'sqlite' | 'postgres';
@@ -43,24 +42,6 @@ export type PostgresBenchResult =
       ratios: Array<{ concurrency: number; postgresOverSqlite: number }>;
     }
   | { skipped: string };
-
-const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): OpenAIChatCompletionChunk => ({
-  choices: [{ index: 0, delta, finish_reason: finishReason }],
-});
-
-/** A tool call until `rounds` results are in, then the answer. */
-async function* turn(toolResults: number, rounds: number): AsyncGenerator<OpenAIChatCompletionChunk> {
-  yield chunk({ content: 'working ' });
-  if (toolResults < rounds) {
-    const call = {
-      index: 0,
-      id: `call_${toolResults}`,
-      type: 'function',
-      function: { name: 'add', arguments: `{"a":${toolResults},"b":1}` },
-    };
-    yield chunk({ tool_calls: [call] }, 'tool_calls');
-  } else yield chunk({}, 'stop');
-}
 
 /** The URL without its password, for the report. */
 const shown = (url: string) => url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
@@ -85,16 +66,7 @@ export async function postgresBench(options: {
   }
   const directory = mkdtempSync(join(tmpdir(), 'actorloop-bench-postgres-'));
   const { rounds } = options;
-  const add = defineTool({
-    name: 'add',
-    description: 'add',
-    parameters: z.object({ a: z.number(), b: z.number() }),
-    execute: ({ a, b }) => a + b,
-  });
-  const machine = createConversationMachine({
-    provider: handlerProvider(({ messages }) => turn(messages.filter((message) => message.role === 'tool').length, rounds)),
-    tools: [add],
-  });
+  const machine = toolRoundsMachine({ rounds, words: 1 });
   let stores = 0;
   const storeFor = (side: PostgresBenchRow['side']): ConversationStore =>
     side === 'sqlite'
