@@ -25,3 +25,11 @@ export type {
   ConversationUpdate,
   ObservedStatus,
 } from '../conversation-source.js';
+export {
+  createViewerHandler,
+  type ViewerAuthorize,
+  type ViewerHandler,
+  type ViewerHandlerOptions,
+} from './viewer/viewer-handler.js';
+export type { ViewerConversation, ViewerHost, ViewerStep } from './viewer/viewer-host.js';
+export { ViewerRequestError } from './viewer/viewer-request-error.js';

@@ -5,6 +5,8 @@
  */
 
 import { chartStyle } from '../chart/render-svg.js';
+import { lightChartScript } from './light-chart-script.js';
+import { messagePartsScript } from './message-parts-script.js';
 
 const escapeHtml = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
@@ -180,34 +182,7 @@ async function loadChart() {
 }
 
 function highlight(paths, previous, cause) {
-  const holder = $('chart');
-  let innermost = null;
-  for (const node of holder.querySelectorAll('g.state')) {
-    const active = paths.includes(node.dataset.state);
-    node.classList.toggle('active', active);
-    if (active) innermost = node;
-  }
-  // The arrow just taken: from a state the run left to one it entered. A change caused by an event
-  // the chart says once in a note (cancel) points at the note instead.
-  const note = cause ? [...holder.querySelectorAll('g.note[data-events]')].find((node) => node.dataset.events.split(' ').includes(cause)) : undefined;
-  for (const node of holder.querySelectorAll('g.note')) node.classList.toggle('taken', node === note);
-  const arrows = [...holder.querySelectorAll('g.transition')];
-  const left = (arrow) => previous.includes(arrow.dataset.source);
-  const entered = (state) => paths.includes(state) && !previous.includes(state);
-  let taken = note ? [] : arrows.filter((arrow) => left(arrow) && entered(arrow.dataset.target));
-  // None: the run passed through a state it never stops in (preparing): both arrows are lit.
-  if (!note && taken.length === 0) {
-    taken = arrows.flatMap((first) =>
-      left(first) ? arrows.filter((second) => second.dataset.source === first.dataset.target && entered(second.dataset.target)).flatMap((second) => [first, second]) : [],
-    );
-  }
-  for (const arrow of arrows) arrow.classList.toggle('taken', taken.includes(arrow));
-  // The full chart is drawn at its own size: keep the current state in view.
-  if (view.kind === 'full' && innermost) {
-    const box = innermost.getBoundingClientRect();
-    const frame = holder.getBoundingClientRect();
-    holder.scrollBy({ left: box.left + box.width / 2 - (frame.left + frame.width / 2), top: box.top + box.height / 2 - (frame.top + frame.height / 2) });
-  }
+  lightChart($('chart'), paths, previous, cause, view.kind === 'full');
 }
 
 function appendLog(entry) {
@@ -219,18 +194,6 @@ function appendLog(entry) {
   const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
   log.append(item);
   if (atBottom) log.scrollTop = log.scrollHeight;
-}
-
-function partsOf(message) {
-  if (typeof message.content === 'string') return [['', message.content]];
-  return message.content.map((part) => {
-    if (part.type === 'text') return ['', part.text];
-    if (part.type === 'reasoning') return ['reasoning', part.text];
-    if (part.type === 'redacted-reasoning') return ['reasoning', '(redacted reasoning)'];
-    if (part.type === 'tool-call') return ['tool', part.toolName + '(' + JSON.stringify(part.args) + ')'];
-    if (part.type === 'tool-result') return ['tool', '→ ' + part.toolName + (part.isError ? ' (error)' : '') + ': ' + (typeof part.result === 'string' ? part.result : JSON.stringify(part.result))];
-    return ['', JSON.stringify(part)];
-  });
 }
 
 function renderMessages() {
@@ -282,7 +245,9 @@ ${chartStyle}</style>
 <section><h2>Messages</h2><ol id="messages"></ol></section>
 </div>
 </main>
-<script nonce="${nonce}">${script}</script>
+<script nonce="${nonce}">${lightChartScript}
+${messagePartsScript}
+${script}</script>
 </body>
 </html>
 `;

@@ -1,0 +1,528 @@
+/**
+ * The host viewer's page: one HTML document with its style and script inline (a nonce allows
+ * them), talking only to the viewer's own routes. Everything a conversation holds is set as text
+ * (`textContent`), never as HTML; only the chart SVG the viewer drew itself is inserted as markup.
+ */
+
+import { chartStyle } from '../../chart/render-svg.js';
+import { lightChartScript } from '../light-chart-script.js';
+import { messagePartsScript } from '../message-parts-script.js';
+
+const escapeHtml = (text: string) =>
+  text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
+
+const style = `
+:root { color-scheme: light; --ink: #1e293b; --muted: #64748b; --line: #e2e8f0; --panel: #ffffff; --bg: #f1f5f9; --accent: #b45309; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; color: var(--ink); background: var(--bg); }
+header { display: flex; align-items: center; gap: 16px; padding: 10px 16px; background: #0f172a; color: #f8fafc; flex-wrap: wrap; }
+header h1 { font-size: 16px; margin: 0; font-weight: 600; white-space: nowrap; }
+header label { font-size: 12px; color: #cbd5e1; display: flex; gap: 6px; align-items: center; }
+#picker { font: inherit; font-size: 13px; max-width: 420px; }
+#following { font-size: 12px; padding: 1px 8px; border-radius: 999px; background: #334155; }
+#following[data-pinned="false"] { background: #166534; }
+#error { margin: 12px 12px 0; padding: 8px 12px; border-radius: 6px; background: #fee2e2; color: #991b1b; border: 1px solid #fecaca; }
+#error:empty { display: none; }
+main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(360px, 460px); gap: 12px; padding: 12px; align-items: start; }
+section { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; min-width: 0; }
+h2 { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: var(--muted); margin: 0 0 8px; display: flex; gap: 8px; align-items: center; }
+#chart-panel { position: sticky; top: 12px; }
+#side { display: flex; flex-direction: column; gap: 12px; min-width: 0; }
+#chart-tabs button { font: inherit; font-size: 12px; border: 1px solid var(--line); background: #fff; border-radius: 4px; padding: 1px 8px; cursor: pointer; text-transform: none; letter-spacing: 0; }
+#chart-tabs button[aria-pressed="true"] { background: var(--ink); color: #fff; }
+#chart { overflow: auto; max-height: calc(100vh - 110px); }
+#chart.overview svg { display: block; width: 100%; height: auto; max-height: calc(100vh - 120px); }
+#chart.full svg { display: block; }
+#status { display: flex; gap: 12px; flex-wrap: wrap; align-items: baseline; }
+#status .value { font-size: 18px; font-weight: 700; }
+#status .status { padding: 1px 8px; border-radius: 999px; background: #e2e8f0; font-size: 12px; }
+#status .status[data-status="done"] { background: #dcfce7; }
+#status .status[data-status="awaitingApproval"] { background: #fde68a; }
+#status .status[data-status="halted"] { background: #fef3c7; }
+#status .status[data-status="error"] { background: #fee2e2; }
+#travel { display: grid; grid-template-columns: 1fr auto auto; gap: 8px; align-items: center; }
+#slider { width: 100%; }
+#step-label { grid-column: 1 / -1; font-size: 12px; color: var(--muted); }
+button.control { font: inherit; font-size: 13px; border: 1px solid #94a3b8; background: #fff; border-radius: 6px; padding: 2px 10px; cursor: pointer; }
+button.control:disabled { opacity: 0.45; cursor: default; }
+button.control[aria-pressed="true"] { background: #166534; color: #fff; border-color: #166534; }
+button.approve { border-color: #16a34a; }
+button.deny, #cancel { border-color: #dc2626; }
+#approvals { list-style: none; margin: 0 0 8px; padding: 0; }
+#approvals li { display: flex; gap: 8px; align-items: center; padding: 4px 0; border-bottom: 1px solid #f1f5f9; flex-wrap: wrap; }
+#approvals .call { font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 12px; flex: 1; min-width: 0; overflow-wrap: anywhere; }
+#usage { font-size: 13px; }
+#text { white-space: pre-wrap; min-height: 1.5em; max-height: 140px; overflow: auto; font-size: 13px; }
+#text:empty::before { content: 'nothing streaming'; color: var(--muted); }
+#agents, #agents ul { list-style: none; margin: 0; padding-left: 14px; font-size: 13px; }
+#agents { padding-left: 0; }
+#agents .agent-status { margin-left: 6px; font-size: 11px; color: var(--muted); }
+#messages { list-style: none; margin: 0; padding: 0; max-height: 380px; overflow: auto; }
+#messages li { padding: 6px 0; border-bottom: 1px solid #f1f5f9; }
+#messages .role { display: inline-block; min-width: 70px; font-size: 11px; font-weight: 700; text-transform: uppercase; color: var(--muted); }
+#messages .part { white-space: pre-wrap; margin: 2px 0 0 0; font-size: 13px; }
+#messages .part.tool { font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 12px; }
+#messages .part.reasoning { color: var(--muted); font-style: italic; }
+.empty { color: var(--muted); }
+`;
+
+/** The client: runs in the page, talks only to the viewer's routes under its base path. */
+const script = `
+'use strict';
+const config = JSON.parse(document.getElementById('viewer-config').textContent);
+const api = (path) => config.base + '/api/conversations' + path;
+const view = {
+  id: null, pinned: false, list: [], steps: [], step: null, current: null, shown: null,
+  source: null, agents: [], text: '', kind: 'overview', chart: null, seen: null, refreshing: null, again: false,
+};
+const $ = (id) => document.getElementById(id);
+const el = (tag, className, text) => { const node = document.createElement(tag); if (className) node.className = className; if (text !== undefined) node.textContent = text; return node; };
+const enc = encodeURIComponent;
+
+function showError(text) { $('error').textContent = text; }
+function clearError() { $('error').textContent = ''; }
+
+/** A route's JSON, or an Error carrying the problem's detail (and status). */
+async function call(path, init) {
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let body;
+  try { body = text === '' ? null : JSON.parse(text); } catch { body = null; }
+  if (!response.ok) {
+    const error = new Error(body && typeof body.detail === 'string' ? body.detail : response.status + ' ' + response.statusText);
+    error.status = response.status;
+    throw error;
+  }
+  return body;
+}
+
+function post(action, body) {
+  return call(api('/' + enc(view.id) + '/' + action), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+function activePaths(value, prefix) {
+  prefix = prefix || '';
+  if (typeof value === 'string') return [prefix + value];
+  if (typeof value !== 'object' || value === null) return [];
+  const paths = [];
+  for (const key of Object.keys(value)) paths.push(prefix + key, ...activePaths(value[key], prefix + key + '.'));
+  return paths;
+}
+const stateLabel = (value) => activePaths(value).at(-1) || String(value);
+
+// ---------------------------------------------------------------------------------------------
+// Which conversation: the newest, unless one is pinned.
+
+async function pollList() {
+  try {
+    const list = await call(api('?limit=1000'));
+    view.list = list.slice().sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1));
+    renderPicker();
+    const newest = view.list[0];
+    if (!view.pinned && newest && newest.id !== view.id) await select(newest.id, false);
+    else {
+      // Another process may write the selected conversation: its stored update shows here.
+      const mine = view.list.find((one) => one.id === view.id);
+      if (mine && view.seen !== null && mine.updatedAt !== view.seen) refresh();
+    }
+  } catch (error) {
+    showError('cannot list the conversations: ' + error.message);
+  } finally {
+    setTimeout(pollList, 1000);
+  }
+}
+
+function renderPicker() {
+  const picker = $('picker');
+  const options = [el('option', null, 'newest (follow)')];
+  options[0].value = '';
+  for (const one of view.list) {
+    const option = el('option', null, one.id + ' · ' + one.status);
+    option.value = one.id;
+    options.push(option);
+  }
+  if (view.id && !view.list.some((one) => one.id === view.id)) {
+    const option = el('option', null, view.id + ' · (not stored)');
+    option.value = view.id;
+    options.push(option);
+  }
+  picker.replaceChildren(...options);
+  picker.value = view.pinned ? view.id : '';
+  const following = $('following');
+  following.dataset.pinned = String(view.pinned);
+  following.textContent = view.pinned ? 'pinned' : 'following the newest';
+}
+
+async function select(id, pinned) {
+  view.pinned = pinned;
+  if (pinned) history.replaceState(null, '', '#' + enc(id));
+  else if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  if (view.id === id) { renderPicker(); return; }
+  view.id = id;
+  view.step = null;
+  view.steps = [];
+  view.current = null;
+  view.shown = null;
+  view.seen = null;
+  view.agents = [];
+  view.text = '';
+  if (view.source) { view.source.close(); view.source = null; }
+  renderPicker();
+  clearError();
+  document.body.dataset.conversation = id;
+  const found = await refresh();
+  if (found && view.id === id) connect(id);
+}
+
+function connect(id) {
+  const source = new EventSource(api('/' + enc(id) + '/events'));
+  view.source = source;
+  source.onmessage = (message) => {
+    if (view.id !== id) return;
+    let item;
+    try { item = JSON.parse(message.data); } catch { return; }
+    streamed(item.event);
+  };
+}
+
+function streamed(event) {
+  switch (event.type) {
+    case 'request.started': view.text = ''; $('text').textContent = ''; break;
+    case 'text.delta': view.text += event.delta; $('text').textContent = view.text; break;
+    case 'agent.started': case 'agent.finished': case 'agent.event': agentEvent([], event); renderAgents(); break;
+    case 'state': case 'tool.approval.requested': refresh(); break;
+    default: break;
+  }
+}
+
+/** Reads the selected conversation again (its view and its steps); one read at a time, the last asked for wins. */
+async function refresh() {
+  if (view.refreshing) { view.again = true; return view.refreshing; }
+  view.refreshing = (async () => {
+    let found = true;
+    do {
+      view.again = false;
+      found = await load();
+    } while (view.again);
+    return found;
+  })();
+  try { return await view.refreshing; } finally { view.refreshing = null; }
+}
+
+async function load() {
+  const id = view.id;
+  if (!id) return false;
+  try {
+    const [current, steps] = await Promise.all([call(api('/' + enc(id))), call(api('/' + enc(id) + '/history'))]);
+    if (view.id !== id) return true;
+    view.current = current;
+    view.steps = steps;
+    view.seen = current.updatedAt;
+    if (view.step === null) view.shown = current;
+    render();
+    return true;
+  } catch (error) {
+    if (view.id !== id) return true;
+    showError((error.status === 404 ? 'No such conversation: ' : 'Cannot read the conversation: ') + error.message);
+    view.current = null;
+    view.shown = null;
+    view.steps = [];
+    render();
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time travel.
+
+async function showStep(index) {
+  const step = view.steps[index];
+  if (!step) return;
+  const id = view.id;
+  view.step = step.seq;
+  renderTravel();
+  try {
+    const shown = await call(api('/' + enc(id) + '/steps/' + step.seq));
+    if (view.id !== id || view.step !== step.seq) return;
+    clearError();
+    view.shown = shown;
+    render();
+  } catch (error) {
+    showError('Cannot show step ' + step.seq + ': ' + error.message);
+  }
+}
+
+function goLive() {
+  view.step = null;
+  view.shown = view.current;
+  render();
+  refresh();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering.
+
+function render() {
+  renderStatus();
+  renderTravel();
+  renderControls();
+  renderMessages();
+  renderUsage();
+  renderAgents();
+  lightShown();
+}
+
+function renderStatus() {
+  const shown = view.shown;
+  const status = $('status');
+  document.body.dataset.step = view.step === null ? 'live' : String(view.step);
+  if (!shown) {
+    delete document.body.dataset.state;
+    delete document.body.dataset.status;
+    document.body.dataset.messages = '0';
+    status.replaceChildren(el('span', 'empty', view.id ? 'nothing to show for ' + view.id : 'no conversation yet'));
+    return;
+  }
+  document.body.dataset.state = stateLabel(shown.value);
+  document.body.dataset.status = shown.status;
+  document.body.dataset.messages = String(shown.messages.length);
+  const badge = el('span', 'status', shown.status);
+  badge.dataset.status = shown.status;
+  status.replaceChildren(el('span', 'value', stateLabel(shown.value)), badge, el('span', 'empty', shown.id + (shown.seq === undefined ? '' : ' · step ' + shown.seq)));
+}
+
+function stepIndex() {
+  if (view.step === null) return view.steps.length - 1;
+  return view.steps.findIndex((step) => step.seq === view.step);
+}
+
+function renderTravel() {
+  const slider = $('slider');
+  const count = view.steps.length;
+  slider.min = '0';
+  slider.max = String(Math.max(count - 1, 0));
+  slider.disabled = count === 0;
+  const index = stepIndex();
+  slider.value = String(Math.max(index, 0));
+  const live = $('live');
+  live.setAttribute('aria-pressed', String(view.step === null));
+  live.disabled = !view.id;
+  $('fork').disabled = count === 0 || !view.current;
+  const step = view.steps[index];
+  $('step-label').textContent = count === 0
+    ? 'no stored steps'
+    : (view.step === null ? 'live · ' : 'step ') + (index + 1) + ' of ' + count + (step ? ' · seq ' + step.seq + ' · ' + stateLabel(step.state) + ' · ' + step.status + ' · ' + new Date(step.at).toLocaleTimeString() : '');
+}
+
+function renderControls() {
+  const current = view.current;
+  const live = view.step === null;
+  const waiting = Boolean(current && live && current.status === 'awaitingApproval');
+  const list = $('approvals');
+  const pending = current && live ? current.pendingApprovals : [];
+  list.replaceChildren(...pending.map((approval) => {
+    const item = el('li');
+    item.dataset.toolCallId = approval.toolCallId;
+    item.append(el('span', 'call', (approval.path && approval.path.length ? approval.path.join(' / ') + ' / ' : '') + approval.name + '(' + JSON.stringify(approval.args) + ')'));
+    const approve = el('button', 'control approve', 'approve');
+    approve.type = 'button';
+    approve.disabled = !waiting;
+    approve.addEventListener('click', () => act('approve', { toolCallId: approval.toolCallId }));
+    const deny = el('button', 'control deny', 'deny');
+    deny.type = 'button';
+    deny.disabled = !waiting;
+    deny.addEventListener('click', () => act('deny', { toolCallId: approval.toolCallId, reason: 'denied in the viewer' }));
+    item.append(approve, deny);
+    return item;
+  }));
+  if (pending.length === 0) list.append(el('li', 'empty', live ? 'no tool call waits for approval' : 'back to live to approve or deny'));
+  $('cancel').disabled = !(current && live && (current.status === 'running' || current.status === 'awaitingApproval'));
+}
+
+async function act(action, body) {
+  for (const button of document.querySelectorAll('#controls button')) button.disabled = true;
+  try {
+    const after = await post(action, body);
+    clearError();
+    if (view.id === after.id) { view.current = after; if (view.step === null) view.shown = after; render(); }
+  } catch (error) {
+    showError(action + ' failed: ' + error.message);
+  }
+  await refresh();
+}
+
+async function fork() {
+  const index = stepIndex();
+  const step = view.steps[index];
+  if (!step) return;
+  try {
+    const created = await post('fork', { seq: step.seq });
+    clearError();
+    await select(created.id, true);
+  } catch (error) {
+    showError('fork failed: ' + error.message);
+  }
+}
+
+function renderMessages() {
+  const list = $('messages');
+  const messages = view.shown ? view.shown.messages : [];
+  list.replaceChildren(...messages.map((message) => {
+    const item = el('li');
+    item.dataset.role = message.role;
+    item.append(el('span', 'role', message.role));
+    for (const [kind, text] of partsOf(message)) item.append(el('div', 'part ' + kind, text));
+    return item;
+  }));
+  if (messages.length === 0) list.append(el('li', 'empty', 'no messages'));
+  list.scrollTop = list.scrollHeight;
+}
+
+function renderUsage() {
+  const usage = view.shown && view.shown.usage;
+  $('usage').textContent = usage
+    ? 'input ' + usage.inputTokens + ' · output ' + usage.outputTokens + ' · total ' + usage.totalTokens + ' tokens'
+    : 'no usage recorded';
+}
+
+/** The agent calls of the followed run, from its stream: each child under the call that started it. */
+function agentEvent(path, event) {
+  if (event.type === 'agent.started') {
+    const parent = nodeAt(path);
+    if (parent) parent.children.push({ id: event.toolCallId, agent: event.agent, status: 'running', state: 'idle', children: [] });
+  } else if (event.type === 'agent.finished') {
+    const node = nodeAt([...path, event.toolCallId]);
+    if (node) { node.status = event.output.status; node.state = event.output.status; }
+  } else if (event.type === 'agent.event') {
+    const inner = event.event;
+    const below = [...path, ...event.path];
+    if (inner.type === 'agent.started' || inner.type === 'agent.finished' || inner.type === 'agent.event') return agentEvent(below, inner);
+    const node = nodeAt(below);
+    const state = { 'request.started': 'requesting', 'request.retry': 'retrying', 'tool.approval.requested': 'awaitingApproval', 'tool.started': 'executingTools', 'agent.handoff': 'handingOff' }[inner.type];
+    if (node && state) { node.state = state; node.status = state === 'awaitingApproval' ? 'awaitingApproval' : 'running'; }
+  }
+}
+
+function nodeAt(path) {
+  let node = { children: view.agents };
+  for (const id of path) {
+    node = node.children.find((child) => child.id === id);
+    if (!node) return undefined;
+  }
+  return node;
+}
+
+function renderAgents() {
+  const tree = $('agents');
+  const branch = (nodes) => nodes.map((node) => {
+    const item = el('li', 'agent', '↳ ' + node.agent + ' (' + node.id + ')');
+    item.dataset.toolCallId = node.id;
+    item.append(el('span', 'agent-status', node.status === node.state ? node.status : node.state + ' · ' + node.status));
+    if (node.children.length) { const list = el('ul'); list.append(...branch(node.children)); item.append(list); }
+    return item;
+  });
+  tree.replaceChildren(...branch(view.agents));
+  if (view.agents.length === 0) tree.append(el('li', 'empty', 'no agent calls in this run'));
+}
+
+async function loadChart() {
+  const holder = $('chart');
+  holder.className = view.kind;
+  if (view.chart !== view.kind) {
+    try {
+      const response = await fetch(config.base + '/chart/' + view.kind + '.svg');
+      if (!response.ok) throw new Error(await response.text());
+      // The chart's own <style> is in this page already (the page's policy would refuse it).
+      holder.innerHTML = (await response.text()).replace(/<style>[\\s\\S]*?<\\/style>/, '');
+      view.chart = view.kind;
+    } catch (error) {
+      holder.replaceChildren(el('p', 'empty', 'The chart could not be drawn: ' + error.message));
+      return;
+    }
+  }
+  lightShown();
+}
+
+/** Lights the shown state, and the arrow from the step before it. */
+function lightShown() {
+  if (!view.chart) return;
+  const shown = view.shown;
+  const index = stepIndex();
+  const before = index > 0 ? view.steps[index - 1] : undefined;
+  lightChart($('chart'), shown ? activePaths(shown.value) : [], before && shown ? activePaths(before.state) : [], undefined, view.kind === 'full');
+}
+
+for (const button of document.querySelectorAll('#chart-tabs button')) {
+  button.addEventListener('click', () => {
+    view.kind = button.dataset.kind;
+    for (const other of document.querySelectorAll('#chart-tabs button')) other.setAttribute('aria-pressed', String(other === button));
+    loadChart();
+  });
+}
+$('picker').addEventListener('change', () => {
+  const id = $('picker').value;
+  if (id === '') { view.pinned = false; renderPicker(); if (view.list[0]) select(view.list[0].id, false); }
+  else select(id, true);
+});
+$('slider').addEventListener('input', () => {
+  const index = Number($('slider').value);
+  if (index === view.steps.length - 1 && view.step === null) return;
+  showStep(index);
+});
+$('live').addEventListener('click', goLive);
+$('fork').addEventListener('click', fork);
+$('cancel').addEventListener('click', () => act('cancel', { reason: 'cancelled in the viewer' }));
+window.addEventListener('hashchange', () => { const id = decodeURIComponent(location.hash.slice(1)); if (id) select(id, true); });
+
+render();
+loadChart();
+const start = decodeURIComponent(location.hash.slice(1));
+(start ? select(start, true) : Promise.resolve()).finally(pollList);
+`;
+
+/**
+ * The host viewer's page, with the nonce that lets its inline style and script run and the base
+ * path its routes live under.
+ *
+ * @example
+ * ```ts
+ * const html = hostViewerPage({ title: 'support bot', nonce, basePath: '/viewer' });
+ * ```
+ */
+export function hostViewerPage(options: { title: string; nonce: string; basePath: string }): string {
+  const { title, nonce, basePath } = options;
+  // JSON in a script element: `<` escaped so no text closes it.
+  const config = JSON.stringify({ base: basePath }).replaceAll('<', '\\u003c');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<link rel="icon" href="data:,">
+<style nonce="${nonce}">${style}
+${chartStyle}</style>
+</head>
+<body data-step="live">
+<header><h1>${escapeHtml(title)}</h1><label>conversation <select id="picker" aria-label="Conversation"><option value="">newest (follow)</option></select></label><span id="following" data-pinned="false">following the newest</span></header>
+<div id="error" role="alert"></div>
+<main>
+<section id="chart-panel"><h2>Statechart <span id="chart-tabs"><button type="button" data-kind="overview" aria-pressed="true">overview</button> <button type="button" data-kind="full" aria-pressed="false">full chart</button></span></h2><div id="chart"><p class="empty">Drawing the chart…</p></div></section>
+<div id="side">
+<section><h2>Now</h2><div id="status"></div></section>
+<section><h2>Time travel</h2><div id="travel"><input id="slider" type="range" min="0" max="0" value="0" aria-label="Step"><button type="button" id="live" class="control" aria-pressed="true">live</button><button type="button" id="fork" class="control">fork from this step</button><div id="step-label"></div></div></section>
+<section id="controls"><h2>Approvals</h2><ol id="approvals"></ol><button type="button" id="cancel" class="control">cancel run</button></section>
+<section><h2>Usage</h2><div id="usage"></div></section>
+<section><h2>Response being streamed</h2><div id="text"></div></section>
+<section><h2>Agent tree</h2><ul id="agents"></ul></section>
+<section><h2>Messages</h2><ol id="messages"></ol></section>
+</div>
+</main>
+<script type="application/json" id="viewer-config">${config}</script>
+<script nonce="${nonce}">${lightChartScript}
+${messagePartsScript}
+${script}</script>
+</body>
+</html>
+`;
+}
