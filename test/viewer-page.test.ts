@@ -61,7 +61,8 @@ async function open(address: string): Promise<Opened> {
   return { page, problems };
 }
 
-const body = (page: Page, name: string) => page.evaluate((key) => document.body.dataset[key] ?? null, name);
+/** A `data-` attribute of the page's body (the page keeps what it shows there). */
+const body = (page: Page, name: string) => page.$eval('body', (node, key) => node.getAttribute(`data-${key}`), name);
 
 async function until(page: Page, what: string, check: () => Promise<boolean>): Promise<void> {
   for (let tries = 0; !(await check()); tries++) {
@@ -74,7 +75,7 @@ async function until(page: Page, what: string, check: () => Promise<boolean>): P
 }
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`) });
-const lit = (page: Page) => page.$$eval('#chart g.state.active', (nodes) => nodes.map((node) => (node as SVGGElement).dataset.state));
+const lit = (page: Page) => page.$$eval('#chart g.state.active', (nodes) => nodes.map((node) => node.getAttribute('data-state')));
 
 describe('the viewer page', () => {
   it('follows the newest, approves, travels in time, goes live, forks, denies, cancels, and survives an unknown id', async () => {

@@ -25,6 +25,16 @@ const environment: CliEnvironment = {
   },
 };
 
+/** Calls `stop` on SIGINT or SIGTERM (a server's end); returns the function that stops listening. */
+function stopOnSignals(stop: () => void): () => void {
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  };
+}
+
 async function main(argv: string[]): Promise<number> {
   const command = parseArguments(argv);
   switch (command.command) {
@@ -50,17 +60,9 @@ async function main(argv: string[]): Promise<number> {
     case 'cancel':
       return (await import('./cancel-command.js')).cancelStored(command, environment);
     case 'serve':
-      return (await import('./serve-command.js')).serveCommand(command, {
-        ...environment,
-        onStop(stop) {
-          process.once('SIGINT', stop);
-          process.once('SIGTERM', stop);
-          return () => {
-            process.off('SIGINT', stop);
-            process.off('SIGTERM', stop);
-          };
-        },
-      });
+      return (await import('./serve-command.js')).serveCommand(command, { ...environment, onStop: stopOnSignals });
+    case 'view':
+      return (await import('./view-command.js')).viewCommand(command, { ...environment, onStop: stopOnSignals });
     case 'inspect':
       return (await import('./inspect-command.js')).inspectStored(command.db, command.port, environment);
   }

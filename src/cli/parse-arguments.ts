@@ -7,7 +7,8 @@ export const usage = `Usage:
   actorloop show --db <file> <id>              print a stored conversation: status, history, approvals, last run
   actorloop resume --db <file> <id> [options]  continue an interrupted run, on the provider given here
   actorloop cancel --db <file> <id>            end an interrupted or waiting run, every tool call answered
-  actorloop inspect --db <file>                open the live viewer on a store
+  actorloop view [--db <file>] [options]       the viewer you can operate: follow, time travel, approve, fork
+  actorloop inspect --db <file>                open the live viewer on a store (read-only)
   actorloop serve [--db <file>] [options]      the HTTP routes of actorloop/http on a local port
   actorloop help | --version
 
@@ -30,13 +31,18 @@ Options of serve (and the provider options of run):
   --token <token>         the bearer token every request needs (default ACTORLOOP_TOKEN, else one is
                           made up and printed); serve prints {"url", "token"?} as JSON on stdout
 
+Options of view (and the provider options of run, for the runs an approval lets go on):
+  --port <n>              port (default 4400; 0 picks a free one)
+  --hostname <address>    address to listen on (default 127.0.0.1); view answers requests addressed to
+                          it or to a loopback name only, and prints {"url"} as JSON on stdout
+
 Options of resume and cancel:
   --force                 take over a run whose process cannot be checked from this machine
   --reason <text>         cancel: the reason stored with the cancel
 
 A stored run is interrupted when the process that ran it is gone (same hostname, no process with its
 pid and start time); only resume continues it, on the provider given to resume. list, show, resume,
-cancel and inspect never create a database.
+cancel, inspect and view never create a database.
 
 Keys come from OPENAI_API_KEY and ANTHROPIC_API_KEY. Exit codes: 0 done, 2 halted, 1 error, 3 refused
 (the conversation is not in a state the command acts on; nothing changed), 130 cancelled (Ctrl-C).`;
@@ -78,6 +84,9 @@ export type ServeCommand = ProviderOptions & {
   token: string | undefined;
 };
 
+/** `view`: the viewer you can operate, over a host on a SQLite file, on a local port. */
+export type ViewCommand = ProviderOptions & { command: 'view'; db: string | undefined; port: number; hostname: string };
+
 /** `cancel`: a stored conversation whose run is ended with the machine's `cancel`. */
 export type CancelCommand = { command: 'cancel'; db: string; id: string; force: boolean; reason: string | undefined };
 
@@ -86,6 +95,7 @@ export type CliCommand =
   | ResumeCommand
   | CancelCommand
   | ServeCommand
+  | ViewCommand
   | { command: 'list'; db: string; json: boolean }
   | { command: 'show'; db: string; id: string; json: boolean }
   | { command: 'inspect'; db: string; port: number | undefined }
@@ -167,8 +177,20 @@ export function parseArguments(argv: string[]): CliCommand {
         token: values.token,
       };
     }
+    case 'view': {
+      onlyFlags(values, 'view', [...providerFlags, 'db', 'port', 'hostname']);
+      if (positionals.length > 0) throw new CliUsageError(`view takes no arguments, got "${positionals.join(' ')}"`);
+      if (values.hostname !== undefined && values.hostname.trim() === '') throw new CliUsageError('--hostname needs an address');
+      return {
+        command: 'view',
+        ...providerOptions(values),
+        db: values.db,
+        port: portOf(values.port) ?? 4400,
+        hostname: values.hostname ?? '127.0.0.1',
+      };
+    }
     default:
-      throw new CliUsageError(`unknown command "${command}" (expected run, list, show, resume, cancel, inspect, serve or help)`);
+      throw new CliUsageError(`unknown command "${command}" (expected run, list, show, resume, cancel, inspect, view, serve or help)`);
   }
 }
 

@@ -1,0 +1,86 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createConversationHost } from '../host/conversation-host.js';
+import { memoryStore } from '../host/memory-store.js';
+import { toNodeListener } from '../http/node-listener.js';
+import { createViewerHandler } from '../observe/inspect/index.js';
+import { sqliteStore } from '../stores/sqlite/index.js';
+import type { ViewCommand } from './parse-arguments.js';
+import { cliHostId } from './process-owner.js';
+import { type CliEnvironment, chooseProvider, cliMachine, offlineNotice } from './run-command.js';
+import { reportTo } from './stored-commands.js';
+
+const loopbackNames = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** The host name of a `Host` header (`127.0.0.1:4400` → `127.0.0.1`, `[::1]:4400` → `[::1]`). */
+function hostName(header: string | null): string {
+  if (!header) return '';
+  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1).toLowerCase();
+  const colon = header.lastIndexOf(':');
+  return (colon < 0 ? header : header.slice(0, colon)).toLowerCase();
+}
+
+/**
+ * `actorloop view [--db file] [--port n] [--hostname h] [provider options]`: the viewer you can
+ * operate (`createViewerHandler` from `actorloop/inspect`) over a host on that SQLite file — every
+ * stored conversation, the newest followed, time travel over its steps, approve / deny / cancel
+ * and fork. A run an approval lets go on runs here, on the provider given (the offline model when
+ * there is no key). It answers requests addressed to this machine's loopback names or to
+ * `--hostname` only. Prints `{ url }` on stdout; runs until SIGINT or SIGTERM.
+ */
+export async function viewCommand(
+  command: ViewCommand,
+  environment: CliEnvironment & { onStop?: (stop: () => void) => () => void },
+): Promise<number> {
+  const chosen = chooseProvider(command, environment.env);
+  const store = command.db === undefined ? memoryStore() : sqliteStore({ path: command.db, create: false });
+  try {
+    // The file is read before anything is served: a missing or bad one fails the command at once.
+    await store.list({ limit: 1 });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const host = createConversationHost({
+    machine: cliMachine(command, chosen.provider),
+    store,
+    hostId: cliHostId(),
+    onError: reportTo(environment),
+  });
+  const allowed = new Set([...loopbackNames, hostName(command.hostname.includes(':') ? `[${command.hostname}]` : command.hostname)]);
+  const handler = createViewerHandler(host, {
+    title: `actorloop · ${command.db ?? 'in memory'}`,
+    authorize: (request) => allowed.has(hostName(request.headers.get('host'))),
+    onError: reportTo(environment),
+  });
+  const server = createServer(toNodeListener(handler));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(command.port, command.hostname, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${command.hostname.includes(':') ? `[${command.hostname}]` : command.hostname}:${port}/`;
+  const { stderr, stdout } = environment;
+  if (chosen.offline) stderr.write(offlineNotice);
+  stderr.write(`actorloop: the viewer on ${command.db ?? 'conversations in memory'}: ${url} (Ctrl-C to stop)\n`);
+  stdout.write(`${JSON.stringify({ url })}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stopSignals = environment.onStop?.(resolve);
+    server.once('close', () => stopSignals?.());
+  });
+  stderr.write('actorloop: stopping\n');
+  // Open event streams would keep `close` waiting for ever: they end now.
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await host.close();
+  return 0;
+}
