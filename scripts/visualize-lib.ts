@@ -1,6 +1,6 @@
 /**
  * Generates the files of `visualizations/` from the machine definitions in `src/machines`: each
- * machine's definition as deterministic JSON; its readable overview (top-level states, the
+ * machine's config as deterministic JSON (what `createMachine()` and the Stately editor take); its readable overview (top-level states, the
  * transitions between them in words) as Mermaid and SVG; its full chart (every state and
  * transition) as Mermaid and SVG. The SVGs are drawn by the live viewer's renderer (ELK layout,
  * `src/observe/chart`). `scripts/visualize.ts` writes them and puts the overview into README.md;
@@ -17,6 +17,7 @@ import {
   machineDefinitionJson,
   type StateDefinition,
 } from '../src/observe/chart/machine-definition.js';
+import { machineConfigOf } from '../src/observe/chart/machine-config.js';
 import { overviewChart } from '../src/observe/chart/overview-chart.js';
 import { renderChartSvg } from '../src/observe/chart/render-svg.js';
 import { invokeSourcesOf, stateTransitions, statePath } from '../src/observe/chart/transition-label.js';
@@ -169,15 +170,16 @@ export function renderOverviewMermaid(chart: Chart): string {
 
 /**
  * Every file of `visualizations/` that is generated, by file name, with its content:
- * `<name>.machine.json`, `<name>.mmd` and `<name>.svg` (the overview), `<name>.full.mmd` and
- * `<name>.full.svg` (every state and transition).
+ * `<name>.machine.json` (the machine config), `<name>.mmd` and `<name>.svg` (the overview),
+ * `<name>.full.mmd` and `<name>.full.svg` (every state and transition). The charts are drawn from
+ * the resolved definition (`machineDefinitionJson`), which is not written out.
  */
 export async function renderVisualizations(): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const [name, machine] of Object.entries(visualizedMachines())) {
     const definition = machineDefinitionJson(machine);
     const overview = overviewChart(definition);
-    files[`${name}.machine.json`] = `${JSON.stringify(definition, null, 2)}\n`;
+    files[`${name}.machine.json`] = `${JSON.stringify(machineConfigOf(machine), null, 2)}\n`;
     files[`${name}.mmd`] = renderOverviewMermaid(overview);
     // The README's picture: the loop every run goes through, without the states opt-in options add.
     if (name === 'conversation') files[`${name}.core.mmd`] = renderOverviewMermaid(overviewChart(definition, { leaveOut: optInStates }));
