@@ -6,7 +6,7 @@
  * `src/observe/chart`). `scripts/visualize.ts` writes them and puts the overview into README.md;
  * `test/visualizations.test.ts` regenerates them in memory and fails when a committed file is stale.
  */
-import type { AnyStateMachine } from 'xstate';
+import { type AnyStateMachine, createMachine } from 'xstate';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import type { Chart } from '../src/observe/chart/chart.js';
 import { fullChart } from '../src/observe/chart/full-chart.js';
@@ -190,6 +190,18 @@ export async function renderVisualizations(): Promise<Record<string, string>> {
     });
   }
   return files;
+}
+
+/**
+ * A chart of a machine config as JSON text (`conversation.machine.json`), imported the way a user
+ * would — plain `createMachine(JSON.parse(text))`, no implementations — and drawn by the viewer's
+ * renderer: the `overview` (top-level states, transitions in words) or the `full` chart. The
+ * picture `scripts/screenshot-config.ts` takes for the docs.
+ */
+export async function importedConfigSvg(configJson: string, kind: 'overview' | 'full', title: string): Promise<string> {
+  const imported = createMachine(JSON.parse(configJson) as never) as unknown as AnyStateMachine;
+  const definition = machineDefinitionJson(imported);
+  return renderChartSvg(await layoutChart(kind === 'overview' ? overviewChart(definition) : fullChart(definition)), { title });
 }
 
 /** States a run only enters with an option set: the README's picture leaves them out, naming them. */

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { and, assign, createActor, createMachine, fromPromise, not, or, setup, type AnyStateMachine } from 'xstate';
-import { visualizationsDir, visualizedMachines } from '../scripts/visualize-lib.js';
+import { importedConfigSvg, visualizationsDir, visualizedMachines } from '../scripts/visualize-lib.js';
 import { agentTool, createConversationMachine, defineAgent, defineTool, handlerProvider, type Provider } from '../src/index.js';
 import { machineConfigOf, type MachineConfigJson } from '../src/observe/chart/machine-config.js';
 import { machineShape, shapeDifferences } from './support/machine-shape.js';
@@ -114,6 +114,16 @@ describe('visualizations/conversation.machine.json is a machine config', () => {
       { actions: 'rejectInvalidMessage' },
     ]);
     expect(config.states?.done).toEqual({ type: 'final', entry: 'markDone' });
+  });
+
+  it('imported with plain createMachine(), it draws the same overview and full chart as the running machine', async () => {
+    for (const [kind, picture, title] of [
+      ['overview', 'conversation.svg', 'conversation machine: overview'],
+      ['full', 'conversation.full.svg', 'conversation machine: every state and transition'],
+    ] as const) {
+      const committed = readFileSync(join(root, visualizationsDir, picture), 'utf8');
+      expect(await importedConfigSvg(file, kind, title), `${picture} from the imported config`).toBe(committed);
+    }
   });
 
   it('is what machineConfigOf writes for the visualized machine (the file is current)', () => {
