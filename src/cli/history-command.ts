@@ -3,15 +3,13 @@ import { createConversationHost } from '../host/conversation-host.js';
 import { ConversationExistsError } from '../host/errors/conversation-exists-error.js';
 import { stateKeyOf } from '../host/stored-state.js';
 import type { RunOutput } from '../machines/types.js';
-import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import { CommandRefusedError } from './command-refused-error.js';
 import { followRun } from './follow-run.js';
-import { offlineModel } from './offline-model.js';
 import type { ForkCommand } from './parse-arguments.js';
 import { cliHostId } from './process-owner.js';
 import { type CliEnvironment, chooseProvider, cliMachine, offlineNotice } from './run-command.js';
-import { reportTo } from './stored-commands.js';
+import { readingHost, reportTo } from './stored-commands.js';
 import { loadStored } from './stored-conversation.js';
 
 /**
@@ -21,12 +19,7 @@ import { loadStored } from './stored-conversation.js';
  */
 export async function historyStored(db: string, id: string, json: boolean, environment: CliEnvironment): Promise<number> {
   const store = sqliteStore({ path: db, create: false });
-  const host = createConversationHost({
-    machine: cliMachine(undefined, handlerProvider(offlineModel())),
-    store,
-    hostId: cliHostId(),
-    onError: reportTo(environment),
-  });
+  const host = readingHost(store, environment);
   try {
     await loadStored(store, id, db);
     const steps = await host.history(id, { limit: 10_000 });

@@ -37,8 +37,26 @@ const eventProblems: ProblemTypeName[] = [
   'stored-conversation-unreadable',
 ];
 
-/** Log entries a history page holds at most. */
+/** Log entries (or steps) a page holds at most. */
 const maxHistoryPage = 1_000;
+
+/** The query of a paged read: `afterSeq` (the last `seq` seen) and `limit`. */
+const pageQuery = (what: string) => ({
+  afterSeq: fields.optional(fields.integer(`${what} after this seq`, { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  limit: fields.optional(fields.integer(`${what} at most (default 100)`, { minimum: 1, maximum: maxHistoryPage })),
+});
+
+/** One page of a read by `seq`, and `nextAfterSeq` when another follows (one item more than asked tells). */
+async function readPage<Item extends { seq: number }>(
+  query: { afterSeq?: number; limit?: number },
+  read: (options: { afterSeq?: number; limit: number }) => Promise<Item[]>,
+): Promise<{ items: Item[]; next: { nextAfterSeq?: number } }> {
+  const limit = query.limit ?? 100;
+  const found = await read({ ...(query.afterSeq === undefined ? {} : { afterSeq: query.afterSeq }), limit: limit + 1 });
+  const items = found.slice(0, limit);
+  const last = items.at(-1);
+  return { items, next: found.length > limit && last ? { nextAfterSeq: last.seq } : {} };
+}
 
 /**
  * The routes of `createConversationHandler`, in the order the router tries them; the OpenAPI
@@ -104,20 +122,14 @@ export const conversationRoutes: readonly Route[] = [
       'status and state, oldest first. `GET /conversations/{id}?seq=` shows one; `POST /conversations/{id}/fork` starts a new ' +
       'conversation from one. Page with `afterSeq` and `limit`; `nextAfterSeq` is there when more follow.',
     authorize: 'path',
-    query: {
-      afterSeq: fields.optional(fields.integer('Steps after this seq', { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
-      limit: fields.optional(fields.integer('Steps at most (default 100)', { minimum: 1, maximum: maxHistoryPage })),
-    },
+    query: pageQuery('Steps'),
     answers: [
       { status: 200, description: 'A page of steps', type: 'application/json', schema: { $ref: '#/components/schemas/StepsPage' } },
     ],
     problems: ['conversation-not-found', 'stored-conversation-unreadable'],
     handle: async ({ host, id, query }) => {
-      const limit = query.limit ?? 100;
-      const read = await host.history(id, { ...(query.afterSeq === undefined ? {} : { afterSeq: query.afterSeq }), limit: limit + 1 });
-      const steps = read.slice(0, limit);
-      const last = steps.at(-1);
-      return json({ steps, ...(read.length > limit && last ? { nextAfterSeq: last.seq } : {}) });
+      const { items, next } = await readPage(query, (options) => host.history(id, options));
+      return json({ steps: items, ...next });
     },
   }),
   defineRoute({
@@ -256,10 +268,7 @@ export const conversationRoutes: readonly Route[] = [
       'run ended, in order, each with its `seq` and time. Page with `afterSeq` (the `seq` of the last entry seen) and `limit`; ' +
       '`nextAfterSeq` is there when more follow.',
     authorize: 'path',
-    query: {
-      afterSeq: fields.optional(fields.integer('Entries after this seq', { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
-      limit: fields.optional(fields.integer('Entries at most (default 100)', { minimum: 1, maximum: maxHistoryPage })),
-    },
+    query: pageQuery('Entries'),
     answers: [
       { status: 200, description: 'A page of the log', type: 'application/json', schema: { $ref: '#/components/schemas/HistoryPage' } },
     ],
@@ -271,13 +280,10 @@ export const conversationRoutes: readonly Route[] = [
           "the history is read from the store: pass the host's store to createConversationHandler ({ store })",
         );
       }
-      const limit = query.limit ?? 100;
-      // One entry more than asked tells whether another page follows.
-      const read = await settings.readLog(id, { ...(query.afterSeq === undefined ? {} : { afterSeq: query.afterSeq }), limit: limit + 1 });
-      if (read.length === 0 && query.afterSeq === undefined && !(await host.get(id))) throw notFound(id);
-      const entries = read.slice(0, limit);
-      const last = entries.at(-1);
-      return json({ entries, ...(read.length > limit && last ? { nextAfterSeq: last.seq } : {}) });
+      const readLog = settings.readLog;
+      const { items, next } = await readPage(query, (options) => readLog(id, options));
+      if (items.length === 0 && query.afterSeq === undefined && !(await host.get(id))) throw notFound(id);
+      return json({ entries: items, ...next });
     },
   }),
   defineRoute({

@@ -212,7 +212,24 @@ type ConversationRow = {
   owner: string;
   snapshot: string;
   updated_at: string;
+  /** Steps only: the state text the writer gave. */
+  state?: string | null;
 };
+
+/** A row of the conversations or the steps table as the store contract gives it (bigint columns come back as text). */
+function conversationOf(row: ConversationRow): StoredConversation {
+  return {
+    id: row.id,
+    schemaVersion: row.schema_version,
+    machineId: row.machine_id,
+    status: row.status,
+    snapshot: row.snapshot,
+    revision: Number(row.revision),
+    owner: row.owner,
+    updatedAt: Number(row.updated_at),
+    ...(typeof row.state === 'string' ? { state: row.state } : {}),
+  };
+}
 
 /**
  * The {@link ConversationStore} for services with several processes: PostgreSQL through `pg` (an
@@ -339,17 +356,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           [id],
         );
         const row = rows[0] as ConversationRow | undefined;
-        if (!row) return undefined;
-        return {
-          id: row.id,
-          schemaVersion: row.schema_version,
-          machineId: row.machine_id,
-          status: row.status,
-          snapshot: row.snapshot,
-          revision: Number(row.revision),
-          owner: row.owner,
-          updatedAt: Number(row.updated_at),
-        };
+        return row ? conversationOf(row) : undefined;
       });
     },
 
@@ -448,19 +455,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
            FROM ${names.steps} WHERE conversation_id = $1 AND revision = $2::bigint`,
           [id, seq],
         );
-        const row = rows[0] as (ConversationRow & { state: string | null }) | undefined;
-        if (!row) return undefined;
-        return {
-          id: row.id,
-          schemaVersion: row.schema_version,
-          machineId: row.machine_id,
-          status: row.status,
-          snapshot: row.snapshot,
-          revision: Number(row.revision),
-          owner: row.owner,
-          updatedAt: Number(row.updated_at),
-          ...(row.state === null ? {} : { state: row.state }),
-        };
+        const row = rows[0] as ConversationRow | undefined;
+        return row ? conversationOf(row) : undefined;
       });
     },
 

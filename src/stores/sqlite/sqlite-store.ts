@@ -97,7 +97,24 @@ type ConversationRow = {
   owner: string;
   snapshot: string;
   updated_at: number;
+  /** Steps only: the state text the writer gave (`''` for none). */
+  state?: string;
 };
+
+/** A row of the conversations or the steps table as the store contract gives it. */
+function conversationOf(row: ConversationRow): StoredConversation {
+  return {
+    id: row.id,
+    schemaVersion: row.version,
+    machineId: row.machine_id,
+    status: row.status,
+    snapshot: row.snapshot,
+    revision: row.revision,
+    owner: row.owner,
+    updatedAt: row.updated_at,
+    ...(row.state ? { state: row.state } : {}),
+  };
+}
 
 type PendingSave = {
   conversation: StoredConversation;
@@ -145,7 +162,7 @@ function prepare(db: SqliteConnection) {
     readSteps: db.prepare<{ revision: number; updated_at: number; status: ConversationStatus; state: string }>(
       'SELECT revision, updated_at, status, state FROM conversation_steps WHERE conversation_id = ? AND revision > ? ORDER BY revision LIMIT ?',
     ),
-    loadStep: db.prepare<ConversationRow & { state: string }>(
+    loadStep: db.prepare<ConversationRow>(
       'SELECT conversation_id AS id, version, machine_id, status, revision, owner, snapshot, updated_at, state FROM conversation_steps WHERE conversation_id = ? AND revision = ?',
     ),
     pruneSteps: db.prepare('DELETE FROM conversation_steps WHERE conversation_id = ? AND revision <= ?'),
@@ -349,17 +366,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     async load(id) {
       const { statements } = await open();
       const row = reading(() => statements.load.get(id));
-      if (!row) return undefined;
-      return {
-        id: row.id,
-        schemaVersion: row.version,
-        machineId: row.machine_id,
-        status: row.status,
-        snapshot: row.snapshot,
-        revision: row.revision,
-        owner: row.owner,
-        updatedAt: row.updated_at,
-      };
+      return row ? conversationOf(row) : undefined;
     },
 
     async save(conversation, log: readonly LogAppend[] = [], stream?: StreamAppend) {
@@ -408,18 +415,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     async loadStep(id, seq) {
       const { statements } = await open();
       const row = reading(() => statements.loadStep.get(id, seq));
-      if (!row) return undefined;
-      return {
-        id: row.id,
-        schemaVersion: row.version,
-        machineId: row.machine_id,
-        status: row.status,
-        snapshot: row.snapshot,
-        revision: row.revision,
-        owner: row.owner,
-        updatedAt: row.updated_at,
-        ...(row.state === '' ? {} : { state: row.state }),
-      };
+      return row ? conversationOf(row) : undefined;
     },
 
     async list(listOptions: ListOptions = {}): Promise<ConversationSummary[]> {
