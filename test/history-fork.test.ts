@@ -17,17 +17,19 @@ import {
   type ConversationStore,
   createConversationHost,
   createConversationMachine,
+  agentTool,
   defineTool,
   handlerProvider,
   InvalidOptionsError,
   memoryStore,
   type Message,
 } from '../src/index.js';
+import type { ChunkHandler } from '../src/providers/handler/handler-provider.js';
 import { postgresStore } from '../src/stores/postgres/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { expectValidHistory } from './support/history.js';
 import { postgresUrl, testSchema } from './support/postgres.js';
-import { type ScriptedTurn, scriptedModel } from './support/scripted-model.js';
+import { type ScriptedTurn, scriptedModel, turnChunks } from './support/scripted-model.js';
 import { fixtureDatabaseOf, fixtureModel, fixtureTools } from './support/snapshot-fixtures.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-history-'));
@@ -277,6 +279,61 @@ describe.each(stores)('history and fork on %s', (_name, create) => {
     expect(error).toMatchObject({ seq: oldest - 1, availableSeqs: [oldest, newest] });
     expect((await host.fork('c-1', { seq: oldest, newId: 'kept' })).id).toBe('kept');
     await host.result('kept');
+    await host.close();
+  });
+});
+
+describe('an agent tree', () => {
+  it('forks from every step of a run that called an agent: each fork ends, a child tool that had its result never runs again', async () => {
+    const childRuns: string[] = [];
+    const lookup = defineTool({
+      name: 'lookup',
+      parameters: z.object({ q: z.string() }),
+      execute: async ({ q }, { toolCallId }) => {
+        childRuns.push(toolCallId);
+        return `found ${q}`;
+      },
+    });
+    // Each model answers from what it is sent, so forks need no script of their own.
+    const answerFrom =
+      (call: { id: string; name: string; args: unknown }, text: string): ChunkHandler =>
+      (request) =>
+        turnChunks(request.messages.at(-1)?.role === 'tool' ? { text } : { toolCalls: [call] });
+    const child = createConversationMachine({
+      provider: handlerProvider(answerFrom({ id: 'child-lookup', name: 'lookup', args: { q: 'fox' } }, 'the fox is found')),
+      tools: [lookup],
+    });
+    const machine = createConversationMachine({
+      provider: handlerProvider(answerFrom({ id: 'ask-research', name: 'research', args: { prompt: 'find the fox' } }, 'done')),
+      tools: [agentTool(child, { name: 'research', description: 'Ask the researcher' })],
+    });
+    const store = memoryStore();
+    const host = createConversationHost({ machine, store });
+    await host.send('tree', { type: 'user.message', content: 'find the fox' });
+    expect((await host.result('tree')).text).toBe('done');
+    expect(childRuns).toEqual(['child-lookup']);
+    const steps = await host.history('tree');
+    let seenChildAnswered = false;
+    for (const step of steps) {
+      const before = childRuns.length;
+      const answered = (await host.get('tree', { seq: step.seq }))!.messages.some((message) => message.role === 'tool');
+      // The child conversation is stored inside its parent's snapshot: had its tool answered by then?
+      const stored = JSON.parse((await store.loadStep?.('tree', step.seq))!.snapshot) as {
+        children?: Record<string, { snapshot?: { context?: { messages?: Message[] } } }>;
+      };
+      const childMessages = stored.children?.['agent:ask-research']?.snapshot?.context?.messages ?? [];
+      const childAnswered = childMessages.some((message) => message.role === 'tool');
+      seenChildAnswered ||= childAnswered && !answered;
+      await host.fork('tree', { seq: step.seq, newId: `tree-${step.seq}` });
+      const output = await host.result(`tree-${step.seq}`);
+      expect(output, `step ${step.seq}`).toMatchObject({ status: 'done', text: 'done' });
+      expectValidHistory(output.messages);
+      // The agent call had its result by then: neither it nor its child's tool runs again.
+      if (answered || childAnswered) expect(childRuns.length, `step ${step.seq}`).toBe(before);
+      else expect(childRuns.length - before, `step ${step.seq}`).toBeLessThanOrEqual(1);
+    }
+    // Some step holds the child mid-run with its tool answered: the case the check above is about.
+    expect(seenChildAnswered).toBe(true);
     await host.close();
   });
 });
