@@ -23,10 +23,12 @@ describe('actorloop history and fork', () => {
     const listed = await actorloop(['history', '--db', db, 'c-1']);
     expect(listed.code, listed.stderr).toBe(0);
     const lines = listed.stdout.trim().split('\n');
-    expect(lines.length).toBeGreaterThan(3);
+    // Changes that land while a write is in flight share the next one, so how many steps a run has
+    // depends on timing: at least the first request, the request after the tool's result, the end.
+    expect(lines.length).toBeGreaterThanOrEqual(3);
     expect(lines[0]).toMatch(/^1\t\d{4}-\d\d-\d\dT[\d:.]+Z\trunning\trequesting\.\w+$/);
     expect(lines.at(-1)).toMatch(/\tdone\tdone$/);
-    expect(lines.some((line) => /\trunning\texecutingTools\./.test(line))).toBe(true);
+    expect(lines.slice(1).some((line) => /\trunning\trequesting\./.test(line))).toBe(true);
 
     const json = await actorloop(['history', '--db', db, '--json', 'c-1']);
     const steps = JSON.parse(json.stdout) as Step[];
