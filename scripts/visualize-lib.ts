@@ -1,12 +1,12 @@
 /**
  * Generates the files of `visualizations/` from the machine definitions in `src/machines`: each
- * machine's definition as deterministic JSON; its readable overview (top-level states, the
+ * machine's config as deterministic JSON (what `createMachine()` and the Stately editor take); its readable overview (top-level states, the
  * transitions between them in words) as Mermaid and SVG; its full chart (every state and
  * transition) as Mermaid and SVG. The SVGs are drawn by the live viewer's renderer (ELK layout,
  * `src/observe/chart`). `scripts/visualize.ts` writes them and puts the overview into README.md;
  * `test/visualizations.test.ts` regenerates them in memory and fails when a committed file is stale.
  */
-import type { AnyStateMachine } from 'xstate';
+import { type AnyStateMachine, createMachine } from 'xstate';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import type { Chart } from '../src/observe/chart/chart.js';
 import { fullChart } from '../src/observe/chart/full-chart.js';
@@ -17,6 +17,7 @@ import {
   machineDefinitionJson,
   type StateDefinition,
 } from '../src/observe/chart/machine-definition.js';
+import { machineConfigOf } from '../src/observe/chart/machine-config.js';
 import { overviewChart } from '../src/observe/chart/overview-chart.js';
 import { renderChartSvg } from '../src/observe/chart/render-svg.js';
 import { invokeSourcesOf, stateTransitions, statePath } from '../src/observe/chart/transition-label.js';
@@ -169,15 +170,16 @@ export function renderOverviewMermaid(chart: Chart): string {
 
 /**
  * Every file of `visualizations/` that is generated, by file name, with its content:
- * `<name>.machine.json`, `<name>.mmd` and `<name>.svg` (the overview), `<name>.full.mmd` and
- * `<name>.full.svg` (every state and transition).
+ * `<name>.machine.json` (the machine config), `<name>.mmd` and `<name>.svg` (the overview),
+ * `<name>.full.mmd` and `<name>.full.svg` (every state and transition). The charts are drawn from
+ * the resolved definition (`machineDefinitionJson`), which is not written out.
  */
 export async function renderVisualizations(): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const [name, machine] of Object.entries(visualizedMachines())) {
     const definition = machineDefinitionJson(machine);
     const overview = overviewChart(definition);
-    files[`${name}.machine.json`] = `${JSON.stringify(definition, null, 2)}\n`;
+    files[`${name}.machine.json`] = `${JSON.stringify(machineConfigOf(machine), null, 2)}\n`;
     files[`${name}.mmd`] = renderOverviewMermaid(overview);
     // The README's picture: the loop every run goes through, without the states opt-in options add.
     if (name === 'conversation') files[`${name}.core.mmd`] = renderOverviewMermaid(overviewChart(definition, { leaveOut: optInStates }));
@@ -188,6 +190,18 @@ export async function renderVisualizations(): Promise<Record<string, string>> {
     });
   }
   return files;
+}
+
+/**
+ * A chart of a machine config as JSON text (`conversation.machine.json`), imported the way a user
+ * would — plain `createMachine(JSON.parse(text))`, no implementations — and drawn by the viewer's
+ * renderer: the `overview` (top-level states, transitions in words) or the `full` chart. The
+ * picture `scripts/screenshot-config.ts` takes for the docs.
+ */
+export async function importedConfigSvg(configJson: string, kind: 'overview' | 'full', title: string): Promise<string> {
+  const imported = createMachine(JSON.parse(configJson) as never) as unknown as AnyStateMachine;
+  const definition = machineDefinitionJson(imported);
+  return renderChartSvg(await layoutChart(kind === 'overview' ? overviewChart(definition) : fullChart(definition)), { title });
 }
 
 /** States a run only enters with an option set: the README's picture leaves them out, naming them. */

@@ -92,6 +92,7 @@ export {
 } from './host/conversation-host.js';
 export type { ConversationHostEvent, ConversationStateEvent, WriteFailedEvent } from './host/live-run.js';
 export type { ConversationView, PendingApproval } from './host/conversation-view.js';
+export type { ConversationStep, ForkOptions, GetOptions, HistoryOptions } from './host/conversation-history.js';
 export type {
   ConversationStreamItem,
   ConversationStreamEvent,
@@ -110,13 +111,16 @@ export type {
   RunEndedLogEvent,
   StreamAppend,
   StoredStreamEntry,
+  StoredStep,
   LogAppend,
   ConversationSummary,
   ListOptions,
 } from './host/conversation-store.js';
-export { memoryStore } from './host/memory-store.js';
+export { memoryStore, type MemoryStoreOptions } from './host/memory-store.js';
 export { EventRejectedError, type EventRejectedCode } from './host/errors/event-rejected-error.js';
 export { ConversationNotFoundError } from './host/errors/conversation-not-found-error.js';
+export { ConversationStepNotFoundError } from './host/errors/conversation-step-not-found-error.js';
+export { ConversationExistsError } from './host/errors/conversation-exists-error.js';
 export { ConversationLoadError, type ConversationLoadProblem } from './host/errors/conversation-load-error.js';
 export { ConversationConflictError } from './host/errors/conversation-conflict-error.js';
 export { HostClosedError } from './host/errors/host-closed-error.js';

@@ -122,7 +122,9 @@ describe('a conversation host', () => {
       value: 'done',
       messages: output.messages,
       pendingApprovals: [],
+      usage: output.usage,
       updatedAt: expect.any(Number),
+      seq: expect.any(Number),
     });
     expect(await host.get('nobody')).toBeUndefined();
     // A finished run's result comes from the store.

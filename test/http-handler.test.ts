@@ -22,6 +22,7 @@ import {
   InvalidOptionsError,
   memoryStore,
 } from '../src/index.js';
+import type { ConversationStep } from '../src/index.js';
 import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { deferred } from './support/run-conversation.js';
 import { call, conversationalModel, defaultReply, type Service, startService, tools, until } from './support/http-service.js';
@@ -150,6 +151,37 @@ describe('a conversation over HTTP', () => {
     const unavailable = await call(storeless.url, 'GET', '/conversations/h-2/history');
     expect(unavailable.status).toBe(501);
     expect(problemOf(unavailable)).toMatchObject({ type: `${problemTypePrefix}history-unavailable` });
+  });
+
+  it('time travel: the steps a page at a time, the view at a step, a fork (201, its location) from a step waiting for approval', async () => {
+    const { url, store } = await service();
+    expect((await call(url, 'POST', '/conversations/c-1/messages', { body: { content: 'refund A-1' } })).status).toBe(202);
+    await until(async () => (await store.load('c-1'))?.status === 'awaitingApproval', 'the approval');
+    const page = (await call(url, 'GET', '/conversations/c-1/steps?limit=1')).json() as {
+      steps: ConversationStep[];
+      nextAfterSeq?: number;
+    };
+    expect(page).toEqual({ steps: [expect.objectContaining({ seq: 1, status: 'running' })], nextAfterSeq: 1 });
+    const { steps } = (await call(url, 'GET', '/conversations/c-1/steps?afterSeq=1')).json() as { steps: ConversationStep[] };
+    const waiting = steps.find((step) => step.status === 'awaitingApproval')!;
+    expect(viewOf(await call(url, 'GET', `/conversations/c-1?seq=${waiting.seq}`))).toMatchObject({
+      seq: waiting.seq,
+      status: 'awaitingApproval',
+      pendingApprovals: [{ toolCallId: 'call_A-1' }],
+    });
+    expect(viewOf(await call(url, 'GET', '/conversations/c-1?seq=1')).messages).toEqual([{ role: 'user', content: 'refund A-1' }]);
+
+    const forked = await call(url, 'POST', '/conversations/c-1/fork', { body: { seq: waiting.seq, newId: 'c-1-b' } });
+    expect(forked.status).toBe(201);
+    expect(forked.headers.get('location')).toBe('/conversations/c-1-b');
+    expect(viewOf(forked)).toMatchObject({ id: 'c-1-b', seq: 1, status: 'awaitingApproval' });
+    expect((await call(url, 'POST', '/conversations/c-1-b/approve', { body: { toolCallId: 'call_A-1' } })).status).toBe(200);
+    await until(async () => viewOf(await call(url, 'GET', '/conversations/c-1-b')).status === 'done', 'the fork done');
+    expect(viewOf(await call(url, 'GET', '/conversations/c-1')).status).toBe('awaitingApproval');
+    // Without newId: one is made up, and named by the location.
+    const unnamed = await call(url, 'POST', '/conversations/c-1/fork', { body: { seq: 1 } });
+    expect(unnamed.status).toBe(201);
+    expect(unnamed.headers.get('location')).toMatch(/^\/conversations\/c-1-1-[a-z0-9]+$/);
   });
 
   it('under a basePath: the routes move, everything else is 404', async () => {

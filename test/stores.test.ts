@@ -28,15 +28,17 @@ const newPath = () => join(work, `store-${++files}.db`);
 
 const conversation = storedConversation;
 
-const stores: Array<[string, () => ConversationStore]> = [
-  ['memoryStore', () => memoryStore()],
-  ...sqliteDrivers.map((driver): [string, () => ConversationStore] => [
+type StoreOptions = { keepSteps?: number };
+const stores: Array<[string, (options?: StoreOptions) => ConversationStore]> = [
+  ['memoryStore', (options = {}) => memoryStore(options)],
+  ...sqliteDrivers.map((driver): [string, (options?: StoreOptions) => ConversationStore] => [
     `sqliteStore over ${driver}`,
-    () => sqliteStore({ path: newPath(), driver }),
+    (options = {}) => sqliteStore({ path: newPath(), driver, ...options }),
   ]),
   [
     'postgresStore',
-    () => postgresStore({ connectionString: postgresUrl, schema: postgresSchema.name, tablePrefix: `s${++postgresStores}_` }),
+    (options = {}) =>
+      postgresStore({ connectionString: postgresUrl, schema: postgresSchema.name, tablePrefix: `s${++postgresStores}_`, ...options }),
   ],
 ];
 
@@ -205,6 +207,57 @@ describe.each(stores)('%s keeps the ConversationStore contract', (_name, create)
   });
 });
 
+describe.each(stores)('%s keeps each write as a step (history and fork)', (_name, create) => {
+  it('lists every write as a step, loads each verbatim, adds none for a refused save, and deletes them with the conversation', async () => {
+    const store = create();
+    expect(await store.readSteps?.('a')).toEqual([]);
+    await store.save(conversation('a', 1, { state: '"requesting"' }));
+    await store.save(conversation('a', 2, { status: 'awaitingApproval', state: '"awaitingApproval"' }));
+    await store.save(conversation('b', 1, { state: '"requesting"' }));
+    await expect(store.save(conversation('a', 2, { snapshot: 'lost' }))).rejects.toMatchObject({ storedRevision: 2 });
+    // A writer that gives no state text still gets a step.
+    await store.save(conversation('a', 3, { status: 'done' }));
+    expect(await store.readSteps?.('a')).toEqual([
+      { seq: 1, at: 1_700_000_000_001, status: 'running', state: '"requesting"' },
+      { seq: 2, at: 1_700_000_000_002, status: 'awaitingApproval', state: '"awaitingApproval"' },
+      { seq: 3, at: 1_700_000_000_003, status: 'done' },
+    ]);
+    expect(await store.readSteps?.('a', { afterSeq: 1, limit: 1 })).toEqual([
+      { seq: 2, at: 1_700_000_000_002, status: 'awaitingApproval', state: '"awaitingApproval"' },
+    ]);
+    expect(await store.loadStep?.('a', 2)).toEqual(conversation('a', 2, { status: 'awaitingApproval', state: '"awaitingApproval"' }));
+    expect(await store.loadStep?.('a', 3)).toEqual(conversation('a', 3, { status: 'done' }));
+    expect(await store.loadStep?.('a', 4)).toBeUndefined();
+    expect(await store.loadStep?.('nobody', 1)).toBeUndefined();
+    expect(await store.delete('a')).toBe(true);
+    expect(await store.readSteps?.('a')).toEqual([]);
+    expect(await store.loadStep?.('a', 1)).toBeUndefined();
+    expect(await store.readSteps?.('b')).toHaveLength(1);
+    await store.close();
+  });
+
+  it('keeps the latest keepSteps steps of each conversation, and refuses a keepSteps that is not a positive integer', async () => {
+    const store = create({ keepSteps: 2 });
+    for (let revision = 1; revision <= 5; revision++) await store.save(conversation('a', revision));
+    await store.save(conversation('b', 1));
+    expect((await store.readSteps?.('a'))?.map((step) => step.seq)).toEqual([4, 5]);
+    expect(await store.loadStep?.('a', 3)).toBeUndefined();
+    expect(await store.loadStep?.('a', 4)).toEqual(conversation('a', 4));
+    expect((await store.readSteps?.('b'))?.map((step) => step.seq)).toEqual([1]);
+    await store.close();
+    for (const keepSteps of [0, -1, 1.5, '3']) {
+      let error: unknown;
+      try {
+        await create({ keepSteps: keepSteps as number }).close();
+      } catch (caught) {
+        error = caught;
+      }
+      expect(InvalidOptionsError.isInstance(error), String(keepSteps)).toBe(true);
+      expect(String(error)).toContain('keepSteps');
+    }
+  });
+});
+
 const hashOf = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
 describe.each(sqliteDrivers)('sqliteStore over %s', (driver) => {
@@ -315,7 +368,11 @@ describe.each(sqliteDrivers)('sqliteStore over %s', (driver) => {
   });
 
   it.each([
-    ['options', null, 'Invalid option options: expected an object { path, synchronous?, busyTimeoutMs?, driver?, create? }, got null'],
+    [
+      'options',
+      null,
+      'Invalid option options: expected an object { path, synchronous?, busyTimeoutMs?, driver?, create?, keepSteps? }, got null',
+    ],
     ['path', { path: 42 }, 'Invalid option path: expected the path of the database file (a non-empty string), got 42'],
     ['synchronous', { path: 'x.db', synchronous: null }, 'Invalid option synchronous: expected "full" or "normal", got null'],
     [

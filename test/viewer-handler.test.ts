@@ -9,8 +9,8 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNodeListener } from '../src/http/index.js';
-import type { ConversationView } from '../src/index.js';
-import { createViewerHandler, type ViewerHandlerOptions, type ViewerHost, type ViewerStep } from '../src/observe/inspect/index.js';
+import type { ConversationHost, ConversationStep, ConversationView } from '../src/index.js';
+import { createViewerHandler, type ViewerHandlerOptions, type ViewerHost } from '../src/observe/inspect/index.js';
 import { transferCallId } from './support/approval-scenario.js';
 import { viewerHost } from './support/viewer-host.js';
 
@@ -18,7 +18,7 @@ type Served = { url: string; server: Server };
 type Answer = { status: number; type: string; text: string; json: () => Record<string, unknown> & ConversationView };
 
 const servers: Server[] = [];
-let host: ViewerHost & { close(): Promise<void> };
+let host: ConversationHost;
 let executions: string[];
 let base: string;
 
@@ -88,16 +88,16 @@ describe('createViewerHandler: reading', () => {
   });
 
   it('lists its stored steps, and shows the view at an earlier one', async () => {
-    const steps = (await call('/api/conversations/c-list-b/history')).json() as unknown as ViewerStep[];
+    const steps = (await call('/api/conversations/c-list-b/history')).json() as unknown as ConversationStep[];
     expect(steps.length).toBeGreaterThanOrEqual(2);
     expect(steps.map(({ seq }) => seq)).toEqual([...steps.map(({ seq }) => seq)].sort((a, b) => a - b));
     expect(steps.at(-1)?.status).toBe('awaitingApproval');
-    const first = steps[0] as ViewerStep;
+    const first = steps[0] as ConversationStep;
     const atFirst = (await call(`/api/conversations/c-list-b/steps/${first.seq}`)).json();
     expect(atFirst.seq).toBe(first.seq);
     expect(atFirst.status).toBe(first.status);
     expect(atFirst.messages.length).toBeLessThan(2);
-    const paged = (await call(`/api/conversations/c-list-b/history?afterSeq=${first.seq}&limit=1`)).json() as unknown as ViewerStep[];
+    const paged = (await call(`/api/conversations/c-list-b/history?afterSeq=${first.seq}&limit=1`)).json() as unknown as ConversationStep[];
     expect(paged).toEqual([steps[1]]);
   });
 
@@ -173,8 +173,8 @@ describe('createViewerHandler: acting', () => {
   });
 
   it('fork: a new conversation from the step, the original untouched; a newId in use is refused', async () => {
-    const before = (await call('/api/conversations/c-fork/history')).json() as unknown as ViewerStep[];
-    const waitingStep = before.at(-1) as ViewerStep;
+    const before = (await call('/api/conversations/c-fork/history')).json() as unknown as ConversationStep[];
+    const waitingStep = before.at(-1) as ConversationStep;
     const forked = await post('/api/conversations/c-fork/fork', { seq: waitingStep.seq });
     expect(forked.status).toBe(201);
     const fork = forked.json();

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNodeListener } from '../src/http/index.js';
-import { createViewerHandler, type ViewerHost, type ViewerStep } from '../src/observe/inspect/index.js';
+import type { ConversationHost, ConversationStep } from '../src/index.js';
+import { createViewerHandler } from '../src/observe/inspect/index.js';
 import { launchChromium } from './support/chromium.js';
 import { viewerHost } from './support/viewer-host.js';
 
@@ -20,7 +21,7 @@ const shots = join(import.meta.dirname, '..', 'test-artifacts', 'viewer');
 mkdirSync(shots, { recursive: true });
 
 let browser: { context: BrowserContext; close: () => Promise<void> };
-let host: ViewerHost & { close(): Promise<void> };
+let host: ConversationHost;
 let server: Server;
 let url: string;
 
@@ -106,7 +107,7 @@ describe('the viewer page', () => {
     await shot(page, 'approve');
 
     // Time travel: the first step, then the one that waited for approval.
-    const steps = (await host.history('p-approve')) as ViewerStep[];
+    const steps = (await host.history('p-approve')) as ConversationStep[];
     await page.fill('#slider', '0');
     await until(page, 'the first step', async () => (await body(page, 'step')) === String(steps[0]?.seq));
     expect(Number(await body(page, 'messages'))).toBeLessThan(messagesDone);

@@ -57,6 +57,10 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./stored-commands.js')).showStored(command.db, command.id, command.json, environment);
     case 'resume':
       return (await (await import('./resume-command.js')).resumeStored(command, environment)).code;
+    case 'history':
+      return (await import('./history-command.js')).historyStored(command.db, command.id, command.json, environment);
+    case 'fork':
+      return (await (await import('./history-command.js')).forkStored(command, environment)).code;
     case 'cancel':
       return (await import('./cancel-command.js')).cancelStored(command, environment);
     case 'serve':

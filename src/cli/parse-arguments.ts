@@ -7,6 +7,10 @@ export const usage = `Usage:
   actorloop show --db <file> <id>              print a stored conversation: status, history, approvals, last run
   actorloop resume --db <file> <id> [options]  continue an interrupted run, on the provider given here
   actorloop cancel --db <file> <id>            end an interrupted or waiting run, every tool call answered
+  actorloop history --db <file> <id>           list a conversation's stored steps: seq, time, status, state
+  actorloop fork --db <file> <id> --seq <n> [--new-id <id>] [options]
+                                               a new conversation from stored step n; a step in the middle
+                                               of a run goes on from there, on the provider given here
   actorloop view [--db <file>] [options]       the viewer you can operate: follow, time travel, approve, fork
   actorloop inspect --db <file>                open the live viewer on a store (read-only)
   actorloop serve [--db <file>] [options]      the HTTP routes of actorloop/http on a local port
@@ -36,13 +40,17 @@ Options of view (and the provider options of run, for the runs an approval lets 
   --hostname <address>    address to listen on (default 127.0.0.1); view answers requests addressed to
                           it or to a loopback name only, and prints {"url"} as JSON on stdout
 
+Options of fork (and the provider options of run):
+  --seq <n>               the step to fork from (a seq of actorloop history)
+  --new-id <id>           the new conversation's id (default <id>-<n>-<random>); one in use is refused
+
 Options of resume and cancel:
   --force                 take over a run whose process cannot be checked from this machine
   --reason <text>         cancel: the reason stored with the cancel
 
 A stored run is interrupted when the process that ran it is gone (same hostname, no process with its
 pid and start time); only resume continues it, on the provider given to resume. list, show, resume,
-cancel, inspect and view never create a database.
+cancel, history, fork, inspect and view never create a database.
 
 Keys come from OPENAI_API_KEY and ANTHROPIC_API_KEY. Exit codes: 0 done, 2 halted, 1 error, 3 refused
 (the conversation is not in a state the command acts on; nothing changed), 130 cancelled (Ctrl-C).`;
@@ -87,6 +95,9 @@ export type ServeCommand = ProviderOptions & {
 /** `view`: the viewer you can operate, over a host on a SQLite file, on a local port. */
 export type ViewCommand = ProviderOptions & { command: 'view'; db: string | undefined; port: number; hostname: string };
 
+/** `fork`: a new conversation from a stored step, its run (if the step is mid-run) on the provider given. */
+export type ForkCommand = ProviderOptions & { command: 'fork'; db: string; id: string; seq: number; newId: string | undefined };
+
 /** `cancel`: a stored conversation whose run is ended with the machine's `cancel`. */
 export type CancelCommand = { command: 'cancel'; db: string; id: string; force: boolean; reason: string | undefined };
 
@@ -94,8 +105,10 @@ export type CliCommand =
   | RunCommand
   | ResumeCommand
   | CancelCommand
+  | ForkCommand
   | ServeCommand
   | ViewCommand
+  | { command: 'history'; db: string; id: string; json: boolean }
   | { command: 'list'; db: string; json: boolean }
   | { command: 'show'; db: string; id: string; json: boolean }
   | { command: 'inspect'; db: string; port: number | undefined }
@@ -158,6 +171,28 @@ export function parseArguments(argv: string[]): CliCommand {
     case 'show':
       onlyFlags(values, 'show', ['db', 'id', 'json']);
       return { command: 'show', db: requireDb(values.db, 'show'), id: oneId(values.id, positionals, 'show'), json: values.json === true };
+    case 'history':
+      onlyFlags(values, 'history', ['db', 'id', 'json']);
+      return {
+        command: 'history',
+        db: requireDb(values.db, 'history'),
+        id: oneId(values.id, positionals, 'history'),
+        json: values.json === true,
+      };
+    case 'fork': {
+      onlyFlags(values, 'fork', [...providerFlags, 'json', 'db', 'id', 'seq', 'new-id']);
+      if (values.seq === undefined) throw new CliUsageError('fork needs --seq <n>: the step to fork from (see actorloop history)');
+      const newId = values['new-id'];
+      if (newId !== undefined && newId.trim() === '') throw new CliUsageError('--new-id needs an id');
+      return {
+        command: 'fork',
+        ...providerOptions(values),
+        db: requireDb(values.db, 'fork'),
+        id: oneId(values.id, positionals, 'fork'),
+        seq: positiveNumber(values.seq, '--seq', 'a step number (a positive integer)', true) as number,
+        newId,
+      };
+    }
     case 'inspect': {
       onlyFlags(values, 'inspect', ['db', 'port']);
       return { command: 'inspect', db: requireDb(values.db, 'inspect'), port: portOf(values.port) };
@@ -190,7 +225,9 @@ export function parseArguments(argv: string[]): CliCommand {
       };
     }
     default:
-      throw new CliUsageError(`unknown command "${command}" (expected run, list, show, resume, cancel, inspect, view, serve or help)`);
+      throw new CliUsageError(
+        `unknown command "${command}" (expected run, list, show, history, fork, resume, cancel, inspect, view, serve or help)`,
+      );
   }
 }
 
@@ -286,6 +323,8 @@ function parseFlags(args: string[]) {
       reason: { type: 'string' },
       hostname: { type: 'string' },
       token: { type: 'string' },
+      seq: { type: 'string' },
+      'new-id': { type: 'string' },
     },
   });
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createConversationHost } from '../host/conversation-host.js';
+import type { ConversationStore } from '../host/conversation-store.js';
 import type { ConversationHost } from '../host/conversation-host.js';
 import type { RunOutput } from '../machines/types.js';
 import type { Message } from '../model/messages.js';
@@ -18,6 +19,16 @@ export const reportTo =
   (error: unknown): void => {
     environment.stderr.write(`actorloop: ${error instanceof Error ? error.message : String(error)}\n`);
   };
+
+/** A host over a stored file for commands that only read it (show, history): its model is never asked. */
+export function readingHost(store: ConversationStore, environment: CliEnvironment): ConversationHost {
+  return createConversationHost({
+    machine: cliMachine(undefined, handlerProvider(offlineModel())),
+    store,
+    hostId: cliHostId(),
+    onError: reportTo(environment),
+  });
+}
 
 /**
  * `actorloop run --db file [--id id] "prompt"`: one turn of a stored conversation. A new id starts
@@ -92,12 +103,7 @@ export async function listStored(db: string, json: boolean, environment: CliEnvi
  */
 export async function showStored(db: string, id: string, json: boolean, environment: CliEnvironment): Promise<number> {
   const store = sqliteStore({ path: db, create: false });
-  const host = createConversationHost({
-    machine: cliMachine(undefined, handlerProvider(offlineModel())),
-    store,
-    hostId: cliHostId(),
-    onError: reportTo(environment),
-  });
+  const host = readingHost(store, environment);
   try {
     const stored = await loadStored(store, id, db);
     const view = await host.get(id);

@@ -12,10 +12,23 @@ import {
   nextRunInput,
 } from './check-input.js';
 import type { ConversationLogEvent, ConversationStore, ConversationSummary, ListOptions } from './conversation-store.js';
+import type { GetOptions } from './conversation-history.js';
 import { type ConversationRelay, type FollowOptions, parseStreamId, type StreamObserver } from './conversation-stream.js';
+import {
+  type ConversationStep,
+  type ForkOptions,
+  forkedSnapshot,
+  forkRecord,
+  type HistoryOptions,
+  loadStep,
+  readHistory,
+  resolveForkOptions,
+  resolveGetOptions,
+} from './conversation-history.js';
 import { type ConversationView, statusOf, viewOf } from './conversation-view.js';
 import { type DecodedSnapshot, decodeStored } from './decode-stored.js';
 import { ConversationConflictError } from './errors/conversation-conflict-error.js';
+import { ConversationExistsError } from './errors/conversation-exists-error.js';
 import { ConversationNotFoundError } from './errors/conversation-not-found-error.js';
 import { EventRejectedError } from './errors/event-rejected-error.js';
 import { HostClosedError } from './errors/host-closed-error.js';
@@ -110,8 +123,52 @@ export interface ConversationHost {
    * `ConversationLoadError` (bad stored data) or `ConversationConflictError` (another host wrote it).
    */
   send(id: string, event: ConversationUserEvent, options?: SendOptions): Promise<ConversationView>;
-  /** The conversation now, or `undefined` when none is stored with this id. */
-  get(id: string): Promise<ConversationView | undefined>;
+  /**
+   * The conversation now, or `undefined` when none is stored with this id. With `seq`, the
+   * conversation as stored step `seq` of its history left it (time travel: its state, messages,
+   * approvals and usage then); `ConversationStepNotFoundError` when the store keeps no such step,
+   * `ConversationLoadError` when the step's stored data is damaged or of another machine.
+   *
+   * @example
+   * ```ts
+   * const [first] = await host.history('c-42');
+   * const then = await host.get('c-42', { seq: first.seq });
+   * ```
+   */
+  get(id: string, options?: GetOptions): Promise<ConversationView | undefined>;
+  /**
+   * The conversation's stored steps, oldest first: one per write (each state a run entered, each
+   * tool call started or settled…), as many as the store keeps (`keepSteps`; a store without
+   * steps keeps the current one only). `ConversationNotFoundError` for an unknown id.
+   *
+   * @example
+   * ```ts
+   * for (const { seq, at, state, status } of await host.history('c-42')) console.log(seq, new Date(at), status, state);
+   * ```
+   */
+  history(id: string, options?: HistoryOptions): Promise<ConversationStep[]>;
+  /**
+   * A new conversation `newId` from step `seq` of conversation `id`: its snapshot (upgraded to the
+   * current schema version), optionally with `messages` in place of its history. Nothing that had
+   * finished by that step runs again; a step in the middle of a run resumes there (like `recover`),
+   * in this host. The original is untouched. Errors, each with nothing written:
+   * `ConversationNotFoundError` (unknown id), `ConversationStepNotFoundError` (unknown seq),
+   * `ConversationExistsError` (`newId` in use), `ConversationLoadError` (a damaged step, or one of
+   * another machine), `InvalidOptionsError` (bad options or messages).
+   *
+   * @example
+   * ```ts
+   * // What if the lookup had found the order?
+   * const steps = await host.history('c-42');
+   * const beforeAnswer = steps.findLast((step) => typeof step.state === 'object' && 'requesting' in step.state)!;
+   * const then = await host.get('c-42', { seq: beforeAnswer.seq });
+   * const messages = then!.messages.map((m) =>
+   *   m.role === 'tool' ? { ...m, content: m.content.map((part) => ({ ...part, result: { status: 'shipped' } })) } : m,
+   * );
+   * await host.fork('c-42', { seq: beforeAnswer.seq, newId: 'c-42-shipped', messages });
+   * ```
+   */
+  fork(id: string, options: ForkOptions): Promise<ConversationView>;
   /**
    * The output of the run in progress, once it ends, or of the last run when none is in progress.
    * Waits only for runs this host drives: a run in another host ends there.
@@ -537,19 +594,57 @@ export function createConversationHost(options: ConversationHostOptions): Conver
           throw new EventRejectedError({ conversationId: id, eventType: event.type, code: 'rejected', message: rejection });
         }
         await run.written();
-        return viewOf(id, run.snapshot, run.updatedAt);
+        return viewOf(id, run.snapshot, run.updatedAt, run.revision);
       });
     },
 
-    async get(id) {
+    async get(id, getOptions) {
       checkId(id);
+      const { seq } = resolveGetOptions(getOptions);
       ensureOpen(`get ${JSON.stringify(id)}`);
+      if (seq !== undefined) {
+        const step = await loadStep(store, id, seq);
+        return viewOf(id, decodeStored(step, machine), step.updatedAt, step.revision);
+      }
       const held = live.get(id);
-      if (held) return viewOf(id, held.snapshot, held.updatedAt);
+      if (held) return viewOf(id, held.snapshot, held.updatedAt, held.revision);
       const stored = await store.load(id);
       const now = live.get(id);
-      if (now) return viewOf(id, now.snapshot, now.updatedAt);
-      return stored ? viewOf(id, decodeStored(stored, machine), stored.updatedAt) : undefined;
+      if (now) return viewOf(id, now.snapshot, now.updatedAt, now.revision);
+      return stored ? viewOf(id, decodeStored(stored, machine), stored.updatedAt, stored.revision) : undefined;
+    },
+
+    async history(id, historyOptions) {
+      checkId(id);
+      ensureOpen(`history of ${JSON.stringify(id)}`);
+      return readHistory(store, id, historyOptions);
+    },
+
+    async fork(id, forkOptions) {
+      checkId(id);
+      const { seq, newId, messages } = resolveForkOptions(forkOptions);
+      ensureOpen(`fork ${JSON.stringify(id)}`);
+      const step = await loadStep(store, id, seq);
+      const snapshot = forkedSnapshot(step, machine, messages);
+      const taken = () => new ConversationExistsError(newId, `fork ${JSON.stringify(id)} step ${seq} to an id not in use`);
+      return serially(newId, async () => {
+        ensureOpen(`fork ${JSON.stringify(id)}`);
+        if (live.has(newId)) throw taken();
+        // Another host starting a conversation under that id holds its lease.
+        if (!(await leases.claim(newId))) throw taken();
+        if (await store.load(newId)) throw taken();
+        const record = forkRecord(newId, snapshot, machine, hostId);
+        const lease = leases.lease(newId);
+        try {
+          await (lease ? store.save(record, [], undefined, { lease }) : store.save(record));
+        } catch (error) {
+          if (ConversationConflictError.isInstance(error)) throw taken();
+          throw error;
+        }
+        // A step in the middle of a run goes on from there, as a recovered run does.
+        if (record.status === 'running' && !closed) hold(newId, { snapshot }, record.revision, record.updatedAt).start();
+        return viewOf(newId, snapshot, record.updatedAt, record.revision);
+      });
     },
 
     async result(id) {

@@ -45,6 +45,12 @@ export type StoredConversation = {
   owner: string;
   /** When it was written (epoch milliseconds). */
   updatedAt: number;
+  /**
+   * The snapshot's state value as JSON text (`'{"executingTools":"running"}'`), written by the
+   * host so a store can list a conversation's steps without parsing snapshots. Optional: a record
+   * without it (an older store, a hand-written one) is still read.
+   */
+  state?: string;
 };
 
 /**
@@ -161,6 +167,18 @@ export type StreamAppend = { items: readonly ConversationStreamItem[]; runStart?
 export type StoredStreamEntry = { seq: number; items: ConversationStreamItem[]; runStart?: true };
 
 /**
+ * One stored step of a conversation, as `readSteps` lists it: the write of revision `seq`, when it
+ * was written, the status and the state (as JSON text) it stored. Its snapshot is `loadStep(id, seq)`.
+ *
+ * @example
+ * ```ts
+ * const steps: StoredStep[] = (await store.readSteps?.('c-42')) ?? [];
+ * const waiting = steps.filter((step) => step.status === 'awaitingApproval').map((step) => step.seq);
+ * ```
+ */
+export type StoredStep = { seq: number; at: number; status: ConversationStatus; state?: string };
+
+/**
  * Where a conversation host keeps conversations: one snapshot per conversation and an
  * append-only event log. `memoryStore()` keeps them in the process, `sqliteStore({ path })` (from
  * `actorloop/sqlite`) in one SQLite file; any database fits behind these methods.
@@ -198,6 +216,14 @@ export interface ConversationStore {
    * entries before the previous `runStart` entry (in the same transaction).
    */
   readStream?(id: string, options?: { afterSeq?: number; limit?: number }): Promise<StoredStreamEntry[]>;
+  /**
+   * Optional: the conversation's stored steps (one per write: `seq` is the revision written) in
+   * order, after `afterSeq` (exclusive), at most `limit`. A store without it keeps the current step
+   * only: `host.history` then lists that one, and `host.fork` forks from it.
+   */
+  readSteps?(id: string, options?: { afterSeq?: number; limit?: number }): Promise<StoredStep[]>;
+  /** Optional, with `readSteps`: the conversation as the write of revision `seq` stored it, or `undefined` when that step is not kept. */
+  loadStep?(id: string, seq: number): Promise<StoredConversation | undefined>;
   /**
    * Optional, for stores shared by several host processes: the conversation's lease for `owner`,
    * for `ttlMs`, when no other owner holds a lease that has not lapsed; `undefined` when one does.

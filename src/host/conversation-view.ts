@@ -1,5 +1,6 @@
 import type { ConversationContext, ConversationStateValue } from '../machines/types.js';
 import type { Message } from '../model/messages.js';
+import { emptyUsage, type Usage } from '../model/usage.js';
 import type { ConversationStatus } from './conversation-store.js';
 
 /**
@@ -35,14 +36,25 @@ export type ConversationView = {
   /** The whole history so far. */
   messages: Message[];
   pendingApprovals: PendingApproval[];
+  /** Tokens its current (or last) run has used so far. */
+  usage: Usage;
   /** When it was last stored (epoch milliseconds). */
   updatedAt: number;
+  /**
+   * The last stored step (a `seq` of `host.history(id)`; 0 before the first write). A run in
+   * memory may be a step ahead of it for the moment its next write takes. Absent where
+   * conversations are not stored step by step (the Restate object).
+   */
+  seq?: number;
 };
 
 /** What the status and view are computed from: a live snapshot or a stored one. */
 export type RunState = {
   value: unknown;
-  context: Pick<ConversationContext, 'messages' | 'round' | 'outcome'> & { agents?: Pick<ConversationContext['agents'], 'approvals'> };
+  context: Pick<ConversationContext, 'messages' | 'round' | 'outcome'> & {
+    usage?: Usage;
+    agents?: Pick<ConversationContext['agents'], 'approvals'>;
+  };
 };
 
 /**
@@ -73,13 +85,16 @@ export function pendingApprovalsOf(context: RunState['context']): PendingApprova
   return deep.length === 0 ? own : [...own, ...deep.map(({ toolCallId, name, args, path }) => ({ toolCallId, name, args, path }))];
 }
 
-export function viewOf(id: string, state: RunState, updatedAt: number): ConversationView {
+/** The view of a run's state, stored at `updatedAt` as step `seq` (when it is stored step by step). */
+export function viewOf(id: string, state: RunState, updatedAt: number, seq?: number): ConversationView {
   return {
     id,
     status: statusOf(state),
     value: state.value as ConversationStateValue,
     messages: state.context.messages,
     pendingApprovals: pendingApprovalsOf(state.context),
+    usage: state.context.usage ?? emptyUsage(),
     updatedAt,
+    ...(seq === undefined ? {} : { seq }),
   };
 }

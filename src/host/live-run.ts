@@ -321,6 +321,7 @@ export class LiveRun {
           revision: this.revision + 1,
           owner: this.options.owner,
           updatedAt: Date.now(),
+          state: JSON.stringify(snapshot.value),
         };
         const log = this.pendingLog.splice(0);
         this.writingItems = this.unwrittenItems;

@@ -5,11 +5,29 @@ import type {
   ListOptions,
   LogAppend,
   StoredConversation,
+  StoredStep,
   StoredStreamEntry,
   StreamAppend,
 } from './conversation-store.js';
 import { ConversationConflictError } from './errors/conversation-conflict-error.js';
 import { listLimit, statusFilter } from './list-options.js';
+import { memoryStoreOptions, pruneStepsBelow } from './step-retention.js';
+
+/**
+ * What {@link memoryStore} takes.
+ *
+ * @example
+ * ```ts
+ * const store = memoryStore({ keepSteps: 50 });
+ * ```
+ */
+export type MemoryStoreOptions = {
+  /**
+   * How many of a conversation's latest steps (one per write) to keep for `host.history` and
+   * `host.fork`. Default: all of them, for the life of the conversation. `1` keeps the current step only.
+   */
+  keepSteps?: number;
+};
 
 /**
  * A {@link ConversationStore} in this process's memory: for tests, examples and single-process
@@ -25,8 +43,11 @@ import { listLimit, statusFilter } from './list-options.js';
  * await host.send('c-1', { type: 'user.message', content: 'Hi' });
  * ```
  */
-export function memoryStore(): ConversationStore {
+export function memoryStore(options: MemoryStoreOptions = {}): ConversationStore {
+  const { keepSteps } = memoryStoreOptions(options);
   const conversations = new Map<string, StoredConversation>();
+  /** Every kept write: the current one shares its snapshot string with `conversations`, so it costs no copy. */
+  const steps = new Map<string, StoredConversation[]>();
   /** Log entries as JSON text, so nothing a caller holds can change what was logged. */
   const logs = new Map<string, Array<{ seq: number; at: number; event: string }>>();
   /** Stream entries likewise, one per write that carried stream items. */
@@ -63,7 +84,11 @@ export function memoryStore(): ConversationStore {
         kept.push(streamed);
         streams.set(conversation.id, kept);
       }
-      conversations.set(conversation.id, { ...conversation });
+      const copy = { ...conversation };
+      conversations.set(conversation.id, copy);
+      const kept = steps.get(conversation.id) ?? [];
+      kept.push(copy);
+      steps.set(conversation.id, pruneStepsBelow(kept, copy.revision, keepSteps));
       if (entries.length > 0) {
         const existing = logs.get(conversation.id);
         if (existing) existing.push(...entries);
@@ -88,6 +113,25 @@ export function memoryStore(): ConversationStore {
         ...(runStart ? { runStart: true as const } : {}),
       }));
     },
+    async readSteps(id, options = {}): Promise<StoredStep[]> {
+      open('readSteps');
+      const afterSeq = options.afterSeq ?? 0;
+      const limit = listLimit(options.limit, 'readLog');
+      return (steps.get(id) ?? [])
+        .filter((step) => step.revision > afterSeq)
+        .slice(0, limit)
+        .map(({ revision, updatedAt, status, state }) => ({
+          seq: revision,
+          at: updatedAt,
+          status,
+          ...(state === undefined ? {} : { state }),
+        }));
+    },
+    async loadStep(id, seq) {
+      open('loadStep');
+      const step = steps.get(id)?.find((kept) => kept.revision === seq);
+      return step ? { ...step } : undefined;
+    },
     async list(options: ListOptions = {}): Promise<ConversationSummary[]> {
       open('list');
       const statuses = statusFilter(options.status);
@@ -103,6 +147,7 @@ export function memoryStore(): ConversationStore {
       open('delete');
       logs.delete(id);
       streams.delete(id);
+      steps.delete(id);
       return conversations.delete(id);
     },
     async close() {

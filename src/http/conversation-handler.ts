@@ -2,7 +2,9 @@ import type { ConversationHost } from '../host/conversation-host.js';
 import type { ConversationStore } from '../host/conversation-store.js';
 import { ConversationConflictError } from '../host/errors/conversation-conflict-error.js';
 import { ConversationLoadError } from '../host/errors/conversation-load-error.js';
+import { ConversationExistsError } from '../host/errors/conversation-exists-error.js';
 import { ConversationNotFoundError } from '../host/errors/conversation-not-found-error.js';
+import { ConversationStepNotFoundError } from '../host/errors/conversation-step-not-found-error.js';
 import { EventRejectedError } from '../host/errors/event-rejected-error.js';
 import { HostClosedError } from '../host/errors/host-closed-error.js';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
@@ -153,6 +155,8 @@ const idField = fields.conversationId('The conversation id');
  * - `POST /conversations/:id/messages` `{ content, sessionData? }` — starts the conversation if new
  * - `GET /conversations/:id` — the view; `GET /conversations/:id/events` — Server-Sent Events,
  *   resumable with `Last-Event-ID`; `GET /conversations/:id/history` — the stored log, paged
+ * - `GET /conversations/:id/steps` — the stored steps (time travel), `GET /conversations/:id?seq=n`
+ *   — the conversation at step n, `POST /conversations/:id/fork` `{ seq, newId?, messages? }`
  * - `POST /conversations/:id/approve` `{ toolCallId }`, `…/deny` `{ toolCallId, reason? }`,
  *   `…/cancel` `{ reason? }`
  * - `POST /chat` — the AI SDK's `useChat` talks to it unchanged (UI message stream protocol);
@@ -318,6 +322,21 @@ function problemOf(error: unknown): { problem: ProblemDetails; headers: Record<s
       );
     }
     return plain(problemDetails('event-rejected', error.message));
+  }
+  if (ConversationStepNotFoundError.isInstance(error)) {
+    const kept = error.availableSeqs ? ` (it keeps steps ${error.availableSeqs[0]} to ${error.availableSeqs[1]})` : '';
+    return plain(
+      problemDetails(
+        'step-not-found',
+        `seq: expected a stored step of ${JSON.stringify(error.conversationId)}${kept}, got ${error.seq}`,
+        'seq',
+      ),
+    );
+  }
+  if (ConversationExistsError.isInstance(error)) {
+    return plain(
+      problemDetails('conversation-exists', `newId: expected an id not in use, got ${JSON.stringify(error.conversationId)}`, 'newId'),
+    );
   }
   if (ConversationConflictError.isInstance(error)) {
     return plain(

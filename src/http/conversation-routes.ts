@@ -1,3 +1,4 @@
+import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import { parseStreamId } from '../host/conversation-stream.js';
 import { eventStreamResponse } from './event-stream.js';
 import { HttpProblemError } from './http-problem-error.js';
@@ -36,8 +37,26 @@ const eventProblems: ProblemTypeName[] = [
   'stored-conversation-unreadable',
 ];
 
-/** Log entries a history page holds at most. */
+/** Log entries (or steps) a page holds at most. */
 const maxHistoryPage = 1_000;
+
+/** The query of a paged read: `afterSeq` (the last `seq` seen) and `limit`. */
+const pageQuery = (what: string) => ({
+  afterSeq: fields.optional(fields.integer(`${what} after this seq`, { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  limit: fields.optional(fields.integer(`${what} at most (default 100)`, { minimum: 1, maximum: maxHistoryPage })),
+});
+
+/** One page of a read by `seq`, and `nextAfterSeq` when another follows (one item more than asked tells). */
+async function readPage<Item extends { seq: number }>(
+  query: { afterSeq?: number; limit?: number },
+  read: (options: { afterSeq?: number; limit: number }) => Promise<Item[]>,
+): Promise<{ items: Item[]; next: { nextAfterSeq?: number } }> {
+  const limit = query.limit ?? 100;
+  const found = await read({ ...(query.afterSeq === undefined ? {} : { afterSeq: query.afterSeq }), limit: limit + 1 });
+  const items = found.slice(0, limit);
+  const last = items.at(-1);
+  return { items, next: found.length > limit && last ? { nextAfterSeq: last.seq } : {} };
+}
 
 /**
  * The routes of `createConversationHandler`, in the order the router tries them; the OpenAPI
@@ -79,15 +98,88 @@ export const conversationRoutes: readonly Route[] = [
     method: 'GET',
     path: '/conversations/{id}',
     operationId: 'getConversation',
-    summary: 'The conversation now',
-    description: 'Its status, the state of its current (or last) run, the whole history and the tool calls waiting for approval.',
+    summary: 'The conversation now, or at a stored step',
+    description:
+      'Its status, the state of its current (or last) run, the whole history, the tool calls waiting for approval and the ' +
+      'usage of the run. With `?seq=`, the conversation as that stored step left it (a `seq` of `GET /conversations/{id}/steps`).',
     authorize: 'path',
+    query: { seq: fields.optional(fields.integer('A stored step (time travel)', { minimum: 1, maximum: Number.MAX_SAFE_INTEGER })) },
     answers: [viewAnswer(200, 'The conversation')],
-    problems: ['conversation-not-found', 'stored-conversation-unreadable'],
-    handle: async ({ host, id }) => {
-      const found = await host.get(id);
+    problems: ['conversation-not-found', 'step-not-found', 'stored-conversation-unreadable'],
+    handle: async ({ host, id, query }) => {
+      const found = await host.get(id, query.seq === undefined ? {} : { seq: query.seq });
       if (!found) throw notFound(id);
       return json(found);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/conversations/{id}/steps',
+    operationId: 'getSteps',
+    summary: 'The stored steps (time travel), a page at a time',
+    description:
+      'One step per write — each state a run entered, each tool call started or settled, each approval — with its `seq`, time, ' +
+      'status and state, oldest first. `GET /conversations/{id}?seq=` shows one; `POST /conversations/{id}/fork` starts a new ' +
+      'conversation from one. Page with `afterSeq` and `limit`; `nextAfterSeq` is there when more follow.',
+    authorize: 'path',
+    query: pageQuery('Steps'),
+    answers: [
+      { status: 200, description: 'A page of steps', type: 'application/json', schema: { $ref: '#/components/schemas/StepsPage' } },
+    ],
+    problems: ['conversation-not-found', 'stored-conversation-unreadable'],
+    handle: async ({ host, id, query }) => {
+      const { items, next } = await readPage(query, (options) => host.history(id, options));
+      return json({ steps: items, ...next });
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/conversations/{id}/fork',
+    operationId: 'forkConversation',
+    summary: 'A new conversation from a stored step',
+    description:
+      "Conversation `newId` (default `<id>-<seq>-<random>`) starts from step `seq`'s snapshot: nothing that had finished by then " +
+      'runs again, a step in the middle of a run goes on from there, the original is untouched. `messages` replaces the ' +
+      'history at that step ("what if the tool had answered X"), at a step between rounds. `newId` must be authorized too.',
+    authorize: 'path',
+    body: {
+      seq: fields.wholeNumber('The step to fork from (a `seq` of `GET /conversations/{id}/steps`)', {
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+      }),
+      newId: fields.optional(fields.conversationId('The id of the new conversation')),
+      messages: fields.optional(fields.json("The history to put in place of the step's (an array of messages)")),
+    },
+    answers: [viewAnswer(201, 'The new conversation, stored')],
+    problems: ['conversation-not-found', 'step-not-found', 'conversation-exists', 'stored-conversation-unreadable'],
+    handle: async ({ host, id, body, request, settings }) => {
+      const newId = body.newId ?? `${id}-${body.seq}-${Math.random().toString(36).slice(2, 8)}`;
+      if ((await settings.authorize(request, newId)) !== true) {
+        throw new HttpProblemError('forbidden', 'the request may not create the conversation newId', { field: 'newId' });
+      }
+      let forked: Awaited<ReturnType<typeof host.fork>>;
+      try {
+        forked = await host.fork(id, {
+          seq: body.seq,
+          newId,
+          ...(body.messages === undefined ? {} : { messages: body.messages as never }),
+        });
+      } catch (error) {
+        // The host names its own option (`options.messages`); the client sent the body's field.
+        if (InvalidOptionsError.isInstance(error) && error.option.startsWith('options.')) {
+          const field = error.option.slice('options.'.length);
+          throw new HttpProblemError('invalid-field', error.message.replace(/^Invalid option options\./, ''), { field });
+        }
+        throw error;
+      }
+      return new Response(JSON.stringify(forked), {
+        status: 201,
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'cache-control': 'no-store',
+          location: `${settings.basePath}/conversations/${encodeURIComponent(newId)}`,
+        },
+      });
     },
   }),
   defineRoute({
@@ -176,10 +268,7 @@ export const conversationRoutes: readonly Route[] = [
       'run ended, in order, each with its `seq` and time. Page with `afterSeq` (the `seq` of the last entry seen) and `limit`; ' +
       '`nextAfterSeq` is there when more follow.',
     authorize: 'path',
-    query: {
-      afterSeq: fields.optional(fields.integer('Entries after this seq', { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
-      limit: fields.optional(fields.integer('Entries at most (default 100)', { minimum: 1, maximum: maxHistoryPage })),
-    },
+    query: pageQuery('Entries'),
     answers: [
       { status: 200, description: 'A page of the log', type: 'application/json', schema: { $ref: '#/components/schemas/HistoryPage' } },
     ],
@@ -191,13 +280,10 @@ export const conversationRoutes: readonly Route[] = [
           "the history is read from the store: pass the host's store to createConversationHandler ({ store })",
         );
       }
-      const limit = query.limit ?? 100;
-      // One entry more than asked tells whether another page follows.
-      const read = await settings.readLog(id, { ...(query.afterSeq === undefined ? {} : { afterSeq: query.afterSeq }), limit: limit + 1 });
-      if (read.length === 0 && query.afterSeq === undefined && !(await host.get(id))) throw notFound(id);
-      const entries = read.slice(0, limit);
-      const last = entries.at(-1);
-      return json({ entries, ...(read.length > limit && last ? { nextAfterSeq: last.seq } : {}) });
+      const readLog = settings.readLog;
+      const { items, next } = await readPage(query, (options) => readLog(id, options));
+      if (items.length === 0 && query.afterSeq === undefined && !(await host.get(id))) throw notFound(id);
+      return json({ entries: items, ...next });
     },
   }),
   defineRoute({

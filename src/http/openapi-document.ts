@@ -59,7 +59,27 @@ const components = {
             },
           },
         },
+        usage: { type: 'object', description: 'Tokens its current (or last) run has used so far' },
         updatedAt: { type: 'integer', description: 'When it was last stored (epoch milliseconds)' },
+        seq: { type: 'integer', description: 'The last stored step (a `seq` of `GET /conversations/{id}/steps`)' },
+      },
+    },
+    Step: {
+      type: 'object',
+      required: ['seq', 'at', 'state', 'status'],
+      properties: {
+        seq: { type: 'integer' },
+        at: { type: 'integer', description: 'Epoch milliseconds' },
+        state: { description: 'The state the step stored', oneOf: [{ type: 'string' }, { type: 'object' }] },
+        status: { enum: ['idle', 'running', 'awaitingApproval', 'done', 'halted', 'error'] },
+      },
+    },
+    StepsPage: {
+      type: 'object',
+      required: ['steps'],
+      properties: {
+        steps: { type: 'array', items: { $ref: '#/components/schemas/Step' } },
+        nextAfterSeq: { type: 'integer', description: 'There is more: ask again with `afterSeq` set to this' },
       },
     },
     StreamEvent: {

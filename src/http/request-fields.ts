@@ -81,6 +81,18 @@ export const fields = {
       },
     });
   },
+  /** A whole number from `minimum` to `maximum`, as a JSON number (a body field). */
+  wholeNumber(description: string, settings: { minimum: number; maximum: number }) {
+    const { minimum, maximum } = settings;
+    return required<number>({
+      expected: `an integer from ${minimum} to ${maximum}`,
+      schema: { type: 'integer', minimum, maximum, description },
+      read: (value) =>
+        Number.isSafeInteger(value) && (value as number) >= minimum && (value as number) <= maximum
+          ? { value: value as number }
+          : undefined,
+    });
+  },
   /** One of `values`. */
   choice<const T extends string>(description: string, values: readonly T[]) {
     return required<T>({

@@ -39,8 +39,14 @@ const bodyRoutes = [
   { path: '/conversations/waiting-1/approve', valid: { toolCallId: 'call_W-1' } },
   { path: '/conversations/waiting-1/deny', valid: { toolCallId: 'call_W-1', reason: 'no' } },
   { path: '/conversations/waiting-1/cancel', valid: { reason: 'stop' } },
+  { path: '/conversations/done-1/fork', valid: { seq: 1, newId: 'never-made' } },
 ] as const;
-const getRoutes = ['/conversations/done-1', '/conversations/done-1/events', '/conversations/done-1/history'] as const;
+const getRoutes = [
+  '/conversations/done-1',
+  '/conversations/done-1/events',
+  '/conversations/done-1/history',
+  '/conversations/done-1/steps',
+] as const;
 
 export function hostileCorpus(): CorpusEntry[] {
   const corpus: CorpusEntry[] = [];
@@ -234,7 +240,8 @@ export function hostileCorpus(): CorpusEntry[] {
     '/conversations/done-1/',
     '/conversations/done-1/unknown',
     '/conversations/done-1/messages/extra',
-    '/conversations/done-1/fork',
+    '/conversations/done-1/rewind',
+    '/conversations/done-1/steps/3',
     '/api/conversations/done-1',
     '/CONVERSATIONS/done-1',
     '/openapi.yaml',
@@ -401,6 +408,58 @@ export function hostileCorpus(): CorpusEntry[] {
       expect: { status: 400, type: 'invalid-field', field: 'query.afterSeq' },
     });
   }
+
+  // Time travel: the steps' query, a step, and fork bodies.
+  for (const query of ['limit=0', 'limit=1001', 'limit=x', 'afterSeq=-1', 'afterSeq=1.5']) {
+    const field = query.startsWith('limit') ? 'query.limit' : 'query.afterSeq';
+    add('time travel', `steps ${query}`, {
+      ...get(`/conversations/done-1/steps?${query}`),
+      expect: { status: 400, type: 'invalid-field', field },
+    });
+  }
+  for (const query of ['seq=0', 'seq=-1', 'seq=abc', 'seq=1.5', 'seq=', 'seq=1&seq=2']) {
+    add('time travel', `view ${query}`, {
+      ...get(`/conversations/done-1?${query}`),
+      expect: { status: 400, type: 'invalid-field', field: 'query.seq' },
+    });
+  }
+  add('time travel', 'a step never written', {
+    ...get('/conversations/done-1?seq=99999'),
+    expect: { status: 404, type: 'step-not-found', field: 'seq' },
+  });
+  add('time travel', 'the steps of no conversation', {
+    ...get('/conversations/nobody/steps'),
+    expect: { status: 404, type: 'conversation-not-found', field: 'id' },
+  });
+  const forkBodies: Array<[string, string, number, ProblemTypeName, string]> = [
+    ['seq missing', '{}', 400, 'invalid-field', 'seq'],
+    ['seq 0', '{"seq": 0}', 400, 'invalid-field', 'seq'],
+    ['seq a string', '{"seq": "1"}', 400, 'invalid-field', 'seq'],
+    ['seq 1.5', '{"seq": 1.5}', 400, 'invalid-field', 'seq'],
+    ['seq huge', '{"seq": 1e300}', 400, 'invalid-field', 'seq'],
+    ['newId empty', '{"seq": 1, "newId": ""}', 400, 'invalid-field', 'newId'],
+    ['newId a path', '{"seq": 1, "newId": "../done-1"}', 400, 'invalid-field', 'newId'],
+    ['newId a number', '{"seq": 1, "newId": 7}', 400, 'invalid-field', 'newId'],
+    ['messages not an array', '{"seq": 1, "newId": "f-1", "messages": "hi"}', 400, 'invalid-field', 'messages'],
+    [
+      'messages of an unknown role',
+      '{"seq": 1, "newId": "f-2", "messages": [{"role": "robot", "content": "hi"}]}',
+      400,
+      'invalid-field',
+      'messages',
+    ],
+    ['an unknown field', '{"seq": 1, "newId": "f-3", "at": 5}', 400, 'invalid-field', 'at'],
+    ['a step never written', '{"seq": 99999, "newId": "f-4"}', 404, 'step-not-found', 'seq'],
+    ['newId in use', '{"seq": 1, "newId": "waiting-1"}', 409, 'conversation-exists', 'newId'],
+    ['newId is itself', '{"seq": 1, "newId": "done-1"}', 409, 'conversation-exists', 'newId'],
+  ];
+  for (const [name, body, status, type, field] of forkBodies) {
+    add('time travel', `fork ${name}`, { ...post('/conversations/done-1/fork', body), expect: { status, type, field } });
+  }
+  add('time travel', 'forking no conversation', {
+    ...post('/conversations/nobody/fork', '{"seq": 1, "newId": "f-5"}'),
+    expect: { status: 404, type: 'conversation-not-found', field: 'id' },
+  });
 
   // Without the token, or with another one: nothing is read, nothing loaded.
   for (const route of [...bodyRoutes.map((route) => route.path), ...getRoutes]) {

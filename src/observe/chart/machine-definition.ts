@@ -114,7 +114,7 @@ function definitionOf(node: AnyStateNode): JsonObject {
 
 /**
  * A machine's definition as plain, deterministic JSON (keys sorted, guards and actions by name, no
- * functions): what `visualizations/*.machine.json` holds and what the charts are drawn from.
+ * functions): what the charts are drawn from. `visualizations/*.machine.json` holds the config instead (`machineConfigOf`).
  *
  * @example
  * ```ts

@@ -31,5 +31,5 @@ export {
   type ViewerHandler,
   type ViewerHandlerOptions,
 } from './viewer/viewer-handler.js';
-export type { ViewerConversation, ViewerHost, ViewerStep } from './viewer/viewer-host.js';
+export type { ViewerHost } from './viewer/viewer-host.js';
 export { ViewerRequestError } from './viewer/viewer-request-error.js';

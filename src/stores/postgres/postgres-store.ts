@@ -10,12 +10,14 @@ import type {
   ListOptions,
   LogAppend,
   StoredConversation,
+  StoredStep,
   StoredStreamEntry,
   StreamAppend,
 } from '../../host/conversation-store.js';
 import { ConversationConflictError } from '../../host/errors/conversation-conflict-error.js';
 import { ConversationLeaseLostError } from '../../host/errors/conversation-lease-lost-error.js';
 import { listOptionsSchema, readLogOptionsSchema } from '../../host/list-options.js';
+import { keepStepsSchema } from '../../host/step-retention.js';
 import { isRecord } from '../../util/is-record.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { acquireLease, describeHolder, releaseLease, renewLease } from './leases.js';
@@ -47,6 +49,11 @@ export type PostgresStoreOptions = {
   tablePrefix?: string;
   /** Connections of the pool the store makes from `connectionString`. Default 10. */
   maxConnections?: number;
+  /**
+   * How many of a conversation's latest steps (one per write) to keep for `host.history` and
+   * `host.fork`. Default: all. Each step holds a copy of that write's snapshot; `1` keeps the current step only.
+   */
+  keepSteps?: number;
 };
 
 /**
@@ -55,7 +62,7 @@ export type PostgresStoreOptions = {
  * database without two of them applying events to one conversation at once.
  */
 export type PostgresStore = ConversationStore &
-  Required<Pick<ConversationStore, 'readStream' | 'acquireLease' | 'renewLease' | 'releaseLease'>> & {
+  Required<Pick<ConversationStore, 'readStream' | 'readSteps' | 'loadStep' | 'acquireLease' | 'renewLease' | 'releaseLease'>> & {
     /** Where the tables are, as `schema.prefix`. */
     readonly tables: string;
   };
@@ -77,8 +84,9 @@ const postgresStoreOptionsSchema = option.object(
       'actorloop_',
     ),
     maxConnections: option.withDefault(option.integer({ minimum: 1, maximum: 1000 }), 10),
+    keepSteps: keepStepsSchema,
   },
-  { expected: 'an object { pool? | connectionString?, schema?, tablePrefix?, maxConnections? }' },
+  { expected: 'an object { pool? | connectionString?, schema?, tablePrefix?, maxConnections?, keepSteps? }' },
 );
 
 /** Text PostgreSQL can hold: any string but one with a NUL character. */
@@ -98,6 +106,7 @@ const conversationSchema = option.object(
     revision: option.integer({ minimum: 1, expected: 'a positive integer' }),
     owner: text,
     updatedAt: storedInteger,
+    state: option.optional(text),
   },
   {
     expected: 'a StoredConversation { id, schemaVersion, machineId, status, snapshot, revision, owner, updatedAt }',
@@ -139,7 +148,7 @@ const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * One statement writes a whole save: the lease check, the conditional update (or insert, for a new
- * conversation), the log entries, and the stream entry with its pruning — so a save is atomic
+ * conversation), the log entries, the stream entry and the step, each with its pruning — so a save is atomic
  * without a transaction held open across round trips, and costs one round trip.
  */
 function saveStatement(names: TableNames): string {
@@ -181,6 +190,15 @@ function saveStatement(names: TableNames): string {
     streamed AS (
       INSERT INTO ${names.stream} (conversation_id, run_start, items)
       SELECT $1, $13::boolean, $12 WHERE $12::text IS NOT NULL AND EXISTS (SELECT 1 FROM written)
+    ),
+    stepped AS (
+      INSERT INTO ${names.steps} (conversation_id, revision, schema_version, machine_id, status, state, owner, snapshot, updated_at)
+      SELECT $1, $5::bigint, $2::integer, $3, $4, $15, $6, $7, $8::bigint WHERE EXISTS (SELECT 1 FROM written)
+      ON CONFLICT (conversation_id, revision) DO NOTHING
+    ),
+    unstepped AS (
+      DELETE FROM ${names.steps}
+      WHERE conversation_id = $1 AND $16::bigint IS NOT NULL AND revision <= $5::bigint - $16::bigint AND EXISTS (SELECT 1 FROM written)
     )
     SELECT (SELECT ok FROM allowed) AS allowed, EXISTS (SELECT 1 FROM written) AS written`;
 }
@@ -194,7 +212,24 @@ type ConversationRow = {
   owner: string;
   snapshot: string;
   updated_at: string;
+  /** Steps only: the state text the writer gave. */
+  state?: string | null;
 };
+
+/** A row of the conversations or the steps table as the store contract gives it (bigint columns come back as text). */
+function conversationOf(row: ConversationRow): StoredConversation {
+  return {
+    id: row.id,
+    schemaVersion: row.schema_version,
+    machineId: row.machine_id,
+    status: row.status,
+    snapshot: row.snapshot,
+    revision: Number(row.revision),
+    owner: row.owner,
+    updatedAt: Number(row.updated_at),
+    ...(typeof row.state === 'string' ? { state: row.state } : {}),
+  };
+}
 
 /**
  * The {@link ConversationStore} for services with several processes: PostgreSQL through `pg` (an
@@ -226,6 +261,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const resolved = resolveOptionsWith(postgresStoreOptionsSchema, options);
   const pools = poolSource(resolved, options, { max: resolved.maxConnections, applicationName: 'actorloop' });
   const names = tableNames(resolved.schema, resolved.tablePrefix);
+  const keepSteps = resolved.keepSteps;
   const save = saveStatement(names);
   // Prepared once per connection: planning the statement costs about as much as running it.
   const saveName = `actorloop_save_${createHash('sha1').update(save).digest('hex').slice(0, 16)}`;
@@ -320,17 +356,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           [id],
         );
         const row = rows[0] as ConversationRow | undefined;
-        if (!row) return undefined;
-        return {
-          id: row.id,
-          schemaVersion: row.schema_version,
-          machineId: row.machine_id,
-          status: row.status,
-          snapshot: row.snapshot,
-          revision: Number(row.revision),
-          owner: row.owner,
-          updatedAt: Number(row.updated_at),
-        };
+        return row ? conversationOf(row) : undefined;
       });
     },
 
@@ -360,6 +386,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         items,
         streamed?.runStart === true,
         lease?.token ?? null,
+        checked.state ?? null,
+        Number.isFinite(keepSteps) ? keepSteps : null,
       ];
       await run('save', checked.id, async (pool, attempt) => {
         const { rows } = await pool.query({ name: saveName, text: save, values });
@@ -404,6 +432,34 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       });
     },
 
+    async readSteps(id, readOptions = {}): Promise<StoredStep[]> {
+      const { afterSeq, limit } = resolveOptionsWith(readLogOptionsSchema, readOptions);
+      return run('readSteps', id, async (pool) => {
+        const { rows } = await pool.query(
+          `SELECT revision, updated_at, status, state FROM ${names.steps} WHERE conversation_id = $1 AND revision > $2::bigint ORDER BY revision LIMIT $3`,
+          [id, afterSeq, limit],
+        );
+        return (rows as Array<{ revision: string; updated_at: string; status: ConversationStatus; state: string | null }>).map((row) => ({
+          seq: Number(row.revision),
+          at: Number(row.updated_at),
+          status: row.status,
+          ...(row.state === null ? {} : { state: row.state }),
+        }));
+      });
+    },
+
+    async loadStep(id, seq) {
+      return run('loadStep', id, async (pool) => {
+        const { rows } = await pool.query(
+          `SELECT conversation_id AS id, schema_version, machine_id, status, revision, owner, snapshot, updated_at, state
+           FROM ${names.steps} WHERE conversation_id = $1 AND revision = $2::bigint`,
+          [id, seq],
+        );
+        const row = rows[0] as ConversationRow | undefined;
+        return row ? conversationOf(row) : undefined;
+      });
+    },
+
     async list(listOptions: ListOptions = {}): Promise<ConversationSummary[]> {
       const { status, after, limit } = resolveOptionsWith(listOptionsSchema, listOptions);
       return run('list', undefined, async (pool) => {
@@ -427,6 +483,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const { rows } = await pool.query(
           `WITH logged AS (DELETE FROM ${names.log} WHERE conversation_id = $1),
              streamed AS (DELETE FROM ${names.stream} WHERE conversation_id = $1),
+             stepped AS (DELETE FROM ${names.steps} WHERE conversation_id = $1),
              removed AS (DELETE FROM ${names.conversations} WHERE id = $1 RETURNING id)
            SELECT count(*)::integer AS removed FROM removed`,
           [id],

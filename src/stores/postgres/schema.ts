@@ -13,6 +13,7 @@ export type TableNames = {
   conversations: string;
   log: string;
   stream: string;
+  steps: string;
   leases: string;
   leaseTokens: string;
   meta: string;
@@ -32,6 +33,7 @@ export function tableNames(schema: string, prefix: string): TableNames {
     conversations: table('conversations'),
     log: table('log'),
     stream: table('stream'),
+    steps: table('steps'),
     leases: table('leases'),
     leaseTokens: table('lease_tokens'),
     meta: table('meta'),
@@ -83,6 +85,21 @@ const migrations: Array<(names: TableNames) => string[]> = [
     )`,
     // One sequence for every conversation's tokens: a token is never handed out twice, also after a lease row is deleted.
     `CREATE SEQUENCE ${names.leaseTokens}`,
+  ],
+  // Version 2: every write's snapshot, for history and fork.
+  (names) => [
+    `CREATE TABLE ${names.steps} (
+      conversation_id text COLLATE "C" NOT NULL,
+      revision bigint NOT NULL,
+      schema_version integer NOT NULL,
+      machine_id text NOT NULL,
+      status text NOT NULL,
+      state text,
+      owner text NOT NULL,
+      snapshot text NOT NULL,
+      updated_at bigint NOT NULL,
+      PRIMARY KEY (conversation_id, revision)
+    )`,
   ],
 ];
 

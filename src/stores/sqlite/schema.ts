@@ -31,7 +31,7 @@ const createStatements = [
 ];
 
 /**
- * The stream entries (`readStream`): added to files of schema version 1 when they are opened, so a
+ * The stream entries (`readStream`) and the steps (`readSteps`, `loadStep`): added to files of schema version 1 when they are opened, so a
  * file stays readable by the actorloop versions before streams (they leave the table alone).
  */
 const streamStatements = [
@@ -42,6 +42,19 @@ const streamStatements = [
     items TEXT NOT NULL
   ) STRICT`,
   'CREATE INDEX IF NOT EXISTS conversation_stream_by_conversation ON conversation_stream (conversation_id, seq)',
+  // Every write's snapshot (history and fork); added like the stream table, for the same reason.
+  `CREATE TABLE IF NOT EXISTS conversation_steps (
+    conversation_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    machine_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    state TEXT NOT NULL, -- '' when the writer gave none
+    owner TEXT NOT NULL,
+    snapshot TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, revision)
+  ) STRICT`,
 ];
 
 /**

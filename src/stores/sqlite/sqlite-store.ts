@@ -8,11 +8,13 @@ import type {
   ListOptions,
   LogAppend,
   StoredConversation,
+  StoredStep,
   StoredStreamEntry,
   StreamAppend,
 } from '../../host/conversation-store.js';
 import { ConversationConflictError } from '../../host/errors/conversation-conflict-error.js';
 import { listOptionsSchema, readLogOptionsSchema } from '../../host/list-options.js';
+import { keepStepsSchema } from '../../host/step-retention.js';
 import { isRecord } from '../../util/is-record.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { resolveDriver } from './drivers/choose-driver.js';
@@ -73,6 +75,17 @@ export type SqliteStoreOptions = {
    * ```
    */
   driver?: SqliteDriverName;
+  /**
+   * How many of a conversation's latest steps (one per write) to keep for `host.history` and
+   * `host.fork`. Default: all. Each step holds a copy of that write's snapshot, so a long
+   * conversation's steps grow with its history; `1` keeps the current step only.
+   *
+   * @example
+   * ```ts
+   * const store = sqliteStore({ path: 'conversations.db', keepSteps: 200 });
+   * ```
+   */
+  keepSteps?: number;
 };
 
 type ConversationRow = {
@@ -84,7 +97,24 @@ type ConversationRow = {
   owner: string;
   snapshot: string;
   updated_at: number;
+  /** Steps only: the state text the writer gave (`''` for none). */
+  state?: string;
 };
+
+/** A row of the conversations or the steps table as the store contract gives it. */
+function conversationOf(row: ConversationRow): StoredConversation {
+  return {
+    id: row.id,
+    schemaVersion: row.version,
+    machineId: row.machine_id,
+    status: row.status,
+    snapshot: row.snapshot,
+    revision: row.revision,
+    owner: row.owner,
+    updatedAt: row.updated_at,
+    ...(row.state ? { state: row.state } : {}),
+  };
+}
 
 type PendingSave = {
   conversation: StoredConversation;
@@ -126,6 +156,17 @@ function prepare(db: SqliteConnection) {
     pruneStream: db.prepare(
       'DELETE FROM conversation_stream WHERE conversation_id = ? AND seq < (SELECT max(seq) FROM conversation_stream WHERE conversation_id = ? AND run_start = 1)',
     ),
+    appendStep: db.prepare(
+      'INSERT INTO conversation_steps (conversation_id, revision, version, machine_id, status, state, owner, snapshot, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    readSteps: db.prepare<{ revision: number; updated_at: number; status: ConversationStatus; state: string }>(
+      'SELECT revision, updated_at, status, state FROM conversation_steps WHERE conversation_id = ? AND revision > ? ORDER BY revision LIMIT ?',
+    ),
+    loadStep: db.prepare<ConversationRow>(
+      'SELECT conversation_id AS id, version, machine_id, status, revision, owner, snapshot, updated_at, state FROM conversation_steps WHERE conversation_id = ? AND revision = ?',
+    ),
+    pruneSteps: db.prepare('DELETE FROM conversation_steps WHERE conversation_id = ? AND revision <= ?'),
+    deleteSteps: db.prepare('DELETE FROM conversation_steps WHERE conversation_id = ?'),
     deleteConversation: db.prepare('DELETE FROM conversations WHERE id = ?'),
     deleteLog: db.prepare('DELETE FROM conversation_log WHERE conversation_id = ?'),
   };
@@ -145,8 +186,9 @@ const sqliteStoreOptionsSchema = option.object(
     synchronous: option.withDefault(option.choice(['full', 'normal']), 'full'),
     busyTimeoutMs: option.withDefault(option.integer({ minimum: 0, expected: 'a non-negative integer of milliseconds' }), 5_000),
     driver: option.optional(option.choice<SqliteDriverName>(['better-sqlite3', 'node:sqlite'])),
+    keepSteps: keepStepsSchema,
   },
-  { expected: 'an object { path, synchronous?, busyTimeoutMs?, driver?, create? }', unknownKeys: 'ignore' },
+  { expected: 'an object { path, synchronous?, busyTimeoutMs?, driver?, create?, keepSteps? }', unknownKeys: 'ignore' },
 );
 
 /**
@@ -175,7 +217,7 @@ const sqliteStoreOptionsSchema = option.object(
  * ```
  */
 export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
-  const { path, create, synchronous, busyTimeoutMs, driver: requested } = resolveOptionsWith(sqliteStoreOptionsSchema, options);
+  const { path, create, synchronous, busyTimeoutMs, driver: requested, keepSteps } = resolveOptionsWith(sqliteStoreOptionsSchema, options);
   const driver = resolveDriver(path, requested);
 
   let opening: Promise<Database> | undefined;
@@ -245,11 +287,13 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   /** Writes one save inside the batch's transaction; a conflict fails this save only. */
   const writeOne = ({ statements }: Database, { conversation, log, stream }: PendingSave): ConversationConflictError | undefined => {
     // The column keeps its 0.1 name `version`: renaming it would make older files need a migration for nothing.
-    const { id, schemaVersion: version, machineId, status, revision, owner, snapshot, updatedAt } = conversation;
+    const { id, schemaVersion: version, machineId, status, revision, owner, snapshot, updatedAt, state } = conversation;
     const stored = statements.revision.get(id)?.revision ?? 0;
     if (stored !== revision - 1) return new ConversationConflictError(id, revision - 1, stored);
     if (revision === 1) statements.insert.run(id, version, machineId, status, revision, owner, snapshot, updatedAt);
     else statements.update.run(version, machineId, status, revision, owner, snapshot, updatedAt, id, stored);
+    statements.appendStep.run(id, revision, version, machineId, status, state ?? '', owner, snapshot, updatedAt);
+    if (revision > keepSteps) statements.pruneSteps.run(id, revision - keepSteps);
     for (const entry of log) statements.appendLog.run(id, entry.at, entry.type, entry.event);
     if (stream) {
       // A new run: the stream of the run before it stays, older ones go.
@@ -300,6 +344,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     for (const field of ['machineId', 'status', 'owner'] as const) {
       if (typeof conversation[field] !== 'string') throw new InvalidOptionsError(`conversation.${field}`, 'a string', conversation[field]);
     }
+    if (conversation.state !== undefined && typeof conversation.state !== 'string') {
+      throw new InvalidOptionsError('conversation.state', 'the state value as JSON text (a string), or absent', conversation.state);
+    }
     for (const field of ['schemaVersion', 'updatedAt'] as const) {
       if (!Number.isSafeInteger(conversation[field]))
         throw new InvalidOptionsError(`conversation.${field}`, 'an integer', conversation[field]);
@@ -319,17 +366,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     async load(id) {
       const { statements } = await open();
       const row = reading(() => statements.load.get(id));
-      if (!row) return undefined;
-      return {
-        id: row.id,
-        schemaVersion: row.version,
-        machineId: row.machine_id,
-        status: row.status,
-        snapshot: row.snapshot,
-        revision: row.revision,
-        owner: row.owner,
-        updatedAt: row.updated_at,
-      };
+      return row ? conversationOf(row) : undefined;
     },
 
     async save(conversation, log: readonly LogAppend[] = [], stream?: StreamAppend) {
@@ -364,6 +401,23 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       }));
     },
 
+    async readSteps(id, readOptions = {}): Promise<StoredStep[]> {
+      const { afterSeq, limit } = resolveOptionsWith(readLogOptionsSchema, readOptions);
+      const { statements } = await open();
+      return reading(() => statements.readSteps.all(id, afterSeq, limit)).map(({ revision, updated_at, status, state }) => ({
+        seq: revision,
+        at: updated_at,
+        status,
+        ...(state === '' ? {} : { state }),
+      }));
+    },
+
+    async loadStep(id, seq) {
+      const { statements } = await open();
+      const row = reading(() => statements.loadStep.get(id, seq));
+      return row ? conversationOf(row) : undefined;
+    },
+
     async list(listOptions: ListOptions = {}): Promise<ConversationSummary[]> {
       const { status: statuses, after, limit } = resolveOptionsWith(listOptionsSchema, listOptions);
       const opened = await open();
@@ -389,6 +443,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
         db.immediate(() => {
           statements.deleteLog.run(id);
           statements.deleteStream.run(id);
+          statements.deleteSteps.run(id);
           return statements.deleteConversation.run(id).changes > 0;
         }),
       );

@@ -1,7 +1,9 @@
 import { InvalidOptionsError } from '../../../errors/invalid-options-error.js';
 import { ConversationConflictError } from '../../../host/errors/conversation-conflict-error.js';
+import { ConversationExistsError } from '../../../host/errors/conversation-exists-error.js';
 import { ConversationLoadError } from '../../../host/errors/conversation-load-error.js';
 import { ConversationNotFoundError } from '../../../host/errors/conversation-not-found-error.js';
+import { ConversationStepNotFoundError } from '../../../host/errors/conversation-step-not-found-error.js';
 import { EventRejectedError } from '../../../host/errors/event-rejected-error.js';
 import { HostClosedError } from '../../../host/errors/host-closed-error.js';
 import { ViewerRequestError } from './viewer-request-error.js';
@@ -37,9 +39,6 @@ export function problemAnswer(status: number, detail: string, field?: string, he
   });
 }
 
-/** Whether an error is of the host error class named (the classes `host.history` / `host.fork` add). */
-const named = (error: unknown, name: string): error is Error & Record<string, unknown> => error instanceof Error && error.name === name;
-
 /**
  * The answer to an error: a refused request as its problem, a host error by its class, anything
  * else a 500 that says nothing more (`serverFault`: true, for the caller to report).
@@ -52,9 +51,8 @@ export function answerToError(error: unknown): { response: Response; serverFault
   if (ViewerRequestError.isInstance(error)) return client(error.status, error.message, error.field, error.headers);
   if (ConversationNotFoundError.isInstance(error))
     return client(404, `id: expected a conversation that exists, got ${JSON.stringify(error.conversationId)}`, 'id');
-  if (named(error, 'ConversationStepNotFoundError'))
-    return client(404, `seq: expected a stored step of ${JSON.stringify(error.id)}, got ${String(error.seq)}`, 'seq');
-  if (named(error, 'ConversationExistsError')) return client(409, error.message, 'newId');
+  if (ConversationStepNotFoundError.isInstance(error)) return client(404, `seq: ${error.message}`, 'seq');
+  if (ConversationExistsError.isInstance(error)) return client(409, `newId: ${error.message}`, 'newId');
   if (EventRejectedError.isInstance(error)) return client(409, error.message);
   if (ConversationConflictError.isInstance(error))
     return client(409, 'the conversation was changed by another writer meanwhile; read it again and retry');

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { createConversationHost } from '../host/conversation-host.js';
+import { ConversationExistsError } from '../host/errors/conversation-exists-error.js';
+import { stateKeyOf } from '../host/stored-state.js';
+import type { RunOutput } from '../machines/types.js';
+import { sqliteStore } from '../stores/sqlite/index.js';
+import { CommandRefusedError } from './command-refused-error.js';
+import { followRun } from './follow-run.js';
+import type { ForkCommand } from './parse-arguments.js';
+import { cliHostId } from './process-owner.js';
+import { type CliEnvironment, chooseProvider, cliMachine, offlineNotice } from './run-command.js';
+import { readingHost, reportTo } from './stored-commands.js';
+import { loadStored } from './stored-conversation.js';
+
+/**
+ * `actorloop history --db file id`: the conversation's stored steps, oldest first, one a line —
+ * `seq`, time, status, state — or `--json`: `host.history(id)`. Reads only; a missing file or
+ * conversation is an error and nothing is created.
+ */
+export async function historyStored(db: string, id: string, json: boolean, environment: CliEnvironment): Promise<number> {
+  const store = sqliteStore({ path: db, create: false });
+  const host = readingHost(store, environment);
+  try {
+    await loadStored(store, id, db);
+    const steps = await host.history(id, { limit: 10_000 });
+    if (json) environment.stdout.write(`${JSON.stringify(steps)}\n`);
+    else {
+      for (const { seq, at, status, state } of steps) {
+        environment.stdout.write(`${seq}\t${new Date(at).toISOString()}\t${status}\t${stateKeyOf(state)}\n`);
+      }
+    }
+    return 0;
+  } finally {
+    await host.close();
+  }
+}
+
+/**
+ * `actorloop fork --db file id --seq n [--new-id x] [provider options]`: a new conversation from
+ * stored step `n` of `id` (the original is untouched). A step in the middle of a run goes on from
+ * there — on the provider given, followed like `run` (same output and exit codes); any other step
+ * is stored as it was (waiting for approval, or ended) and the new id is printed. A `--new-id` in
+ * use is refused (exit 3), an unknown step is an error (exit 1); either way nothing is written.
+ */
+export async function forkStored(command: ForkCommand, environment: CliEnvironment): Promise<{ code: number; output?: RunOutput }> {
+  const { db, id, seq } = command;
+  const chosen = chooseProvider(command, environment.env);
+  const store = sqliteStore({ path: db, create: false });
+  const host = createConversationHost({
+    machine: cliMachine(command, chosen.provider),
+    store,
+    hostId: cliHostId(),
+    onError: reportTo(environment),
+  });
+  const newId = command.newId ?? `${id}-${seq}-${randomBytes(3).toString('hex')}`;
+  const fork = async () => {
+    try {
+      return await host.fork(id, { seq, newId });
+    } catch (error) {
+      if (ConversationExistsError.isInstance(error)) {
+        throw new CommandRefusedError(`conversation "${newId}" already exists in ${db}: choose another --new-id; nothing written`);
+      }
+      throw error;
+    }
+  };
+  try {
+    await loadStored(store, id, db);
+    const step = await host.get(id, { seq });
+    const { stderr, stdout } = environment;
+    stderr.write(`actorloop: forking ${id} at step ${seq} (${step?.status}, ${stateKeyOf(step?.value)}) into ${newId} in ${db}\n`);
+    if (step?.status !== 'running') {
+      const view = await fork();
+      if (command.json) stdout.write(`${JSON.stringify(view)}\n`);
+      else stdout.write(`${newId}\n`);
+      return { code: 0 };
+    }
+    if (chosen.offline) stderr.write(offlineNotice);
+    return await followRun(
+      host,
+      newId,
+      {
+        json: command.json,
+        started: { provider: chosen.provider.name, model: chosen.label, offline: chosen.offline, forkedFrom: { id, seq } },
+        start: async () => {
+          await fork();
+        },
+      },
+      environment,
+    );
+  } finally {
+    await host.close();
+  }
+}
