@@ -1,0 +1,77 @@
+/**
+ * `actorloop view` as a process: the operable viewer over a host on a SQLite file another process
+ * wrote — it prints `{ url }`, serves the page, the stored conversation and its steps, refuses a
+ * cancel of a finished run (409), forks it, refuses a missing file with nothing served, and SIGTERM ends it
+ * with exit code 0.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { actorloop, type CliResult } from './support/cli-process.js';
+
+const work = mkdtempSync(join(tmpdir(), 'actorloop-view-'));
+
+async function view(args: string[]): Promise<{ url: string; child: ChildProcess; done: Promise<CliResult> }> {
+  let child: ChildProcess | undefined;
+  let done: Promise<CliResult> | undefined;
+  const url = await new Promise<string>((resolve, reject) => {
+    done = actorloop(['view', '--port', '0', ...args], {}, (spawned) => {
+      child = spawned;
+      let out = '';
+      spawned.stdout?.on('data', (data: Buffer) => {
+        out += data.toString();
+        if (out.includes('\n')) resolve((JSON.parse(out.split('\n')[0] as string) as { url: string }).url);
+      });
+    });
+    done.then((result) => reject(new Error(`view exited: ${result.code} ${result.stderr}`)));
+  });
+  return { url, child: child as ChildProcess, done: done as Promise<CliResult> };
+}
+
+describe('actorloop view', () => {
+  it('serves the viewer over a stored conversation: its steps, a refused cancel, a fork; SIGTERM exits 0', async () => {
+    const db = join(work, 'viewed.db');
+    // A conversation another process stored (the offline model's run ends: done).
+    const run = await actorloop(['run', '--db', db, '--id', 'c-1', 'what is 17*23?']);
+    expect(run.code).toBe(0);
+    const { url, child, done } = await view(['--db', db]);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const page = await fetch(url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`actorloop · ${db}`);
+    const list = (await (await fetch(`${url}api/conversations`)).json()) as Array<{ id: string; status: string }>;
+    expect(list).toEqual([expect.objectContaining({ id: 'c-1', status: 'done' })]);
+    const steps = (await (await fetch(`${url}api/conversations/c-1/history`)).json()) as Array<{ seq: number }>;
+    expect(steps.length).toBeGreaterThan(1);
+    const first = (await (await fetch(`${url}api/conversations/c-1/steps/${steps[0]?.seq}`)).json()) as { seq: number; status: string };
+    expect(first.seq).toBe(steps[0]?.seq);
+    const cancel = await fetch(`${url}api/conversations/c-1/cancel`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(cancel.status).toBe(409);
+    const fork = await fetch(`${url}api/conversations/c-1/fork`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ seq: steps.at(-1)?.seq, newId: 'c-2' }),
+    });
+    expect(fork.status).toBe(201);
+    expect((await (await fetch(`${url}api/conversations/c-2`)).json()) as { id: string }).toMatchObject({ id: 'c-2' });
+    expect((await fetch(`${url}api/conversations/nope`)).status).toBe(404);
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('stopping');
+  }, 60_000);
+
+  it('refuses a file that does not exist, creating nothing', async () => {
+    const missing = join(work, 'missing.db');
+    const result = await actorloop(['view', '--port', '0', '--db', missing]);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(existsSync(missing)).toBe(false);
+  }, 30_000);
+});
