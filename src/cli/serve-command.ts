@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenServer, serveUntilStopped } from './listen-server.js';
 import { createConversationHost } from '../host/conversation-host.js';
 import { memoryStore } from '../host/memory-store.js';
 import { createConversationHandler } from '../http/conversation-handler.js';
@@ -51,20 +51,7 @@ export async function serveCommand(
   const handler = createConversationHandler(host, { authorize: tokenCheck(token), store });
   const server = createServer(toNodeListener(handler));
   const { stderr, stdout } = environment;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(command.port, command.hostname, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (error) {
-    await host.close();
-    throw error;
-  }
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://${command.hostname.includes(':') ? `[${command.hostname}]` : command.hostname}:${port}`;
+  const origin = await listenServer(server, command.port, command.hostname, host);
   if (chosen.offline) stderr.write(offlineNotice);
   stderr.write(
     `actorloop: serving ${command.db === undefined ? 'conversations in memory (gone when it stops; --db <file> keeps them)' : `the conversations of ${command.db}`} on ${chosen.label}\n` +
@@ -74,14 +61,5 @@ export async function serveCommand(
   // The address goes to stdout, so a script can read where to connect; a made-up token goes with it.
   stdout.write(`${JSON.stringify({ url: origin, ...(given ? {} : { token }) })}\n`);
 
-  await new Promise<void>((resolve) => {
-    const stopSignals = environment.onStop?.(resolve);
-    server.once('close', () => stopSignals?.());
-  });
-  stderr.write('actorloop: stopping\n');
-  // Open event streams would keep `close` waiting for ever: they end now; their clients resume elsewhere.
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await host.close();
-  return 0;
+  return serveUntilStopped(server, host, environment);
 }

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenServer, serveUntilStopped } from './listen-server.js';
 import { createConversationHost } from '../host/conversation-host.js';
 import { memoryStore } from '../host/memory-store.js';
 import { toNodeListener } from '../http/node-listener.js';
@@ -54,33 +54,12 @@ export async function viewCommand(
     onError: reportTo(environment),
   });
   const server = createServer(toNodeListener(handler));
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(command.port, command.hostname, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (error) {
-    await host.close();
-    throw error;
-  }
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${command.hostname.includes(':') ? `[${command.hostname}]` : command.hostname}:${port}/`;
+  const origin = await listenServer(server, command.port, command.hostname, host);
+  const url = `${origin}/`;
   const { stderr, stdout } = environment;
   if (chosen.offline) stderr.write(offlineNotice);
   stderr.write(`actorloop: the viewer on ${command.db ?? 'conversations in memory'}: ${url} (Ctrl-C to stop)\n`);
   stdout.write(`${JSON.stringify({ url })}\n`);
 
-  await new Promise<void>((resolve) => {
-    const stopSignals = environment.onStop?.(resolve);
-    server.once('close', () => stopSignals?.());
-  });
-  stderr.write('actorloop: stopping\n');
-  // Open event streams would keep `close` waiting for ever: they end now.
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await host.close();
-  return 0;
+  return serveUntilStopped(server, host, environment);
 }

@@ -16,3 +16,14 @@ function partsOf(message) {
   });
 }
 `;
+
+/** The style of the rendered messages (`#messages`, its roles and parts), shared by both pages; each sets its own height. */
+export const messagePartsStyle = `
+#messages { list-style: none; margin: 0; padding: 0; overflow: auto; }
+#messages li { padding: 6px 0; border-bottom: 1px solid #f1f5f9; }
+#messages .role { display: inline-block; min-width: 70px; font-size: 11px; font-weight: 700; text-transform: uppercase; color: var(--muted); }
+#messages .part { white-space: pre-wrap; margin: 2px 0 0 0; font-size: 13px; }
+#messages .part.tool { font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 12px; }
+#messages .part.reasoning { color: var(--muted); font-style: italic; }
+.empty { color: var(--muted); }
+`;

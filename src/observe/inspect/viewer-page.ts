@@ -6,7 +6,7 @@
 
 import { chartStyle } from '../chart/render-svg.js';
 import { lightChartScript } from './light-chart-script.js';
-import { messagePartsScript } from './message-parts-script.js';
+import { messagePartsScript, messagePartsStyle } from './message-parts-script.js';
 
 const escapeHtml = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
@@ -47,13 +47,8 @@ h2 { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: 
 #log .kind { font-weight: 600; }
 #log li.error .text { color: #b91c1c; }
 #log li[data-kind="state"] .text { color: var(--accent); font-weight: 600; }
-#messages { list-style: none; margin: 0; padding: 0; max-height: 340px; overflow: auto; }
-#messages li { padding: 6px 0; border-bottom: 1px solid #f1f5f9; }
-#messages .role { display: inline-block; min-width: 70px; font-size: 11px; font-weight: 700; text-transform: uppercase; color: var(--muted); }
-#messages .part { white-space: pre-wrap; margin: 2px 0 0 0; font-size: 13px; }
-#messages .part.tool { font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 12px; }
-#messages .part.reasoning { color: var(--muted); font-style: italic; }
-.empty { color: var(--muted); }
+${messagePartsStyle}
+#messages { max-height: 340px; }
 `;
 
 /** The client: runs in the page, talks only to the viewer. */

@@ -6,7 +6,7 @@
 
 import { chartStyle } from '../../chart/render-svg.js';
 import { lightChartScript } from '../light-chart-script.js';
-import { messagePartsScript } from '../message-parts-script.js';
+import { messagePartsScript, messagePartsStyle } from '../message-parts-script.js';
 
 const escapeHtml = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
@@ -57,13 +57,8 @@ button.deny, #cancel { border-color: #dc2626; }
 #agents, #agents ul { list-style: none; margin: 0; padding-left: 14px; font-size: 13px; }
 #agents { padding-left: 0; }
 #agents .agent-status { margin-left: 6px; font-size: 11px; color: var(--muted); }
-#messages { list-style: none; margin: 0; padding: 0; max-height: 380px; overflow: auto; }
-#messages li { padding: 6px 0; border-bottom: 1px solid #f1f5f9; }
-#messages .role { display: inline-block; min-width: 70px; font-size: 11px; font-weight: 700; text-transform: uppercase; color: var(--muted); }
-#messages .part { white-space: pre-wrap; margin: 2px 0 0 0; font-size: 13px; }
-#messages .part.tool { font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 12px; }
-#messages .part.reasoning { color: var(--muted); font-style: italic; }
-.empty { color: var(--muted); }
+${messagePartsStyle}
+#messages { max-height: 380px; }
 `;
 
 /** The client: runs in the page, talks only to the viewer's routes under its base path. */
