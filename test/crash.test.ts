@@ -62,7 +62,9 @@ async function killRound(
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, database, sideFile, server.url, driver], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const count = 2 + Math.floor(Math.random() * 10);
+  // 2 to 6 events in: later kill points often came after the worker's last event of that kind, so too
+  // few kills landed on a loaded machine (3 of 10 once in CI).
+  const count = 2 + Math.floor(Math.random() * 5);
   let seen = 0;
   let killed = false;
   const kill = () => {
