@@ -12,14 +12,24 @@
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
+ *   --gate             after the run, compare the S1 and S2 ratios with bench/baseline/node-<major>.json and
+ *                      exit 1 on a regression beyond the margin, 2 without a baseline; alone it runs S1 and
+ *                      S2 at the baseline's N values and transports (--only / --n / --transports override)
+ *   --save-baseline    write this run's S1 / S2 ratios into bench/baseline/node-<major>.json (the scenario
+ *                      run replaces its stored one; the other and the margins are kept)
+ *   --from <file>      gate / save a stored bench/results/<timestamp>.json instead of measuring
+ *   --baseline <file>  another baseline file than bench/baseline/node-<major>.json
  *
  * Prints a markdown table and writes everything to bench/results/<timestamp>.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execSync } from 'node:child_process';
+import { baselinePath, readBaseline } from './baseline.js';
+import { afterRun, describeCommit, nodeMajorOf, s2Defaults } from './gate-cli.js';
+import type { GateScenario } from './gate-ratios.js';
 import { profileS1, type ProfileResult } from './profile.js';
 import { measureFlatness, type FlatnessResult } from './rounds.js';
 import { s1, type S1Result, type S1SideResult } from './s1-overhead.js';
@@ -52,24 +62,31 @@ type Flags = {
   cpuProfSide: Side | null;
   /** S2's transports: the SDK's default fetch, `createNodeFetch`, or both. */
   transports: Transport[];
+  /** Judge the run against the committed baseline (bench/gate.ts). */
+  gate: boolean;
+  saveBaseline: boolean;
 };
 
-function parseFlags(argv: string[]): Flags {
+/** `gateS2`: the N values and transports of the baseline's S2, which `--gate` measures unless told otherwise. */
+function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transport[] }): Flags {
   const value = (name: string) => {
     const index = argv.indexOf(name);
     return index === -1 ? undefined : argv[index + 1];
   };
   const quick = argv.includes('--quick');
+  const gate = argv.includes('--gate');
   const list = (text: string | undefined) =>
     text
       ?.split(',')
       .map((part) => part.trim())
       .filter(Boolean);
-  const ns = list(value('--n'))?.map(Number) ?? (quick ? [100, 250] : [1000, 5000, 10000]);
+  const ns = list(value('--n'))?.map(Number) ?? (gate && gateS2 ? gateS2.ns : quick ? [100, 250] : [1000, 5000, 10000]);
   const rounds = value('--rounds');
   const only = new Set(
     (
-      list(value('--only')) ?? [
+      list(value('--only')) ??
+      // The gate watches S1 and S2; the rest of the bench is not needed to judge them.
+      (gate ? ['S1', 'S2'] : undefined) ?? [
         'S1',
         'S2',
         'S3',
@@ -105,7 +122,9 @@ function parseFlags(argv: string[]): Flags {
     s3N: Number(value('--s3-n') ?? (quick ? 300 : 2000)),
     profile,
     cpuProfSide: cpuProfSide ?? (profile ? 'actorloop' : null),
-    transports: (list(value('--transports')) ?? ['fetch', 'node-http']).map((name) => {
+    gate,
+    saveBaseline: argv.includes('--save-baseline'),
+    transports: (list(value('--transports')) ?? (gate && gateS2 ? gateS2.transports : ['fetch', 'node-http'])).map((name) => {
       if (name !== 'fetch' && name !== 'node-http') throw new Error(`--transports: expected fetch and/or node-http, got ${name}`);
       return name;
     }),
@@ -151,8 +170,30 @@ function environment() {
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
+  const argv = process.argv.slice(2);
   const here = path.dirname(fileURLToPath(import.meta.url));
+  const baselineIndex = argv.indexOf('--baseline');
+  const baselineOverride = baselineIndex === -1 ? undefined : argv[baselineIndex + 1];
+  if (baselineIndex !== -1 && !baselineOverride) throw new Error('--baseline: expected a baseline JSON file');
+  const fromIndex = argv.indexOf('--from');
+  if (fromIndex !== -1) {
+    const from = argv[fromIndex + 1];
+    if (!from) throw new Error('--from: expected a bench/results/<timestamp>.json file');
+    process.exitCode = judgeStoredRun(from, argv, here, baselineOverride);
+    return;
+  }
+  const baselineFile = baselineOverride ?? baselinePath(here, nodeMajorOf(process.version));
+  const baseline = readBaseline(baselineFile);
+  if (argv.includes('--gate') && !baseline && !argv.includes('--save-baseline')) {
+    // Before measuring: minutes of bench to compare with nothing would read as a pass.
+    process.stdout.write(
+      `### Gate — no baseline\n\nno baseline at ${path.relative(process.cwd(), baselineFile)} for Node ${process.version}: nothing to compare with. ` +
+        'Make one on this machine with `npm run bench -- --only S1,S2 --n 1000,5000 --save-baseline` and commit it.\n',
+    );
+    process.exitCode = 2;
+    return;
+  }
+  const flags = parseFlags(argv, s2Defaults(baseline));
   const resultsDir = path.join(here, 'results');
   mkdirSync(resultsDir, { recursive: true });
   const env = environment();
@@ -308,6 +349,53 @@ async function main(): Promise<void> {
     ),
   );
   log(`wrote ${path.relative(process.cwd(), file)}`);
+  if (flags.gate || flags.saveBaseline) {
+    const ran = new Set<GateScenario>();
+    if (results.s1) ran.add('S1');
+    if (results.s2) ran.add('S2');
+    process.exitCode = afterRun(
+      results,
+      ran,
+      {
+        date: startedAt.toISOString(),
+        node: env.node,
+        commit: describeCommit(),
+        cpus: env.cpus,
+        loadAverage: { start: env.loadAverageAtStart, end: os.loadavg() },
+        s1Flags: { rounds: flags.s1Rounds, reps: flags.reps, warmup: flags.warmup },
+        s2Flags: { n: flags.ns, rounds: flags.s2Rounds, transports: flags.transports },
+      },
+      { gate: flags.gate, save: flags.saveBaseline, benchDir: here, baselineFile },
+    );
+  }
+}
+
+/** `--from`: the gate and / or --save-baseline on a run written earlier, without measuring. */
+function judgeStoredRun(file: string, argv: string[], benchDir: string, baselineFile: string | undefined): number {
+  const stored = JSON.parse(readFileSync(file, 'utf8')) as {
+    startedAt: string;
+    flags: { s1Rounds: number; s2Rounds: number; reps: number; warmup: number; ns: number[]; transports: string[] };
+    environment: { node: string; commit: string; cpus: number; loadAverageAtStart: number[]; loadAverageAtEnd: number[] };
+    results: { s1?: S1Result; s2?: S2RunResult[] };
+  };
+  const ran = new Set<GateScenario>();
+  if (stored.results.s1) ran.add('S1');
+  if (stored.results.s2) ran.add('S2');
+  const { flags, environment } = stored;
+  return afterRun(
+    stored.results,
+    ran,
+    {
+      date: stored.startedAt,
+      node: environment.node,
+      commit: environment.commit,
+      cpus: environment.cpus,
+      loadAverage: { start: environment.loadAverageAtStart, end: environment.loadAverageAtEnd },
+      s1Flags: { rounds: flags.s1Rounds, reps: flags.reps, warmup: flags.warmup },
+      s2Flags: { n: flags.ns, rounds: flags.s2Rounds, transports: flags.transports },
+    },
+    { gate: argv.includes('--gate'), save: argv.includes('--save-baseline'), benchDir, ...(baselineFile ? { baselineFile } : {}) },
+  );
 }
 
 function render(
