@@ -17,6 +17,7 @@ import { compareWithBaseline, gateExitCode, renderGate } from '../bench/gate.js'
 import { type GateInput, gateRatios } from '../bench/gate-ratios.js';
 import { marginFrom, spreadOf } from '../bench/noise-spread.js';
 import type { S1ModeResult, S1Result, S1SideResult } from '../bench/s1-overhead.js';
+import { bestOf } from '../bench/s2-best-of.js';
 import type { S2RunResult } from '../bench/s2-concurrency.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -211,6 +212,30 @@ describe('baseline', () => {
   it('s2Defaults reads the N values and transports a gate run measures', () => {
     expect(s2Defaults(baseline())).toEqual({ ns: [1000, 5000], transports: ['fetch'] });
     expect(s2Defaults(undefined)).toBeUndefined();
+  });
+});
+
+describe('S2 best of R runs', () => {
+  const s2 = (roundsPerSecond: number, peakRssBytes: number, errors = 0) =>
+    ({ side: 'actorloop', transport: 'fetch', n: 5000, roundsPerSecond, peakRssBytes, errors }) as S2RunResult;
+
+  it('reports the run with the most rounds/s and keeps every run beside it, in order', () => {
+    const best = bestOf([s2(900, 3e8), s2(1100, 4e8), s2(1000, 2e8)]);
+    expect(best.roundsPerSecond).toBe(1100);
+    expect(best.peakRssBytes).toBe(4e8);
+    expect(best.repetitions).toEqual([
+      { roundsPerSecond: 900, peakRssBytes: 3e8 },
+      { roundsPerSecond: 1100, peakRssBytes: 4e8 },
+      { roundsPerSecond: 1000, peakRssBytes: 2e8 },
+    ]);
+  });
+
+  it('never lets a run with errors or a failed worker win, and leaves a single run as it is', () => {
+    expect(bestOf([s2(2000, 1e8, 3), s2(800, 1e8)]).roundsPerSecond).toBe(800);
+    expect(bestOf([s2(Number.NaN, Number.NaN, 5000), s2(700, 1e8)]).roundsPerSecond).toBe(700);
+    const single = s2(900, 1e8);
+    expect(bestOf([single])).toBe(single);
+    expect(bestOf([s2(900, 1e8, 2), s2(950, 1e8, 1)]).errors).toBe(2);
   });
 });
 
