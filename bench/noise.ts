@@ -1,10 +1,12 @@
 /**
- * `npx tsx bench/noise.ts [--k 5] [--n 1000,5000] [--reps 50] [--warmup 60] [--transports fetch,node-http] [--s2-reps 3] [--factor 1.5] [--floor 0.03] [--write-margins] [--from noise.json]`
+ * `npx tsx bench/noise.ts [--k 5] [--n 1000,5000] [--reps 50] [--warmup 60] [--transports fetch,node-http] [--s2-reps 3] [--factor 1.5] [--floor 0.03] [--write-margins] [--save-baseline] [--from noise.json]`
  *
  * Runs the gate's measurements (S1, and S2 at each N) K times against one wire server, the same
  * code each time, and reports how far each gated ratio moves between runs (bench/noise-spread.ts):
  * that spread × a safety factor is the gate's margin. `--write-margins` stores the margins and the
- * noise figures in bench/baseline/node-<major>.json (the ratios there are left alone). `--from`
+ * noise figures in bench/baseline/node-<major>.json (the ratios there are left alone); `--save-baseline`
+ * stores each ratio's median over the K runs as the baseline, so the gate compares a run with the
+ * typical run rather than with one that happened to be lucky or unlucky. `--from`
  * re-reads the per-run ratios of an earlier noise run instead of measuring. The load average is
  * sampled every 5 s while it runs: noise on a busy machine is part of what the margin must cover.
  */
@@ -12,7 +14,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { baselinePath, readBaseline, writeBaseline, withNoise } from './baseline.js';
+import { baselinePath, mergeBaseline, readBaseline, writeBaseline, withNoise } from './baseline.js';
+import { describeCommit } from './gate-cli.js';
 import type { Transport } from './client.js';
 import { type GateRatio, gateRatios } from './gate-ratios.js';
 import { marginFrom, type Spread, spreadOf } from './noise-spread.js';
@@ -25,6 +28,8 @@ export type NoiseRun = { index: number; loadAverageAtStart: number[]; loadAverag
 export type NoiseFile = {
   startedAt: string;
   node: string;
+  /** The commit measured (bench/gate-cli.ts `describeCommit`). */
+  commit?: string;
   settings: {
     k: number;
     ns: number[];
@@ -67,6 +72,7 @@ async function measure(): Promise<NoiseFile> {
   const file: NoiseFile = {
     startedAt: new Date().toISOString(),
     node: process.version,
+    commit: describeCommit(),
     settings: { k, ns, reps, warmup, s1Rounds: 20, s2Rounds: 5, s2Reps, transports },
     loadSamples: [os.loadavg()[0] as number],
     runs: [],
@@ -153,4 +159,25 @@ if (argv.includes('--write-margins')) {
     }),
   );
   log(`margins written to ${path.relative(process.cwd(), file)}`);
+}
+
+if (argv.includes('--save-baseline')) {
+  const major = Number(noise.node.slice(1).split('.')[0]);
+  const file = baselinePath(here, major);
+  const template = noise.runs[0]?.ratios ?? [];
+  // Each ratio's median over the runs (runs with failed conversations left out, as in the spreads).
+  const medians: GateRatio[] = template.flatMap((ratio) => {
+    const spread = spreads[ratio.id];
+    return spread ? [{ ...ratio, value: spread.median, errors: 0 }] : [];
+  });
+  const run = {
+    date: noise.startedAt,
+    commit: noise.commit ?? 'unknown',
+    node: noise.node,
+    flags: { ...noise.settings, statistic: `median of ${noise.runs.length} runs (bench/noise.ts)` },
+    loadAverage: { start: [noise.loadSamples[0] ?? 0], end: [noise.loadSamples.at(-1) ?? 0] },
+    cpus: os.cpus().length,
+  };
+  writeBaseline(file, mergeBaseline(readBaseline(file), major, medians, run));
+  log(`baseline (medians of ${noise.runs.length} runs) written to ${path.relative(process.cwd(), file)}`);
 }
