@@ -30,6 +30,8 @@ export type NoiseFile = {
   node: string;
   /** The commit measured (bench/gate-cli.ts `describeCommit`). */
   commit?: string;
+  /** The `openai` SDK both sides ran on (CI's Node 24 pass runs the newest major). */
+  openai?: string;
   settings: {
     k: number;
     ns: number[];
@@ -50,6 +52,16 @@ const value = (name: string) => {
   const index = argv.indexOf(name);
   return index === -1 ? undefined : argv[index + 1];
 };
+/** The installed `openai` version (its package.json is not in the package's exports, so it is read from disk). */
+function sdkVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(here, '..', 'node_modules', 'openai', 'package.json'), 'utf8')) as { version: string })
+      .version;
+  } catch {
+    return 'unknown';
+  }
+}
+
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -73,6 +85,7 @@ async function measure(): Promise<NoiseFile> {
     startedAt: new Date().toISOString(),
     node: process.version,
     commit: describeCommit(),
+    openai: sdkVersion(),
     settings: { k, ns, reps, warmup, s1Rounds: 20, s2Rounds: 5, s2Reps, transports },
     loadSamples: [os.loadavg()[0] as number],
     runs: [],
@@ -174,7 +187,11 @@ if (argv.includes('--save-baseline')) {
     date: noise.startedAt,
     commit: noise.commit ?? 'unknown',
     node: noise.node,
-    flags: { ...noise.settings, statistic: `median of ${noise.runs.length} runs (bench/noise.ts)` },
+    flags: {
+      ...noise.settings,
+      ...(noise.openai ? { openai: noise.openai } : {}),
+      statistic: `median of ${noise.runs.length} runs (bench/noise.ts)`,
+    },
     loadAverage: { start: [noise.loadSamples[0] ?? 0], end: [noise.loadSamples.at(-1) ?? 0] },
     cpus: os.cpus().length,
   };

@@ -1,0 +1,72 @@
+/**
+ * Where a side's allocation goes: V8's sampling heap profiler (counting objects the GC already
+ * collected) over `--conversations` S1 conversations of one side, summed by allocating function.
+ *
+ * ```sh
+ * npx tsx bench/alloc-sites.ts --side actorloop --mode stream --top 40
+ * ```
+ */
+import { Session } from 'node:inspector/promises';
+import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
+import { createBenchClient } from './client.js';
+import { createMinimalLoop } from './minimal-loop.js';
+import { createRawLoop, type LoopOptions, type LoopResult } from './raw-loop.js';
+import { startWireServerProcess } from './wire.js';
+
+function flag(name: string, fallback: string): string {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? fallback : (process.argv[index + 1] as string);
+}
+const side = flag('--side', 'actorloop');
+const mode = flag('--mode', 'stream');
+const rounds = Number(flag('--rounds', '20'));
+const conversations = Number(flag('--conversations', '40'));
+const top = Number(flag('--top', '40'));
+
+const server = await startWireServerProcess();
+await server.configure({ latencyMs: 0, rounds });
+const options: LoopOptions = { model: 'bench-model', stream: mode === 'stream', maxRounds: rounds };
+const { client, close } = await createBenchClient(server.baseURL, { connections: 4 });
+const run: (text: string) => Promise<LoopResult> =
+  side === 'raw'
+    ? createRawLoop(client, options)
+    : side === 'minimal'
+      ? createMinimalLoop(client, options)
+      : createActorloopLoop(benchOpenAIProvider(client, options), options);
+for (let index = 0; index < 30; index++) await run('Add the numbers, round after round.');
+
+const session = new Session();
+session.connect();
+await session.post('HeapProfiler.enable');
+const samplingParams = { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+await session.post('HeapProfiler.startSampling', samplingParams as { samplingInterval: number });
+for (let index = 0; index < conversations; index++) await run('Add the numbers, round after round.');
+const { profile } = await session.post('HeapProfiler.stopSampling');
+session.disconnect();
+
+type Node = (typeof profile)['head'];
+const bySite = new Map<string, number>();
+const byFile = new Map<string, number>();
+let total = 0;
+const shortUrl = (url: string) => url.replace(/^.*\/node_modules\//, '').replace(/^.*\/(src|bench)\//, '$1/');
+const walk = (node: Node, parent: string) => {
+  const frame = node.callFrame;
+  const site = `${frame.functionName || '(anonymous)'} ${shortUrl(frame.url)}:${frame.lineNumber + 1}`;
+  total += node.selfSize;
+  if (node.selfSize > 0) {
+    const key = `${site}  <- ${parent}`;
+    bySite.set(key, (bySite.get(key) ?? 0) + node.selfSize);
+    const file = shortUrl(frame.url) || '(native)';
+    byFile.set(file, (byFile.get(file) ?? 0) + node.selfSize);
+  }
+  for (const child of node.children) walk(child, site);
+};
+walk(profile.head, '');
+const perRound = (bytes: number) => (bytes / conversations / rounds).toFixed(0).padStart(7);
+console.log(`${side} ${mode}: ${perRound(total)} bytes allocated per round\n\nby file:`);
+for (const [file, bytes] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${perRound(bytes)}  ${file}`);
+console.log('\nby function (<- caller):');
+for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${perRound(bytes)}  ${site}`);
+await close();
+await server.close();
+process.exit(0);
