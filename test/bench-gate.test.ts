@@ -215,6 +215,33 @@ describe('baseline', () => {
   });
 });
 
+describe('the committed baselines', () => {
+  // What a gate run measures by default: S1 in both modes on both transports, S2 at 1,000 and 5,000 on both.
+  const gated = gateRatios(results({ stream: 1.5, json: 1.6, rps: { 1000: 0.6, 5000: 0.55 } })).map((ratio) => ratio.id);
+  const withNodeHttp = [
+    ...gated,
+    ...gated.filter((id) => id.startsWith('S1/')).map((id) => id.replace('/fetch/', '/node-http/')),
+    ...gated.filter((id) => id.startsWith('S2/')).map((id) => id.replace('/fetch/', '/node-http/')),
+  ];
+
+  for (const major of [20, 24]) {
+    it(`node-${major}.json holds every gated ratio with a margin from a noise run, for the Node major it names`, () => {
+      const committed = readBaseline(path.join(root, 'bench', 'baseline', `node-${major}.json`));
+      if (!committed) throw new Error(`bench/baseline/node-${major}.json is missing`);
+      expect(committed.nodeMajor).toBe(major);
+      const stored = { ...committed.scenarios.S1?.ratios, ...committed.scenarios.S2?.ratios };
+      for (const id of new Set(withNodeHttp)) {
+        expect(stored[id], id).toBeGreaterThan(0);
+        expect(committed.margins[id], id).toBeGreaterThanOrEqual(0.05);
+      }
+      expect(committed.noise?.k).toBeGreaterThanOrEqual(3);
+      expect(committed.scenarios.S2?.run.node.startsWith(`v${major}.`)).toBe(true);
+      // The gate run's S2 defaults come from the baseline: 1,000 and 5,000 on both transports.
+      expect(s2Defaults(committed)).toEqual({ ns: [1000, 5000], transports: ['fetch', 'node-http'] });
+    });
+  }
+});
+
 describe('S2 best of R runs', () => {
   const s2 = (roundsPerSecond: number, peakRssBytes: number, errors = 0) =>
     ({ side: 'actorloop', transport: 'fetch', n: 5000, roundsPerSecond, peakRssBytes, errors }) as S2RunResult;
