@@ -17,10 +17,10 @@
  * bytes allocated per round (V8's sampling heap profiler, counting objects the GC has already
  * collected) and the share allocated in XState's code.
  */
-import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type OpenAI from 'openai';
+import { allocationProfile } from './allocation-profile.js';
 import { createBenchClient } from './client.js';
 import { createMinimalLoop } from './minimal-loop.js';
 import { createRawLoop, type LoopOptions, type LoopResult } from './raw-loop.js';
@@ -51,15 +51,7 @@ const fixed = (value: number, digits = 0) => value.toFixed(digits);
 
 /** Bytes allocated per round by `run`, total and in XState's code, from V8's sampling heap profiler. */
 async function allocationPerRound(run: Run, conversations: number): Promise<{ total: number; xstate: number }> {
-  const session = new Session();
-  session.connect();
-  await session.post('HeapProfiler.enable');
-  // Not in Node 20's protocol types: the flags make the profile count objects the GC already collected.
-  const samplingParams = { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
-  await session.post('HeapProfiler.startSampling', samplingParams as { samplingInterval: number });
-  for (let index = 0; index < conversations; index++) await run('Add the numbers, round after round.');
-  const { profile } = await session.post('HeapProfiler.stopSampling');
-  session.disconnect();
+  const profile = await allocationProfile(() => run('Add the numbers, round after round.'), conversations, 512);
   let total = 0;
   let xstate = 0;
   const walk = (node: (typeof profile)['head']) => {

@@ -6,7 +6,7 @@
  * npx tsx bench/alloc-sites.ts --side actorloop --mode stream --top 40
  * ```
  */
-import { Session } from 'node:inspector/promises';
+import { allocationProfile } from './allocation-profile.js';
 import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
 import { createMinimalLoop } from './minimal-loop.js';
@@ -35,14 +35,7 @@ const run: (text: string) => Promise<LoopResult> =
       : createActorloopLoop(benchOpenAIProvider(client, options), options);
 for (let index = 0; index < 30; index++) await run('Add the numbers, round after round.');
 
-const session = new Session();
-session.connect();
-await session.post('HeapProfiler.enable');
-const samplingParams = { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
-await session.post('HeapProfiler.startSampling', samplingParams as { samplingInterval: number });
-for (let index = 0; index < conversations; index++) await run('Add the numbers, round after round.');
-const { profile } = await session.post('HeapProfiler.stopSampling');
-session.disconnect();
+const profile = await allocationProfile(() => run('Add the numbers, round after round.'), conversations, 256);
 
 type Node = (typeof profile)['head'];
 const bySite = new Map<string, number>();

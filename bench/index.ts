@@ -194,7 +194,7 @@ async function main(): Promise<void> {
     // Before measuring: minutes of bench to compare with nothing would read as a pass.
     process.stdout.write(
       `### Gate — no baseline\n\nno baseline at ${path.relative(process.cwd(), baselineFile)} for Node ${process.version}: nothing to compare with. ` +
-        'Make one on this machine with `npx tsx bench/noise.ts --k 4 --s2-reps 2 --floor 0.05 --write-margins --save-baseline` ' +
+        'Make one on this machine with `npx tsx bench/noise.ts --k 4 --s2-reps 2 --write-margins --save-baseline` ' +
         '(the medians of 4 runs, margins from their spread) and commit it.\n',
     );
     process.exitCode = 2;
