@@ -21,7 +21,11 @@ export type BaselineRun = {
 
 export type BaselineScenario = { run: BaselineRun; ratios: Record<string, number> };
 
-/** The noise run (bench/noise.ts) the margins came from. */
+/**
+ * The noise run (bench/noise.ts) the margins came from. A run that measured only some ratios (S1
+ * alone, say) keeps the spreads and margins of the others from the runs before it, which are
+ * listed under `earlier` without their spreads.
+ */
 export type BaselineNoise = {
   measuredAt: string;
   node: string;
@@ -32,6 +36,7 @@ export type BaselineNoise = {
   floor: number;
   spreads: Record<string, { median: number; maxDeviation: number; range: number }>;
   margins: Record<string, number>;
+  earlier?: Array<Omit<BaselineNoise, 'spreads' | 'margins' | 'earlier'>>;
 };
 
 export type Baseline = {
@@ -116,6 +121,20 @@ export function withNoise(existing: Baseline | undefined, nodeMajor: number, noi
     nodeMajor,
     scenarios: { ...existing?.scenarios },
     margins: { ...existing?.margins, ...noise.margins },
-    noise,
+    noise: mergedNoise(existing?.noise, noise),
+  };
+}
+
+/** The newest noise run, over the spreads of the ratios it did not measure again (from the runs before it). */
+function mergedNoise(before: BaselineNoise | undefined, noise: BaselineNoise): BaselineNoise {
+  if (!before) return noise;
+  const kept = Object.keys(before.spreads).filter((id) => !(id in noise.spreads));
+  if (kept.length === 0) return noise;
+  const { spreads: _spreads, margins: _margins, earlier, ...record } = before;
+  return {
+    ...noise,
+    spreads: { ...before.spreads, ...noise.spreads },
+    margins: { ...before.margins, ...noise.margins },
+    earlier: [...(earlier ?? []), record],
   };
 }

@@ -18,6 +18,7 @@ import { fmt } from './stats.js';
 export const defaultMargins: Record<RatioKind, number> = {
   cpu: 0.2,
   'cpu-mean': 0.1,
+  'cpu-p10': 0.1,
   'rounds-per-second': 0.08,
   'peak-rss': 0.1,
 };

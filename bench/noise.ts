@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/noise.ts [--k 5] [--n 1000,5000] [--reps 50] [--warmup 60] [--transports fetch,node-http] [--s2-reps 3] [--factor 1.5] [--floor 0.1] [--write-margins] [--save-baseline] [--from noise.json]`
+ * `npx tsx bench/noise.ts [--k 5] [--n 1000,5000] [--reps 50] [--warmup 60] [--transports fetch,node-http] [--scenarios S1,S2] [--s2-reps 3] [--factor 1.5] [--floor 0.1] [--write-margins] [--save-baseline] [--from noise.json]`
  *
  * Runs the gate's measurements (S1, and S2 at each N) K times against one wire server, the same
  * code each time, and reports how far each gated ratio moves between runs (bench/noise-spread.ts):
@@ -34,6 +34,8 @@ export type NoiseFile = {
   openai?: string;
   settings: {
     k: number;
+    /** What each run measured (absent: S1 and S2). */
+    scenarios?: string[];
     ns: number[];
     reps: number;
     warmup: number;
@@ -71,6 +73,10 @@ async function measure(): Promise<NoiseFile> {
   const reps = Number(value('--reps') ?? 50);
   const warmup = Number(value('--warmup') ?? 60);
   const transports = (value('--transports') ?? 'fetch,node-http').split(',') as Transport[];
+  // S1 alone takes a minute and a half for K = 5; with S2 a run takes minutes.
+  const scenarios = new Set((value('--scenarios') ?? 'S1,S2').split(',').map((name) => name.trim().toUpperCase()));
+  if (![...scenarios].every((name) => name === 'S1' || name === 'S2') || scenarios.size === 0)
+    throw new Error(`--scenarios: expected S1 and/or S2, got ${value('--scenarios')}`);
   // As the gate measures S2: the best of this many runs (npm run bench -- --gate uses 3).
   const s2Reps = Number(value('--s2-reps') ?? 3);
   for (const [name, number] of [
@@ -86,7 +92,7 @@ async function measure(): Promise<NoiseFile> {
     node: process.version,
     commit: describeCommit(),
     openai: sdkVersion(),
-    settings: { k, ns, reps, warmup, s1Rounds: 20, s2Rounds: 5, s2Reps, transports },
+    settings: { k, scenarios: [...scenarios], ns, reps, warmup, s1Rounds: 20, s2Rounds: 5, s2Reps, transports },
     loadSamples: [os.loadavg()[0] as number],
     runs: [],
   };
@@ -96,11 +102,12 @@ async function measure(): Promise<NoiseFile> {
     for (let index = 0; index < k; index++) {
       const loadAverageAtStart = os.loadavg();
       log(
-        `noise run ${index + 1}/${k}: S1 (${reps} reps after ${warmup}), S2 at N = ${ns.join(', ')}; load ${fmt(loadAverageAtStart[0] ?? 0, 2)}`,
+        `noise run ${index + 1}/${k}: ${scenarios.has('S1') ? `S1 (${reps} reps after ${warmup})` : ''}` +
+          `${scenarios.has('S2') ? ` S2 at N = ${ns.join(', ')}` : ''}; load ${fmt(loadAverageAtStart[0] ?? 0, 2)}`,
       );
-      const s1Result = await s1(server, { rounds: 20, reps, warmup });
-      const s2Result = await s2(server, { ns, rounds: 5, latencyMs: 25, transports, reps: s2Reps, log });
-      const ratios = gateRatios({ s1: s1Result, s2: s2Result });
+      const s1Result = scenarios.has('S1') ? await s1(server, { rounds: 20, reps, warmup }) : undefined;
+      const s2Result = scenarios.has('S2') ? await s2(server, { ns, rounds: 5, latencyMs: 25, transports, reps: s2Reps, log }) : undefined;
+      const ratios = gateRatios({ ...(s1Result ? { s1: s1Result } : {}), ...(s2Result ? { s2: s2Result } : {}) });
       file.runs.push({ index, loadAverageAtStart, loadAverageAtEnd: os.loadavg(), ratios });
       log(`  ${ratios.map((r) => `${r.id} ${fmt(r.value, 3)}`).join(', ')}`);
       // Written after every run, so a long measurement that is stopped still leaves its runs.

@@ -24,19 +24,27 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(path.join(tmpdir(), 'bench-gate-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const side = (median: number, mean = median): S1SideResult => ({
-  cpuUsPerRound: { median, mean, p10: median, p90: median, min: median },
+const side = (median: number, mean = median, p10 = median * 0.8): S1SideResult => ({
+  cpuUsPerRound: { median, mean, p10, p90: median, min: median },
   wallMsPerConversation: { median: 1 },
   samples: [],
 });
 /** A run whose ratios actorloop ÷ raw are `ratios` (raw is 1000 µs, 1000 rounds/s, 100 MB). */
-function results(ratios: { stream?: number; json?: number; rps?: Record<number, number>; rss?: number; errors?: number }): GateInput {
+function results(ratios: {
+  stream?: number;
+  json?: number;
+  /** actorloop ÷ raw of the 10th percentiles, when it differs from the medians' ratio. */
+  p10?: number;
+  rps?: Record<number, number>;
+  rss?: number;
+  errors?: number;
+}): GateInput {
   const mode = (name: 'stream' | 'json', ratio: number): S1ModeResult =>
     ({
       mode: name,
-      actorloop: side(1000 * ratio),
+      actorloop: side(1000 * ratio, 1000 * ratio, 800 * (ratios.p10 ?? ratio)),
       raw: side(1000),
-      actorloopNodeHttp: side(900 * ratio),
+      actorloopNodeHttp: side(900 * ratio, 900 * ratio, 720 * (ratios.p10 ?? ratio)),
       rawNodeHttp: side(900),
     }) as S1ModeResult;
   const s1: S1Result | undefined =
@@ -84,16 +92,19 @@ const row = (report: ReturnType<typeof compareWithBaseline>, id: string) => {
 
 describe('gateRatios', () => {
   it('reads S1 medians and means on both transports and pairs S2 sides per N and transport', () => {
-    const ratios = gateRatios(results({ stream: 1.5, json: 1.2, rps: { 5000: 0.8 }, rss: 1.3 }));
+    const ratios = gateRatios(results({ stream: 1.5, json: 1.2, p10: 1.1, rps: { 5000: 0.8 }, rss: 1.3 }));
     const byId = Object.fromEntries(ratios.map((ratio) => [ratio.id, ratio]));
     expect(byId['S1/stream/fetch/cpu']?.value).toBeCloseTo(1.5);
+    expect(byId['S1/stream/fetch/cpu-p10']).toMatchObject({ direction: 'lower-is-better', scenario: 'S1' });
+    expect(byId['S1/stream/fetch/cpu-p10']?.value).toBeCloseTo(1.1);
+    expect(byId['S1/json/node-http/cpu-p10']?.value).toBeCloseTo(1.1);
     expect(byId['S1/json/fetch/cpu-mean']?.value).toBeCloseTo(1.2);
     expect(byId['S1/json/node-http/cpu']?.value).toBeCloseTo(1.2);
     expect(byId['S2/5000/fetch/rounds-per-second']).toMatchObject({ direction: 'higher-is-better', scenario: 'S2' });
     expect(byId['S2/5000/fetch/rounds-per-second']?.value).toBeCloseTo(0.8);
     expect(byId['S2/5000/fetch/peak-rss']).toMatchObject({ direction: 'lower-is-better' });
     expect(byId['S2/5000/fetch/peak-rss']?.value).toBeCloseTo(1.3);
-    expect(Object.keys(byId)).toHaveLength(10);
+    expect(Object.keys(byId)).toHaveLength(14);
   });
 });
 
@@ -175,6 +186,34 @@ describe('compareWithBaseline', () => {
 });
 
 describe('baseline', () => {
+  it('a noise run of S1 alone keeps the S2 spreads and margins of the run before it, and names that run', () => {
+    const record = (k: number, ids: string[], margin: number) => ({
+      measuredAt: `2026-12-0${k}T00:00:00.000Z`,
+      node: run.node,
+      k,
+      settings: {},
+      loadAverage: { min: 1, mean: 1.5, max: 2 },
+      factor: 1.5,
+      floor: 0.1,
+      spreads: Object.fromEntries(ids.map((id) => [id, { median: 1, maxDeviation: 0.01, range: 0.02 }])),
+      margins: Object.fromEntries(ids.map((id) => [id, margin])),
+    });
+    const both = withNoise(baseline(), 20, record(4, ['S1/stream/fetch/cpu', 'S2/5000/fetch/rounds-per-second'], 0.15));
+    const next = withNoise(both, 20, record(5, ['S1/stream/fetch/cpu', 'S1/stream/fetch/cpu-p10'], 0.12));
+    expect(Object.keys(next.noise?.spreads ?? {}).sort()).toEqual([
+      'S1/stream/fetch/cpu',
+      'S1/stream/fetch/cpu-p10',
+      'S2/5000/fetch/rounds-per-second',
+    ]);
+    expect(next.margins['S2/5000/fetch/rounds-per-second']).toBe(0.15);
+    expect(next.margins['S1/stream/fetch/cpu']).toBe(0.12);
+    expect(next.noise?.k).toBe(5);
+    expect(next.noise?.earlier?.map((earlier) => earlier.k)).toEqual([4]);
+    // A run that measures everything again replaces the record and its history.
+    const full = withNoise(next, 20, record(6, Object.keys(next.noise?.spreads ?? {}), 0.1));
+    expect(full.noise?.earlier).toBeUndefined();
+  });
+
   it('saving S1 alone keeps the stored S2, the margins and the noise record', () => {
     const noisy = withNoise(baseline(), 20, {
       measuredAt: run.date,
