@@ -129,6 +129,7 @@ const factor = Number(value('--factor') ?? 1.5);
 const floor = Number(value('--floor') ?? 0.1);
 
 const ids = [...new Set(noise.runs.flatMap((run) => run.ratios.map((ratio) => ratio.id)))];
+const measured = new Set(ids.map((id) => id.slice(0, id.indexOf('/'))));
 const spreads: Record<string, Spread> = {};
 const margins: Record<string, number> = {};
 for (const id of ids) {
@@ -146,7 +147,11 @@ const loadSummary = {
   max: Math.max(...load),
 };
 const lines = [
-  `## noise — node ${noise.node}, K = ${noise.runs.length}, S1 ${noise.settings.reps} reps after ${noise.settings.warmup}, S2 at N = ${noise.settings.ns.join(', ')} (${noise.settings.transports.join(', ')})`,
+  `## noise — node ${noise.node}, K = ${noise.runs.length}, ` +
+    [
+      ...(measured.has('S1') ? [`S1 ${noise.settings.reps} reps after ${noise.settings.warmup}`] : []),
+      ...(measured.has('S2') ? [`S2 at N = ${noise.settings.ns.join(', ')} (${noise.settings.transports.join(', ')})`] : []),
+    ].join(', '),
   '',
   `load average (1 min) during the runs: min ${fmt(loadSummary.min, 2)}, mean ${fmt(loadSummary.mean, 2)}, max ${fmt(loadSummary.max, 2)} on ${os.cpus().length} CPUs`,
   '',
