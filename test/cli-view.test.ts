@@ -1,7 +1,8 @@
 /**
  * `actorloop view` as a process: the operable viewer over a host on a SQLite file another process
  * wrote — it prints `{ url }`, serves the page, the stored conversation and its steps, refuses a
- * cancel of a finished run (409), forks it, refuses a missing file with nothing served, and SIGTERM ends it
+ * cancel of a finished run (409), forks it, refuses a missing file with nothing served and a port in
+ * use with exit 1, and SIGTERM ends it
  * with exit code 0.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -65,6 +66,18 @@ describe('actorloop view', () => {
     const result = await done;
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('stopping');
+  }, 60_000);
+
+  it('a port in use: exit 1 naming it, no stack, and the one already serving goes on', async () => {
+    const { url, child, done } = await view([]);
+    const taken = await actorloop(['view', '--port', new URL(url).port]);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toMatch(/EADDRINUSE|address already in use/);
+    expect(taken.stderr).not.toMatch(/\n\s+at /);
+    expect(taken.stdout).toBe('');
+    expect((await fetch(url)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect((await done).code).toBe(0);
   }, 60_000);
 
   it('refuses a file that does not exist, creating nothing', async () => {
