@@ -344,41 +344,27 @@ describe('npm run bench -- --gate --from <results>', () => {
     }
   };
 
+  /** `npm run bench -- --from <a stored run of these ratios> <action> --baseline <file>`. */
+  const withStored = (ratios: Parameters<typeof results>[0], action: '--gate' | '--save-baseline', baselineFile: string) =>
+    bench(['--from', stored(results(ratios)), action, '--baseline', baselineFile]);
+
   it('saves a baseline, passes the same run, fails the 0.91× → 0.79× fall, and exits 2 without a baseline', async () => {
     const baselineFile = path.join(dir, 'node-20.json');
-    const saved = await bench([
-      '--from',
-      stored(results({ stream: 1.4, rps: { 1000: 0.95, 5000: 0.91 } })),
-      '--save-baseline',
-      '--baseline',
-      baselineFile,
-    ]);
+    const saved = await withStored({ stream: 1.4, rps: { 1000: 0.95, 5000: 0.91 } }, '--save-baseline', baselineFile);
     expect(saved.code).toBe(0);
     const written = JSON.parse(readFileSync(baselineFile, 'utf8')) as Baseline;
     expect(written.scenarios.S2?.ratios['S2/5000/fetch/rounds-per-second']).toBeCloseTo(0.91);
     expect(written.scenarios.S1?.run).toMatchObject({ commit: 'abc1234', node: 'v20.20.2', flags: { reps: 50, warmup: 60 } });
 
-    const same = await bench([
-      '--from',
-      stored(results({ stream: 1.4, rps: { 1000: 0.95, 5000: 0.91 } })),
-      '--gate',
-      '--baseline',
-      baselineFile,
-    ]);
+    const same = await withStored({ stream: 1.4, rps: { 1000: 0.95, 5000: 0.91 } }, '--gate', baselineFile);
     expect(same.stdout).toContain('gate: pass');
     expect(same.code).toBe(0);
 
-    const fell = await bench([
-      '--from',
-      stored(results({ stream: 1.4, rps: { 1000: 0.95, 5000: 0.79 } })),
-      '--gate',
-      '--baseline',
-      baselineFile,
-    ]);
+    const fell = await withStored({ stream: 1.4, rps: { 1000: 0.95, 5000: 0.79 } }, '--gate', baselineFile);
     expect(fell.stdout).toMatch(/S2\/5000\/fetch\/rounds-per-second .*\*\*REGRESSED\*\*/);
     expect(fell.code).toBe(1);
 
-    const missing = await bench(['--from', stored(results({ stream: 1.4 })), '--gate', '--baseline', path.join(dir, 'none.json')]);
+    const missing = await withStored({ stream: 1.4 }, '--gate', path.join(dir, 'none.json'));
     expect(missing.stdout).toContain('no baseline at');
     expect(missing.code).toBe(2);
     // Four processes that each load the whole bench through tsx: seconds each on a busy 2-core machine.
