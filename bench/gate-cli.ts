@@ -30,6 +30,11 @@ export function s2Defaults(baseline: Baseline | undefined): { ns: number[]; tran
   return ns.length > 0 && transports.length > 0 ? { ns, transports } : undefined;
 }
 
+/** The gated scenarios a run measured. */
+export function scenariosIn(results: GateInput): Set<GateScenario> {
+  return new Set<GateScenario>([...(results.s1 ? ['S1' as const] : []), ...(results.s2 ? ['S2' as const] : [])]);
+}
+
 /** What run produced `results`, for the baseline's record. */
 export type RunRecord = {
   date: string;

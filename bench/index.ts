@@ -29,8 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execSync } from 'node:child_process';
 import { baselinePath, readBaseline } from './baseline.js';
-import { afterRun, describeCommit, nodeMajorOf, s2Defaults } from './gate-cli.js';
-import type { GateScenario } from './gate-ratios.js';
+import { afterRun, describeCommit, nodeMajorOf, s2Defaults, scenariosIn } from './gate-cli.js';
 import { profileS1, type ProfileResult } from './profile.js';
 import { measureFlatness, type FlatnessResult } from './rounds.js';
 import { s1, type S1Result, type S1SideResult } from './s1-overhead.js';
@@ -364,12 +363,9 @@ async function main(): Promise<void> {
   );
   log(`wrote ${path.relative(process.cwd(), file)}`);
   if (flags.gate || flags.saveBaseline) {
-    const ran = new Set<GateScenario>();
-    if (results.s1) ran.add('S1');
-    if (results.s2) ran.add('S2');
     process.exitCode = afterRun(
       results,
-      ran,
+      scenariosIn(results),
       {
         date: startedAt.toISOString(),
         node: env.node,
@@ -392,13 +388,10 @@ function judgeStoredRun(file: string, argv: string[], benchDir: string, baseline
     environment: { node: string; commit: string; cpus: number; loadAverageAtStart: number[]; loadAverageAtEnd: number[] };
     results: { s1?: S1Result; s2?: S2RunResult[] };
   };
-  const ran = new Set<GateScenario>();
-  if (stored.results.s1) ran.add('S1');
-  if (stored.results.s2) ran.add('S2');
   const { flags, environment } = stored;
   return afterRun(
     stored.results,
-    ran,
+    scenariosIn(stored.results),
     {
       date: stored.startedAt,
       node: environment.node,
