@@ -26,6 +26,11 @@ export type AgentsResult = {
   agentUsPerRun: number;
   /** agent / plain. */
   ratio: number;
+  /** The agent call whose child streams its answer in `streamedDeltas` deltas: each goes up to the parent. */
+  streamingUsPerRun: number;
+  streamedDeltas: number;
+  /** streaming agent / plain. */
+  streamingRatio: number;
   parked: number;
   plainBytesPerParked: number;
   agentBytesPerParked: number;
@@ -41,11 +46,18 @@ async function* callTurn(name: string, id: string): AsyncGenerator<OpenAIChatCom
   yield chunk({ tool_calls: [{ index: 0, function: { arguments: '{"prompt":"what is the answer?"}' } }] }, 'tool_calls');
 }
 
-async function* textTurn(text: string): AsyncGenerator<OpenAIChatCompletionChunk> {
-  yield chunk({ content: text }, 'stop');
+/** The text in `pieces` chunks (the last one carries the finish reason), as a model streams it. */
+async function* textTurn(text: string, pieces = 1): AsyncGenerator<OpenAIChatCompletionChunk> {
+  const size = Math.ceil(text.length / pieces);
+  for (let start = 0; start < text.length; start += size) {
+    yield chunk({ content: text.slice(start, start + size) }, start + size >= text.length ? 'stop' : null);
+  }
 }
 
 const answer = 'The answer is 42.';
+/** A streamed answer: each of its deltas is an event the child emits and its parent passes on. */
+const streamedAnswer = 'The answer, after some thought, is forty-two. '.repeat(8);
+export const streamedDeltas = 40;
 let serial = 0;
 
 /** A parent's model: a call to `tool`, then an answer (it tells the two by the history's last message). */
@@ -70,7 +82,9 @@ function machines(block: Promise<string> | undefined) {
       })
     : createConversationMachine({ provider: handlerProvider(() => textTurn(answer)) });
   const agent = createConversationMachine({ provider: parentProvider('ask'), tools: [agentTool(child, { name: 'ask' })] });
-  return { plain, agent };
+  const streamingChild = createConversationMachine({ provider: handlerProvider(() => textTurn(streamedAnswer, streamedDeltas)) });
+  const streaming = createConversationMachine({ provider: parentProvider('ask'), tools: [agentTool(streamingChild, { name: 'ask' })] });
+  return { plain, agent, streaming };
 }
 
 async function runOnce(machine: ReturnType<typeof createConversationMachine>): Promise<number> {
@@ -109,20 +123,15 @@ async function parkedBytes(side: 'plain' | 'agent', n: number): Promise<number> 
 }
 
 export async function agents(options: { reps: number; warmup: number; parked: number }): Promise<AgentsResult> {
-  const { plain, agent } = machines(undefined);
-  for (let i = 0; i < options.warmup; i++) {
-    await runOnce(plain);
-    await runOnce(agent);
-  }
-  const samples = { plain: [] as number[], agent: [] as number[] };
+  const built = machines(undefined);
+  const sides = ['plain', 'agent', 'streaming'] as const;
+  for (let i = 0; i < options.warmup; i++) for (const side of sides) await runOnce(built[side]);
+  const samples = { plain: [] as number[], agent: [] as number[], streaming: [] as number[] };
   for (let i = 0; i < options.reps; i++) {
-    // Alternating which goes first, so neither always runs on a warmer cache.
-    if (i % 2 === 0) {
-      samples.plain.push(await runOnce(plain));
-      samples.agent.push(await runOnce(agent));
-    } else {
-      samples.agent.push(await runOnce(agent));
-      samples.plain.push(await runOnce(plain));
+    // Rotating which goes first, so none always runs on a warmer cache.
+    for (let k = 0; k < sides.length; k++) {
+      const side = sides[(i + k) % sides.length] as (typeof sides)[number];
+      samples[side].push(await runOnce(built[side]));
     }
   }
   const plainUsPerRun = median(samples.plain);
@@ -138,6 +147,9 @@ export async function agents(options: { reps: number; warmup: number; parked: nu
     plainUsPerRun,
     agentUsPerRun,
     ratio: agentUsPerRun / plainUsPerRun,
+    streamingUsPerRun: median(samples.streaming),
+    streamedDeltas,
+    streamingRatio: median(samples.streaming) / plainUsPerRun,
     parked: options.parked,
     plainBytesPerParked,
     agentBytesPerParked,

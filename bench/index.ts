@@ -611,7 +611,9 @@ function render(
     lines.push('| side | CPU µs per parent run | heap bytes per parked parent |', '|---|---:|---:|');
     lines.push(`| plain tool | ${fmt(a.plainUsPerRun, 0)} | ${fmt(a.plainBytesPerParked, 0)} |`);
     lines.push(`| agent tool (+ its child) | ${fmt(a.agentUsPerRun, 0)} | ${fmt(a.agentBytesPerParked, 0)} |`);
-    lines.push(`| agent ÷ plain | ${fmt(a.ratio, 2)} | ${fmt(a.memoryRatio, 2)} |`, '');
+    lines.push(`| agent ÷ plain | ${fmt(a.ratio, 2)} | ${fmt(a.memoryRatio, 2)} |`);
+    lines.push(`| agent tool, its child streaming ${a.streamedDeltas} deltas | ${fmt(a.streamingUsPerRun, 0)} | |`);
+    lines.push(`| streaming agent ÷ plain | ${fmt(a.streamingRatio, 2)} | |`, '');
   }
   if (results.controls) {
     const c = results.controls;

@@ -76,6 +76,43 @@ describe('agentTool: a conversation machine called as a tool', () => {
     ]);
   });
 
+  it("passes a child's streamed answer up one step at a time: every delta re-emitted in order, none after agent.finished", async () => {
+    const answer = 'A long answer, streamed in many small pieces by the child model. '.repeat(3);
+    const child = scriptedModel([{ text: answer }]);
+    const parent = scriptedModel([{ toolCalls: [{ id: 'p1', name: 'ask', args: { prompt: 'Tell me.' } }] }, { text: 'Told.' }]);
+    const writer = createConversationMachine({
+      provider: handlerProvider(parent.handler),
+      tools: [agentTool(createConversationMachine({ provider: handlerProvider(child.handler) }), { name: 'ask' })],
+    });
+    // What the parent receives from its child, as XState's inspection sees it.
+    const received: Array<{ events: unknown[] }> = [];
+    const actor = createActor(writer, {
+      input: { messages: [] },
+      inspect: (inspection) => {
+        const event =
+          inspection.type === '@xstate.event' ? (inspection as { event: { type: string; events?: unknown[] } }).event : undefined;
+        if (event?.type === 'agent.emitted' && inspection.actorRef === actor) received.push({ events: event.events ?? [] });
+      },
+    });
+    const events: ConversationEmittedEvent[] = [];
+    actor.on('*', (event) => events.push(event as ConversationEmittedEvent));
+    actor.start();
+    actor.send({ type: 'user.message', content: 'Go.' });
+    const result = (await toPromise(actor)) as RunOutput;
+    expect(result.status).toBe('done');
+    const deltas = events.flatMap((event) =>
+      event.type === 'agent.event' && event.event.type === 'text.delta' ? [event.event.delta] : [],
+    );
+    expect(deltas.join('')).toBe(answer);
+    expect(deltas.length).toBeGreaterThan(30);
+    // One parent step per step of the child, not one per delta; and every child event in one of them.
+    expect(received.length).toBeLessThan(8);
+    const forwarded = events.filter((event) => event.type === 'agent.event').length;
+    expect(received.reduce((sum, batch) => sum + batch.events.length, 0)).toBe(forwarded);
+    const types = events.map((event) => event.type);
+    expect(types.lastIndexOf('agent.event')).toBeLessThan(types.indexOf('agent.finished'));
+  });
+
   it('gives a failed child an error result naming status and reason, or halts the parent with onChildFailure: halt', async () => {
     const failing = () =>
       createConversationMachine({

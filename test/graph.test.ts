@@ -351,21 +351,23 @@ function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
       return [
         asEvent({ type: `xstate.done.actor.${id}`, output: childOutput('done') }),
         asEvent({ type: `xstate.done.actor.${id}`, output: childOutput('error') }),
-        asEvent({ type: 'agent.emitted', childId: id, event: { type: 'text.delta', delta: 'child says' } }),
+        asEvent({ type: 'agent.emitted', childId: id, events: [{ type: 'text.delta', delta: 'child says' }] }),
         asEvent({
           type: 'agent.emitted',
           childId: id,
-          event: { type: 'tool.approval.requested', toolCallId: `deep_${call.toolCallId}`, name: 'danger', args: {} },
+          events: [{ type: 'tool.approval.requested', toolCallId: `deep_${call.toolCallId}`, name: 'danger', args: {} }],
         }),
         // A grandchild's request, as the child passes it up: it counts toward the tree's budget.
         asEvent({
           type: 'agent.emitted',
           childId: id,
-          event: {
-            type: 'agent.event',
-            path: ['deep'],
-            event: { type: 'request.finished', iteration: 0, attempt: 1, finishReason: 'stop', usage },
-          },
+          events: [
+            {
+              type: 'agent.event',
+              path: ['deep'],
+              event: { type: 'request.finished', iteration: 0, attempt: 1, finishReason: 'stop', usage },
+            },
+          ],
         }),
       ];
     }

@@ -209,13 +209,13 @@ export function conversationActions(settings: ResolvedOptions) {
     startQueuedCalls: enqueue(({ context, enqueue }) =>
       startCalls(enqueue, queuedCallsStarted(context, settings.maxConcurrentTools, toolTimeoutOf, Date.now(), agentCalls)),
     ),
-    // A child's event goes out as `agent.event`, with the path down to the child that emitted it.
-    // Its `request.finished`s (from any depth) count toward the tree's spend as they come.
+    // A child's events go out as `agent.event`s, with the path down to the child that emitted them.
+    // Their `request.finished`s (from any depth) count toward the tree's spend as they come.
     forwardAgentEvent: enqueue(({ context, event, enqueue }) => {
       if (event.type !== 'agent.emitted') return;
       apply(enqueue, agentEventForwarded(context, event));
       const toolCallId = agentCallIdOf(event.childId);
-      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.event, prices);
+      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.events, prices);
       if (spend) enqueue.assign(spend);
     }),
     // An approval for a call down the tree goes to the running child it belongs under.

@@ -212,36 +212,41 @@ export function runningAgentsFinished(
 }
 
 /**
- * A child's event, as this run passes it on: always as `agent.event` (with the path down to the
- * child that emitted it), and an approval request also as a `tool.approval.requested` of its own,
- * with its `path`, so approvals deep in a tree surface at the root, where `tool.approve` is sent;
- * the pending approvals are kept until their call starts, is answered, or its child ends. Nothing,
- * for an event that does not come from a running agent call of this round.
+ * A child's events (one step's, in order), as this run passes them on: each always as
+ * `agent.event` (with the path down to the child that emitted it), and an approval request also as
+ * a `tool.approval.requested` of its own, with its `path`, so approvals deep in a tree surface at
+ * the root, where `tool.approve` is sent; the pending approvals are kept until their call starts, is
+ * answered, or its child ends. Nothing, for events that do not come from a running agent call of
+ * this round.
  */
 export function agentEventForwarded(
   context: Pick<ConversationContext, 'round' | 'agents'>,
-  emitted: { childId: string; event: ConversationEmittedEvent },
+  emitted: { childId: string; events: readonly ConversationEmittedEvent[] },
 ): Effects {
   const toolCallId = agentCallIdOf(emitted.childId);
-  const event = emitted.event;
-  if (toolCallId === undefined || !isRecord(event) || typeof event.type !== 'string') return {};
+  if (toolCallId === undefined) return {};
   const live = context.round?.some((call) => call.agent && call.state === 'running' && call.toolCallId === toolCallId);
   if (!live) return {};
-  const forwarded: ConversationEmittedEvent[] = [forwardedAgentEvent(toolCallId, event)];
+  const forwarded: ConversationEmittedEvent[] = [];
   let approvals = context.agents.approvals;
-  if (event.type === 'tool.approval.requested') {
-    // The child's own call, or one deeper down that the child surfaced with its path.
-    const approval = { toolCallId: event.toolCallId, name: event.name, args: event.args, path: [toolCallId, ...(event.path ?? [])] };
-    const known = approvals.some((pending) => pending.toolCallId === approval.toolCallId && samePath(pending.path, approval.path));
-    if (!known) approvals = [...approvals, approval];
-    forwarded.push({ type: 'tool.approval.requested', ...approval });
-  } else {
-    const leaf = leafOf(toolCallId, event);
-    if (leaf.event.type === 'tool.started' || leaf.event.type === 'tool.result') {
-      const answered = leaf.event.toolCallId;
-      approvals = approvals.filter((approval) => approval.toolCallId !== answered || !samePath(approval.path, leaf.path));
+  for (const event of emitted.events) {
+    if (!isRecord(event) || typeof event.type !== 'string') continue;
+    forwarded.push(forwardedAgentEvent(toolCallId, event));
+    if (event.type === 'tool.approval.requested') {
+      // The child's own call, or one deeper down that the child surfaced with its path.
+      const approval = { toolCallId: event.toolCallId, name: event.name, args: event.args, path: [toolCallId, ...(event.path ?? [])] };
+      const known = approvals.some((pending) => pending.toolCallId === approval.toolCallId && samePath(pending.path, approval.path));
+      if (!known) approvals = [...approvals, approval];
+      forwarded.push({ type: 'tool.approval.requested', ...approval });
+    } else {
+      const leaf = leafOf(toolCallId, event);
+      if (leaf.event.type === 'tool.started' || leaf.event.type === 'tool.result') {
+        const answered = leaf.event.toolCallId;
+        approvals = approvals.filter((approval) => approval.toolCallId !== answered || !samePath(approval.path, leaf.path));
+      }
     }
   }
+  if (forwarded.length === 0) return {};
   return approvals === context.agents.approvals
     ? { emitted: forwarded }
     : { context: { agents: { ...context.agents, approvals } }, emitted: forwarded };

@@ -145,29 +145,27 @@ export function childBudget(context: SpendContext): InheritedBudget | undefined 
 }
 
 /**
- * A descendant's `request.finished` (from an agent call's child, at any depth) adds to that call's
- * live spend, priced by this machine's table. Other events change nothing.
+ * A descendant's `request.finished`s (from an agent call's child, at any depth) add to that call's
+ * live spend, priced by this machine's table. Other events change nothing: `undefined` when none
+ * of `events` is a finished request.
  */
 export function childSpendRecorded(
   context: Pick<ConversationContext, 'control'>,
   toolCallId: string,
-  event: ConversationEmittedEvent,
+  events: readonly ConversationEmittedEvent[],
   prices: PriceTable | undefined,
 ): Partial<ConversationContext> | undefined {
-  let inner = event;
-  while (inner.type === 'agent.event') inner = inner.event;
-  if (inner.type !== 'request.finished') return undefined;
-  const before = context.control.childSpend[toolCallId] ?? { tokens: 0, cost: 0 };
-  const cost = prices ? addCost(zeroCost(), prices, inner.model, inner.usage as Usage).total : 0;
-  return {
-    control: {
-      ...context.control,
-      childSpend: {
-        ...context.control.childSpend,
-        [toolCallId]: { tokens: before.tokens + inner.usage.totalTokens, cost: before.cost + cost },
-      },
-    },
-  };
+  let spend = context.control.childSpend[toolCallId];
+  for (const event of events) {
+    let inner = event;
+    while (inner.type === 'agent.event') inner = inner.event;
+    if (inner.type !== 'request.finished') continue;
+    const before = spend ?? { tokens: 0, cost: 0 };
+    const cost = prices ? addCost(zeroCost(), prices, inner.model, inner.usage as Usage).total : 0;
+    spend = { tokens: before.tokens + inner.usage.totalTokens, cost: before.cost + cost };
+  }
+  if (spend === undefined || spend === context.control.childSpend[toolCallId]) return undefined;
+  return { control: { ...context.control, childSpend: { ...context.control.childSpend, [toolCallId]: spend } } };
 }
 
 /** The result the calls of a round a budget stopped get, naming the limit. */

@@ -86,7 +86,7 @@ export function conversationGuards(settings: ResolvedOptions) {
       )
         return false;
       const toolCallId = agentCallIdOf(event.childId);
-      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.event, prices);
+      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.events, prices);
       return spend !== undefined && budgetReached({ ...context, ...spend }, Date.now()) !== undefined;
     },
     contextOverWindow: ({ context }: GuardArgs) => contextSettings !== undefined && overWindow(context, contextSettings),

@@ -187,8 +187,11 @@ export type ToolCallErrorEvent = { type: `xstate.error.actor.toolCall-${string}`
 export type AgentCallDoneEvent = { type: `xstate.done.actor.agent:${string}`; output: RunOutput };
 /** An agent call's child could not run (sent by XState, never by users); its call gets an error result. */
 export type AgentCallErrorEvent = { type: `xstate.error.actor.agent:${string}`; error: unknown };
-/** An event an agent call's child emitted, handed to its parent (never sent by users; see `agent.event`). */
-export type AgentEmittedEvent = { type: 'agent.emitted'; childId: string; event: ConversationEmittedEvent };
+/**
+ * The events one step of an agent call's child emitted, in order, handed to its parent (never sent
+ * by users; see `agent.event`).
+ */
+export type AgentEmittedEvent = { type: 'agent.emitted'; childId: string; events: ConversationEmittedEvent[] };
 /** A provider call that failed (sent by XState, never by users). */
 export type ProviderCallErrorEvent = { type: 'xstate.error.actor.providerCall'; error: unknown };
 
