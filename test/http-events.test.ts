@@ -173,6 +173,35 @@ describe('the event stream', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it("writes the events that arrive together as one chunk: a step's 40 deltas are one write, not 40", async () => {
+    const open = deferred();
+    const { host, store } = await service({ reply: storyReply({ first: open.promise, second: open.promise }) });
+    open.resolve();
+    const handler = createConversationHandler(host, { authorize: () => true, store });
+    const response = await handler(new Request('http://127.0.0.1/conversations/chunks-1/events'));
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read(); // `retry:`
+    await host.send('chunks-1', { type: 'user.message', content: 'story' });
+    const decoder = new TextDecoder();
+    const messages: SseMessage[] = [];
+    const comments = { count: 0 };
+    let buffer = '';
+    let chunks = 0;
+    while (!isEnd(messages)) {
+      const { value } = await reader.read();
+      chunks++;
+      buffer = parseSse(buffer + decoder.decode(value, { stream: true }), messages, comments);
+    }
+    await reader.cancel();
+    expect(deltasOf(messages)).toBe(story);
+    // Every event is whole and in order, though fewer chunks than events carried them.
+    const ids = messages.map((message) => position(message.id));
+    for (let index = 1; index < ids.length; index++)
+      expect(ids[index - 1]![1] < ids[index]![1] || ids[index - 1]![0] < ids[index]![0]).toBe(true);
+    expect(messages.length).toBeGreaterThan(40);
+    expect(chunks).toBeLessThan(messages.length / 4);
+  });
+
   it('heartbeat comments keep an idle stream open; a client that leaves stops the following', async () => {
     const { url, host, store } = await service({ handler: { heartbeatMs: 20 } });
     const { host: counted, open } = countingFollows(host);

@@ -37,12 +37,27 @@ export function encodeStreamItem(item: ConversationStreamItem): Uint8Array {
   return encoder.encode(`id: ${item.id}\nevent: ${item.event.type}\ndata: ${JSON.stringify(item.event)}\n\n`);
 }
 
+/** The parts as one chunk (the part itself when there is one). */
+function joined(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  let size = 0;
+  for (const part of parts) size += part.byteLength;
+  const chunk = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    chunk.set(part, offset);
+    offset += part.byteLength;
+  }
+  return chunk;
+}
+
 /**
  * A conversation's stream as a `text/event-stream` response over `host.follow`: every event with
  * `id:` (its stream id), `event:` (its type) and `data:` (the event as JSON), from `follow`'s
  * starting point on, across runs, until the client leaves (`signal`, or the body is cancelled).
  *
- * Events go out at the pace the client reads. What a replay brings at once (the events a
+ * Events go out at the pace the client reads, those that arrive together (a step's deltas, a
+ * replay) as one chunk: one write to the socket, not one per event. What a replay brings at once (the events a
  * reconnecting client missed, as `follow` hands them over in one go) is held as it came and sent
  * as the client takes it; live events are held up to `maxBufferedBytes`, counted with what waits
  * unsent: past it the stream writes `event: resume` with `{ lastEventId, reason }` — the id of
@@ -73,6 +88,13 @@ export function eventStreamResponse(
 
   /** Writes what waits while the client's buffer has room (set once the stream has its controller). */
   let flush: () => void = () => undefined;
+  /** Events arriving together (a step's, or a replay) are written together, once they have all arrived. */
+  let flushScheduled = false;
+  const scheduleFlush = () => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    queueMicrotask(() => flush());
+  };
 
   const finish = () => {
     if (ended) return;
@@ -94,14 +116,23 @@ export function eventStreamResponse(
           controller.enqueue(encoder.encode(`event: resume\ndata: ${JSON.stringify({ lastEventId: lastEventId ?? null, reason })}\n\n`));
           controller.close();
         };
-        /** Writes what waits, as long as the client's buffer has room. */
+        /**
+         * Writes what waits, as long as the client's buffer has room, as one chunk: the events of a
+         * step (a batch of deltas) cost the stream and the socket one write, not one each.
+         */
         flush = () => {
-          while (!ended && waiting.length > 0 && (controller.desiredSize ?? 0) > 0) {
+          flushScheduled = false;
+          let room = controller.desiredSize ?? 0;
+          const parts: Uint8Array[] = [];
+          while (!ended && waiting.length > 0 && room > 0) {
             const { item, bytes } = waiting.shift() as (typeof waiting)[number];
             if (bytes) waitingLiveBytes -= bytes.byteLength;
-            controller.enqueue(bytes ?? encodeStreamItem(item));
+            const written = bytes ?? encodeStreamItem(item);
+            parts.push(written);
+            room -= written.byteLength;
             lastEventId = item.id;
           }
+          if (parts.length > 0) controller.enqueue(joined(parts));
         };
         controller.enqueue(encoder.encode(`retry: ${retryMs}\n\n`));
         if (signal?.aborted) return finish();
@@ -127,7 +158,7 @@ export function eventStreamResponse(
               waiting.push({ item, bytes });
               waitingLiveBytes += bytes.byteLength;
             }
-            flush();
+            scheduleFlush();
           },
           error: (error: unknown) => endWithResume(HostClosedError.isInstance(error) ? 'host_closed' : 'unavailable'),
         };
