@@ -1,6 +1,7 @@
 import type { ConversationHost } from '../host/conversation-host.js';
 import type { ConversationStreamItem, FollowOptions } from '../host/conversation-stream.js';
 import { HostClosedError } from '../host/errors/host-closed-error.js';
+import { concatBytes } from '../util/concat-bytes.js';
 
 /**
  * How a conversation's Server-Sent Events stream runs.
@@ -35,20 +36,6 @@ const encoder = new TextEncoder();
 export function encodeStreamItem(item: ConversationStreamItem): Uint8Array {
   // JSON.stringify never writes a line break, so `data` is one line; ids and types have none either.
   return encoder.encode(`id: ${item.id}\nevent: ${item.event.type}\ndata: ${JSON.stringify(item.event)}\n\n`);
-}
-
-/** The parts as one chunk (the part itself when there is one). */
-function joined(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  let size = 0;
-  for (const part of parts) size += part.byteLength;
-  const chunk = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    chunk.set(part, offset);
-    offset += part.byteLength;
-  }
-  return chunk;
 }
 
 /**
@@ -132,7 +119,7 @@ export function eventStreamResponse(
             room -= written.byteLength;
             lastEventId = item.id;
           }
-          if (parts.length > 0) controller.enqueue(joined(parts));
+          if (parts.length > 0) controller.enqueue(concatBytes(parts));
         };
         controller.enqueue(encoder.encode(`retry: ${retryMs}\n\n`));
         if (signal?.aborted) return finish();

@@ -1,4 +1,5 @@
 import { HttpProblemError } from './http-problem-error.js';
+import { concatBytes } from '../util/concat-bytes.js';
 import { describeValue } from './problem.js';
 
 /**
@@ -120,14 +121,7 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<Uint8Arr
     }
     chunks.push(next.value);
   }
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return concatBytes(chunks, size);
 }
 
 /**

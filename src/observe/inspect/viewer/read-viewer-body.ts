@@ -1,4 +1,5 @@
 import { isRecord } from '../../../util/is-record.js';
+import { concatBytes } from '../../../util/concat-bytes.js';
 import { ViewerRequestError } from './viewer-request-error.js';
 
 /** The largest body a viewer request may have: its bodies are a few ids. */
@@ -37,7 +38,7 @@ export async function readViewerBody(request: Request): Promise<Record<string, u
   }
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(joined(chunks, size));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(concatBytes(chunks, size));
   } catch {
     throw new ViewerRequestError(400, 'body: expected UTF-8 text', 'body');
   }
@@ -59,14 +60,4 @@ export async function readViewerBody(request: Request): Promise<Record<string, u
       'body',
     );
   return parsed;
-}
-
-function joined(chunks: Uint8Array[], size: number): Uint8Array {
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return all;
 }
