@@ -113,6 +113,70 @@ describe('agentTool: a conversation machine called as a tool', () => {
     expect(types.lastIndexOf('agent.event')).toBeLessThan(types.indexOf('agent.finished'));
   });
 
+  it('turns away an agent.emitted that no child sent (any shape), while idle and during an agent call; the run goes on unharmed', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    process.on('uncaughtException', onUnhandled);
+    const forged = [
+      { type: 'agent.emitted' },
+      { type: 'agent.emitted', childId: 7, events: [] },
+      { type: 'agent.emitted', childId: 'agent:p1', events: 42 },
+      { type: 'agent.emitted', childId: 'agent:p1', events: [null] },
+      { type: 'agent.emitted', childId: 'agent:p1', events: [{ type: 'agent.event' }] },
+      { type: 'agent.emitted', childId: 'agent:p1', events: [{ type: 'agent.event', path: 'p1', event: { type: 'usage' } }] },
+      { type: 'agent.emitted', childId: 'agent:p1', events: [{ type: 'tool.approval.requested', toolCallId: 'x', path: 3 }] },
+    ];
+    try {
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const slow = defineTool({
+        name: 'slow',
+        parameters: z.object({}),
+        execute: async () => {
+          await gate;
+          return 'slow done';
+        },
+      });
+      const child = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'slow', args: {} }] }, { text: 'Child done.' }]);
+      const parent = scriptedModel([{ toolCalls: [{ id: 'p1', name: 'ask', args: { prompt: 'Go.' } }] }, { text: 'Parent done.' }]);
+      const machine = createConversationMachine({
+        provider: handlerProvider(parent.handler),
+        tools: [agentTool(createConversationMachine({ provider: handlerProvider(child.handler), tools: [slow] }), { name: 'ask' })],
+      });
+      const actor = createActor(machine, { input: { messages: [] } });
+      const events: ConversationEmittedEvent[] = [];
+      actor.on('*', (event) => events.push(event as ConversationEmittedEvent));
+      actor.start();
+      for (const event of forged) actor.send(event as never);
+      actor.send({ type: 'user.message', content: 'Ask.' });
+      await until(
+        () => JSON.stringify(actor.getSnapshot().value).includes('executingTools') && events.some((event) => event.type === 'agent.event'),
+      );
+      for (const event of forged) actor.send(event as never);
+      release();
+      const result = (await toPromise(actor)) as RunOutput;
+      expect(result.status).toBe('done');
+      expect(result.text).toBe('Parent done.');
+      const rejected = events.filter((event) => event.type === 'event.rejected' && event.eventType === 'agent.emitted');
+      expect(rejected).toHaveLength(forged.length * 2);
+      expect(rejected[0]).toMatchObject({
+        message: expect.stringContaining('agent.emitted must be { childId: string, events: [{ type, … }] }'),
+      });
+      // None of them counted as the child's: its one answer came up, nothing more.
+      const childTexts = events.flatMap((event) =>
+        event.type === 'agent.event' && event.event.type === 'text.delta' ? [event.event.delta] : [],
+      );
+      expect(childTexts.join('')).toBe('Child done.');
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      process.off('uncaughtException', onUnhandled);
+    }
+  });
+
   it('gives a failed child an error result naming status and reason, or halts the parent with onChildFailure: halt', async () => {
     const failing = () =>
       createConversationMachine({

@@ -352,6 +352,8 @@ function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
         asEvent({ type: `xstate.done.actor.${id}`, output: childOutput('done') }),
         asEvent({ type: `xstate.done.actor.${id}`, output: childOutput('error') }),
         asEvent({ type: 'agent.emitted', childId: id, events: [{ type: 'text.delta', delta: 'child says' }] }),
+        // Not a child's: an `agent.event` without its path is turned away, nothing read.
+        asEvent({ type: 'agent.emitted', childId: id, events: [{ type: 'agent.event', event: { type: 'text.delta', delta: 'forged' } }] }),
         asEvent({
           type: 'agent.emitted',
           childId: id,

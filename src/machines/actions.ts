@@ -29,7 +29,15 @@ import {
 } from './round-results.js';
 import { haltRecorded, invalidMessageText, outcomeMarked, outOfStateText, runOutput, unknownCallText } from './run-context.js';
 import { handedOff, requestStartedEvent } from './handoffs.js';
-import { agentEventForwarded, agentsStopped, approvalRelay, bothEffects, runningAgentsFinished, type StoppedChild } from './agent-calls.js';
+import {
+  agentEventForwarded,
+  agentsStopped,
+  invalidAgentBatchText,
+  approvalRelay,
+  bothEffects,
+  runningAgentsFinished,
+  type StoppedChild,
+} from './agent-calls.js';
 import { errorResult, resultTexts, toolResult } from './tool-round.js';
 import type { GuardrailCheckOutput } from '../actors/guardrail-check.js';
 import { agentCallIdOf } from './agent-calls.js';
@@ -167,6 +175,11 @@ export function conversationActions(settings: ResolvedOptions) {
       type: 'event.rejected',
       eventType: event.type,
       message: outOfStateText(event.type, self.getSnapshot().value),
+    })),
+    rejectInvalidAgentBatch: emitEvent(({ event }) => ({
+      type: 'event.rejected',
+      eventType: event.type,
+      message: invalidAgentBatchText(event as { childId?: unknown; events?: unknown }),
     })),
     rejectUnknownCall: emitEvent(({ event }) => ({ type: 'event.rejected', eventType: event.type, message: unknownCallText(event) })),
     // Every transition into `requesting` starts an attempt with one of these (or `completeRound`),

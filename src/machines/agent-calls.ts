@@ -13,6 +13,43 @@ export const agentActorId = (toolCallId: string) => `agent:${toolCallId}`;
 export const agentCallIdOf = (childId: string): string | undefined =>
   childId.startsWith('agent:') ? childId.slice('agent:'.length) : undefined;
 
+const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/**
+ * Whether a value has the shape of an event a child emits, as far as a parent reads it: an object
+ * with a string `type`; an `agent.event` with its `path` and the event inside (checked the same
+ * way, down the chain); an approval request's `path`, when it has one, a list of ids.
+ */
+function isChildEvent(value: unknown): boolean {
+  let event = value;
+  // Bounded, as an event made in code can be its own inner event; real chains are as deep as the tree.
+  for (let depth = 0; depth < 10_000; depth++) {
+    if (!isRecord(event) || typeof event.type !== 'string') return false;
+    if (event.type === 'tool.approval.requested') return event.path === undefined || isStringList(event.path);
+    if (event.type !== 'agent.event') return true;
+    if (!isStringList(event.path)) return false;
+    event = event.event;
+  }
+  return false;
+}
+
+/**
+ * Whether an `agent.emitted` is one a child sends: its id a string, its events a list of events
+ * (see `isChildEvent`). Anyone may send the machine any event; another shape is turned away
+ * (`event.rejected`), not read.
+ */
+export function isAgentBatch(event: { childId?: unknown; events?: unknown }): boolean {
+  return typeof event.childId === 'string' && Array.isArray(event.events) && event.events.every(isChildEvent);
+}
+
+/** Why an `agent.emitted` was turned away. */
+export function invalidAgentBatchText(event: { childId?: unknown; events?: unknown }): string {
+  const events = Array.isArray(event.events)
+    ? `${event.events.length} events, not all of them events`
+    : (JSON.stringify(event.events) ?? typeof event.events);
+  return `agent.emitted must be { childId: string, events: [{ type, … }] } from an agent call's child; got childId ${JSON.stringify(event.childId) ?? typeof event.childId}, events ${events}`;
+}
+
 /** The name an agent tool's machine is registered under in the parent's `actors`. */
 export const agentSource = (toolName: string) => `agent.${toolName}`;
 

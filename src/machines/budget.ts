@@ -1,5 +1,6 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { Usage } from '../model/usage.js';
+import { isRecord } from '../util/is-record.js';
 import { option, type OptionSchema } from '../util/option-schema.js';
 import { addCost, findPrice, type PriceTable, zeroCost } from './pricing.js';
 import type { Effects } from './effects.js';
@@ -158,8 +159,9 @@ export function childSpendRecorded(
   let spend = context.control.childSpend[toolCallId];
   for (const event of events) {
     let inner = event;
-    while (inner.type === 'agent.event') inner = inner.event;
-    if (inner.type !== 'request.finished') continue;
+    // A chain of `agent.event`s down to what the descendant emitted (an event without one ends it).
+    while (inner.type === 'agent.event' && isRecord(inner.event)) inner = inner.event;
+    if (inner.type !== 'request.finished' || !isRecord(inner.usage) || typeof inner.usage.totalTokens !== 'number') continue;
     const before = spend ?? { tokens: 0, cost: 0 };
     const cost = prices ? addCost(zeroCost(), prices, inner.model, inner.usage as Usage).total : 0;
     spend = { tokens: before.tokens + inner.usage.totalTokens, cost: before.cost + cost };

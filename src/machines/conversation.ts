@@ -76,8 +76,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     // handle it first, being deeper).
     on: {
       'xstate.error.actor.*': { actions: 'rejectOutOfState' },
-      // An agent call's child emitted an event: it goes out as `agent.event` while the call runs.
-      'agent.emitted': { actions: 'forwardAgentEvent' },
+      // An agent call's child emitted events: they go out as `agent.event`s while the call runs.
+      'agent.emitted': [{ guard: 'isAgentBatch', actions: 'forwardAgentEvent' }, { actions: 'rejectInvalidAgentBatch' }],
     },
     states: {
       idle: {
@@ -270,8 +270,13 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           'budget.deadline': busyTransitions['budget.deadline'],
           // An agent call's child spent over the tree's budget (its `request.finished` came up with `agent.emitted`).
           'agent.emitted': [
-            { guard: 'treeBudgetReached', target: 'halted', actions: ['forwardAgentEvent', 'finishRunningAgents', 'haltOnTreeBudget'] },
-            { actions: 'forwardAgentEvent' },
+            {
+              guard: and(['isAgentBatch', 'treeBudgetReached']),
+              target: 'halted',
+              actions: ['forwardAgentEvent', 'finishRunningAgents', 'haltOnTreeBudget'],
+            },
+            { guard: 'isAgentBatch', actions: 'forwardAgentEvent' },
+            { actions: 'rejectInvalidAgentBatch' },
           ],
           cancel: cancelTransition,
         },

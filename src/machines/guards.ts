@@ -9,7 +9,7 @@ import { approvalRelay } from './agent-calls.js';
 import { handoffOf } from './handoffs.js';
 import type { ConversationContext, ConversationEvent } from './types.js';
 import type { GuardrailCheckOutput } from '../actors/guardrail-check.js';
-import { agentCallIdOf } from './agent-calls.js';
+import { agentCallIdOf, isAgentBatch } from './agent-calls.js';
 import { budgetReached, childSpendRecorded } from './budget.js';
 import { canFallBack } from './fallback.js';
 import { compactionProblem, compactsAfter, overWindow } from './compaction.js';
@@ -34,6 +34,7 @@ export function conversationGuards(settings: ResolvedOptions) {
   const contextSettings = settings.context && { context: settings.context, profileOf: settings.profileOf };
   return {
     hasInputProblem: ({ context }: GuardArgs) => context.inputProblem !== undefined,
+    isAgentBatch: ({ event }: GuardArgs) => event.type === 'agent.emitted' && isAgentBatch(event),
     isValidUserMessage: ({ event }: GuardArgs) =>
       (event.type === 'user.message' || event.type === 'user.interrupt') && isValidUserContent(event.content),
     canRetryFailure: ({ context, event }: GuardArgs) => {

@@ -1,7 +1,7 @@
 import type { Chart, ChartNote, ChartTransition } from './chart.js';
 import { addArrow, chartStatesOf } from './full-chart.js';
 import { asStateDefinition, type JsonObject, type StateDefinition } from './machine-definition.js';
-import { camelCaseWords, eventlessWords, eventWords, fallbackWords, guardWords } from './overview-words.js';
+import { camelCaseWords, childEvents, eventlessWords, eventWords, fallbackWords, guardWords } from './overview-words.js';
 import { invokeSourcesOf, type LabelledTransition, stateTransitions, statePath } from './transition-label.js';
 
 /** `and(a, b)` → `['a', 'b']`; any other guard is one part. */
@@ -173,7 +173,7 @@ export function overviewChart(definition: JsonObject, options: { leaveOut?: Read
         if (transition.eventType && everywhere.has(transition.eventType)) return;
         if (saidOnce(transition, source)) return;
         if (isRejection(transition)) {
-          if (!transition.event.includes(':')) rejected.add(transition.event);
+          if (!transition.event.includes(':') && !childEvents.has(transition.event)) rejected.add(transition.event);
           return;
         }
         for (const targetId of transition.target ?? []) {

@@ -11,6 +11,7 @@ export const guardWords: Record<string, GuardWords> = {
   hasInputProblem: { words: 'invalid input' },
   isRestored: { words: 'restored from a snapshot' },
   isValidUserMessage: { words: null },
+  isAgentBatch: { words: null },
   canRetryFailure: { words: 'retries left', negated: 'no retry left' },
   missingResponse: { words: 'no response' },
   // After `answerAccepted` and `answerRepairable`: only an invalid structured answer gets here.
@@ -67,6 +68,9 @@ export const eventWords: Record<string, string> = {
   'agent.emitted': '',
   'user.interrupt': 'interrupt',
 };
+
+/** Events a child sends its parent, never a user: the overview does not list their rejection (a malformed one) among the user's. */
+export const childEvents: ReadonlySet<string> = new Set(['agent.emitted']);
 
 /** Unguarded eventless transitions in words, by the state they leave. */
 export const eventlessWords: Record<string, string> = {
