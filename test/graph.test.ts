@@ -400,6 +400,9 @@ function eventsFor(config: GraphConfig) {
   ];
   const fromProviderCall: ConversationEvent[] = [
     delta,
+    // Sent under the request actor's names by someone else: turned away, nothing read.
+    asEvent({ type: 'provider.delta', deltas: [{ type: 'text.delta' }] }),
+    asEvent({ type: 'provider.finish', content: 'not a list', finishReason: 'stop', usage }),
     ...config.finishes.map((name) => finishEvent(name)),
     ...(config.compaction ? [...config.finishes.map((name) => finishEvent(name, overWindowUsage)), contextLengthError] : []),
     providerDone,

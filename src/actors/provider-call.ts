@@ -4,6 +4,7 @@ import { ProviderError } from '../model/errors/provider-error.js';
 import { providerErrorFromRecord } from '../model/errors/provider-error-record.js';
 import type { Message } from '../model/messages.js';
 import type { Provider, ProviderEvent, ProviderRequest, ResponseFormat, ToolDescription } from '../model/provider.js';
+import { invalidProviderEvent, providerEventProblem } from '../model/provider-event-problem.js';
 import { recordRequest, type RequestStepRecord } from './request-step.js';
 import { stepJournalOf } from './step-journal.js';
 
@@ -98,6 +99,9 @@ export function createProviderCallLogic(
             const stream = provider.stream({ ...request, signal: controller.signal });
             for await (const event of stream) {
               if (closed) break;
+              // A provider of the user's own may yield anything: what the machine cannot read fails the request.
+              const problem = providerEventProblem(event);
+              if (problem) throw invalidProviderEvent(problem);
               if (event.type === 'finish') {
                 flush();
                 // A listener of those deltas may have ended the run (a cancel): then nobody is left to tell.

@@ -2,6 +2,7 @@ import { toProviderError } from '../model/errors/classify-error.js';
 import { ProviderError } from '../model/errors/provider-error.js';
 import { type ProviderErrorRecord, providerErrorRecord } from '../model/errors/provider-error-record.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../model/provider.js';
+import { invalidProviderEvent, providerEventProblem } from '../model/provider-event-problem.js';
 import type { StepJournal } from './step-journal.js';
 
 /**
@@ -64,6 +65,8 @@ export async function recordRequest(
     for await (const event of provider.stream({ ...request, signal: controller.signal })) {
       if (controller.signal.aborted) break;
       arm();
+      const problem = providerEventProblem(event);
+      if (problem) throw invalidProviderEvent(problem);
       if (event.type === 'finish') events.push(event);
       else appendDelta(events, event);
       if (event.type !== 'finish') journal.streamed?.(event);

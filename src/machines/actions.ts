@@ -27,7 +27,15 @@ import {
   thrownBy,
   thrownRecorded,
 } from './round-results.js';
-import { haltRecorded, invalidMessageText, outcomeMarked, outOfStateText, runOutput, unknownCallText } from './run-context.js';
+import {
+  haltRecorded,
+  invalidMessageText,
+  invalidProviderEventText,
+  outcomeMarked,
+  outOfStateText,
+  runOutput,
+  unknownCallText,
+} from './run-context.js';
 import { handedOff, requestStartedEvent } from './handoffs.js';
 import {
   agentEventForwarded,
@@ -175,6 +183,11 @@ export function conversationActions(settings: ResolvedOptions) {
       type: 'event.rejected',
       eventType: event.type,
       message: outOfStateText(event.type, self.getSnapshot().value),
+    })),
+    rejectInvalidProviderEvent: emitEvent(({ event }) => ({
+      type: 'event.rejected',
+      eventType: event.type,
+      message: invalidProviderEventText(event),
     })),
     rejectInvalidAgentBatch: emitEvent(({ event }) => ({
       type: 'event.rejected',

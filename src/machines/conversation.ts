@@ -197,7 +197,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           ],
         },
         on: {
-          'provider.finish': { actions: 'receiveResponse' },
+          // From the request's actor; anything else sent under its name is turned away unread.
+          'provider.finish': [{ guard: 'isProviderFinish', actions: 'receiveResponse' }, { actions: 'rejectInvalidProviderEvent' }],
           // Restored mid-request: the response in progress is lost, so the request is made again.
           // (`resumeSnapshot` has already made the restored attempt a fresh one.)
           'run.resume': { guard: 'isRestored', target: 'requesting', reenter: true, actions: 'clearRestored' },
@@ -211,7 +212,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           // Ordered on purpose: `streamProgressed` and `canRetryFailure` can both hold, and progress
           // wins (tested); the last branches are the else of the retry.
           waiting: {
-            on: { 'provider.delta': { actions: 'forwardDeltas' } },
+            on: { 'provider.delta': [{ guard: 'isProviderDeltas', actions: 'forwardDeltas' }, { actions: 'rejectInvalidProviderEvent' }] },
             after: {
               requestTimeout: [
                 { guard: 'streamProgressed', target: 'waiting', reenter: true, actions: 'resetProgress' },

@@ -1,3 +1,4 @@
+import { providerEventProblem } from '../model/provider-event-problem.js';
 import { findMessagesProblem, textOf, type Message } from '../model/messages.js';
 import { emptyUsage } from '../model/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
@@ -125,6 +126,17 @@ export function invalidMessageText(event: { type: string; content?: unknown }): 
     'user.message content must be a non-empty string or a non-empty array of { type: "text", text } parts; ' +
     `got ${event.type === 'user.message' ? (JSON.stringify(event.content) ?? typeof event.content) : 'no content'}`
   );
+}
+
+/** Why a `provider.delta` or `provider.finish` that the request's actor did not send was turned away. */
+export function invalidProviderEventText(event: { type: string; deltas?: unknown }): string {
+  if (event.type === 'provider.delta') {
+    const problem = Array.isArray(event.deltas)
+      ? event.deltas.map(providerEventProblem).find((found) => found !== undefined)
+      : `deltas ${JSON.stringify(event.deltas) ?? typeof event.deltas}, not a list`;
+    return `provider.delta must carry { deltas: [provider events] }; got ${problem}`;
+  }
+  return `provider.finish must carry a response { content, finishReason, usage }; got ${providerEventProblem({ ...event, type: 'finish' })}`;
 }
 
 /** Why an event was turned away in this state. */

@@ -12,6 +12,8 @@ export const guardWords: Record<string, GuardWords> = {
   isRestored: { words: 'restored from a snapshot' },
   isValidUserMessage: { words: null },
   isAgentBatch: { words: null },
+  isProviderDeltas: { words: null },
+  isProviderFinish: { words: null },
   canRetryFailure: { words: 'retries left', negated: 'no retry left' },
   missingResponse: { words: 'no response' },
   // After `answerAccepted` and `answerRepairable`: only an invalid structured answer gets here.
@@ -69,8 +71,8 @@ export const eventWords: Record<string, string> = {
   'user.interrupt': 'interrupt',
 };
 
-/** Events a child sends its parent, never a user: the overview does not list their rejection (a malformed one) among the user's. */
-export const childEvents: ReadonlySet<string> = new Set(['agent.emitted']);
+/** Events a child actor sends the run, never a user: the overview does not list their rejection (a malformed one) among the user's. */
+export const childEvents: ReadonlySet<string> = new Set(['agent.emitted', 'provider.delta', 'provider.finish']);
 
 /** Unguarded eventless transitions in words, by the state they leave. */
 export const eventlessWords: Record<string, string> = {
