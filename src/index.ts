@@ -171,5 +171,6 @@ export { anthropicProvider, type AnthropicProviderOptions } from './providers/an
 // Errors
 export { ProviderError, type ProviderErrorCode } from './model/errors/provider-error.js';
 export { toProviderError } from './model/errors/classify-error.js';
+export { providerEventProblem } from './model/provider-event-problem.js';
 export { ActorloopError } from './errors/actorloop-error.js';
 export { InvalidOptionsError } from './errors/invalid-options-error.js';
