@@ -6,6 +6,8 @@
 import { createActor, toPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { createConversationMachine, type Provider, type RunOutput } from '../src/index.js';
+import { recordRequest } from '../src/actors/request-step.js';
+import type { StepJournal } from '../src/actors/step-journal.js';
 import { providerEventProblem } from '../src/model/provider-event-problem.js';
 
 const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5 };
@@ -137,5 +139,30 @@ describe('provider events sent by someone else', () => {
       /^provider.finish must carry a response \{ content, finishReason, usage \}; got a finish event whose content/,
     );
     expect(rejected[3]?.message).toMatch(/content\[0\] \(text\) without a string text/);
+  });
+});
+
+describe('a journaled request (a durable engine records the step)', () => {
+  it('records a malformed event as the request failing, naming it, not retryable; the deltas before it are kept', async () => {
+    const provider = {
+      name: 'own',
+      model: 'own-model',
+      async *stream() {
+        yield { type: 'text.delta', delta: 'Hel' };
+        yield { type: 'finish', content: [{ type: 'tool-call', toolCallId: 'c1' }], finishReason: 'tool-calls', usage };
+      },
+    } as Provider;
+    const streamed: unknown[] = [];
+    const journal: StepJournal = {
+      step: async (_step, action, signal) => ({ status: 'done', value: await action(signal) }),
+      streamed: (event) => streamed.push(event),
+    };
+    const record = await recordRequest(provider, { messages: [], tools: [] }, 1_000, journal, new AbortController().signal);
+    expect(record.events).toEqual([{ type: 'text.delta', delta: 'Hel' }]);
+    expect(streamed).toEqual([{ type: 'text.delta', delta: 'Hel' }]);
+    expect(record.error).toMatchObject({
+      message: 'the provider yielded a finish event with content[0] (tool-call) without string toolCallId, toolName and argsText',
+      retryable: false,
+    });
   });
 });
