@@ -44,8 +44,8 @@ export function encodeStreamItem(item: ConversationStreamItem): Uint8Array {
  * starting point on, across runs, until the client leaves (`signal`, or the body is cancelled).
  *
  * Events go out at the pace the client reads, those that arrive together (a step's deltas, a
- * replay) as one chunk: one write to the socket, not one per event. What a replay brings at once (the events a
- * reconnecting client missed, as `follow` hands them over in one go) is held as it came and sent
+ * replay) as one chunk: one write to the socket, not one per event. What a replay brings at once
+ * (the events a reconnecting client missed, as `follow` hands them over in one go) is held as it came and sent
  * as the client takes it; live events are held up to `maxBufferedBytes`, counted with what waits
  * unsent: past it the stream writes `event: resume` with `{ lastEventId, reason }` — the id of
  * the last event written — and ends, and nothing more is kept for the client.

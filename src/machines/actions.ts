@@ -40,9 +40,9 @@ import { handedOff, requestStartedEvent } from './handoffs.js';
 import {
   agentEventForwarded,
   agentsStopped,
-  invalidAgentBatchText,
   approvalRelay,
   bothEffects,
+  invalidAgentBatchText,
   runningAgentsFinished,
   type StoppedChild,
 } from './agent-calls.js';
@@ -90,6 +90,15 @@ const enqueueWithState = enqueueWith<{ state: string }>();
 
 /** What every first attempt sets: shared, since contexts are never mutated. */
 const firstAttempt: Partial<ConversationContext> = { attempt: 1, ...freshAttempt };
+
+/** The answer to an event the run does not take, and why. */
+const rejection = (event: ConversationEvent, message: string): ConversationEmittedEvent => ({
+  type: 'event.rejected',
+  eventType: event.type,
+  message,
+});
+/** An action that answers the event with `event.rejected`, worded by `messageOf`. */
+const rejectWith = (messageOf: (event: ConversationEvent) => string) => emitEvent(({ event }) => rejection(event, messageOf(event)));
 
 type Sink = { assign: (values: Partial<ConversationContext>) => void; emit: (event: ConversationEmittedEvent) => void };
 
@@ -178,23 +187,11 @@ export function conversationActions(settings: ResolvedOptions) {
     appendUserMessage: assignContext(({ context, event }) =>
       event.type === 'user.message' ? { messages: [...context.messages, { role: 'user', content: event.content }] } : {},
     ),
-    rejectInvalidMessage: emitEvent(({ event }) => ({ type: 'event.rejected', eventType: event.type, message: invalidMessageText(event) })),
-    rejectOutOfState: emitEvent(({ event, self }) => ({
-      type: 'event.rejected',
-      eventType: event.type,
-      message: outOfStateText(event.type, self.getSnapshot().value),
-    })),
-    rejectInvalidProviderEvent: emitEvent(({ event }) => ({
-      type: 'event.rejected',
-      eventType: event.type,
-      message: invalidProviderEventText(event),
-    })),
-    rejectInvalidAgentBatch: emitEvent(({ event }) => ({
-      type: 'event.rejected',
-      eventType: event.type,
-      message: invalidAgentBatchText(event as { childId?: unknown; events?: unknown }),
-    })),
-    rejectUnknownCall: emitEvent(({ event }) => ({ type: 'event.rejected', eventType: event.type, message: unknownCallText(event) })),
+    rejectInvalidMessage: rejectWith(invalidMessageText),
+    rejectOutOfState: emitEvent(({ event, self }) => rejection(event, outOfStateText(event.type, self.getSnapshot().value))),
+    rejectInvalidProviderEvent: rejectWith(invalidProviderEventText),
+    rejectInvalidAgentBatch: rejectWith((event) => invalidAgentBatchText(event as { childId?: unknown; events?: unknown })),
+    rejectUnknownCall: rejectWith(unknownCallText),
     // Every transition into `requesting` starts an attempt with one of these (or `completeRound`),
     // in the transition's one context copy rather than an entry action of its own.
     // A new request starts with the first provider of a fallback list again.

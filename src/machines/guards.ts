@@ -1,5 +1,5 @@
 import { HaltError } from '../tools/halt-error.js';
-import { providerEventProblem } from '../model/provider-event-problem.js';
+import { finishProblem, providerEventProblem } from '../model/provider-event-problem.js';
 import type { ResolvedOptions } from './options.js';
 import { failureOf } from './request-failure.js';
 import { responseStep } from './response-step.js';
@@ -39,8 +39,7 @@ export function conversationGuards(settings: ResolvedOptions) {
       event.type === 'provider.delta' &&
       Array.isArray(event.deltas) &&
       event.deltas.every((delta) => providerEventProblem(delta) === undefined),
-    isProviderFinish: ({ event }: GuardArgs) =>
-      event.type === 'provider.finish' && providerEventProblem({ ...event, type: 'finish' }) === undefined,
+    isProviderFinish: ({ event }: GuardArgs) => event.type === 'provider.finish' && finishProblem(event) === undefined,
     isAgentBatch: ({ event }: GuardArgs) => event.type === 'agent.emitted' && isAgentBatch(event),
     isValidUserMessage: ({ event }: GuardArgs) =>
       (event.type === 'user.message' || event.type === 'user.interrupt') && isValidUserContent(event.content),

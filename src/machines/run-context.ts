@@ -1,4 +1,4 @@
-import { providerEventProblem } from '../model/provider-event-problem.js';
+import { finishProblem, providerEventProblem } from '../model/provider-event-problem.js';
 import { findMessagesProblem, textOf, type Message } from '../model/messages.js';
 import { emptyUsage } from '../model/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
@@ -129,14 +129,14 @@ export function invalidMessageText(event: { type: string; content?: unknown }): 
 }
 
 /** Why a `provider.delta` or `provider.finish` that the request's actor did not send was turned away. */
-export function invalidProviderEventText(event: { type: string; deltas?: unknown }): string {
+export function invalidProviderEventText(event: { type: string; deltas?: unknown } & Record<string, unknown>): string {
   if (event.type === 'provider.delta') {
     const problem = Array.isArray(event.deltas)
       ? event.deltas.map(providerEventProblem).find((found) => found !== undefined)
       : `deltas ${JSON.stringify(event.deltas) ?? typeof event.deltas}, not a list`;
     return `provider.delta must carry { deltas: [provider events] }; got ${problem}`;
   }
-  return `provider.finish must carry a response { content, finishReason, usage }; got ${providerEventProblem({ ...event, type: 'finish' })}`;
+  return `provider.finish must carry a response { content, finishReason, usage }; got ${finishProblem(event)}`;
 }
 
 /** Why an event was turned away in this state. */

@@ -22,6 +22,28 @@ function contentPartProblem(part: unknown, index: number): string | undefined {
 }
 
 /**
+ * What is wrong with a response (`content`, `finishReason`, `usage`) as a `finish` event carries it,
+ * whatever the object's own `type` (the machine's `provider.finish` carries the same fields).
+ *
+ * @example
+ * ```ts
+ * finishProblem({ content: [], finishReason: 'stop' }); // 'a finish event whose usage is not { inputTokens, outputTokens, totalTokens } (counts)'
+ * ```
+ */
+export function finishProblem(finish: Record<string, unknown>): string | undefined {
+  if (!Array.isArray(finish.content)) return 'a finish event whose content is not a list of parts';
+  for (const [index, part] of finish.content.entries()) {
+    const problem = contentPartProblem(part, index);
+    if (problem) return `a finish event with ${problem}`;
+  }
+  if (typeof finish.finishReason !== 'string') return 'a finish event without a string finishReason';
+  const { usage } = finish;
+  if (!isRecord(usage) || !isCount(usage.inputTokens) || !isCount(usage.outputTokens) || !isCount(usage.totalTokens))
+    return 'a finish event whose usage is not { inputTokens, outputTokens, totalTokens } (counts)';
+  return undefined;
+}
+
+/**
  * What is wrong with an event a provider yielded, or `undefined` when it has the shape the
  * machine reads (`ProviderEvent`). Only the known event types are checked: a provider may yield
  * others, which the run passes on as they are.
@@ -44,18 +66,8 @@ export function providerEventProblem(event: unknown): string | undefined {
         (event.name === undefined || typeof event.name === 'string')
         ? undefined
         : 'a tool.call.delta event without a string toolCallId and argsDelta';
-    case 'finish': {
-      if (!Array.isArray(event.content)) return 'a finish event whose content is not a list of parts';
-      for (const [index, part] of event.content.entries()) {
-        const problem = contentPartProblem(part, index);
-        if (problem) return `a finish event with ${problem}`;
-      }
-      if (typeof event.finishReason !== 'string') return 'a finish event without a string finishReason';
-      const { usage } = event;
-      if (!isRecord(usage) || !isCount(usage.inputTokens) || !isCount(usage.outputTokens) || !isCount(usage.totalTokens))
-        return 'a finish event whose usage is not { inputTokens, outputTokens, totalTokens } (counts)';
-      return undefined;
-    }
+    case 'finish':
+      return finishProblem(event);
     default:
       return undefined;
   }
