@@ -61,6 +61,7 @@ import {
 import { guardrailError, guardrailPassed, guardrailTripped } from './guardrails.js';
 import { messageQueued, queuedKept, queuedMessageTaken, queuedTaken, runInterrupted } from './steering.js';
 import type { ConversationContext, ConversationEmittedEvent, ConversationEvent } from './types.js';
+import { appended } from '../util/appended.js';
 
 type ExecuteToolActor = { src: 'executeTool'; logic: ReturnType<typeof createToolExecutionLogic>; id: string | undefined };
 
@@ -185,7 +186,7 @@ export function conversationActions(settings: ResolvedOptions) {
   return {
     failOnInput: assignContext(({ context }) => errorRecorded(context, inputError(context))),
     appendUserMessage: assignContext(({ context, event }) =>
-      event.type === 'user.message' ? { messages: [...context.messages, { role: 'user', content: event.content }] } : {},
+      event.type === 'user.message' ? { messages: appended(context.messages, { role: 'user', content: event.content }) } : {},
     ),
     rejectInvalidMessage: rejectWith(invalidMessageText),
     rejectOutOfState: emitEvent(({ event, self }) => rejection(event, outOfStateText(event.type, self.getSnapshot().value))),

@@ -5,6 +5,7 @@ import { childBudget } from './budget.js';
 import type { Effects } from './effects.js';
 import { resultTexts, settleRemaining, toolMessage } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, RoundCall, RunOutput, UsageByAgent } from './types.js';
+import { appended } from '../util/appended.js';
 
 /** The child id of an agent call (DESIGN §11): one child per call, named by the call. */
 export const agentActorId = (toolCallId: string) => `agent:${toolCallId}`;
@@ -167,7 +168,7 @@ export function stoppedChildOutput(
   }
   // A round in progress is closed as the child's own cancel would close it, so its history stays valid.
   const messages = context.round
-    ? [...context.messages, toolMessage(settleRemaining(context.round, resultTexts.cancelled(reason)))]
+    ? appended(context.messages, toolMessage(settleRemaining(context.round, resultTexts.cancelled(reason))))
     : context.messages;
   const output = runOutput({
     ...context,

@@ -3,6 +3,7 @@ import { parsePartialJson } from '../util/parse-partial-json.js';
 import type { Effects } from './effects.js';
 import { repairPrompt, type ResolvedOutput } from './structured-output.js';
 import type { ConversationContext, RunError } from './types.js';
+import { appended } from '../util/appended.js';
 
 /** The validated structured answer, kept for the output (never data that failed validation). */
 export function objectRecorded(context: Pick<ConversationContext, 'response' | 'answer'>): Partial<ConversationContext> {
@@ -19,7 +20,7 @@ export function repairStarted(context: ConversationContext, output: Pick<Resolve
     context: {
       answer: { ...context.answer, repairs: repair },
       response: null,
-      messages: [...context.messages, { role: 'user', content: repairPrompt(answer.problem, output) }],
+      messages: appended(context.messages, { role: 'user', content: repairPrompt(answer.problem, output) }),
     },
     emitted: [{ type: 'output.repair', repair, maxRepairs: output.maxRepairs, problem: answer.problem }],
   };

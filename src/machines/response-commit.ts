@@ -10,6 +10,7 @@ import { checkAnswer } from './structured-output.js';
 import { planResponse } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, DoomLoopVerdict, PendingResponse } from './types.js';
 import type { AssistantContentPart, Message } from '../model/messages.js';
+import { appended } from '../util/appended.js';
 
 export type FinishEvent = Extract<ProviderCallEvent, { type: 'provider.finish' }>;
 
@@ -110,7 +111,8 @@ export function committed(context: ConversationContext, prices: PriceTable | und
       : {}),
   };
   if (response.content.length === 0) return spent;
-  return { ...spent, messages: [...context.messages, { role: 'assistant', content: response.content }] };
+  // The content array was built part by part, with room to grow; the history keeps an exact copy.
+  return { ...spent, messages: appended(context.messages, { role: 'assistant', content: response.content.slice() }) };
 }
 
 /**

@@ -7,6 +7,7 @@ import { migrateSnapshot } from './migrate-snapshot.js';
 import { runOutput } from './run-context.js';
 import { findSnapshotProblem } from './snapshot-problem.js';
 import type { ConversationContext, RoundCall } from './types.js';
+import { appended } from '../util/appended.js';
 
 /** What resuming needs to know about the machine's tools. */
 export type ResumePolicy = {
@@ -120,7 +121,7 @@ function childProblem(child: unknown, machine: AnyStateMachine | undefined): str
  */
 function failedRun(persisted: Record<string, unknown>, context: ConversationContext, message: string): Record<string, unknown> {
   const messages = context.round
-    ? [...context.messages, toolMessage(settleRemaining(context.round, `Error: ${message}`))]
+    ? appended(context.messages, toolMessage(settleRemaining(context.round, `Error: ${message}`)))
     : context.messages;
   const failed: ConversationContext = {
     ...context,

@@ -25,6 +25,7 @@ import type {
   ToolResultEvent,
   ToolStartedEvent,
 } from './types.js';
+import { appended } from '../util/appended.js';
 
 /** Child ids of tool calls: unique per round, and the round's index of the call at the end. */
 export const toolCallActorId = (iteration: number, index: number) => `toolCall-${iteration}-${index}`;
@@ -128,8 +129,11 @@ export function roundCompleted(
   context: Pick<ConversationContext, 'messages' | 'doomLoop' | 'control'>,
   round: RoundCall[],
 ): Partial<ConversationContext> {
-  const messages: Message[] = [...context.messages, toolMessage(round)];
-  if (context.doomLoop.pendingNotice !== null) messages.push({ role: 'user', content: context.doomLoop.pendingNotice });
+  const notice = context.doomLoop.pendingNotice;
+  const messages =
+    notice === null
+      ? appended(context.messages, toolMessage(round))
+      : appended(context.messages, toolMessage(round), { role: 'user', content: notice });
   return {
     messages,
     round: null,
@@ -229,7 +233,7 @@ export function roundClosed(calls: RoundCall[], text: string, messages: Message[
   if (calls.length === 0) return {};
   const settled = settleRemaining(calls, text);
   return {
-    context: { round: null, response: null, messages: [...messages, toolMessage(settled)] },
+    context: { round: null, response: null, messages: appended(messages, toolMessage(settled)) },
     emitted: settled.filter((_call, index) => calls[index]?.state !== 'settled').map(toolResultEvent),
   };
 }

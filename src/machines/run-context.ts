@@ -8,6 +8,11 @@ import { inheritedBudgetOf } from './budget.js';
 import { usageByAgentOf } from './agent-calls.js';
 import type { ConversationContext, ConversationInput, RunOutput } from './types.js';
 
+// Shared by every run until its first change (each update copies): a conversation parked before it
+// changes them holds none of its own. Frozen, so an accidental write throws instead of leaking.
+const noEntries = Object.freeze([]) as never[];
+const noFields = Object.freeze({});
+
 /** A run's context as it starts; a malformed input is kept as a problem (the run then ends in `error`). */
 export function initialContext(
   input: ConversationInput | undefined,
@@ -37,16 +42,16 @@ export function initialContext(
     answer: { repairs: 0 },
     agents: {
       depth: agentDepthOf(input),
-      usageByAgent: [],
-      approvals: [],
+      usageByAgent: noEntries,
+      approvals: noEntries,
       ...(agents ? { active: typeof input?.agent === 'string' && agents.known.has(input.agent) ? input.agent : agents.start } : {}),
     },
     control: {
       provider: 0,
-      queued: [],
-      limits: inheritedBudgetOf(input?.budget) ?? {},
+      queued: noEntries,
+      limits: inheritedBudgetOf(input?.budget) ?? noFields,
       startedAt: null,
-      childSpend: {},
+      childSpend: noFields,
       check: 0,
       compactedAt: null,
     },

@@ -6,6 +6,7 @@ import { freshAttempt } from './fresh-attempt.js';
 import { toolResultEvent } from './round-results.js';
 import { resultTexts, settleRemaining, toolMessage } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, UserContent } from './types.js';
+import { appended } from '../util/appended.js';
 
 /** The result the calls of a round a `user.interrupt` abandoned get (a `cancelled` kind for traces). */
 export const interruptedByUserText = resultTexts.cancelled('the user interrupted the run');
@@ -26,7 +27,7 @@ export function messageQueued(context: Pick<ConversationContext, 'control'>, con
 export function queuedTaken(context: Pick<ConversationContext, 'messages' | 'control'>): Partial<ConversationContext> {
   if (context.control.queued.length === 0) return {};
   const added: Message[] = context.control.queued.map((content) => ({ role: 'user', content }));
-  return { messages: [...context.messages, ...added], control: { ...context.control, queued: [], check: 0 } };
+  return { messages: appended(context.messages, ...added), control: { ...context.control, queued: [], check: 0 } };
 }
 
 /**
@@ -51,7 +52,7 @@ export function runInterrupted(context: ConversationContext, content: UserConten
     : context.billing;
   if (context.round) {
     const settled = settleRemaining(context.round, interruptedByUserText);
-    messages = [...messages, toolMessage(settled)];
+    messages = appended(messages, toolMessage(settled));
     settled.forEach((call, index) => {
       if (context.round?.[index]?.state !== 'settled') emitted.push(toolResultEvent(call));
     });
@@ -78,7 +79,10 @@ export function runInterrupted(context: ConversationContext, content: UserConten
 export function queuedMessageTaken(context: Pick<ConversationContext, 'messages' | 'control'>): Partial<ConversationContext> {
   const [first, ...rest] = context.control.queued;
   if (first === undefined) return {};
-  return { messages: [...context.messages, { role: 'user', content: first }], control: { ...context.control, queued: rest, check: 0 } };
+  return {
+    messages: appended(context.messages, { role: 'user', content: first }),
+    control: { ...context.control, queued: rest, check: 0 },
+  };
 }
 
 /** A run that ends with messages still queued keeps them at the end of its history, so the next turn has them. */

@@ -24,17 +24,17 @@ function convert(message: Message): OpenAIChatMessage | OpenAIChatMessage[] {
       return { role: 'user', content: message.content };
     case 'assistant': {
       let text = '';
-      const toolCalls: OpenAIChatToolCall[] = [];
-      for (const part of message.content) {
-        if (part.type === 'text') text += part.text;
-        else if (part.type === 'tool-call') {
-          toolCalls.push({
+      for (const part of message.content) if (part.type === 'text') text += part.text;
+      // `map` allocates exactly: the converted message is cached for as long as the history lives.
+      const toolCalls = message.content
+        .filter((part) => part.type === 'tool-call')
+        .map(
+          (part): OpenAIChatToolCall => ({
             id: part.toolCallId,
             type: 'function',
             function: { name: part.toolName, arguments: argumentsText(part.args) },
-          });
-        }
-      }
+          }),
+        );
       return toolCalls.length > 0
         ? { role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls }
         : { role: 'assistant', content: text };
