@@ -46,6 +46,8 @@ const responseOptionsSchema = option.object(
 
 const encoder = new TextEncoder();
 
+type ChunkRead = Awaited<ReturnType<ReadableStreamDefaultReader<UIMessageChunk>['read']>>;
+
 /**
  * A UI message stream as the HTTP response `useChat` reads: Server-Sent Events, one chunk a
  * `data: <json>` event, then `data: [DONE]`, with the `x-vercel-ai-ui-message-stream: v1` header.
@@ -63,6 +65,8 @@ const encoder = new TextEncoder();
 export function toUIMessageStreamResponse(stream: ReadableStream<UIMessageChunk>, options: UIMessageStreamResponseOptions = {}): Response {
   const { status, headers, heartbeatMs } = resolveOptionsWith(responseOptionsSchema, options, 'options');
   const reader = stream.getReader();
+  /** A read started for the next batch, when the chunk had not arrived yet. */
+  let pendingRead: Promise<ChunkRead> | undefined;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   const stopHeartbeat = () => {
     if (heartbeat !== undefined) clearInterval(heartbeat);
@@ -78,14 +82,17 @@ export function toUIMessageStreamResponse(stream: ReadableStream<UIMessageChunk>
     },
     async pull(controller) {
       try {
-        const { done, value } = await reader.read();
+        const first = pendingRead ?? reader.read();
+        pendingRead = undefined;
+        const { text, done } = await readBatch(reader, await first, (next) => {
+          pendingRead = next;
+        });
+        if (text !== '') controller.enqueue(encoder.encode(text));
         if (done) {
           stopHeartbeat();
           controller.enqueue(encoder.encode('data: [DONE]\n\n'));
           controller.close();
-          return;
         }
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(value)}\n\n`));
       } catch (error) {
         stopHeartbeat();
         controller.error(error);
@@ -97,4 +104,38 @@ export function toUIMessageStreamResponse(stream: ReadableStream<UIMessageChunk>
     },
   });
   return new Response(body, { status, headers: { ...uiMessageStreamHeaders, ...headers } });
+}
+
+/** What one write may carry at most: a long replay goes out in pieces of about this size. */
+const maxBatchCharacters = 65_536;
+const notArrived = Symbol('not arrived');
+
+/**
+ * `first` and every chunk already waiting behind it, as SSE text: the chunks of one step (a
+ * response's deltas) go out in one write, not one each. A read whose chunk has not arrived is
+ * handed to `keep` for the next batch.
+ */
+async function readBatch(
+  reader: ReadableStreamDefaultReader<UIMessageChunk>,
+  first: ChunkRead,
+  keep: (next: Promise<ChunkRead>) => void,
+): Promise<{ text: string; done: boolean }> {
+  let result = first;
+  let text = '';
+  while (!result.done) {
+    text += `data: ${JSON.stringify(result.value)}\n\n`;
+    if (text.length >= maxBatchCharacters) return { text, done: false };
+    const next = reader.read();
+    // A read of a chunk already queued is settled when it returns, so it wins the race; a pending
+    // one loses to the resolved sentinel and waits for the next pull.
+    const settled = await Promise.race([next, Promise.resolve(notArrived)]);
+    if (settled === notArrived) {
+      // Read again by the next pull; until then a failing stream must not count as unhandled.
+      next.catch(() => undefined);
+      keep(next);
+      return { text, done: false };
+    }
+    result = settled;
+  }
+  return { text, done: true };
 }
