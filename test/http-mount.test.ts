@@ -170,4 +170,47 @@ describe('toNodeListener', () => {
       expect(await answer.text()).toBe('fine');
     }
   });
+
+  it("an answer's headers, body and end go out in one write; an event stream's headers go out before its first event", async () => {
+    const events = new TransformStream<Uint8Array, Uint8Array>();
+    const listener = toNodeListener(async (request) =>
+      request.url.endsWith('/events')
+        ? new Response(events.readable, { headers: { 'content-type': 'text/event-stream' } })
+        : Response.json({ ok: true, text: 'x'.repeat(2_000) }),
+    );
+    const server = createServer(listener);
+    let writes = 0;
+    server.on('connection', (socket) => {
+      // Each call hands the kernel one write (one `writev` for corked chunks).
+      const counted = socket as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
+      for (const name of ['_write', '_writev'] as const) {
+        const original = counted[name].bind(socket);
+        counted[name] = (...args: unknown[]) => {
+          writes++;
+          return original(...args);
+        };
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    for (let index = 0; index < 3; index++) {
+      const before = writes;
+      const answer = await fetch(`${url}/answer`);
+      expect((await answer.json()).ok).toBe(true);
+      expect(writes - before).toBe(1);
+    }
+    // Nothing written to the event stream yet: its client is connected all the same.
+    const stream = await fetch(`${url}/events`);
+    expect(stream.headers.get('content-type')).toBe('text/event-stream');
+    const writer = events.writable.getWriter();
+    await writer.write(new TextEncoder().encode('data: 1\n\n'));
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: 1\n\n');
+    await writer.close();
+    expect((await reader.read()).done).toBe(true);
+  });
 });

@@ -95,11 +95,22 @@ async function serve(
     reader.cancel().catch(() => undefined);
   };
   outgoing.once('close', stop);
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    outgoing.uncork();
+  };
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       if (outgoing.destroyed) return stop();
+      // What follows at once (the headers, the next chunk, the end) goes out in the same write.
+      if (!corked) {
+        corked = true;
+        outgoing.cork();
+        process.nextTick(uncork);
+      }
       // The socket's buffer is full: wait until it drains (or the client leaves) before taking more.
       if (!outgoing.write(value)) await drained(outgoing);
     }
@@ -176,8 +187,9 @@ function writeHead(outgoing: ServerResponse, response: Response, bodyStillArrivi
   // The rest of the body is not read: the connection cannot carry another request after this one.
   if (bodyStillArriving) headers.connection = 'close';
   outgoing.writeHead(response.status, response.statusText || undefined, headers);
-  // Headers out now: an event stream's client learns at once that it is connected.
-  outgoing.flushHeaders();
+  // An event stream's client learns at once that it is connected; any other answer's headers go out
+  // with its first bytes, in the same write.
+  if (response.headers.get('content-type')?.startsWith('text/event-stream')) outgoing.flushHeaders();
 }
 
 /**
