@@ -200,7 +200,7 @@ describe('toNodeListener', () => {
     for (let index = 0; index < 3; index++) {
       const before = writes;
       const answer = await fetch(`${url}/answer`);
-      expect((await answer.json()).ok).toBe(true);
+      expect(((await answer.json()) as { ok: boolean }).ok).toBe(true);
       expect(writes - before).toBe(1);
     }
     // Nothing written to the event stream yet: its client is connected all the same.
