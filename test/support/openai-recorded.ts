@@ -124,7 +124,7 @@ export type ParsedRecordedResponse = {
 
 /**
  * What a recorded response says, read straight from the bytes (SSE `data:` lines or the JSON body),
- * independently of the SDK and of `fromOpenAIChunks`.
+ * independently of the SDK and of `createChunkReader`.
  */
 export function parseRecordedResponse(response: WireInteraction['response']): ParsedRecordedResponse {
   const parsed: ParsedRecordedResponse = { text: '', reasoning: '', toolCalls: [], finishReason: undefined };

@@ -1,6 +1,6 @@
 import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../../model/provider.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIResponseFormat } from '../openai-wire/chat-types.js';
-import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
+import { createChunkReader } from '../openai-wire/from-openai-chunks.js';
 import { toOpenAIMessages, toOpenAIResponseFormat, toOpenAITools } from '../openai-wire/to-openai-messages.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 
@@ -85,7 +85,9 @@ export function handlerProvider(handler: ChunkHandler): Provider {
       if (chunks === null || typeof chunks !== 'object' || !(Symbol.asyncIterator in chunks)) {
         throw new TypeError('handlerProvider: the handler must return an AsyncIterable of chat.completion.chunk objects');
       }
-      yield* fromOpenAIChunks(chunks);
+      const reader = createChunkReader();
+      for await (const chunk of chunks) for (const event of reader.read(chunk)) yield event;
+      yield reader.finish();
     },
   };
 }

@@ -59,13 +59,37 @@ function inBandError(error: unknown, usage: Usage | undefined, model: string | u
 
 type PendingToolCall = { toolCallId: string; toolName: string; argsText: string };
 
+/** What a {@link ChunkReader} read from a chunk: often nothing, so one shared empty list. */
+const noEvents: readonly ProviderEvent[] = Object.freeze([]);
+
 /**
- * Turns a stream of `chat.completion.chunk`s into provider events: deltas as they come, tool-call
- * arguments accumulated by index, usage from whichever chunk carries it (the usage-only last chunk
- * of OpenAI, the finish chunk of DeepSeek and Groq), and one `finish` at the end. A stream that ends
- * without a `finish_reason` is an incomplete response and fails as a retryable error.
+ * Reads a Chat Completions stream one `chat.completion.chunk` at a time: `read` returns the deltas a
+ * chunk carries, `finish` the response they add up to. It is the synchronous core of
+ * {@link fromOpenAIChunks}, so a provider that iterates the SDK's stream itself passes each chunk
+ * through no generator of its own: every async generator layer costs a few promises and
+ * microtask turns per chunk.
  */
-export async function* fromOpenAIChunks(chunks: AsyncIterable<OpenAIChatCompletionChunk>): AsyncGenerator<ProviderEvent> {
+export type ChunkReader = {
+  /** The deltas in `chunk`, in order; throws a `ProviderError` on a malformed or in-band error chunk. */
+  read(chunk: OpenAIChatCompletionChunk): readonly ProviderEvent[];
+  /** The `finish` event of the chunks read; throws a retryable `ProviderError` if none carried a `finish_reason`. */
+  finish(): ProviderEvent;
+};
+
+/**
+ * A reader for one response: deltas as they come, tool-call arguments accumulated by index, usage
+ * from whichever chunk carries it (the usage-only last chunk of OpenAI, the finish chunk of DeepSeek
+ * and Groq), and one `finish` at the end. A stream that ends without a `finish_reason` is an
+ * incomplete response: `finish` fails with a retryable error.
+ *
+ * @example
+ * ```ts
+ * const reader = createChunkReader();
+ * for await (const chunk of stream) for (const event of reader.read(chunk)) handle(event);
+ * handle(reader.finish()); // { type: 'finish', content, finishReason, usage, … }
+ * ```
+ */
+export function createChunkReader(): ChunkReader {
   let text = '';
   let reasoning = '';
   const toolCalls: PendingToolCall[] = [];
@@ -75,34 +99,37 @@ export async function* fromOpenAIChunks(chunks: AsyncIterable<OpenAIChatCompleti
   let model: string | undefined;
   let responseId: string | undefined;
 
-  for await (const chunk of chunks) {
-    if (chunk === null || typeof chunk !== 'object') {
-      throw new ProviderError(`expected a chat.completion.chunk object, got ${chunk === null ? 'null' : typeof chunk}`, {
-        code: 'bad_request',
-        retryable: false,
-      });
-    }
-    if (chunk.error !== undefined && chunk.error !== null) throw inBandError(chunk.error, usage, model);
-    if (chunk.usage) usage = toUsage(chunk.usage);
-    // Azure's first chunk has an empty id and model: keep the first real ones.
-    if (!model && typeof chunk.model === 'string' && chunk.model !== '') model = chunk.model;
-    if (!responseId && typeof chunk.id === 'string' && chunk.id !== '') responseId = chunk.id;
-    const choice = chunk.choices?.find((candidate) => (candidate.index ?? 0) === 0);
-    if (!choice) continue;
-    const delta = choice.delta;
-    if (delta) {
+  return {
+    read(chunk) {
+      if (chunk === null || typeof chunk !== 'object') {
+        throw new ProviderError(`expected a chat.completion.chunk object, got ${chunk === null ? 'null' : typeof chunk}`, {
+          code: 'bad_request',
+          retryable: false,
+        });
+      }
+      if (chunk.error !== undefined && chunk.error !== null) throw inBandError(chunk.error, usage, model);
+      if (chunk.usage) usage = toUsage(chunk.usage);
+      // Azure's first chunk has an empty id and model: keep the first real ones.
+      if (!model && typeof chunk.model === 'string' && chunk.model !== '') model = chunk.model;
+      if (!responseId && typeof chunk.id === 'string' && chunk.id !== '') responseId = chunk.id;
+      const choice = chunk.choices?.find((candidate) => (candidate.index ?? 0) === 0);
+      if (!choice) return noEvents;
+      if (choice.finish_reason) rawFinishReason = choice.finish_reason;
+      const delta = choice.delta;
+      if (!delta) return noEvents;
+      const events: ProviderEvent[] = [];
       const reasoningDelta = delta.reasoning_content ?? delta.reasoning;
       if (typeof reasoningDelta === 'string' && reasoningDelta !== '') {
         reasoning += reasoningDelta;
-        yield { type: 'reasoning.delta', delta: reasoningDelta };
+        events.push({ type: 'reasoning.delta', delta: reasoningDelta });
       }
       if (typeof delta.content === 'string' && delta.content !== '') {
         text += delta.content;
-        yield { type: 'text.delta', delta: delta.content };
+        events.push({ type: 'text.delta', delta: delta.content });
       }
       if (typeof delta.refusal === 'string' && delta.refusal !== '') {
         text += delta.refusal;
-        yield { type: 'text.delta', delta: delta.refusal };
+        events.push({ type: 'text.delta', delta: delta.refusal });
       }
       for (const call of delta.tool_calls ?? []) {
         let pending = toolCallsByIndex.get(call.index);
@@ -118,35 +145,35 @@ export async function* fromOpenAIChunks(chunks: AsyncIterable<OpenAIChatCompleti
         if (name && pending.toolName !== name) pending.toolName += name;
         const argsDelta = call.function?.arguments ?? '';
         pending.argsText += argsDelta;
-        yield {
+        events.push({
           type: 'tool.call.delta',
           toolCallId: pending.toolCallId,
           ...(name ? { name } : {}),
           argsDelta,
-        };
+        });
       }
-    }
-    if (choice.finish_reason) rawFinishReason = choice.finish_reason;
-  }
-
-  if (rawFinishReason === undefined) {
-    throw new ProviderError('the stream ended without a finish_reason: the response is incomplete', {
-      code: 'incomplete_stream',
-      retryable: true,
-    });
-  }
-  const content: ProviderContentPart[] = [];
-  if (reasoning !== '') content.push({ type: 'reasoning', text: reasoning });
-  if (text !== '') content.push({ type: 'text', text });
-  for (const call of toolCalls) content.push({ type: 'tool-call', ...call });
-  const finishReason = toFinishReason(rawFinishReason);
-  yield {
-    type: 'finish',
-    content,
-    finishReason,
-    rawFinishReason,
-    usage: usage ?? emptyUsage(),
-    ...(model === undefined ? {} : { model }),
-    ...(responseId === undefined ? {} : { responseId }),
+      return events.length === 0 ? noEvents : events;
+    },
+    finish() {
+      if (rawFinishReason === undefined) {
+        throw new ProviderError('the stream ended without a finish_reason: the response is incomplete', {
+          code: 'incomplete_stream',
+          retryable: true,
+        });
+      }
+      const content: ProviderContentPart[] = [];
+      if (reasoning !== '') content.push({ type: 'reasoning', text: reasoning });
+      if (text !== '') content.push({ type: 'text', text });
+      for (const call of toolCalls) content.push({ type: 'tool-call', ...call });
+      return {
+        type: 'finish',
+        content,
+        finishReason: toFinishReason(rawFinishReason),
+        rawFinishReason,
+        usage: usage ?? emptyUsage(),
+        ...(model === undefined ? {} : { model }),
+        ...(responseId === undefined ? {} : { responseId }),
+      };
+    },
   };
 }

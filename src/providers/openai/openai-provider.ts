@@ -3,7 +3,7 @@ import type { FetchFunction } from '../transport/fetch-function.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { ProviderError } from '../../model/errors/provider-error.js';
 import type { OpenAIChatCompletionChunk, OpenAIChatMessage, OpenAIChatTool, OpenAIChatUsage } from '../openai-wire/chat-types.js';
-import { fromOpenAIChunks } from '../openai-wire/from-openai-chunks.js';
+import { createChunkReader } from '../openai-wire/from-openai-chunks.js';
 import { toOpenAIMessages, toOpenAIResponseFormat, toOpenAITools } from '../openai-wire/to-openai-messages.js';
 import type { Provider, ProviderEvent, ProviderRequest } from '../../model/provider.js';
 import { keyToHide, openaiClient } from './openai-client.js';
@@ -179,24 +179,6 @@ function completionAsChunk(completion: ChatCompletionLike): OpenAIChatCompletion
   };
 }
 
-async function* single<T>(value: T): AsyncGenerator<T> {
-  yield value;
-}
-
-/**
- * The SDK ends a stream quietly when its signal aborts; a stream cut short by a cancel must not
- * look like a complete response (or like a retryable truncated one).
- */
-async function* failOnAbort(
-  chunks: AsyncIterable<OpenAIChatCompletionChunk>,
-  signal: AbortSignal,
-): AsyncGenerator<OpenAIChatCompletionChunk> {
-  for await (const chunk of chunks) {
-    yield chunk;
-  }
-  if (signal.aborted) throw new ProviderError('the request was aborted', { code: 'aborted', retryable: false });
-}
-
 /** Chat Completions messages, with each assistant message's reasoning added when asked to. */
 function requestMessages(request: ProviderRequest, sendReasoning: boolean): OpenAIChatRequestBody['messages'] {
   if (!sendReasoning) return toOpenAIMessages(request.messages, request.system);
@@ -277,6 +259,7 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
         };
         if (!streaming) delete body.stream_options;
         const response = await openai.chat.completions.create(body, { signal, maxRetries: 0 });
+        const reader = createChunkReader();
         if (streaming) {
           if (!isRecord(response) || !(Symbol.asyncIterator in response)) {
             throw new ProviderError('the OpenAI client returned no stream for a `stream: true` request', {
@@ -284,7 +267,12 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
               retryable: false,
             });
           }
-          yield* fromOpenAIChunks(failOnAbort(response as AsyncIterable<OpenAIChatCompletionChunk>, signal));
+          // Read here, not through a generator per layer: each would cost promises and microtask turns per chunk.
+          for await (const chunk of response as AsyncIterable<OpenAIChatCompletionChunk>)
+            for (const event of reader.read(chunk)) yield event;
+          // The SDK ends a stream quietly when its signal aborts; a stream cut short by a cancel must
+          // not look like a complete response (or like a retryable truncated one).
+          if (signal.aborted) throw new ProviderError('the request was aborted', { code: 'aborted', retryable: false });
         } else {
           // openai 7 hands an empty 200 body back as nothing (6 threw a parse error): a broken
           // transfer, retried like a stream cut short.
@@ -294,8 +282,9 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
           if (!isRecord(response) || !Array.isArray(response.choices)) {
             throw new ProviderError('the OpenAI client returned no chat.completion object', { code: 'unknown', retryable: false });
           }
-          yield* fromOpenAIChunks(single(completionAsChunk(response as ChatCompletionLike)));
+          for (const event of reader.read(completionAsChunk(response as ChatCompletionLike))) yield event;
         }
+        yield reader.finish();
       } catch (error) {
         // The key in use may come from the client or the environment, not only from the options.
         throw redactSecret(classifySdkError(error, signal), keyToHide(openai, { apiKey, clientGiven: client !== undefined }));
