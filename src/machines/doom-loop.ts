@@ -15,22 +15,28 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export function signatureOf(name: string, args: unknown): CallSignature {
-  return { name, args, key: `${name}\u0000${canonicalJson(args)}` };
+/** What makes two calls the same: the name and the canonical arguments, in one string. */
+function signatureKey(name: string, args: unknown): string {
+  return `${name}\u0000${canonicalJson(args)}`;
 }
 
-// History parts are never mutated, so a call's signature is computed once, not once per round it
-// stays within the detector's window (canonical JSON of the arguments dominated the check's cost).
-const signatures = new WeakMap<ToolCallPart, CallSignature>();
+export function signatureOf(name: string, args: unknown): CallSignature {
+  return { name, args, key: signatureKey(name, args) };
+}
 
-/** The signature of a tool-call part, remembered for as long as the part lives. */
+// History parts are never mutated, so a call's key is computed once, not once per round it stays
+// within the detector's window (canonical JSON of the arguments dominated the check's cost). Only
+// the key is kept: it lives as long as the history, and the signature around it is made per check.
+const keys = new WeakMap<ToolCallPart, string>();
+
+/** The signature of a tool-call part; its key is remembered for as long as the part lives. */
 export function signatureOfPart(part: ToolCallPart): CallSignature {
-  let signature = signatures.get(part);
-  if (signature === undefined) {
-    signature = signatureOf(part.toolName, part.args);
-    signatures.set(part, signature);
+  let key = keys.get(part);
+  if (key === undefined) {
+    key = signatureKey(part.toolName, part.args);
+    keys.set(part, key);
   }
-  return signature;
+  return { name: part.toolName, args: part.args, key };
 }
 
 /** The longest pattern (in calls) the detector looks for; longer cycles are not "the same call again". */
