@@ -47,7 +47,7 @@ async function* textTurn(): AsyncGenerator<OpenAIChatCompletionChunk> {
 }
 
 /** A scripted model answering `rounds` tool calls, then text; one per side, reset per conversation. */
-function scriptedModel(rounds: number) {
+export function scriptedModel(rounds: number) {
   let request = 0;
   return {
     reset: () => {

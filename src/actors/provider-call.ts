@@ -7,6 +7,7 @@ import type { Provider, ProviderEvent, ProviderRequest, ResponseFormat, ToolDesc
 import { invalidProviderEvent, providerEventProblem } from '../model/provider-event-problem.js';
 import { recordRequest, type RequestStepRecord } from './request-step.js';
 import { stepJournalOf } from './step-journal.js';
+import { withFields } from '../util/with-fields.js';
 
 /** What one provider request needs; plain JSON so a persisted snapshot can restart it. */
 export type ProviderCallInput = {
@@ -96,7 +97,7 @@ export function createProviderCallLogic(
               if (outcome.status === 'done') replayRecord(outcome.value, observer, () => closed);
               return;
             }
-            const stream = provider.stream({ ...request, signal: controller.signal });
+            const stream = provider.stream(withFields(request, { signal: controller.signal }));
             for await (const event of stream) {
               if (closed) break;
               // A provider of the user's own may yield anything: what the machine cannot read fails the request.

@@ -11,6 +11,7 @@ import { planResponse } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, DoomLoopVerdict, PendingResponse } from './types.js';
 import type { AssistantContentPart, Message } from '../model/messages.js';
 import { appended } from '../util/appended.js';
+import { withFields } from '../util/with-fields.js';
 
 export type FinishEvent = Extract<ProviderCallEvent, { type: 'provider.finish' }>;
 
@@ -112,7 +113,7 @@ export function committed(context: ConversationContext, prices: PriceTable | und
   };
   if (response.content.length === 0) return spent;
   // The content array was built part by part, with room to grow; the history keeps an exact copy.
-  return { ...spent, messages: appended(context.messages, { role: 'assistant', content: response.content.slice() }) };
+  return withFields(spent, { messages: appended(context.messages, { role: 'assistant', content: response.content.slice() }) });
 }
 
 /**
@@ -140,13 +141,12 @@ export function roundStarted(context: ConversationContext, prices: PriceTable | 
   }
   for (const call of response.calls) if (call.state === 'settled' && call.result) emitted.push(toolResultEvent(call));
   return {
-    context: {
-      ...committed(context, prices),
+    context: withFields(committed(context, prices), {
       round: response.calls,
       response: null,
       iterations: context.iterations + 1,
       doomLoop: { noticed: doomLoop.action === 'notice', pendingNotice: doomLoop.action === 'notice' ? doomLoop.notice : null },
-    },
+    }),
     emitted,
   };
 }

@@ -26,6 +26,7 @@ import type {
   ToolStartedEvent,
 } from './types.js';
 import { appended } from '../util/appended.js';
+import { withFields } from '../util/with-fields.js';
 
 /** Child ids of tool calls: unique per round, and the round's index of the call at the end. */
 export const toolCallActorId = (iteration: number, index: number) => `toolCall-${iteration}-${index}`;
@@ -65,11 +66,13 @@ export function liveResult(context: Pick<ConversationContext, 'iterations' | 'ro
   if (!found || typeof output !== 'object' || output === null) return null;
   if (found.call.agent) {
     if (!isRunOutput(output)) return null;
-    return { ...found, ...agentResult(found.call.toolName, output), agentOutput: output };
+    const { text, isError } = agentResult(found.call.toolName, output);
+    return { index: found.index, call: found.call, text, isError, agentOutput: output };
   }
   const { toolCallId, result, isError } = output as Partial<ToolExecutionOutput>;
   if (toolCallId !== found.call.toolCallId || typeof result !== 'string') return null;
-  return { ...found, text: result, isError: isError === true };
+  // Spelled out, not `{ ...found, text, isError }`: see `src/util/with-fields.ts` on Node 20's spreads.
+  return { index: found.index, call: found.call, text: result, isError: isError === true };
 }
 
 /** Whether a done event is the result of the round's last unsettled call. */
@@ -153,7 +156,7 @@ export function callSettled(context: ConversationContext, index: number, result:
   const round = context.round;
   const call = round?.[index];
   if (!round || !call) return {};
-  const settled: RoundCall = { ...call, state: 'settled', result };
+  const settled: RoundCall = withFields(call, { state: 'settled' as const, result });
   const next = round.map((existing, position) => (position === index ? settled : existing));
   return { context: completesRound ? roundCompleted(context, next) : { round: next }, emitted: [toolResultEvent(settled)] };
 }
@@ -288,7 +291,7 @@ export function queuedCallsStarted(
         prompt: agentPrompt(call.args, agent),
         events: [started, { type: 'agent.started', toolCallId: call.toolCallId, agent: call.toolName }],
       });
-      return { ...call, state: 'running' as const, deadline: now + timeoutOf(call.toolName) };
+      return withFields(call, { state: 'running' as const, deadline: now + timeoutOf(call.toolName) });
     }
     const input: ToolExecutionInput = {
       toolCallId: call.toolCallId,
@@ -299,7 +302,7 @@ export function queuedCallsStarted(
       timeoutMs: timeoutOf(call.toolName),
     };
     starts.push({ kind: 'tool', id: toolCallActorId(context.iterations, index), input, event: started });
-    return { ...call, state: 'running' as const, deadline: now + timeoutOf(call.toolName) };
+    return withFields(call, { state: 'running' as const, deadline: now + timeoutOf(call.toolName) });
   });
   return { round: next, starts };
 }
@@ -333,11 +336,10 @@ export function callsTimedOut(
     if (call.state !== 'running' || call.deadline === undefined || call.deadline > due) return call;
     stop.push(callActorId(context, call, index));
     if (call.agent) agents.push(call);
-    const timedOut: RoundCall = {
-      ...call,
-      state: 'settled',
+    const timedOut: RoundCall = withFields(call, {
+      state: 'settled' as const,
       result: errorResult(call, resultTexts.timedOut(call.toolName, timeoutOf(call.toolName))),
-    };
+    });
     settled.push(timedOut);
     return timedOut;
   });

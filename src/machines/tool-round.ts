@@ -146,7 +146,8 @@ function planCall(
   if (isHandoffTool(tool)) {
     // Answered at once: the conversation goes to the agent when the round completes.
     return {
-      ...base,
+      toolCallId,
+      toolName,
       args: validation.value,
       state: 'settled',
       result: toolResult(base, handoffResultText(tool.handoff)),
@@ -163,8 +164,10 @@ function planCall(
   } catch (error) {
     return settled(base, validation.value, `Error: needsApproval of tool "${toolName}" threw: ${thrownMessage(error)}`);
   }
+  // The call's fields spelled out, not `...base`: see `src/util/with-fields.ts` on Node 20's spreads.
   return {
-    ...base,
+    toolCallId,
+    toolName,
     args: validation.value,
     state: needsApproval ? 'awaiting-approval' : 'queued',
     ...(agent ? { agent: true as const } : {}),
@@ -184,7 +187,7 @@ function handoffOnce(call: RoundCall, earlier: readonly RoundCall[]): RoundCall 
 }
 
 function settled(base: { toolCallId: string; toolName: string }, args: unknown, text: string): RoundCall {
-  return { ...base, args, state: 'settled', result: errorResult(base, text) };
+  return { toolCallId: base.toolCallId, toolName: base.toolName, args, state: 'settled', result: errorResult(base, text) };
 }
 
 /** A call's result as the model sees it. */
