@@ -100,7 +100,8 @@ export function responseReceived(context: ConversationContext, finish: FinishEve
 export function committed(context: ConversationContext, prices: PriceTable | undefined): Partial<ConversationContext> {
   const response = context.response;
   if (!response) return {};
-  const spent = {
+  // One literal, built once: its own fields first, so the spreads after them stay fast on Node 20.
+  return {
     usage: addUsage(context.usage, response.usage),
     ...(context.billing.cost && prices
       ? {
@@ -110,10 +111,11 @@ export function committed(context: ConversationContext, prices: PriceTable | und
           },
         }
       : {}),
+    // The content array was built part by part, with room to grow; the history keeps an exact copy.
+    ...(response.content.length === 0
+      ? {}
+      : { messages: appended(context.messages, { role: 'assistant', content: response.content.slice() }) }),
   };
-  if (response.content.length === 0) return spent;
-  // The content array was built part by part, with room to grow; the history keeps an exact copy.
-  return withFields(spent, { messages: appended(context.messages, { role: 'assistant', content: response.content.slice() }) });
 }
 
 /**
