@@ -6,6 +6,7 @@
  * git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/node_modules
  * npx tsx bench/ab.ts --checkouts /tmp/before,. --reps 300
  * npx tsx bench/ab.ts --checkouts /tmp/before,. --alloc       # + bytes allocated per round
+ * npx tsx bench/ab.ts --checkouts /tmp/before,. --scenario agents   # AGENTS' parents, CPU µs per run
  * ```
  *
  * Each checkout's own `bench/actorloop-loop.ts` builds its side (its `src`, this install's
@@ -16,6 +17,11 @@
  * causes, which medians of these two-mode distributions can skip. `--alloc` adds, per side, the
  * bytes allocated per round (V8's sampling heap profiler, counting objects the GC has already
  * collected) and the share allocated in XState's code.
+ *
+ * `--scenario agents` compares AGENTS' parents instead (a plain tool, an agent call, an agent call
+ * whose child streams; zero-latency scripted models, no network), from each checkout's
+ * `bench/agents.ts`: CPU µs per parent run. Copy this checkout's `bench/agents.ts` into an older
+ * checkout that lacks its exports.
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -44,6 +50,7 @@ const reps = Number(flag('--reps') ?? 200);
 const warmup = Number(flag('--warmup') ?? 30);
 const modes = (flag('--modes') ?? 'stream,json').split(',') as Array<'stream' | 'json'>;
 const alloc = process.argv.includes('--alloc');
+const scenario = flag('--scenario') ?? 'rounds';
 const name = (dir: string, index: number) => `${index}:${path.basename(dir) || dir}`;
 
 const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
@@ -63,51 +70,83 @@ async function allocationPerRound(run: Run, conversations: number): Promise<{ to
   return { total: total / conversations / rounds, xstate: xstate / conversations / rounds };
 }
 
-const server = await startWireServerProcess();
-await server.configure({ latencyMs: 0, rounds });
-console.log(`A/B — ${rounds} tool rounds, ${reps} reps after ${warmup} warm-up, interleaved; CPU µs per round`);
-for (const mode of modes) {
-  const options: LoopOptions = { model: 'bench-model', stream: mode === 'stream', maxRounds: rounds };
-  const sides = new Map<string, Run>();
-  const clients: Array<{ close(): Promise<void> }> = [];
-  const client = async () => {
-    const created = await createBenchClient(server.baseURL, { connections: 4 });
-    clients.push(created);
-    return created.client;
-  };
-  sides.set('raw', createRawLoop(await client(), options));
-  sides.set('minimal', createMinimalLoop(await client(), options));
-  for (const [index, dir] of checkouts.entries()) {
-    const module = (await import(pathToFileURL(path.join(dir, 'bench/actorloop-loop.ts')).href)) as ActorloopLoopModule;
-    sides.set(name(dir, index), module.createActorloopLoop(module.benchOpenAIProvider(await client(), options), options));
-  }
+/** Runs every side `warmup + reps` times in rotating order; prints CPU µs per `unit`, and each side against the first checkout's. */
+async function interleaved(title: string, sides: Map<string, () => Promise<void>>, units: number, base: string): Promise<void> {
   const names = [...sides.keys()];
   const samples = new Map(names.map((side) => [side, [] as number[]]));
   for (let rep = 0; rep < warmup + reps; rep++) {
     for (let offset = 0; offset < names.length; offset++) {
       const side = names[(rep + offset) % names.length] as string;
       const started = cpuNowUs();
-      const result = await (sides.get(side) as Run)('Add the numbers, round after round.');
-      const cpu = (cpuNowUs() - started) / rounds;
-      if (!result.ok || result.rounds !== rounds) throw new Error(`${side}: ended ${result.error ?? 'ok'} after ${result.rounds} rounds`);
-      if (rep >= warmup) samples.get(side)?.push(cpu);
+      await (sides.get(side) as () => Promise<void>)();
+      if (rep >= warmup) samples.get(side)?.push((cpuNowUs() - started) / units);
     }
   }
-  const base = samples.get(name(checkouts[0] as string, 0)) as number[];
-  console.log(`\n${mode === 'stream' ? 'streaming' : 'not streaming'}\n`);
+  const first = samples.get(base) as number[];
+  console.log(`\n${title}\n`);
   console.log('| side | mean | median | p25 | ÷ first checkout (means) | ÷ first checkout (median of paired ratios) |');
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const side of names) {
     const values = samples.get(side) as number[];
-    const paired = values.map((value, index) => value / (base[index] as number));
+    const paired = values.map((value, index) => value / (first[index] as number));
     console.log(
-      `| ${side} | ${fixed(mean(values))} | ${fixed(median(values))} | ${fixed(percentile(values, 25))} | ${fixed(mean(values) / mean(base), 3)} | ${fixed(median(paired), 3)} |`,
+      `| ${side} | ${fixed(mean(values))} | ${fixed(median(values))} | ${fixed(percentile(values, 25))} | ${fixed(mean(values) / mean(first), 3)} | ${fixed(median(paired), 3)} |`,
     );
   }
+}
+
+type AgentsModule = {
+  agentsMachines(block: undefined): Record<'plain' | 'agent' | 'streaming', unknown>;
+  runOnce(machine: unknown): Promise<number>;
+};
+
+if (scenario === 'agents') {
+  console.log(`A/B — AGENTS' parents, ${reps} reps after ${warmup} warm-up, interleaved; CPU µs per parent run`);
+  for (const parent of ['plain', 'agent', 'streaming'] as const) {
+    const sides = new Map<string, () => Promise<void>>();
+    for (const [index, dir] of checkouts.entries()) {
+      const module = (await import(pathToFileURL(path.join(dir, 'bench/agents.ts')).href)) as AgentsModule;
+      const machine = module.agentsMachines(undefined)[parent];
+      sides.set(name(dir, index), async () => {
+        await module.runOnce(machine);
+      });
+    }
+    await interleaved(`${parent} parent`, sides, 1, name(checkouts[0] as string, 0));
+  }
+  process.exit(0);
+}
+if (scenario !== 'rounds') throw new Error(`ab: --scenario is rounds or agents, not ${scenario}`);
+
+const server = await startWireServerProcess();
+await server.configure({ latencyMs: 0, rounds });
+console.log(`A/B — ${rounds} tool rounds, ${reps} reps after ${warmup} warm-up, interleaved; CPU µs per round`);
+for (const mode of modes) {
+  const options: LoopOptions = { model: 'bench-model', stream: mode === 'stream', maxRounds: rounds };
+  const runs = new Map<string, Run>();
+  const clients: Array<{ close(): Promise<void> }> = [];
+  const client = async () => {
+    const created = await createBenchClient(server.baseURL, { connections: 4 });
+    clients.push(created);
+    return created.client;
+  };
+  runs.set('raw', createRawLoop(await client(), options));
+  runs.set('minimal', createMinimalLoop(await client(), options));
+  for (const [index, dir] of checkouts.entries()) {
+    const module = (await import(pathToFileURL(path.join(dir, 'bench/actorloop-loop.ts')).href)) as ActorloopLoopModule;
+    runs.set(name(dir, index), module.createActorloopLoop(module.benchOpenAIProvider(await client(), options), options));
+  }
+  const sides = new Map<string, () => Promise<void>>();
+  for (const [side, run] of runs) {
+    sides.set(side, async () => {
+      const result = await run('Add the numbers, round after round.');
+      if (!result.ok || result.rounds !== rounds) throw new Error(`${side}: ended ${result.error ?? 'ok'} after ${result.rounds} rounds`);
+    });
+  }
+  await interleaved(mode === 'stream' ? 'streaming' : 'not streaming', sides, rounds, name(checkouts[0] as string, 0));
   if (alloc) {
     console.log('\n| side | bytes allocated per round | in XState |\n|---|---:|---:|');
-    for (const side of names) {
-      const { total, xstate } = await allocationPerRound(sides.get(side) as Run, 30);
+    for (const [side, run] of runs) {
+      const { total, xstate } = await allocationPerRound(run, 30);
       console.log(`| ${side} | ${fixed(total)} | ${fixed(xstate)} |`);
     }
   }

@@ -64,7 +64,8 @@ let serial = 0;
 const parentProvider = (tool: string) =>
   handlerProvider(({ messages }) => (messages.at(-1)?.role === 'tool' ? textTurn('Done.') : callTurn(tool, `call_${++serial}`)));
 
-function machines(block: Promise<string> | undefined) {
+/** The three parents AGENTS compares (plain tool, agent call, streaming agent call); `block` parks each tool. */
+export function agentsMachines(block: Promise<string> | undefined) {
   const work = defineTool({
     name: 'work',
     description: 'Answer the question',
@@ -87,7 +88,8 @@ function machines(block: Promise<string> | undefined) {
   return { plain, agent, streaming };
 }
 
-async function runOnce(machine: ReturnType<typeof createConversationMachine>): Promise<number> {
+/** One parent run to its end; CPU µs it took. */
+export async function runOnce(machine: ReturnType<typeof createConversationMachine>): Promise<number> {
   const started = cpuNowUs();
   const actor = createActor(machine, { input: { messages: [] } }).start();
   actor.send({ type: 'user.message', content: 'Ask.' });
@@ -103,7 +105,7 @@ async function parkedBytes(side: 'plain' | 'agent', n: number): Promise<number> 
   const block = new Promise<string>((resolve) => {
     release = resolve;
   });
-  const built = machines(block)[side];
+  const built = agentsMachines(block)[side];
   gc();
   await new Promise((resolve) => setTimeout(resolve, 20));
   gc();
@@ -123,7 +125,7 @@ async function parkedBytes(side: 'plain' | 'agent', n: number): Promise<number> 
 }
 
 export async function agents(options: { reps: number; warmup: number; parked: number }): Promise<AgentsResult> {
-  const built = machines(undefined);
+  const built = agentsMachines(undefined);
   const sides = ['plain', 'agent', 'streaming'] as const;
   for (let i = 0; i < options.warmup; i++) for (const side of sides) await runOnce(built[side]);
   const samples = { plain: [] as number[], agent: [] as number[], streaming: [] as number[] };

@@ -7,6 +7,7 @@
  * ```sh
  * npx tsx bench/map-churn.ts                 # ENGINE's machine (no network), 20 rounds × 100 after 300 warm-up
  * npx tsx bench/map-churn.ts --top 40 --reps 200
+ * npx tsx bench/map-churn.ts --machine agent # AGENTS' parent whose tool is an agent call: maps per parent run
  * ```
  *
  * The loop runs in a child `node --log-maps --log-code` (V8's log of every map it makes, with the
@@ -29,9 +30,13 @@ const rounds = Number(flag('--rounds', '20'));
 const reps = Number(flag('--reps', '100'));
 const warmup = Number(flag('--warmup', '300'));
 const top = Number(flag('--top', '25'));
+/** `engine` (ENGINE's machine, per tool round) or one of AGENTS' parents (`plain`, `agent`, `streaming`: per parent run). */
+const machine = flag('--machine', 'engine');
+const perRun = machine !== 'engine';
 
 /** The loop itself, in the child: prints the V8 log time (µs) at which the measured part starts. */
 async function child(): Promise<void> {
+  if (perRun) return agentsChild();
   const { createActorloopLoop } = await import('./actorloop-loop.js');
   const { scriptedModel } = await import('./engine.js');
   const model = scriptedModel(rounds);
@@ -46,6 +51,17 @@ async function child(): Promise<void> {
   // The log's clock and performance.now() both start with the process; a few ms apart at most.
   process.stdout.write(`${JSON.stringify({ measuredFromUs: Math.round(performance.now() * 1000) })}\n`);
   for (let index = 0; index < reps; index++) await once();
+}
+
+/** One of AGENTS' parents run to its end, again and again. */
+async function agentsChild(): Promise<void> {
+  const { agentsMachines, runOnce } = await import('./agents.js');
+  const machines = agentsMachines(undefined);
+  if (!(machine in machines)) throw new Error(`map churn: --machine is engine, plain, agent or streaming, not ${machine}`);
+  const parent = machines[machine as keyof typeof machines];
+  for (let index = 0; index < warmup; index++) await runOnce(parent);
+  process.stdout.write(`${JSON.stringify({ measuredFromUs: Math.round(performance.now() * 1000) })}\n`);
+  for (let index = 0; index < reps * rounds; index++) await runOnce(parent);
 }
 
 type Code = { start: number; size: number; name: string };
@@ -136,9 +152,12 @@ async function main(): Promise<void> {
   const perRound = (count: number) => (count / (reps * rounds)).toFixed(2);
   const byOwner = new Map<string, number>();
   for (const [site, count] of bySite) byOwner.set(ownerOf(site), (byOwner.get(ownerOf(site)) ?? 0) + count);
-  console.log(`## maps made per tool round, warm (node ${process.version}; ${reps} × ${rounds} rounds after ${warmup} warm-up)\n`);
+  const unit = perRun ? `${machine} parent run` : 'tool round';
+  console.log(
+    `## maps made per ${unit}, warm (node ${process.version}; ${reps} × ${rounds} ${perRun ? 'runs' : 'rounds'} after ${warmup} warm-up)\n`,
+  );
   console.log(`total ${perRound(total)}; ${[...byOwner].map(([owner, count]) => `${owner} ${perRound(count)}`).join(', ')}\n`);
-  console.log('| per round | owner | made by | map event, line:column, property |\n|---:|---|---|---|');
+  console.log(`| per ${perRun ? 'run' : 'round'} | owner | made by | map event, line:column, property |\n|---:|---|---|---|`);
   for (const [site, count] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top)) {
     const [where, what] = site.split(' | ');
     console.log(`| ${perRound(count)} | ${ownerOf(site)} | ${where} | ${what} |`);
