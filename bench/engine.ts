@@ -46,14 +46,26 @@ async function* textTurn(): AsyncGenerator<OpenAIChatCompletionChunk> {
   yield chunk({ content: 'The sum is done.' }, 'stop');
 }
 
-/** A scripted model answering `rounds` tool calls, then text; one per side, reset per conversation. */
-export function scriptedModel(rounds: number) {
+async function* afterPause(
+  pause: () => Promise<void>,
+  turn: AsyncGenerator<OpenAIChatCompletionChunk>,
+): AsyncGenerator<OpenAIChatCompletionChunk> {
+  await pause();
+  yield* turn;
+}
+
+/**
+ * A scripted model answering `rounds` tool calls, then text; one per side, reset per conversation.
+ * With `pause`, each response starts after it (bench/cold-cache.ts: what runs between requests).
+ */
+export function scriptedModel(rounds: number, pause?: () => Promise<void>) {
   let request = 0;
+  const turn = () => (++request <= rounds ? toolCallTurn(request) : textTurn());
   return {
     reset: () => {
       request = 0;
     },
-    provider: handlerProvider(() => (++request <= rounds ? toolCallTurn(request) : textTurn())),
+    provider: handlerProvider(() => (pause ? afterPause(pause, turn()) : turn())),
   };
 }
 
