@@ -7,6 +7,7 @@
  * npx tsx bench/ab.ts --checkouts /tmp/before,. --reps 300
  * npx tsx bench/ab.ts --checkouts /tmp/before,. --alloc       # + bytes allocated per round
  * npx tsx bench/ab.ts --checkouts /tmp/before,. --scenario agents   # AGENTS' parents, CPU µs per run
+ * npx tsx bench/ab.ts --checkouts /tmp/before,. --scenario engine   # ENGINE's machine, no network
  * ```
  *
  * Each checkout's own `bench/actorloop-loop.ts` builds its side (its `src`, this install's
@@ -20,8 +21,11 @@
  *
  * `--scenario agents` compares AGENTS' parents instead (a plain tool, an agent call, an agent call
  * whose child streams; zero-latency scripted models, no network), from each checkout's
- * `bench/agents.ts`: CPU µs per parent run. Copy this checkout's `bench/agents.ts` into an older
- * checkout that lacks its exports.
+ * `bench/agents.ts`: CPU µs per parent run. `--scenario engine` compares ENGINE's conversation (a
+ * zero-latency scripted model, `rounds` tool rounds, streamed) from each checkout's
+ * `bench/engine.ts` and `bench/actorloop-loop.ts`: CPU µs per round, no network between events.
+ * Copy this checkout's `bench/agents.ts` or `bench/engine.ts` into an older checkout that lacks
+ * their exports.
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -95,6 +99,28 @@ async function interleaved(title: string, sides: Map<string, () => Promise<void>
   }
 }
 
+type EngineModule = {
+  scriptedModel(rounds: number): { reset(): void; provider: unknown };
+};
+
+if (scenario === 'engine') {
+  console.log(`A/B — ENGINE's machine, ${rounds} rounds, ${reps} reps after ${warmup} warm-up, interleaved; CPU µs per round`);
+  const sides = new Map<string, () => Promise<void>>();
+  for (const [index, dir] of checkouts.entries()) {
+    const engine = (await import(pathToFileURL(path.join(dir, 'bench/engine.ts')).href)) as EngineModule;
+    const loop = (await import(pathToFileURL(path.join(dir, 'bench/actorloop-loop.ts')).href)) as ActorloopLoopModule;
+    const model = engine.scriptedModel(rounds);
+    const run = loop.createActorloopLoop(model.provider, { model: 'scripted', stream: true, maxRounds: rounds });
+    sides.set(name(dir, index), async () => {
+      model.reset();
+      const result = await run('Add the numbers, round after round.');
+      if (!result.ok || result.rounds !== rounds) throw new Error(`${dir}: ended ${result.error ?? 'ok'} after ${result.rounds} rounds`);
+    });
+  }
+  await interleaved('the machine without network', sides, rounds, name(checkouts[0] as string, 0));
+  process.exit(0);
+}
+
 type AgentsModule = {
   agentsMachines(block: undefined): Record<'plain' | 'agent' | 'streaming', unknown>;
   runOnce(machine: unknown): Promise<number>;
@@ -115,7 +141,7 @@ if (scenario === 'agents') {
   }
   process.exit(0);
 }
-if (scenario !== 'rounds') throw new Error(`ab: --scenario is rounds or agents, not ${scenario}`);
+if (scenario !== 'rounds') throw new Error(`ab: --scenario is rounds, agents or engine, not ${scenario}`);
 
 const server = await startWireServerProcess();
 await server.configure({ latencyMs: 0, rounds });
