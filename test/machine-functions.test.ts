@@ -1,12 +1,14 @@
 /**
  * The pure functions the conversation machine's actions and guards are made of (src/machines/
  * round-results.ts, response-commit.ts, response-step.ts, request-failure.ts, run-context.ts,
- * answer-repair.ts), tested without an actor; and the guards on each transition list of the chart:
+ * answer-repair.ts, agent-calls.ts), tested without an actor; and the guards on each transition list of the chart:
  * mutually exclusive where the chart relies on it, in their documented order where it does not.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
+import { bothEffects } from '../src/machines/agent-calls.js';
+import type { Effects } from '../src/machines/effects.js';
 import { answerError, objectRecorded, partialObjectStreamed, repairStarted } from '../src/machines/answer-repair.js';
 import { createConversationMachine } from '../src/machines/conversation.js';
 import { conversationGuards } from '../src/machines/guards.js';
@@ -382,6 +384,23 @@ describe('response-commit', () => {
     expect(started.context?.round).toHaveLength(2);
     expect(started.emitted?.map((event) => event.type)).toEqual(['doom_loop.detected', 'tool.result']);
     expect(roundStarted(base(), undefined)).toEqual({});
+  });
+});
+
+describe('agent-calls', () => {
+  it('joins two effects: the second’s context wins on a shared key, events in order, neither input changed', () => {
+    const first: Effects = {
+      context: { iterations: 1, attempt: 2 },
+      emitted: [{ type: 'request.started', iteration: 1, attempt: 2, provider: 'p' }],
+    };
+    const second: Effects = { context: { attempt: 3, response: null }, emitted: [{ type: 'text.delta', delta: 'a' }] };
+    const both = bothEffects(first, second);
+    expect(both.context).toEqual({ iterations: 1, attempt: 3, response: null });
+    expect(both.emitted?.map((event) => event.type)).toEqual(['request.started', 'text.delta']);
+    expect(first.context).toEqual({ iterations: 1, attempt: 2 });
+    expect(first.emitted).toHaveLength(1);
+    expect(bothEffects({}, {})).toEqual({ context: {}, emitted: [] });
+    expect(bothEffects({}, second).context).not.toBe(second.context);
   });
 });
 

@@ -6,6 +6,7 @@ import type { Effects } from './effects.js';
 import { resultTexts, settleRemaining, toolMessage } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, RoundCall, RunOutput, UsageByAgent } from './types.js';
 import { appended } from '../util/appended.js';
+import { withFields } from '../util/with-fields.js';
 
 /** The child id of an agent call (DESIGN §11): one child per call, named by the call. */
 export const agentActorId = (toolCallId: string) => `agent:${toolCallId}`;
@@ -182,8 +183,8 @@ export function stoppedChildOutput(
 /** Two effects one after the other: the second's context wins where both set a key; events in order. */
 export function bothEffects(first: Effects, second: Effects): Effects {
   return {
-    // Not a spread: the second's keys are mostly new to the first, Node 20's slow path (see `withFields`).
-    context: Object.assign({}, first.context, second.context),
+    // The second's keys are mostly new to the first: a spread would be Node 20's slow path.
+    context: withFields(first.context ?? {}, second.context ?? {}),
     emitted: (first.emitted ?? []).concat(second.emitted ?? []),
   };
 }
