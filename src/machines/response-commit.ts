@@ -11,7 +11,6 @@ import { planResponse } from './tool-round.js';
 import type { ConversationContext, ConversationEmittedEvent, DoomLoopVerdict, PendingResponse } from './types.js';
 import type { AssistantContentPart, Message } from '../model/messages.js';
 import { appended } from '../util/appended.js';
-import { withFields } from '../util/with-fields.js';
 
 export type FinishEvent = Extract<ProviderCallEvent, { type: 'provider.finish' }>;
 
@@ -142,8 +141,9 @@ export function roundStarted(context: ConversationContext, prices: PriceTable | 
     emitted.push({ type: 'doom_loop.detected', pattern: doomLoop.pattern, repeats: doomLoop.repeats, action: 'notice' });
   }
   for (const call of response.calls) if (call.state === 'settled' && call.result) emitted.push(toolResultEvent(call));
+  // `committed` makes a new object each call: the round's fields go into it, not into a copy of it.
   return {
-    context: withFields(committed(context, prices), {
+    context: Object.assign(committed(context, prices), {
       round: response.calls,
       response: null,
       iterations: context.iterations + 1,
