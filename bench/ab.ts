@@ -36,17 +36,13 @@ import { createMinimalLoop } from './minimal-loop.js';
 import { createRawLoop, type LoopOptions, type LoopResult } from './raw-loop.js';
 import { cpuNowUs, median, percentile } from './stats.js';
 import { startWireServerProcess } from './wire.js';
+import { flag } from './flag.js';
 
 type Run = (text: string) => Promise<LoopResult>;
 type ActorloopLoopModule = {
   createActorloopLoop(provider: unknown, options: LoopOptions): Run;
   benchOpenAIProvider(client: OpenAI, options: LoopOptions): unknown;
 };
-
-function flag(name: string): string | undefined {
-  const index = process.argv.indexOf(name);
-  return index === -1 ? undefined : process.argv[index + 1];
-}
 
 const checkouts = (flag('--checkouts') ?? '.').split(',').map((dir) => path.resolve(dir));
 const rounds = Number(flag('--rounds') ?? 20);

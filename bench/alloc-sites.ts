@@ -12,11 +12,8 @@ import { createBenchClient } from './client.js';
 import { createMinimalLoop } from './minimal-loop.js';
 import { createRawLoop, type LoopOptions, type LoopResult } from './raw-loop.js';
 import { startWireServerProcess } from './wire.js';
+import { flag } from './flag.js';
 
-function flag(name: string, fallback: string): string {
-  const index = process.argv.indexOf(name);
-  return index === -1 ? fallback : (process.argv[index + 1] as string);
-}
 const side = flag('--side', 'actorloop');
 const mode = flag('--mode', 'stream');
 const rounds = Number(flag('--rounds', '20'));

@@ -17,11 +17,8 @@ import { createActorloopLoop } from './actorloop-loop.js';
 import { scriptedModel } from './engine.js';
 import { createProviderLoop } from './provider-loop.js';
 import { cpuNowUs, median } from './stats.js';
+import { flag } from './flag.js';
 
-function flag(name: string, fallback: string): string {
-  const index = process.argv.indexOf(name);
-  return index === -1 ? fallback : (process.argv[index + 1] as string);
-}
 const sizes = flag('--sizes', '0,1,4,16').split(',').map(Number);
 const reps = Number(flag('--reps', '250'));
 const warmup = Number(flag('--warmup', '100'));

@@ -21,11 +21,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { flag } from './flag.js';
 
-function flag(name: string, fallback: string): string {
-  const index = process.argv.indexOf(name);
-  return index === -1 ? fallback : (process.argv[index + 1] as string);
-}
 const rounds = Number(flag('--rounds', '20'));
 const reps = Number(flag('--reps', '100'));
 const warmup = Number(flag('--warmup', '300'));
