@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { bothEffects } from '../src/machines/agent-calls.js';
+import { runLimits } from '../src/machines/budget.js';
 import type { Effects } from '../src/machines/effects.js';
 import { answerError, objectRecorded, partialObjectStreamed, repairStarted } from '../src/machines/answer-repair.js';
 import { createConversationMachine } from '../src/machines/conversation.js';
@@ -179,6 +180,9 @@ describe('round-results', () => {
     expect(done.messages?.map((message) => message.role)).toEqual(['tool', 'user']);
     expect(done).toMatchObject({ round: null, attempt: 1, response: null, doomLoop: { noticed: true, pendingNotice: null } });
     expect(roundCompleted(base(), round).messages?.map((message) => message.role)).toEqual(['tool']);
+    // Without a notice the doom-loop state is the run's own object, not a copy per round.
+    const quiet = base();
+    expect(roundCompleted(quiet, round).doomLoop).toBe(quiet.doomLoop);
   });
 
   it('settles one call, or with completesRound the whole round, with one tool.result', () => {
@@ -385,6 +389,24 @@ describe('response-commit', () => {
     expect(started.emitted?.map((event) => event.type)).toEqual(['doom_loop.detected', 'tool.result']);
     expect(roundStarted(base(), undefined)).toEqual({});
   });
+
+  it('keeps the doom-loop state and the outcome when a round leaves them as they were, and copies them when it changes them', () => {
+    const quiet = { action: 'none' as const };
+    const calm = base({ response: response({ calls: [call('q', 'queued')], doomLoop: quiet }) });
+    expect(roundStarted(calm, undefined).context?.doomLoop).toBe(calm.doomLoop);
+    const noticed = base({
+      doomLoop: { noticed: true, pendingNotice: null },
+      response: response({ calls: [call('q', 'queued')], doomLoop: quiet }),
+    });
+    expect(roundStarted(noticed, undefined).context?.doomLoop).toEqual({ noticed: false, pendingNotice: null });
+    const settings = { tools, maxToolArgsBytes: 10_000, doomLoopThreshold: 3 as const, output: undefined, provider: { model: 'm' } };
+    const finishWith = (finishReason: string) =>
+      ({ type: 'provider.finish', content: [{ type: 'text', text: 'a' }], finishReason, usage: usage(1) }) as FinishEvent;
+    const same = base({ outcome: { status: null, reason: null, finalText: null, finishReason: 'stop' } });
+    expect(responseReceived(same, finishWith('stop'), settings).context?.outcome).toBe(same.outcome);
+    expect(responseReceived(same, finishWith('length'), settings).context?.outcome).toEqual({ ...same.outcome, finishReason: 'length' });
+    expect(same.outcome.finishReason).toBe('stop');
+  });
 });
 
 describe('agent-calls', () => {
@@ -485,6 +507,38 @@ describe('run-context', () => {
       runStart: 0,
       inputProblem: expect.any(String),
     });
+  });
+
+  it('starts every run on the same frozen groups until the run changes them; a priced run’s cost is its own', () => {
+    const first = initialContext({ messages: [] }, false);
+    const second = initialContext({ messages: [] }, false);
+    for (const group of ['doomLoop', 'retry', 'outcome', 'billing', 'answer', 'agents', 'control'] as const) {
+      expect(second[group], group).toBe(first[group]);
+      expect(Object.isFrozen(first[group]), group).toBe(true);
+    }
+    // A write to a shared group throws rather than reaching another run.
+    expect(() => {
+      (first.retry as { delayMs: number }).delayMs = 5;
+    }).toThrow(TypeError);
+    const priced = initialContext({ messages: [] }, true);
+    expect(priced.billing).not.toBe(initialContext({ messages: [] }, true).billing);
+    expect(Object.isFrozen(priced.billing.cost)).toBe(false);
+    // A child's depth, a starting agent or an inherited budget make groups of their own.
+    const child = initialContext({ messages: [], agentDepth: 2, budget: { maxTotalTokens: 10 } }, false);
+    expect(child.agents).toMatchObject({ depth: 2 });
+    expect(child.control.limits).toEqual({ maxTotalTokens: 10 });
+    expect(child.control).not.toBe(first.control);
+    expect(first.control.limits).toEqual({});
+  });
+
+  it('keeps a run’s limits object when its budget changes none of them, and makes a new one when it does', () => {
+    const none = initialContext({ messages: [] }, false).control.limits;
+    expect(runLimits(undefined, none, 1_000)).toBe(none);
+    const inherited = { maxTotalTokens: 100 };
+    expect(runLimits({ maxTotalTokens: 500 }, inherited, 1_000)).toBe(inherited);
+    expect(runLimits({ maxTotalTokens: 50 }, inherited, 1_000)).toEqual({ maxTotalTokens: 50 });
+    expect(runLimits({ maxDurationMs: 10 }, none, 1_000)).toEqual({ deadline: 1_010 });
+    expect(runLimits(undefined, { maxCostUsd: 1, stray: 3 } as never, 0)).toEqual({ maxCostUsd: 1 });
   });
 
   it('resolves with the run’s output, leaving out what has no value', () => {

@@ -73,7 +73,14 @@ export function runLimits(budget: BudgetOptions | undefined, inherited: Inherite
   if (tokens !== undefined) limits.maxTotalTokens = tokens;
   if (cost !== undefined) limits.maxCostUsd = cost;
   if (deadline !== undefined) limits.deadline = deadline;
-  return limits;
+  // Limits that did not change are the object the run had: a run without a budget copies nothing as it starts.
+  const unchanged =
+    inherited !== undefined &&
+    tokens === inherited.maxTotalTokens &&
+    cost === inherited.maxCostUsd &&
+    deadline === inherited.deadline &&
+    Object.keys(inherited).length === Object.keys(limits).length;
+  return unchanged ? inherited : limits;
 }
 
 function tighter(own: number | undefined, inherited: number | undefined): number | undefined {

@@ -92,7 +92,10 @@ export function responseReceived(context: ConversationContext, finish: FinishEve
     ...(model === undefined ? {} : { model }),
     ...(finish.responseId === undefined ? {} : { responseId: finish.responseId }),
   });
-  return { context: { response, outcome: { ...context.outcome, finishReason: finish.finishReason } }, emitted };
+  // Most rounds end as the one before did: the outcome is then kept, not copied.
+  const outcome =
+    context.outcome.finishReason === finish.finishReason ? context.outcome : { ...context.outcome, finishReason: finish.finishReason };
+  return { context: { response, outcome }, emitted };
 }
 
 /** The response joins the run: its usage (and cost) counted, its content appended to the history. */
@@ -147,8 +150,13 @@ export function roundStarted(context: ConversationContext, prices: PriceTable | 
       round: response.calls,
       response: null,
       iterations: context.iterations + 1,
-      doomLoop: { noticed: doomLoop.action === 'notice', pendingNotice: doomLoop.action === 'notice' ? doomLoop.notice : null },
+      doomLoop: doomLoop.action === 'notice' ? { noticed: true, pendingNotice: doomLoop.notice } : quietDoomLoop(context.doomLoop),
     }),
     emitted,
   };
+}
+
+/** The doom-loop state of a round without a notice: the run's own when it already says so (no copy per round). */
+function quietDoomLoop(current: ConversationContext['doomLoop']): ConversationContext['doomLoop'] {
+  return current.noticed || current.pendingNotice !== null ? { noticed: false, pendingNotice: null } : current;
 }

@@ -140,7 +140,7 @@ export function roundCompleted(
   return {
     messages,
     round: null,
-    doomLoop: { ...context.doomLoop, pendingNotice: null },
+    doomLoop: notice === null ? context.doomLoop : { ...context.doomLoop, pendingNotice: null },
     attempt: 1,
     ...freshAttempt,
     // The next request starts with the first provider of a fallback list again.

@@ -12,6 +12,25 @@ import type { ConversationContext, ConversationInput, RunOutput } from './types.
 // changes them holds none of its own. Frozen, so an accidental write throws instead of leaking.
 const noEntries = Object.freeze([]) as never[];
 const noFields = Object.freeze({});
+// The groups every run starts with, shared the same way. Not `billing` of a priced run: its `cost`
+// is handed to the caller in the output as it is.
+const startingGroups = Object.freeze({
+  doomLoop: Object.freeze({ noticed: false, pendingNotice: null }),
+  retry: Object.freeze({ delayMs: 0, lastError: null, lastRetryAfterMs: null }),
+  outcome: Object.freeze({ status: null, reason: null, finalText: null, finishReason: null }),
+  answer: Object.freeze({ repairs: 0 }),
+  unpricedBilling: Object.freeze({ failedUsage: Object.freeze(emptyUsage()), cost: null }),
+  rootAgents: Object.freeze({ depth: 0, usageByAgent: noEntries, approvals: noEntries }),
+  control: Object.freeze({
+    provider: 0,
+    queued: noEntries,
+    limits: noFields,
+    startedAt: null,
+    childSpend: noFields,
+    check: 0,
+    compactedAt: null,
+  }),
+}) satisfies Partial<Record<string, Readonly<object>>>;
 
 /** A run's context as it starts; a malformed input is kept as a problem (the run then ends in `error`). */
 export function initialContext(
@@ -24,6 +43,8 @@ export function initialContext(
     input === undefined || typeof input === 'object'
       ? (findMessagesProblem(messages) ?? findJsonProblem(input?.sessionData, 'input.sessionData') ?? agentProblem(input?.agent, agents))
       : 'input must be an object { messages?, sessionData? }';
+  const depth = agentDepthOf(input);
+  const limits = inheritedBudgetOf(input?.budget) ?? noFields;
   return {
     messages: Array.isArray(messages) ? messages : [],
     ...(input?.sessionData === undefined ? {} : { sessionData: input.sessionData }),
@@ -35,26 +56,21 @@ export function initialContext(
     response: null,
     round: null,
     stream: freshAttempt.stream,
-    doomLoop: { noticed: false, pendingNotice: null },
-    retry: { delayMs: 0, lastError: null, lastRetryAfterMs: null },
-    outcome: { status: null, reason: null, finalText: null, finishReason: null },
-    billing: { failedUsage: emptyUsage(), cost: priced ? zeroCost() : null },
-    answer: { repairs: 0 },
-    agents: {
-      depth: agentDepthOf(input),
-      usageByAgent: noEntries,
-      approvals: noEntries,
-      ...(agents ? { active: typeof input?.agent === 'string' && agents.known.has(input.agent) ? input.agent : agents.start } : {}),
-    },
-    control: {
-      provider: 0,
-      queued: noEntries,
-      limits: inheritedBudgetOf(input?.budget) ?? noFields,
-      startedAt: null,
-      childSpend: noFields,
-      check: 0,
-      compactedAt: null,
-    },
+    doomLoop: startingGroups.doomLoop,
+    retry: startingGroups.retry,
+    outcome: startingGroups.outcome,
+    billing: priced ? { failedUsage: emptyUsage(), cost: zeroCost() } : startingGroups.unpricedBilling,
+    answer: startingGroups.answer,
+    agents:
+      depth === 0 && !agents
+        ? startingGroups.rootAgents
+        : {
+            depth,
+            usageByAgent: noEntries,
+            approvals: noEntries,
+            ...(agents ? { active: typeof input?.agent === 'string' && agents.known.has(input.agent) ? input.agent : agents.start } : {}),
+          },
+    control: limits === noFields ? startingGroups.control : { ...startingGroups.control, limits },
   };
 }
 
