@@ -11,6 +11,7 @@
  *   --s2-reps R        S2 runs per side, transport and N; the best (most rounds/s) stands (default 1; --gate 3)
  *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
+ *   --s3-wave N        S3's warm-up wave (default the smaller of N and 500; N: hash tables already sized for N)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
  *   --gate             after the run, compare the S1 and S2 ratios with bench/baseline/node-<major>.json and
@@ -60,6 +61,7 @@ type Flags = {
   warmup: number;
   only: Set<string>;
   s3N: number;
+  s3Wave: number;
   profile: boolean;
   cpuProfSide: Side | null;
   /** S2's transports: the SDK's default fetch, `createNodeFetch`, or both. */
@@ -111,6 +113,7 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
     cpuProfIndex === -1 ? null : cpuProfArg === 'raw' || cpuProfArg === 'actorloop' ? cpuProfArg : 'actorloop';
   const profile = argv.includes('--profile');
   if (profile || cpuProfSide) only.add('PROFILE');
+  const s3N = Number(value('--s3-n') ?? (quick ? 300 : 2000));
   const flags: Flags = {
     quick,
     ns,
@@ -123,7 +126,8 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
     // the compiler as much as the code.
     warmup: Number(value('--warmup') ?? (quick ? 8 : 60)),
     only,
-    s3N: Number(value('--s3-n') ?? (quick ? 300 : 2000)),
+    s3N,
+    s3Wave: Number(value('--s3-wave') ?? Math.min(s3N, 500)),
     profile,
     cpuProfSide: cpuProfSide ?? (profile ? 'actorloop' : null),
     gate,
@@ -139,6 +143,7 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
     ['--s2-reps', flags.s2Reps],
     ['--warmup', flags.warmup],
     ['--s3-n', flags.s3N],
+    ['--s3-wave', flags.s3Wave],
     ...flags.ns.map((n) => ['--n', n] as const),
   ] as const) {
     if (!Number.isInteger(number) || number < 1) throw new Error(`${name}: expected a positive integer, got ${number}`);
@@ -251,7 +256,14 @@ async function main(): Promise<void> {
     }
     if (flags.only.has('S3')) {
       log(`S3 memory: ${flags.s3N} conversations blocked in a tool call…`);
-      results.s3 = await s3(server, { n: flags.s3N, blockAt: 3, profile: flags.profile, snapshotDir: resultsDir, log });
+      results.s3 = await s3(server, {
+        n: flags.s3N,
+        wave: flags.s3Wave,
+        blockAt: 3,
+        profile: flags.profile,
+        snapshotDir: resultsDir,
+        log,
+      });
     }
     if (flags.only.has('S4')) {
       const n = flags.quick ? 100 : 500;
@@ -504,7 +516,7 @@ function render(
   if (results.s3) {
     const first = results.s3[0];
     lines.push(
-      `### S3 memory — ${first?.n ?? '?'} conversations blocked inside a tool call (round ${first?.blockAt ?? '?'}), after forced GC`,
+      `### S3 memory — ${first?.n ?? '?'} conversations blocked inside a tool call (round ${first?.blockAt ?? '?'}), after a warm-up wave of ${first?.wave ?? '?'} and forced GC`,
       '',
     );
     lines.push(

@@ -10,7 +10,7 @@ import type { Transport } from './client.js';
 export type Job =
   | { kind: 's1'; baseURL: string; rounds: number; reps: number; warmup: number; modes: Array<'stream' | 'json'> }
   | { kind: 's2'; baseURL: string; side: Side; n: number; rounds: number; connections: number; transport: Transport }
-  | { kind: 's3'; baseURL: string; side: S3Side; n: number; blockAt: number; connections: number; snapshotDir?: string }
+  | { kind: 's3'; baseURL: string; side: S3Side; n: number; wave: number; blockAt: number; connections: number; snapshotDir?: string }
   | { kind: 's4'; sizes: number[]; reps: number }
   | {
       kind: 's4-throughput';
