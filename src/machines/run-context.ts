@@ -30,7 +30,7 @@ const startingGroups = Object.freeze({
     check: 0,
     compactedAt: null,
   }),
-}) satisfies Partial<Record<string, Readonly<object>>>;
+});
 
 /** A run's context as it starts; a malformed input is kept as a problem (the run then ends in `error`). */
 export function initialContext(
