@@ -529,6 +529,9 @@ describe('run-context', () => {
     expect(child.control.limits).toEqual({ maxTotalTokens: 10 });
     expect(child.control).not.toBe(first.control);
     expect(first.control.limits).toEqual({});
+    const handoffs = initialContext({ messages: [] }, false, { start: 'triage', known: new Set(['triage']) });
+    expect(handoffs.agents).toEqual({ depth: 0, usageByAgent: [], approvals: [], active: 'triage' });
+    expect(handoffs.agents).not.toBe(first.agents);
   });
 
   it('keeps a run’s limits object when its budget changes none of them, and makes a new one when it does', () => {
