@@ -7,14 +7,15 @@
  * ```
  */
 import { allocationProfile } from './allocation-profile.js';
-import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
-import { createMinimalLoop } from './minimal-loop.js';
-import { createRawLoop, type LoopOptions, type LoopResult } from './raw-loop.js';
+import type { LoopOptions } from './raw-loop.js';
+import { sideLoop } from './side-loop.js';
+import { type LoopSide, loopSides } from './worker-process.js';
 import { startWireServerProcess } from './wire.js';
 import { flag } from './flag.js';
 
-const side = flag('--side', 'actorloop');
+const side = flag('--side', 'actorloop') as LoopSide;
+if (!loopSides.includes(side)) throw new Error(`--side: expected one of ${loopSides.join(', ')}, got ${side}`);
 const mode = flag('--mode', 'stream');
 const rounds = Number(flag('--rounds', '20'));
 const conversations = Number(flag('--conversations', '40'));
@@ -24,12 +25,7 @@ const server = await startWireServerProcess();
 await server.configure({ latencyMs: 0, rounds });
 const options: LoopOptions = { model: 'bench-model', stream: mode === 'stream', maxRounds: rounds };
 const { client, close } = await createBenchClient(server.baseURL, { connections: 4 });
-const run: (text: string) => Promise<LoopResult> =
-  side === 'raw'
-    ? createRawLoop(client, options)
-    : side === 'minimal'
-      ? createMinimalLoop(client, options)
-      : createActorloopLoop(benchOpenAIProvider(client, options), options);
+const run = sideLoop(side, client, options);
 for (let index = 0; index < 30; index++) await run('Add the numbers, round after round.');
 
 const profile = await allocationProfile(() => run('Add the numbers, round after round.'), conversations, 256);

@@ -9,6 +9,7 @@
  *   --warmup W         S1 warm-up conversations per side and mode (default 60; quick 8)
  *   --transports fetch,node-http  S2's transports (default both)
  *   --s2-reps R        S2 runs per side, transport and N; the best (most rounds/s) stands (default 1; --gate 3)
+ *   --s2-minimal       S2 also runs the minimal statechart loop (a third side: what XState's own actors reach)
  *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --s3-wave N        S3's warm-up wave (default the smaller of N and 500; N: hash tables already sized for N)
@@ -35,6 +36,7 @@ import { profileS1, type ProfileResult } from './profile.js';
 import { measureFlatness, type FlatnessResult } from './rounds.js';
 import { s1, type S1Result, type S1SideResult } from './s1-overhead.js';
 import { s2, type S2RunResult } from './s2-concurrency.js';
+import { s2MinimalRatios } from './s2-sides.js';
 import { s3, type S3RunResult } from './s3-memory.js';
 import { type RestateResult, restateScenario } from './restate.js';
 import { s4, type S4Result, type S4ThroughputResult } from './s4-persistence.js';
@@ -57,6 +59,8 @@ type Flags = {
   s2Rounds: number;
   /** S2 runs per (side, transport, N), best of them reported. */
   s2Reps: number;
+  /** S2 also runs the minimal statechart loop. */
+  s2Minimal: boolean;
   reps: number;
   warmup: number;
   only: Set<string>;
@@ -121,6 +125,7 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
     s2Rounds: rounds ? Number(rounds) : 5,
     // One S2 run on a machine with anything else on it moves by tens of percent; the gate needs the best of a few.
     s2Reps: Number(value('--s2-reps') ?? (gate ? 3 : 1)),
+    s2Minimal: argv.includes('--s2-minimal'),
     reps: Number(value('--reps') ?? (quick ? 12 : 50)),
     // The JIT needs a few thousand rounds before a side's cost settles; a short warm-up measures
     // the compiler as much as the code.
@@ -251,6 +256,7 @@ async function main(): Promise<void> {
         latencyMs: 25,
         transports: flags.transports,
         reps: flags.s2Reps,
+        minimal: flags.s2Minimal,
         log,
       });
     }
@@ -511,6 +517,21 @@ function render(
     }
     const errors = results.s2.filter((r) => r.errors > 0);
     for (const r of errors) lines.push('', `errors ${r.side} (${r.transport}) N=${r.n}: ${r.errorSamples.join(' | ')}`);
+    const minimal = s2MinimalRatios(results.s2);
+    if (minimal.length > 0) {
+      lines.push(
+        '',
+        'With the minimal statechart loop (`--s2-minimal`): what a tool loop of XState actors reaches at all.',
+        '',
+        '| N | transport | rounds/s: actorloop ÷ raw | minimal ÷ raw | **actorloop ÷ minimal** | peak RSS: actorloop ÷ raw | minimal ÷ raw | **actorloop ÷ minimal** |',
+        '|---:|---|---:|---:|---:|---:|---:|---:|',
+      );
+      for (const r of minimal) {
+        const cells = (ratios: (typeof r)['peakRss']) =>
+          `${fmt(ratios.actorloop, 2)}× | ${fmt(ratios.minimal, 2)}× | **${fmt(ratios.actorloopOverMinimal, 2)}×**`;
+        lines.push(`| ${r.n} | ${r.transport} | ${cells(r.roundsPerSecond)} | ${cells(r.peakRss)} |`);
+      }
+    }
     lines.push('');
   }
   if (results.s3) {

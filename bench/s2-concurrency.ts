@@ -6,18 +6,21 @@
  * With `reps` > 1 each (side, transport, N) runs that many times, the sides' order alternating, and
  * the run with the most rounds/s stands for it: a loaded machine only ever slows a run down, so the
  * best of R is the steadiest figure of what the code can do (each run's figures are kept beside it).
+ * With `minimal`, the minimal statechart loop (bench/minimal-loop.ts) runs as a third side: the
+ * throughput and peak RSS a tool loop of XState actors reaches at all, beside actorloop's.
  */
 import { performance } from 'node:perf_hooks';
-import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient, type Transport } from './client.js';
-import { createRawLoop, type LoopResult } from './raw-loop.js';
+import type { LoopResult } from './raw-loop.js';
+import { sideLoop } from './side-loop.js';
 import { cpuNowUs, median, percentile } from './stats.js';
 import type { WireServerHandle } from './wire.js';
-import { runInWorker, type Job, type Side } from './worker-process.js';
+import { type LoopSide, runInWorker, type Job } from './worker-process.js';
 import { bestOf } from './s2-best-of.js';
+import { rotated } from './s2-sides.js';
 
 export type S2RunResult = {
-  side: Side;
+  side: LoopSide;
   transport: Transport;
   n: number;
   rounds: number;
@@ -43,8 +46,7 @@ export type S2RunResult = {
 export async function runS2Job(job: Extract<Job, { kind: 's2' }>): Promise<S2RunResult> {
   const client = await createBenchClient(job.baseURL, { connections: job.connections, transport: job.transport });
   const options = { model: 'bench-model', stream: true, maxRounds: job.rounds };
-  const run: (text: string) => Promise<LoopResult & { retries?: number }> =
-    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
+  const run = sideLoop(job.side, client.client, options);
   // Warm-up: a few conversations, so the JIT and lazy imports are not counted.
   for (let i = 0; i < 5; i++) await run('warm-up');
   let peakRss = process.memoryUsage.rss();
@@ -96,20 +98,28 @@ export async function runS2Job(job: Extract<Job, { kind: 's2' }>): Promise<S2Run
 
 export async function s2(
   server: WireServerHandle,
-  options: { ns: number[]; rounds: number; latencyMs: number; transports: Transport[]; reps?: number; log: (line: string) => void },
+  options: {
+    ns: number[];
+    rounds: number;
+    latencyMs: number;
+    transports: Transport[];
+    reps?: number;
+    /** Also run the minimal statechart loop (a third side). */
+    minimal?: boolean;
+    log: (line: string) => void;
+  },
 ): Promise<S2RunResult[]> {
   await server.configure({ latencyMs: options.latencyMs, rounds: options.rounds });
   const reps = options.reps ?? 1;
+  const sides: LoopSide[] = options.minimal ? ['actorloop', 'raw', 'minimal'] : ['actorloop', 'raw'];
   const out: S2RunResult[] = [];
   for (const [nIndex, n] of options.ns.entries())
     for (const transport of options.transports) {
-      const runs: Record<Side, S2RunResult[]> = { actorloop: [], raw: [] };
+      const runs = new Map<LoopSide, S2RunResult[]>(sides.map((side) => [side, []]));
       for (let rep = 0; rep < reps; rep++) {
-        // Alternate which side goes first, so a warmer (or busier) machine does not always favour one.
-        const sides: Side[] = (nIndex + rep) % 2 === 0 ? ['actorloop', 'raw'] : ['raw', 'actorloop'];
-        for (const side of sides) {
+        for (const side of rotated(sides, nIndex + rep)) {
           const result = await s2Run(server, { side, n, transport, rounds: options.rounds });
-          runs[side].push(result);
+          runs.get(side)?.push(result);
           options.log(
             `  S2 ${side} (${transport}) N=${n}${reps > 1 ? ` run ${rep + 1}/${reps}` : ''}: ${result.wallMs.toFixed(0)} ms, ` +
               `${result.roundsPerSecond.toFixed(0)} rounds/s, errors ${result.errors}, server requests ` +
@@ -117,14 +127,17 @@ export async function s2(
           );
         }
       }
-      for (const side of ['raw', 'actorloop'] as const) out.push(bestOf(runs[side]));
+      for (const side of reportOrder) if (sides.includes(side)) out.push(bestOf(runs.get(side) ?? []));
     }
   return out;
 }
 
+/** Rows in this order: the raw loop first, as every table has had it. */
+const reportOrder: readonly LoopSide[] = ['raw', 'actorloop', 'minimal'];
+
 async function s2Run(
   server: WireServerHandle,
-  { side, n, transport, rounds }: { side: Side; n: number; transport: Transport; rounds: number },
+  { side, n, transport, rounds }: { side: LoopSide; n: number; transport: Transport; rounds: number },
 ): Promise<S2RunResult> {
   await server.reset();
   let result: S2RunResult;

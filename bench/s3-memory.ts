@@ -10,18 +10,16 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import v8 from 'node:v8';
-import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
 import { diffHeapSummaries, summarizeHeapSnapshot, type HeapDiffRow } from './heap-summary.js';
-import { createRawLoop, type LoopResult } from './raw-loop.js';
 import { createGate, type Gate } from './tool.js';
 import type { WireServerHandle } from './wire.js';
-import { createMinimalLoop } from './minimal-loop.js';
-import { runInWorker, type Job, type S3Side } from './worker-process.js';
+import { sideLoop } from './side-loop.js';
+import { runInWorker, type Job, type LoopSide, loopSides } from './worker-process.js';
 
 type Memory = { heapUsed: number; external: number; arrayBuffers: number; rss: number };
 export type S3RunResult = {
-  side: S3Side;
+  side: LoopSide;
   n: number;
   /** Conversations in the warm-up wave before the baseline. */
   wave: number;
@@ -58,12 +56,7 @@ export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3Run
   const client = await createBenchClient(job.baseURL, { connections: job.connections });
   const gate = createGate(job.blockAt);
   const options = { model: 'bench-model', stream: true, maxRounds: job.blockAt + 1, gate };
-  const run: (text: string) => Promise<LoopResult> =
-    job.side === 'raw'
-      ? createRawLoop(client.client, options)
-      : job.side === 'minimal'
-        ? createMinimalLoop(client.client, options)
-        : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
+  const run = sideLoop(job.side, client.client, options);
   gate.armed = false;
   for (let i = 0; i < 20; i++) {
     const result = await run('warm-up');
@@ -127,7 +120,7 @@ export async function s3(
   // The server answers `blockAt` tool rounds then a final text; latency 0.
   await server.configure({ latencyMs: 0, rounds: options.blockAt });
   const out: S3RunResult[] = [];
-  for (const side of ['actorloop', 'raw', 'minimal'] as const) {
+  for (const side of loopSides) {
     await server.reset();
     const result = await runInWorker<S3RunResult>(
       {

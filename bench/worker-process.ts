@@ -9,8 +9,8 @@ import type { Transport } from './client.js';
 
 export type Job =
   | { kind: 's1'; baseURL: string; rounds: number; reps: number; warmup: number; modes: Array<'stream' | 'json'> }
-  | { kind: 's2'; baseURL: string; side: Side; n: number; rounds: number; connections: number; transport: Transport }
-  | { kind: 's3'; baseURL: string; side: S3Side; n: number; wave: number; blockAt: number; connections: number; snapshotDir?: string }
+  | { kind: 's2'; baseURL: string; side: LoopSide; n: number; rounds: number; connections: number; transport: Transport }
+  | { kind: 's3'; baseURL: string; side: LoopSide; n: number; wave: number; blockAt: number; connections: number; snapshotDir?: string }
   | { kind: 's4'; sizes: number[]; reps: number }
   | {
       kind: 's4-throughput';
@@ -25,8 +25,12 @@ export type Job =
   | { kind: 'agents'; reps: number; warmup: number; parked: number }
   | { kind: 'controls'; reps: number; warmup: number };
 export type Side = 'actorloop' | 'raw';
-/** S3 also measures the minimal statechart loop (bench/minimal-loop.ts): XState's own share of the memory. */
-export type S3Side = Side | 'minimal';
+/**
+ * S3 (always) and S2 (with `--s2-minimal`) also measure the minimal statechart loop
+ * (bench/minimal-loop.ts): what XState's own actors cost in memory and throughput.
+ */
+export const loopSides = ['actorloop', 'raw', 'minimal'] as const;
+export type LoopSide = (typeof loopSides)[number];
 
 export async function runInWorker<T>(job: Job, extraExecArgv: string[] = []): Promise<T> {
   const script = fileURLToPath(new URL('./worker.ts', import.meta.url));

@@ -19,6 +19,7 @@ import { marginFrom, spreadOf } from '../bench/noise-spread.js';
 import type { S1ModeResult, S1Result, S1SideResult } from '../bench/s1-overhead.js';
 import { bestOf } from '../bench/s2-best-of.js';
 import type { S2RunResult } from '../bench/s2-concurrency.js';
+import { rotated, s2MinimalRatios } from '../bench/s2-sides.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(path.join(tmpdir(), 'bench-gate-'));
@@ -302,6 +303,46 @@ describe('S2 best of R runs', () => {
     const single = s2(900, 1e8);
     expect(bestOf([single])).toBe(single);
     expect(bestOf([s2(900, 1e8, 2), s2(950, 1e8, 1)]).errors).toBe(2);
+  });
+});
+
+describe('S2 with the minimal statechart loop (--s2-minimal)', () => {
+  const row = (side: S2RunResult['side'], n: number, roundsPerSecond: number, peakRssBytes: number) =>
+    ({ side, transport: 'fetch', n, roundsPerSecond, peakRssBytes, errors: 0 }) as S2RunResult;
+  const rows = [row('raw', 5000, 1000, 100e6), row('actorloop', 5000, 600, 125e6), row('minimal', 5000, 800, 110e6)];
+
+  it('rotates the sides so each goes first once over as many runs, and two sides alternate as before', () => {
+    const sides = ['actorloop', 'raw', 'minimal'] as const;
+    const firsts = [0, 1, 2].map((rep) => rotated(sides, rep));
+    expect(firsts).toEqual([
+      ['actorloop', 'raw', 'minimal'],
+      ['raw', 'minimal', 'actorloop'],
+      ['minimal', 'actorloop', 'raw'],
+    ]);
+    for (const order of firsts) expect([...order].sort()).toEqual([...sides].sort());
+    expect(rotated(['actorloop', 'raw'], 0)).toEqual(['actorloop', 'raw']);
+    expect(rotated(['actorloop', 'raw'], 3)).toEqual(['raw', 'actorloop']);
+  });
+
+  it('puts actorloop and the minimal loop against the raw loop, and actorloop against the minimal loop', () => {
+    const [ratios] = s2MinimalRatios(rows);
+    expect(ratios).toMatchObject({ n: 5000, transport: 'fetch' });
+    expect(ratios?.roundsPerSecond.actorloop).toBeCloseTo(0.6);
+    expect(ratios?.roundsPerSecond.minimal).toBeCloseTo(0.8);
+    expect(ratios?.roundsPerSecond.actorloopOverMinimal).toBeCloseTo(0.75);
+    expect(ratios?.peakRss.actorloop).toBeCloseTo(1.25);
+    expect(ratios?.peakRss.actorloopOverMinimal).toBeCloseTo(125 / 110);
+  });
+
+  it('gives no ratios without the minimal side, or where a side is missing at that N', () => {
+    expect(s2MinimalRatios(rows.slice(0, 2))).toEqual([]);
+    expect(s2MinimalRatios([row('raw', 1000, 1000, 1e8), ...rows.slice(1)])).toEqual([]);
+  });
+
+  it('leaves the gate as it was: the minimal side is no ratio of its own', () => {
+    const ids = gateRatios({ s2: rows }).map((ratio) => ratio.id);
+    expect(ids).toEqual(['S2/5000/fetch/rounds-per-second', 'S2/5000/fetch/peak-rss']);
+    expect(gateRatios({ s2: rows })[0]?.value).toBeCloseTo(0.6);
   });
 });
 
