@@ -14,7 +14,7 @@
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --s3-wave N        S3's warm-up wave (default the smaller of N and 500; N: hash tables already sized for N)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
- *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw), also without --profile
+ *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw | minimal), also without --profile
  *   --gate             after the run, compare the S1 and S2 ratios with bench/baseline/node-<major>.json and
  *                      exit 1 on a regression beyond the margin, 2 without a baseline; alone it runs S1 and
  *                      S2 at the baseline's N values and transports (--only / --n / --transports override)
@@ -50,7 +50,7 @@ import { type HostObserveResult, observeHost } from './observe-host.js';
 import { fmt, mb } from './stats.js';
 import { startWireServerProcess } from './wire.js';
 import type { Transport } from './client.js';
-import { runInWorker, type Side } from './worker-process.js';
+import { type LoopSide, loopSides, runInWorker } from './worker-process.js';
 
 type Flags = {
   quick: boolean;
@@ -67,7 +67,7 @@ type Flags = {
   s3N: number;
   s3Wave: number;
   profile: boolean;
-  cpuProfSide: Side | null;
+  cpuProfSide: LoopSide | null;
   /** S2's transports: the SDK's default fetch, `createNodeFetch`, or both. */
   transports: Transport[];
   /** Judge the run against the committed baseline (bench/gate.ts). */
@@ -113,8 +113,9 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
   );
   const cpuProfIndex = argv.indexOf('--cpu-prof');
   const cpuProfArg = cpuProfIndex === -1 ? undefined : argv[cpuProfIndex + 1];
-  const cpuProfSide: Side | null =
-    cpuProfIndex === -1 ? null : cpuProfArg === 'raw' || cpuProfArg === 'actorloop' ? cpuProfArg : 'actorloop';
+  // A bare `--cpu-prof` (followed by another flag or nothing) profiles actorloop.
+  const cpuProfSide: LoopSide | null =
+    cpuProfIndex === -1 ? null : (loopSides as readonly string[]).includes(cpuProfArg ?? '') ? (cpuProfArg as LoopSide) : 'actorloop';
   const profile = argv.includes('--profile');
   if (profile || cpuProfSide) only.add('PROFILE');
   const s3N = Number(value('--s3-n') ?? (quick ? 300 : 2000));

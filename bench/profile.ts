@@ -1,20 +1,19 @@
 /**
- * CPU profile of S1's actorloop side (or the raw side): a worker started with `--cpu-prof` runs
+ * CPU profile of S1's actorloop side (or the raw side, or the minimal statechart loop): a worker started with `--cpu-prof` runs
  * the S1 conversation (server latency 0) many times, one after another; the `.cpuprofile` is then
  * summarised as the top functions by self time, with their share of all samples and of the
  * non-idle samples.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';
-import { createRawLoop } from './raw-loop.js';
+import { sideLoop } from './side-loop.js';
 import type { WireServerHandle } from './wire.js';
-import { runInWorker, type Job, type Side } from './worker-process.js';
+import { runInWorker, type Job, type LoopSide } from './worker-process.js';
 
 export type ProfileRow = { fn: string; where: string; selfMs: number; pct: number; pctNonIdle: number };
 export type ProfileResult = {
-  side: Side;
+  side: LoopSide;
   file: string;
   totalMs: number;
   idleMs: number;
@@ -46,8 +45,7 @@ function categoryOf(url: string, functionName: string): string {
 export async function runProfileJob(job: Extract<Job, { kind: 'profile' }>): Promise<{ conversations: number; steadyFromUs: number }> {
   const client = await createBenchClient(job.baseURL, { connections: 4 });
   const options = { model: 'bench-model', stream: job.stream, maxRounds: job.rounds };
-  const run =
-    job.side === 'raw' ? createRawLoop(client.client, options) : createActorloopLoop(benchOpenAIProvider(client.client, options), options);
+  const run = sideLoop(job.side, client.client, options);
   // Warm-up (module loading, JIT) is left out of the summary: samples before this instant are skipped.
   for (let i = 0; i < 10; i++) await run('warm-up');
   const steadyFromUs = Number(process.hrtime.bigint() / 1000n);
@@ -131,7 +129,7 @@ export function summarizeCpuProfile(file: string, top = 15, fromUs = 0): Omit<Pr
 
 export async function profileS1(
   server: WireServerHandle,
-  options: { side: Side; rounds: number; conversations: number; stream: boolean; dir: string },
+  options: { side: LoopSide; rounds: number; conversations: number; stream: boolean; dir: string },
 ): Promise<ProfileResult> {
   await server.configure({ latencyMs: 0, rounds: options.rounds });
   mkdirSync(options.dir, { recursive: true });

@@ -21,7 +21,7 @@ export type Job =
       connections: number;
     }
   | { kind: 'engine'; rounds: number; reps: number; warmup: number; operations: number }
-  | { kind: 'profile'; baseURL: string; side: Side; rounds: number; conversations: number; stream: boolean }
+  | { kind: 'profile'; baseURL: string; side: LoopSide; rounds: number; conversations: number; stream: boolean }
   | { kind: 'agents'; reps: number; warmup: number; parked: number }
   | { kind: 'controls'; reps: number; warmup: number };
 export type Side = 'actorloop' | 'raw';
