@@ -3,7 +3,7 @@
  * latency 25 ms. Each (side, N) runs in a fresh worker process with one shared `openai` client
  * whose keep-alive pool allows one connection per conversation (so no conversation queues behind
  * another's socket): wall time, tool rounds per second, peak RSS, errors, retries (actorloop).
- * With `reps` > 1 each (side, transport, N) runs that many times, the sides' order alternating, and
+ * With `reps` > 1 each (side, transport, N) runs that many times, the sides' order rotating, and
  * the run with the most rounds/s stands for it: a loaded machine only ever slows a run down, so the
  * best of R is the steadiest figure of what the code can do (each run's figures are kept beside it).
  * With `minimal`, the minimal statechart loop (bench/minimal-loop.ts) runs as a third side: the

@@ -1,6 +1,6 @@
 /**
- * The loop one side of S2, S3 or `alloc-sites.ts` runs over its `openai` client: the raw SDK loop
- * (the floor), the minimal statechart loop (XState's own share) or actorloop.
+ * The loop one side of S2, S3, the CPU profile or `alloc-sites.ts` runs over its `openai` client:
+ * the raw SDK loop (the floor), the minimal statechart loop (XState's own share) or actorloop.
  */
 import type OpenAI from 'openai';
 import { benchOpenAIProvider, createActorloopLoop } from './actorloop-loop.js';

@@ -26,8 +26,8 @@ export type Job =
   | { kind: 'controls'; reps: number; warmup: number };
 export type Side = 'actorloop' | 'raw';
 /**
- * S3 (always) and S2 (with `--s2-minimal`) also measure the minimal statechart loop
- * (bench/minimal-loop.ts): what XState's own actors cost in memory and throughput.
+ * S3 (always), S2 (with `--s2-minimal`) and the CPU profile (`--cpu-prof minimal`) also measure
+ * the minimal statechart loop (bench/minimal-loop.ts): what XState's own actors cost.
  */
 export const loopSides = ['actorloop', 'raw', 'minimal'] as const;
 export type LoopSide = (typeof loopSides)[number];
