@@ -1,9 +1,8 @@
 /**
  * CPU profile of S1's actorloop side (or the raw side, or the minimal statechart loop): a worker
  * started with `--cpu-prof` runs the S1 conversation (server latency 0) many times, one after
- * another; the `.cpuprofile` is then
- * summarised as the top functions by self time, with their share of all samples and of the
- * non-idle samples.
+ * another; the `.cpuprofile` is then summarised as the top functions by self time, with their
+ * share of all samples and of the non-idle samples.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
