@@ -6,7 +6,10 @@
  * scripted models (`handlerProvider` over OpenAI chunks). The tool is either a plain tool returning
  * the answer text, or `agentTool` over a child conversation whose model answers that text at once
  * (one request): so the agent side adds a child actor, its request and the events the parent
- * passes on. CPU µs per parent conversation, interleaved after a warm-up; medians.
+ * passes on. CPU µs per parent conversation, interleaved after a warm-up; medians. A fourth side
+ * runs the plain parent and then the child's conversation on its own, as two runs: the agent call's
+ * work without its glue (starting the child, passing its events up, its output becoming the tool
+ * result), the least an agent call can cost beside a plain tool.
  *
  * Memory (run in a process with `--expose-gc`): N parents parked while their tool call runs —
  * plain: the parent waits in `executingTools` for a tool that blocks; agent: the parent waits for
@@ -26,6 +29,10 @@ export type AgentsResult = {
   agentUsPerRun: number;
   /** agent / plain. */
   ratio: number;
+  /** The plain parent's run, then the child's conversation alone (no agent call): the work without the glue. */
+  twoRunsUsPerRun: number;
+  /** two runs / plain: the floor of `ratio`. */
+  twoRunsRatio: number;
   /** The agent call whose child streams its answer in `streamedDeltas` deltas: each goes up to the parent. */
   streamingUsPerRun: number;
   streamedDeltas: number;
@@ -85,7 +92,7 @@ export function agentsMachines(block: Promise<string> | undefined) {
   const agent = createConversationMachine({ provider: parentProvider('ask'), tools: [agentTool(child, { name: 'ask' })] });
   const streamingChild = createConversationMachine({ provider: handlerProvider(() => textTurn(streamedAnswer, streamedDeltas)) });
   const streaming = createConversationMachine({ provider: parentProvider('ask'), tools: [agentTool(streamingChild, { name: 'ask' })] });
-  return { plain, agent, streaming };
+  return { plain, agent, streaming, child };
 }
 
 /** One parent run to its end; CPU µs it took. */
@@ -126,18 +133,21 @@ async function parkedBytes(side: 'plain' | 'agent', n: number): Promise<number> 
 
 export async function agents(options: { reps: number; warmup: number; parked: number }): Promise<AgentsResult> {
   const built = agentsMachines(undefined);
-  const sides = ['plain', 'agent', 'streaming'] as const;
-  for (let i = 0; i < options.warmup; i++) for (const side of sides) await runOnce(built[side]);
-  const samples = { plain: [] as number[], agent: [] as number[], streaming: [] as number[] };
+  const sides = ['plain', 'agent', 'streaming', 'twoRuns'] as const;
+  const measure = async (side: (typeof sides)[number]) =>
+    side === 'twoRuns' ? (await runOnce(built.plain)) + (await runOnce(built.child)) : runOnce(built[side]);
+  for (let i = 0; i < options.warmup; i++) for (const side of sides) await measure(side);
+  const samples = { plain: [] as number[], agent: [] as number[], streaming: [] as number[], twoRuns: [] as number[] };
   for (let i = 0; i < options.reps; i++) {
     // Rotating which goes first, so none always runs on a warmer cache.
     for (let k = 0; k < sides.length; k++) {
       const side = sides[(i + k) % sides.length] as (typeof sides)[number];
-      samples[side].push(await runOnce(built[side]));
+      samples[side].push(await measure(side));
     }
   }
   const plainUsPerRun = median(samples.plain);
   const agentUsPerRun = median(samples.agent);
+  const twoRunsUsPerRun = median(samples.twoRuns);
   // Warm both parking paths once, so compiled code is not counted as per-conversation memory.
   await parkedBytes('plain', Math.min(200, options.parked));
   await parkedBytes('agent', Math.min(200, options.parked));
@@ -149,6 +159,8 @@ export async function agents(options: { reps: number; warmup: number; parked: nu
     plainUsPerRun,
     agentUsPerRun,
     ratio: agentUsPerRun / plainUsPerRun,
+    twoRunsUsPerRun,
+    twoRunsRatio: twoRunsUsPerRun / plainUsPerRun,
     streamingUsPerRun: median(samples.streaming),
     streamedDeltas,
     streamingRatio: median(samples.streaming) / plainUsPerRun,

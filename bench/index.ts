@@ -646,6 +646,10 @@ function render(
     lines.push(`| plain tool | ${fmt(a.plainUsPerRun, 0)} | ${fmt(a.plainBytesPerParked, 0)} |`);
     lines.push(`| agent tool (+ its child) | ${fmt(a.agentUsPerRun, 0)} | ${fmt(a.agentBytesPerParked, 0)} |`);
     lines.push(`| agent ÷ plain | ${fmt(a.ratio, 2)} | ${fmt(a.memoryRatio, 2)} |`);
+    lines.push(`| plain parent, then the child's conversation alone (no agent call) | ${fmt(a.twoRunsUsPerRun, 0)} | |`);
+    lines.push(
+      `| two runs ÷ plain: the agent call without its glue (glue: ${fmt(a.agentUsPerRun - a.twoRunsUsPerRun, 0)} µs) | ${fmt(a.twoRunsRatio, 2)} | |`,
+    );
     lines.push(`| agent tool, its child streaming ${a.streamedDeltas} deltas | ${fmt(a.streamingUsPerRun, 0)} | |`);
     lines.push(`| streaming agent ÷ plain | ${fmt(a.streamingRatio, 2)} | |`, '');
   }
