@@ -10,12 +10,12 @@ import { allocationProfile } from './allocation-profile.js';
 import { createBenchClient } from './client.js';
 import type { LoopOptions } from './raw-loop.js';
 import { sideLoop } from './side-loop.js';
-import { type LoopSide, loopSides } from './worker-process.js';
+import { isLoopSide, loopSides } from './worker-process.js';
 import { startWireServerProcess } from './wire.js';
 import { flag } from './flag.js';
 
-const side = flag('--side', 'actorloop') as LoopSide;
-if (!loopSides.includes(side)) throw new Error(`--side: expected one of ${loopSides.join(', ')}, got ${side}`);
+const side = flag('--side', 'actorloop');
+if (!isLoopSide(side)) throw new Error(`--side: expected one of ${loopSides.join(', ')}, got ${side}`);
 const mode = flag('--mode', 'stream');
 const rounds = Number(flag('--rounds', '20'));
 const conversations = Number(flag('--conversations', '40'));

@@ -50,7 +50,7 @@ import { type HostObserveResult, observeHost } from './observe-host.js';
 import { fmt, mb } from './stats.js';
 import { startWireServerProcess } from './wire.js';
 import type { Transport } from './client.js';
-import { type LoopSide, loopSides, runInWorker } from './worker-process.js';
+import { isLoopSide, type LoopSide, runInWorker } from './worker-process.js';
 
 type Flags = {
   quick: boolean;
@@ -114,8 +114,7 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
   const cpuProfIndex = argv.indexOf('--cpu-prof');
   const cpuProfArg = cpuProfIndex === -1 ? undefined : argv[cpuProfIndex + 1];
   // A bare `--cpu-prof` (followed by another flag or nothing) profiles actorloop.
-  const cpuProfSide: LoopSide | null =
-    cpuProfIndex === -1 ? null : (loopSides as readonly string[]).includes(cpuProfArg ?? '') ? (cpuProfArg as LoopSide) : 'actorloop';
+  const cpuProfSide: LoopSide | null = cpuProfIndex === -1 ? null : isLoopSide(cpuProfArg) ? cpuProfArg : 'actorloop';
   const profile = argv.includes('--profile');
   if (profile || cpuProfSide) only.add('PROFILE');
   const s3N = Number(value('--s3-n') ?? (quick ? 300 : 2000));

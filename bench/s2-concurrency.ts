@@ -115,11 +115,11 @@ export async function s2(
   const out: S2RunResult[] = [];
   for (const [nIndex, n] of options.ns.entries())
     for (const transport of options.transports) {
-      const runs = new Map<LoopSide, S2RunResult[]>(sides.map((side) => [side, []]));
+      const runs: Record<LoopSide, S2RunResult[]> = { actorloop: [], raw: [], minimal: [] };
       for (let rep = 0; rep < reps; rep++) {
         for (const side of rotated(sides, nIndex + rep)) {
           const result = await s2Run(server, { side, n, transport, rounds: options.rounds });
-          runs.get(side)?.push(result);
+          runs[side].push(result);
           options.log(
             `  S2 ${side} (${transport}) N=${n}${reps > 1 ? ` run ${rep + 1}/${reps}` : ''}: ${result.wallMs.toFixed(0)} ms, ` +
               `${result.roundsPerSecond.toFixed(0)} rounds/s, errors ${result.errors}, server requests ` +
@@ -127,7 +127,7 @@ export async function s2(
           );
         }
       }
-      for (const side of reportOrder) if (sides.includes(side)) out.push(bestOf(runs.get(side) ?? []));
+      for (const side of reportOrder) if (sides.includes(side)) out.push(bestOf(runs[side]));
     }
   return out;
 }

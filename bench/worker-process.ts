@@ -32,6 +32,11 @@ export type Side = 'actorloop' | 'raw';
 export const loopSides = ['actorloop', 'raw', 'minimal'] as const;
 export type LoopSide = (typeof loopSides)[number];
 
+/** Whether a flag's text names one of the `loopSides`. */
+export function isLoopSide(text: string | undefined): text is LoopSide {
+  return (loopSides as readonly (string | undefined)[]).includes(text);
+}
+
 export async function runInWorker<T>(job: Job, extraExecArgv: string[] = []): Promise<T> {
   const script = fileURLToPath(new URL('./worker.ts', import.meta.url));
   const child = fork(script, [JSON.stringify(job)], {

@@ -20,6 +20,7 @@ import type { S1ModeResult, S1Result, S1SideResult } from '../bench/s1-overhead.
 import { bestOf } from '../bench/s2-best-of.js';
 import type { S2RunResult } from '../bench/s2-concurrency.js';
 import { rotated, s2MinimalRatios } from '../bench/s2-sides.js';
+import { isLoopSide } from '../bench/worker-process.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(path.join(tmpdir(), 'bench-gate-'));
@@ -337,6 +338,11 @@ describe('S2 with the minimal statechart loop (--s2-minimal)', () => {
   it('gives no ratios without the minimal side, or where a side is missing at that N', () => {
     expect(s2MinimalRatios(rows.slice(0, 2))).toEqual([]);
     expect(s2MinimalRatios([row('raw', 1000, 1000, 1e8), ...rows.slice(1)])).toEqual([]);
+  });
+
+  it('takes a side from a flag only when it names one (--cpu-prof, alloc-sites --side)', () => {
+    for (const side of ['actorloop', 'raw', 'minimal']) expect(isLoopSide(side)).toBe(true);
+    for (const text of ['Raw', 'provider', '', '--only', undefined]) expect(isLoopSide(text)).toBe(false);
   });
 
   it('leaves the gate as it was: the minimal side is no ratio of its own', () => {
