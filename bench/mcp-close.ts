@@ -12,7 +12,8 @@
  * many runs the server process was gone when close() resolved.
  */
 import { mcpTools } from '../src/tools/mcp/index.js';
-import { callContext, isRunning, serverLog, startLog, stdioSource } from '../test/support/mcp-servers.js';
+import { isRunning, serverLog, startLog, stdioSource } from '../test/support/mcp-servers.js';
+import { callContext } from '../test/support/call-context.js';
 import { fmt, median } from './stats.js';
 
 const argv = process.argv.slice(2);

@@ -31,6 +31,7 @@ import {
   roundsPerTurn,
   turns,
 } from './support/crash-scenario.js';
+import { supportScript } from './support/built-tree.js';
 import type { WorkerMessage } from './support/crash-worker.js';
 import { expectValidForBothWires } from './support/history.js';
 import { startPlannedWireServer } from './support/planned-wire-server.js';
@@ -58,8 +59,7 @@ async function killRound(
   target: Target,
   acknowledged: Set<string>,
 ): Promise<RoundOutcome> {
-  const script = join(import.meta.dirname, 'support', 'crash-worker.ts');
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, database, sideFile, server.url, driver], {
+  const child: ChildProcess = spawn(process.execPath, [supportScript('crash-worker.ts'), database, sideFile, server.url, driver], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   // 2 to 6 events in: later kill points often came after the worker's last event of that kind, so too

@@ -9,15 +9,16 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createConversationHost, type RunOutput } from '../src/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
+import { supportScript } from './support/built-tree.js';
 import { approvalMachine, transferCallId } from './support/approval-scenario.js';
 import { expectValidForBothWires } from './support/history.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-approval-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-const script = join(import.meta.dirname, 'support', 'approval-worker.ts');
+const script = supportScript('approval-worker.ts');
 
 function worker(args: string[]): { child: ChildProcess; message: Promise<Record<string, unknown>>; exit: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exit = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? `code ${code}`)));
   const message = new Promise<Record<string, unknown>>((resolve, reject) => {
     child.once('message', (value) => resolve(value as Record<string, unknown>));

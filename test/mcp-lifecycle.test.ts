@@ -6,11 +6,12 @@ import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, type ToolResultEvent } from '../src/index.js';
 import { type McpToolSet, McpToolError, mcpTools } from '../src/tools/mcp/index.js';
+import { callContext } from './support/call-context.js';
 import {
-  callContext,
   eventually,
   type HttpServer,
   isRunning,
+  muteStdioSource,
   serverLog,
   startHttpServer,
   startLog,
@@ -261,10 +262,8 @@ describe('close()', () => {
 describe('timeouts say what was waited for', () => {
   it('a stdio server that never answers initialize: mcpTools rejects naming the request and the option; the server is stopped', async () => {
     const log = starts();
-    // Long enough for the server to have started (and logged its pid) when the wait ends.
-    const error = await mcpTools(stdioSource({ startLog: log.path, flags: ['--mute'] }), { connectTimeoutMs: 2_000 }).catch(
-      (caught: unknown) => caught,
-    );
+    // Long enough for the server to have started (and logged its pid) when the wait ends: it imports nothing.
+    const error = await mcpTools(muteStdioSource(log.path), { connectTimeoutMs: 2_000 }).catch((caught: unknown) => caught);
     expect(McpToolError.isInstance(error) && error.kind).toBe('connection');
     expect((error as Error).message).toBe(
       'could not connect to the stdio server "node": it did not answer initialize within 2000 ms (connectTimeoutMs)',

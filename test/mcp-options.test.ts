@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { InvalidOptionsError, type ToolResultEvent } from '../src/index.js';
 import { McpToolError, mcpResultText, mcpTools } from '../src/tools/mcp/index.js';
 import { modelToolNames } from '../src/tools/mcp/tool-names.js';
-import { callContext } from './support/mcp-servers.js';
+import { callContext } from './support/call-context.js';
 import { eventsOf, runConversation } from './support/run-conversation.js';
 
 const clients: Client[] = [];

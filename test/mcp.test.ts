@@ -9,7 +9,8 @@ import { createActor, toPromise } from 'xstate';
 import pkg from '../package.json' with { type: 'json' };
 import { createConversationMachine, handlerProvider, type ToolResultEvent } from '../src/index.js';
 import { type McpSource, type McpToolSet, mcpTools } from '../src/tools/mcp/index.js';
-import { callContext, eventually, type HttpServer, serverLog, startHttpServer, startLog, stdioSource } from './support/mcp-servers.js';
+import { callContext } from './support/call-context.js';
+import { eventually, type HttpServer, serverLog, startHttpServer, startLog, stdioSource } from './support/mcp-servers.js';
 import { eventsOf, expectValidHistory, runConversation } from './support/run-conversation.js';
 import { scriptedModel } from './support/scripted-model.js';
 

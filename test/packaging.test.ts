@@ -5,7 +5,7 @@
  * with the oldest xstate of the peer range.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,12 +76,34 @@ function project(name: string, xstateVersion: string, source = 'quick-start.ts',
   return directory;
 }
 
-/** The project's program compiled by its own TypeScript, then run as JavaScript. */
+/**
+ * The project's program type-checked and compiled by its own TypeScript in one run (a type error
+ * exits non-zero, which `run` throws on), then its types stripped by TypeScript itself and run by plain Node (no tsx).
+ */
 function check(directory: string, source = 'quick-start.ts') {
-  run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], directory);
-  // The same source with its types stripped by TypeScript itself, run by plain Node (no tsx).
   run(join(directory, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json', '--noEmit', 'false', '--outDir', 'out'], directory);
   return JSON.parse(run(process.execPath, [`out/${source.replace(/\.ts$/, '.js')}`], directory)) as Record<string, unknown>;
+}
+
+/**
+ * better-sqlite3's install script takes a prebuilt binary when it finds one — on a user's machine
+ * from GitHub, which this one cannot reach — and otherwise compiles SQLite from source, a minute of
+ * CPU. When a consumer project installs the very version `npm ci` built here for this Node, that
+ * binary is offered as the prebuilt one, through prebuild-install's `local-prebuilds` setting in a
+ * `.prebuild-installrc` above the projects (so each project stays as a user's would be). Any other
+ * version, or another Node's, finds nothing there and is compiled as before.
+ */
+function offerOwnBetterSqlite3(version: string): void {
+  const own = join(root, 'node_modules/better-sqlite3');
+  const manifest = JSON.parse(readFileSync(join(own, 'package.json'), 'utf8')) as { version: string };
+  const binary = 'build/Release/better_sqlite3.node';
+  if (manifest.version !== version || !existsSync(join(own, binary))) return;
+  const prebuilds = join(work, 'prebuilds');
+  mkdirSync(prebuilds, { recursive: true });
+  // prebuild-install's name: {name}-v{version}-{runtime}-v{abi}-{platform}{libc}-{arch}.tar.gz (libc is empty on glibc).
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  run('tar', ['-czf', join(prebuilds, name), binary], own);
+  writeFileSync(join(work, '.prebuild-installrc'), `local-prebuilds=${prebuilds}\n`);
 }
 
 beforeAll(() => {
@@ -271,6 +293,7 @@ describe("today's stack in a consumer project", () => {
       }),
     );
     for (const program of programs) writeFileSync(join(directory, program), readFileSync(join(root, 'test/packaging', program), 'utf8'));
+    offerOwnBetterSqlite3(stack['better-sqlite3']);
     const peers = [
       'xstate',
       '@anthropic-ai/sdk',
@@ -313,9 +336,9 @@ describe("today's stack in a consumer project", () => {
     for (const compiler of ['typescript', 'typescript-7']) {
       const version = JSON.parse(readFileSync(join(directory, 'node_modules', compiler, 'package.json'), 'utf8')) as { version: string };
       expect(version.version).toBe(compiler === 'typescript' ? pkg.devDependencies.typescript : '7.0.2');
-      run(process.execPath, [join(directory, 'node_modules', compiler, 'bin', 'tsc'), '-p', 'tsconfig.json'], directory);
     }
-    // Types stripped by TypeScript 7 itself, then run by plain Node.
+    run(process.execPath, [join(directory, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], directory);
+    // TypeScript 7 type-checks too, and strips the types in the same run (a type error exits non-zero); plain Node runs the result.
     run(
       process.execPath,
       [join(directory, 'node_modules/typescript-7/bin/tsc'), '-p', 'tsconfig.json', '--noEmit', 'false', '--outDir', 'out'],

@@ -5,10 +5,10 @@
  * nothing is lost, and a paused holder that wakes up writes nothing after the takeover.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RecoverReport } from '../src/index.js';
 import { postgresStore } from '../src/stores/postgres/index.js';
+import { supportScript } from './support/built-tree.js';
 import { postgresUrl, queryOnce, testSchema } from './support/postgres.js';
 
 const schema = testSchema('postgres_processes');
@@ -24,7 +24,7 @@ afterEach(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   children.clear();
 });
-const script = join(import.meta.dirname, 'support', 'postgres-worker.ts');
+const script = supportScript('postgres-worker.ts');
 const leaseTtlMs = 1_500;
 let prefixes = 0;
 
@@ -32,7 +32,7 @@ type Message = { type: string; [key: string]: unknown };
 
 /** A worker process and its messages, in order. */
 function worker(config: Record<string, unknown>) {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(config)], {
+  const child: ChildProcess = spawn(process.execPath, [script, JSON.stringify(config)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   children.add(child);

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resultTexts, type Message } from '../src/index.js';
 import { restateConversationClient } from '../src/scale/restate/client.js';
+import { supportScript } from './support/built-tree.js';
 import { expectValidForBothWires } from './support/history.js';
 import { startPlannedWireServer } from './support/planned-wire-server.js';
 import type { ClusterMessage, ClusterOrder } from './support/restate-cluster.js';
@@ -53,7 +54,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The cluster primary as a child process, with what its workers report. */
 function startCluster(port: number, count: number, executions: string, journaled: string, wireUrl: string) {
-  const script = join(import.meta.dirname, 'support', 'restate-cluster.ts');
+  const script = supportScript('restate-cluster.ts');
   const primary: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', script, String(port), String(count), executions, journaled, wireUrl],

@@ -44,12 +44,15 @@ import {
 import { jsonResponse, startWireServer, type WireServer } from './support/wire-server.js';
 
 // Every step of the chain is wrapped in a spy that calls the real step: the tests see that a load
-// ran the chain, which an upgrade that only adds `schemaVersion` would not show otherwise.
-vi.mock('../src/machines/snapshot-migrations.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../src/machines/snapshot-migrations.js')>();
-  return { ...original, snapshotMigrations: original.snapshotMigrations.map((step) => vi.fn(step)) };
+// ran the chain, which an upgrade that only adds `schemaVersion` would not show otherwise. The spies
+// sit in the chain's own array for this file and are taken out after it (the quick suite shares
+// loaded modules between its files).
+const chain = migrations.snapshotMigrations as unknown as Record<string, migrations.SnapshotMigration>;
+const stepSpies = migrations.snapshotMigrations.map((_, index) => vi.spyOn(chain, String(index)));
+afterAll(() => {
+  for (const spy of stepSpies) spy.mockRestore();
 });
-const stepCalls = () => (migrations.snapshotMigrations[0] as ReturnType<typeof vi.fn>).mock.calls.length;
+const stepCalls = () => stepSpies[0]!.mock.calls.length;
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-snapshot-versions-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

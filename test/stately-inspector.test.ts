@@ -8,6 +8,7 @@ import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
 import { createConversationMachine, defineTool, handlerProvider, InvalidOptionsError } from '../src/index.js';
 import { createStatelyInspector, redactContent, type StatelyInspector } from '../src/observe/inspect/index.js';
+import { supportScript } from './support/built-tree.js';
 import { scriptedModel } from './support/scripted-model.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -243,7 +244,7 @@ describe('the Node pitfalls', () => {
     const started = Date.now();
     const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', 'test/support/inspector-child.ts', `ws://127.0.0.1:${port}`],
+      [supportScript('inspector-child.ts'), `ws://127.0.0.1:${port}`],
       {
         cwd: root,
         timeout: 20_000,
@@ -258,14 +259,10 @@ describe('the Node pitfalls', () => {
   it('a process connected to a live inspector exits on its own too, without calling stop()', async () => {
     const server = await recordingServer();
     servers.push(server);
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'test/support/inspector-child.ts', server.url],
-      {
-        cwd: root,
-        timeout: 20_000,
-      },
-    );
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [supportScript('inspector-child.ts'), server.url], {
+      cwd: root,
+      timeout: 20_000,
+    });
     expect(JSON.parse(stdout)).toEqual({ status: 'done', errors: 0 });
     expect(stderr).toBe('');
     expect(server.messages.some((message) => message.includes('"value":"done"'))).toBe(true);

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConversationConflictError, InvalidOptionsError, memoryStore, type ConversationStore } from '../src/index.js';
 import { postgresStore } from '../src/stores/postgres/index.js';
 import { type SqliteDriverName, SqliteStoreError, sqliteStore } from '../src/stores/sqlite/index.js';
+import { supportScript } from './support/built-tree.js';
 import { postgresUrl, testSchema } from './support/postgres.js';
 import { nodeHasSqlite, openDirectly, pragma, sqliteDrivers } from './support/sqlite-drivers.js';
 import { storedConversation } from './support/stored-conversation.js';
@@ -417,11 +418,11 @@ const driverPairs = sqliteDrivers.flatMap((writer) =>
 describe.each(driverPairs)('sqliteStore: a writer over %s killed mid-write, read over %s', (writer, reader) => {
   it('leaves the last written snapshot whole and readable', async () => {
     const path = newPath();
-    const script = join(import.meta.dirname, 'support', 'sqlite-writer.ts');
+    const script = supportScript('sqlite-writer.ts');
     let lastSeen = 0;
     for (let round = 0; round < 4; round++) {
       // The writer saves ever newer 256 KiB snapshots as fast as it can and prints each revision once stored.
-      const child = spawn(process.execPath, ['--import', 'tsx', script, path, writer], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [script, path, writer], { stdio: ['ignore', 'pipe', 'inherit'] });
       let acknowledged = lastSeen;
       let buffered = '';
       child.stdout.on('data', (chunk: Buffer) => {

@@ -1,12 +1,12 @@
 /**
- * The `actorloop` command as a process, run from source (tsx) with a clean environment: no keys
- * unless given, the offline model without its pauses.
+ * The `actorloop` command as a process, run as built from the current sources (`built-tree.ts`) with
+ * a clean environment: no keys unless given, the offline model without its pauses.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { builtCli } from './built-tree.js';
 
 export const root = join(import.meta.dirname, '..', '..');
-const main = join(root, 'src/cli/main.ts');
 
 export type CliResult = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
 
@@ -21,7 +21,7 @@ export type CliResult = { code: number | null; signal: NodeJS.Signals | null; st
  */
 export function actorloop(args: string[], env: Record<string, string> = {}, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], {
+    const child = spawn(process.execPath, [builtCli(), ...args], {
       cwd: root,
       env: { PATH: process.env.PATH ?? '', ACTORLOOP_OFFLINE_DELAY_MS: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

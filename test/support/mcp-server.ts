@@ -7,8 +7,7 @@
  *   … --no-get-stream                                           # http without the standalone SSE stream (405 to GET)
  *   … --port=N                                                  # http on that port (to restart a server in place)
  *   … --env-tool                                                # also a tool `env` answering this process's environment
- *   … --mute                                                    # never answers (initialize times out); runs until killed
- *   … --mute-if=FILE                                            # --mute when FILE exists at start (a restart that hangs)
+ *   … --mute-if=FILE                                            # never answers (initialize times out) when FILE exists at start (a restart that hangs); runs until killed
  *   … --ignore-sigterm                                          # only SIGKILL stops it
  *
  * In http mode it prints `listening <port>` on stdout once it accepts connections. Every start is
@@ -34,7 +33,7 @@ const noGetStream = process.argv.includes('--no-get-stream');
 const port = Number(process.argv.find((arg) => arg.startsWith('--port='))?.slice('--port='.length) ?? 0);
 const envTool = process.argv.includes('--env-tool');
 const muteIf = process.argv.find((arg) => arg.startsWith('--mute-if='))?.slice('--mute-if='.length);
-const mute = process.argv.includes('--mute') || (muteIf !== undefined && existsSync(muteIf));
+const mute = muteIf !== undefined && existsSync(muteIf);
 
 /** What this process saw, across every session. */
 const log = {

@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { McpHttpSource, McpStdioSource, McpTool } from '../../src/tools/mcp/index.js';
+import { supportScript } from './built-tree.js';
+import { callContext } from './call-context.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const serverScript = 'test/support/mcp-server.ts';
 
 export type ServerLog = {
   pid: number;
@@ -57,11 +58,16 @@ export function stdioSource(
 ): McpStdioSource {
   return {
     command: process.execPath,
-    args: ['--import', 'tsx', serverScript, 'stdio', ...(options.paged ? ['--paged'] : []), ...(options.flags ?? [])],
+    args: [supportScript('mcp-server.ts'), 'stdio', ...(options.paged ? ['--paged'] : []), ...(options.flags ?? [])],
     cwd: root,
     env: { ...(options.startLog ? { MCP_TEST_START_LOG: options.startLog } : {}), ...options.env },
     ...(options.inheritNetworkEnv === undefined ? {} : { inheritNetworkEnv: options.inheritNetworkEnv }),
   };
+}
+
+/** A stdio source whose server never answers (`mute-mcp-server.mjs`), logging its start to `startLog`. */
+export function muteStdioSource(startLog: string): McpStdioSource {
+  return { command: process.execPath, args: ['test/support/mute-mcp-server.mjs'], cwd: root, env: { MCP_TEST_START_LOG: startLog } };
 }
 
 export type HttpServer = { source: McpHttpSource; port: number; process: ChildProcess; stop(): Promise<void> };
@@ -73,9 +79,7 @@ export async function startHttpServer(
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      serverScript,
+      supportScript('mcp-server.ts'),
       'http',
       ...(options.paged ? ['--paged'] : []),
       ...(options.port ? [`--port=${options.port}`] : []),
@@ -116,11 +120,6 @@ export async function serverLog(tools: ReadonlyArray<McpTool>): Promise<ServerLo
   const tool = tools.find((candidate) => candidate.definition.name === 'server_log');
   if (!tool) throw new Error('the tool set has no server_log tool');
   return JSON.parse(String(await tool.execute({}, callContext()))) as ServerLog;
-}
-
-/** What `execute` gets when a test calls a tool itself. */
-export function callContext(signal: AbortSignal = new AbortController().signal) {
-  return { signal, toolCallId: 'direct', messages: [], sessionData: undefined };
 }
 
 /** Whether a process is still running. */

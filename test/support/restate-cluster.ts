@@ -14,9 +14,11 @@ export type ClusterMessage = { type: 'exited'; pid: number; signal: string | nul
 
 const [port, count, ...rest] = process.argv.slice(2);
 if (!port || !count || rest.length !== 3) throw new Error('usage: restate-cluster.ts <port> <count> <executions> <journaled> <wire url>');
+// Built (test/support/built-tree.ts), the workers are built JavaScript too; run from source, they go through tsx.
+const built = import.meta.url.endsWith('.js');
 cluster.setupPrimary({
-  exec: join(import.meta.dirname, 'restate-worker.ts'),
-  execArgv: ['--import', 'tsx'],
+  exec: join(import.meta.dirname, built ? 'restate-worker.js' : 'restate-worker.ts'),
+  execArgv: built ? [] : ['--import', 'tsx'],
   args: [port, ...rest],
 });
 
