@@ -4,7 +4,7 @@ import pkg from '../package.json' with { type: 'json' };
 
 /**
  * Which MCP SDK the MCP suites run against: the pinned dev copy under `npm test`, the floor of the
- * peer range under `npm run test:floor` (vitest.floor.config.ts aliases the SDK to `mcp-sdk-floor`).
+ * peer range under `npm run test:floor` (the `floor` project of vitest.config.ts aliases the SDK to `mcp-sdk-floor`).
  */
 const versionOf = (directory: string) =>
   (JSON.parse(readFileSync(new URL(`../node_modules/${directory}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;

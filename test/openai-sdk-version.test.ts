@@ -11,7 +11,7 @@ import latest from './support/latest-majors.json' with { type: 'json' };
 /**
  * Which `openai` the OpenAI suites run against: the pinned dev copy under `npm test`; the newest
  * major when `.ci/run` installed it over that copy (Node 24 pass: ACTORLOOP_OPENAI=latest); the
- * floor of the peer range under `npm run test:floor` (vitest.floor.config.ts aliases the SDK to
+ * floor of the peer range under `npm run test:floor` (the `floor` project of vitest.config.ts aliases the SDK to
  * `openai-floor`).
  */
 describe('the openai SDK under test', () => {

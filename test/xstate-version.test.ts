@@ -5,7 +5,7 @@ import pkg from '../package.json' with { type: 'json' };
 
 /**
  * Which xstate the suites run against: the pinned dev copy under `npm test`, the floor of the peer
- * range under `npm run test:floor` (vitest.floor.config.ts aliases `xstate` to it).
+ * range under `npm run test:floor` (the `floor` project of vitest.config.ts aliases `xstate` to it).
  */
 describe('xstate under test', () => {
   it('is the version this run is meant to prove', async () => {
