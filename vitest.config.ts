@@ -74,7 +74,7 @@ export default defineConfig({
     // Three projects, one pool: `quick` (files that run in their own process alone: test/support/test-kinds.ts),
     // `full` (the rest: processes, browsers, PostgreSQL), `floor` (the floor suites above).
     projects: [
-      { extends: true, test: { name: 'quick', include: quick } },
+      { extends: true, test: { name: 'quick', include: quick, setupFiles: ['test/support/in-process-only.ts'] } },
       { extends: true, test: { name: 'full', include: ['test/**/*.test.ts'], exclude: quick } },
       {
         extends: true,

@@ -48,7 +48,8 @@ export function timingsTable(run: RunTiming, measured: string, reach: (file: str
   const rest = files.slice(named);
   const restCpu = rest.reduce((sum, file) => sum + (file.cpuSeconds ?? 0), 0);
   const tests = run.files.reduce((sum, file) => sum + file.tests, 0);
-  const machine = run.machineCpuSeconds === undefined ? '' : `, the machine's CPU ${run.machineCpuSeconds.toFixed(0)} s on ${run.cores} cores`;
+  const machine =
+    run.machineCpuSeconds === undefined ? '' : `, the machine's CPU ${run.machineCpuSeconds.toFixed(0)} s on ${run.cores} cores`;
   return [
     `Measured ${measured}: ${run.files.length} files, ${tests} tests, ${run.wallSeconds.toFixed(0)} s${machine}.`,
     '',

@@ -108,8 +108,9 @@ describe('traceConversation', () => {
         'gen_ai.tool.call.id': 'call_1',
         'gen_ai.tool.type': 'function',
       });
-      // The tool ran between the two requests.
-      expect(tool!.startTime >= chats[0]!.endTime || tool!.startTime.join() === chats[0]!.endTime.join()).toBe(true);
+      // The tool ran between the two requests (HrTime is [seconds, nanoseconds]: compared as numbers, not as the strings `>=` makes of arrays).
+      const nanoseconds = ([seconds, nanos]: readonly [number, number]) => BigInt(seconds) * 1_000_000_000n + BigInt(nanos);
+      expect(nanoseconds(tool!.startTime)).toBeGreaterThanOrEqual(nanoseconds(chats[0]!.endTime));
       for (const span of spans) {
         expect(span.status.code).not.toBe(SpanStatusCode.ERROR);
         expect(

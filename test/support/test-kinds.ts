@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 
 /**
  * What a test file reaches beyond its own process. A file that reaches nothing of the kind — it may
@@ -15,10 +16,9 @@ const markers: ReadonlyArray<readonly [RegExp, OutsideReach]> = [
   [/^pg$|\/support\/postgres\.js$/, 'database'],
 ];
 
-const importPattern = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
-
+/** What a file imports, statically or with `import()`, as TypeScript reads it (never a string that only looks like an import). */
 function specifiers(source: string): string[] {
-  return [...source.matchAll(importPattern)].map((match) => (match[1] ?? match[2])!);
+  return ts.preProcessFile(source, true, true).importedFiles.map((file) => file.fileName);
 }
 
 /** A relative `.js` import resolved to the `.ts` file beside it, when there is one. */
