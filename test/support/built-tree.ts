@@ -9,19 +9,39 @@ const root = join(import.meta.dirname, '..', '..');
 /** The folders compiled: the package's sources and the test helpers that run as processes. */
 const compiled = ['src', 'test/support'];
 
-/** What the build depends on: every file of the compiled folders (path and bytes) and the settings it is built with. */
-function sourceHash(): string {
-  const hash = createHash('sha256');
+const settings = ['package.json', 'tsconfig.json', 'tsconfig.build.json'];
+
+/** Every file the build depends on: those of the compiled folders and the settings it is built with. */
+function inputs(): string[] {
+  const files: string[] = [];
   const visit = (folder: string) => {
     for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const path = join(folder, entry.name);
       if (entry.isDirectory()) visit(path);
-      else hash.update(relative(root, path)).update('\0').update(readFileSync(path)).update('\0');
+      else files.push(path);
     }
   };
   for (const folder of compiled) visit(join(root, folder));
-  for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) hash.update(readFileSync(join(root, file)));
-  return hash.digest('hex').slice(0, 16);
+  return [...files, ...settings.map((file) => join(root, file))];
+}
+
+/** The last hash a process computed, with the files' sizes and times it was computed from: hashing is read again only when they change. */
+let known: { stamp: string; hash: string } | undefined;
+
+/** The build's name: a hash of every input's path and bytes. */
+function sourceHash(): string {
+  const files = inputs();
+  const stamp = files
+    .map((path) => {
+      const { size, mtimeMs } = statSync(path);
+      return `${path}:${size}:${mtimeMs}`;
+    })
+    .join('\n');
+  if (known?.stamp === stamp) return known.hash;
+  const hash = createHash('sha256');
+  for (const path of files) hash.update(relative(root, path)).update('\0').update(readFileSync(path)).update('\0');
+  known = { stamp, hash: hash.digest('hex').slice(0, 16) };
+  return known.hash;
 }
 
 /** A build is kept a day after it was made, so a run still using one never loses it; older ones go. */
