@@ -75,6 +75,8 @@ describe('docs/behaviour.md "Behaviour every run keeps" holds under random fault
         },
       );
       console.log(`properties (${wire}): ${withControls} of ${runs} cases drew controls`);
+      // The time limit above stops the sample without failing it: a run cut short by a loaded machine must not pass as the whole sample.
+      expect(runs, `${runs} of ${runsPerWire} cases ran before the time limit`).toBe(runsPerWire);
       if (known.size > 0) {
         console.log(
           `known engine bugs hit (it.fails in test/property-regressions.test.ts):\n${[...known].map(([bug, count]) => `  ${count} × ${bug}`).join('\n')}`,
