@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
+
+/**
+ * The repository whose `node_modules/.cache` holds the folders: two levels above this file, or —
+ * when this file runs built (`built-tree.ts` compiles it into `node_modules/.cache/actorloop-build/`)
+ * — the folder that `node_modules` is in, so a built helper shares the caches of the tests.
+ */
+function repositoryRoot(): string {
+  const here = import.meta.dirname;
+  const modules = here.indexOf(`${sep}node_modules${sep}`);
+  return modules >= 0 ? here.slice(0, modules) : join(here, '..', '..');
+}
 
 /** A filler that has held the lock this long died while filling: its lock is taken over. */
 const staleLockMs = 5 * 60 * 1000;
@@ -20,7 +31,7 @@ function pause(ms: number): void {
  * a filler that died is taken over after five minutes.
  */
 export function cacheFolder(name: string, version: string, file: string, fill: (folder: string, final: string) => void): string {
-  const folder = join(import.meta.dirname, '..', '..', 'node_modules', '.cache', name, version);
+  const folder = join(repositoryRoot(), 'node_modules', '.cache', name, version);
   const target = join(folder, file);
   const lock = `${folder}.lock`;
   for (;;) {
