@@ -6,6 +6,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,7 +115,9 @@ beforeAll(() => {
   tarball = join(work, packed[0]!.filename);
   packedFiles = packed[0]!.files.map((file) => file.path);
 }, 120_000);
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+// Seven projects' node_modules (two TypeScripts each, a compiled addon): on a busy machine removing
+// them takes longer than the default hook timeout, and a synchronous removal would stall the worker.
+afterAll(() => rm(work, { recursive: true, force: true, maxRetries: 3 }), 120_000);
 let packedFiles: string[] = [];
 
 describe('the packed package in a fresh project', () => {
