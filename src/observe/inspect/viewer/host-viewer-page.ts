@@ -164,6 +164,9 @@ async function select(id, pinned) {
   if (view.source) { view.source.close(); view.source = null; }
   renderPicker();
   clearError();
+  // Nothing of the conversation shown before stays on the page under the new id: its status, or an
+  // approve button that would act on it.
+  render();
   document.body.dataset.conversation = id;
   const found = await refresh();
   if (found && view.id === id) connect(id);
