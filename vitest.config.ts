@@ -75,7 +75,10 @@ export default defineConfig({
     // `full` (the rest: processes, browsers, PostgreSQL), `floor` (the floor suites above).
     projects: [
       { extends: true, test: { name: 'quick', include: quick, setupFiles: ['test/support/in-process-only.ts'] } },
-      { extends: true, test: { name: 'full', include: ['test/**/*.test.ts'], exclude: quick } },
+      {
+        extends: true,
+        test: { name: 'full', include: ['test/**/*.test.ts'], exclude: quick, globalSetup: ['test/support/build-before-files.ts'] },
+      },
       {
         extends: true,
         resolve: {
