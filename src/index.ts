@@ -156,7 +156,18 @@ export type {
   ToolResultPart,
   AssistantContentPart,
   ProviderMetadata,
+  UserContentPart,
 } from './model/messages.js';
+export { userContentText } from './model/messages.js';
+export {
+  type ImagePart,
+  type FilePart,
+  type MediaData,
+  defaultMaxMediaBytes,
+  sniffImageMediaType,
+  mediaLabel,
+} from './model/media.js';
+export { mediaSupport, type MediaWire, type MediaRule } from './providers/media-support.js';
 export { type Usage, emptyUsage, addUsage } from './model/usage.js';
 export type { JsonValue, JsonObject } from './model/json.js';
 export { handlerProvider, type ChunkHandler, type HandlerRequest } from './providers/handler/handler-provider.js';

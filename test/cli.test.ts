@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cliFailure } from '../src/cli/cli-failure.js';
 import { CliUsageError } from '../src/cli/cli-usage-error.js';
 import { CommandRefusedError } from '../src/cli/command-refused-error.js';
+import { promptContent } from '../src/cli/attachments.js';
 import { parseArguments, usage } from '../src/cli/parse-arguments.js';
 import { MissingDependencyError } from '../src/errors/missing-dependency-error.js';
 import { EventRejectedError } from '../src/host/errors/event-rejected-error.js';
@@ -16,6 +17,14 @@ import { SqliteStoreError } from '../src/stores/sqlite/sqlite-store-error.js';
 import { actorloop, actorloopInterrupted } from './support/cli-process.js';
 import { closedPortUrl, openaiSse, startWireServer } from './support/wire-server.js';
 import { responsesStream, textAnswer } from './support/responses-events.js';
+
+/** A Chat Completions stream chunk of gpt-4o-mini. */
+const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+  id: 'c1',
+  object: 'chat.completion.chunk',
+  model: 'gpt-4o-mini',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
 
 describe('actorloop run (offline)', () => {
   it('answers "what is 17*23?" with the real calculator, says it is offline, exits 0', async () => {
@@ -108,12 +117,6 @@ describe('actorloop run (offline)', () => {
 
 describe('actorloop run (live providers over HTTP)', () => {
   it('--provider openai with a base URL streams the answer through the real SDK', async () => {
-    const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
-      id: 'c1',
-      object: 'chat.completion.chunk',
-      model: 'gpt-4o-mini',
-      choices: [{ index: 0, delta, finish_reason: finish }],
-    });
     const server = await startWireServer([openaiSse([chunk({ content: 'Hello ' }, null), chunk({ content: 'there.' }, 'stop')])]);
     try {
       const { code, stdout, stderr } = await actorloop(
@@ -197,6 +200,81 @@ describe('actorloop run (live providers over HTTP)', () => {
   }, 20_000);
 });
 
+describe('actorloop run --image / --file', () => {
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+  const folder = mkdtempSync(join(tmpdir(), 'actorloop-cli-media-'));
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+  const pixel = join(folder, 'pixel.png');
+  const report = join(folder, 'q3.pdf');
+  writeFileSync(pixel, Buffer.from(png, 'base64'));
+  writeFileSync(report, '%PDF-1.4\n');
+
+  it('sends the prompt, then each image and file in the order given, through the real SDK', async () => {
+    const server = await startWireServer([openaiSse([chunk({ content: 'A pixel and a report.' }, 'stop')])]);
+    try {
+      const { code, stdout } = await actorloop(
+        ['run', '--provider', 'openai', '--base-url', `${server.url}/v1`, '--file', report, '--image', pixel, 'what are these?'],
+        { OPENAI_API_KEY: 'sk-test' },
+      );
+      expect(code).toBe(0);
+      expect(stdout).toBe('A pixel and a report.\n');
+      expect((server.requests[0]!.body as { messages: unknown[] }).messages).toEqual([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what are these?' },
+            {
+              type: 'file',
+              file: { file_data: `data:application/pdf;base64,${Buffer.from('%PDF-1.4\n').toString('base64')}`, filename: 'q3.pdf' },
+            },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+          ],
+        },
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('offline, the model says what it received and that it cannot look at it; --json shows the stored parts', async () => {
+    const { code, stdout } = await actorloop(['run', '--json', '--image', pixel, 'what is this?']);
+    expect(code).toBe(0);
+    const output = JSON.parse(stdout.trim().split('\n').at(-1) as string) as { output: { text: string; messages: unknown[] } };
+    expect(output.output.messages[0]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'what is this?' },
+        { type: 'image', data: png, mediaType: 'image/png' },
+      ],
+    });
+    expect(output.output.text).toMatch(/^I received an image with your message, but I cannot look at it: /);
+  });
+
+  it('refuses, before anything is sent or stored, a file that is not there, an image that is none, a type it cannot tell', async () => {
+    const notes = join(folder, 'notes.bin');
+    writeFileSync(notes, 'x');
+    await expect(promptContent('hi', [{ kind: 'image', path: join(folder, 'none.png') }])).rejects.toThrow(
+      new CliUsageError(`--image ${join(folder, 'none.png')}: no such file`),
+    );
+    await expect(promptContent('hi', [{ kind: 'image', path: report }])).rejects.toThrow(
+      `--image ${report}: not a PNG, JPEG, GIF or WebP image (send other files with --file)`,
+    );
+    await expect(promptContent('hi', [{ kind: 'file', path: notes }])).rejects.toThrow(
+      `--file ${notes}: cannot tell its media type from its name (expected .pdf, .txt, .md, .wav, .mp3, .png, .jpg, .jpeg, .gif, .webp)`,
+    );
+    await expect(promptContent('hi', [{ kind: 'file', path: folder }])).rejects.toThrow(`--file ${folder}: no such file`);
+    expect(await promptContent('hi', [])).toBe('hi');
+    expect(parseArguments(['run', '--image', 'a.png', '--file', 'b.pdf', '--image', 'c.png', 'hi'])).toMatchObject({
+      attachments: [
+        { kind: 'image', path: 'a.png' },
+        { kind: 'file', path: 'b.pdf' },
+        { kind: 'image', path: 'c.png' },
+      ],
+    });
+    expect(() => parseArguments(['resume', '--db', 'c.db', 'c1', '--image', 'a.png'])).toThrow('resume does not take --image');
+  });
+});
+
 describe.concurrent('actorloop usage errors', () => {
   for (const [args, env, message] of [
     [['run', '--frobnicate', 'hi'], {}, "Unknown option '--frobnicate'"],
@@ -214,6 +292,7 @@ describe.concurrent('actorloop usage errors', () => {
       '--api applies to --provider openai and compatible, not anthropic',
     ],
     [['run'], {}, 'run needs a prompt'],
+    [['run', '--image', '/nonexistent/pixel.png', 'what is this?'], {}, '--image /nonexistent/pixel.png: no such file'],
     [['fly'], {}, 'unknown command "fly"'],
     [['resume', 'c1'], {}, 'resume needs --db <file>'],
   ] as const) {

@@ -5,6 +5,7 @@
  * mutually exclusive where the chart relies on it, in their documented order where it does not.
  */
 import fc from 'fast-check';
+import { isValidUserContent } from '../src/model/user-content.js';
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { bothEffects } from '../src/machines/agent-calls.js';
@@ -58,7 +59,6 @@ import {
   haltRecorded,
   initialContext,
   invalidMessageText,
-  isValidUserContent,
   lastAssistantText,
   outcomeMarked,
   outOfStateText,

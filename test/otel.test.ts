@@ -7,7 +7,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createActor, toPromise, waitFor } from 'xstate';
-import { createConversationMachine, defineTool, handlerProvider, openaiProvider, type Provider } from '../src/index.js';
+import { createConversationMachine, defineTool, handlerProvider, openaiProvider, type Provider, type UserContent } from '../src/index.js';
 import { traceConversation } from '../src/observe/otel/index.js';
 import { scriptedModel, type ScriptedTurn } from './support/scripted-model.js';
 import { openaiSse, startWireServer } from './support/wire-server.js';
@@ -30,7 +30,7 @@ const hang = defineTool({
 
 async function traced(
   provider: Provider,
-  options: { recordContent?: boolean; drive?: (actor: ReturnType<typeof createActor>) => Promise<void> } = {},
+  options: { recordContent?: boolean; content?: UserContent; drive?: (actor: ReturnType<typeof createActor>) => Promise<void> } = {},
 ) {
   const machine = createConversationMachine({ provider, tools: [add, hang], retry: { initialDelayMs: 1, maxDelayMs: 1, jitter: false } });
   const actor = createActor(machine, { input: {} });
@@ -41,7 +41,7 @@ async function traced(
     ...(options.recordContent ? { recordContent: true } : {}),
   });
   actor.start();
-  actor.send({ type: 'user.message', content: 'What is 2+3?' });
+  actor.send({ type: 'user.message', content: options.content ?? 'What is 2+3?' });
   await options.drive?.(actor as never);
   const output = await toPromise(actor);
   return { output, spans: exporter.getFinishedSpans() };
@@ -183,6 +183,34 @@ describe('traceConversation', () => {
     expect(JSON.parse(String(chats[1]!.attributes['gen_ai.output.messages']))[0].parts).toEqual([{ type: 'text', content: 'It is 5.' }]);
     const [tool] = named(spans, 'execute_tool add');
     expect(tool!.attributes).toMatchObject({ 'gen_ai.tool.call.arguments': '{"a":2,"b":3}', 'gen_ai.tool.call.result': '5' });
+  });
+
+  it('media in a request: its count and bytes on the chat span, always; with content recorded, each part by type and size, never its bytes', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const content: UserContent = [
+      { type: 'text', text: 'What is this?' },
+      { type: 'image', data: png },
+      { type: 'image', data: 'https://example.com/cat.jpg' },
+    ];
+    for (const recordContent of [false, true]) {
+      exporter.reset();
+      const { spans } = await traced(scripted([{ text: 'A pixel.' }]), { recordContent, content });
+      const [chat] = named(spans, 'chat');
+      expect(chat!.attributes).toMatchObject({ 'actorloop.input.media.parts': 2, 'actorloop.input.media.bytes': 70 });
+      expect(JSON.stringify(chat!.attributes)).not.toContain(png.slice(0, 20));
+      if (!recordContent) expect(chat!.attributes['gen_ai.input.messages']).toBeUndefined();
+      else
+        expect(JSON.parse(String(chat!.attributes['gen_ai.input.messages']))).toEqual([
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image', mediaType: 'image/png', bytes: 70 },
+              { type: 'image', url: 'https://example.com/cat.jpg' },
+            ],
+          },
+        ]);
+    }
   });
 
   it('an actor stopped before its run ends ends its open spans as stopped', async () => {

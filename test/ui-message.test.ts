@@ -434,6 +434,49 @@ describe('the UI message stream, read by the ai package', () => {
     expect(chat.messages).toHaveLength(2);
   });
 
+  it('takes attachments as useChat sends them (file parts, data: URLs): the model gets an image and a PDF, the page loads them back', async () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const pdf = Buffer.from('%PDF-1.4\n').toString('base64');
+    const service = await startService([textStep('A pixel and a report.')]);
+    const transport = new DefaultChatTransport({ api: `${service.url}/api/chat` });
+    const attachments: UIMessage = {
+      id: 'u1',
+      role: 'user',
+      parts: [
+        { type: 'text', text: 'What are these?' },
+        { type: 'file', mediaType: 'image/png', filename: 'pixel.png', url: `data:image/png;base64,${png}` },
+        { type: 'file', mediaType: 'application/pdf', filename: 'q3.pdf', url: `data:application/pdf;base64,${pdf}` },
+      ],
+    };
+    const stream = await transport.sendMessages({
+      chatId: 'c-files',
+      messages: [attachments],
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+    });
+    const errors: unknown[] = [];
+    for await (const _ of readUIMessageStream({ stream, onError: (error) => errors.push(error) })) {
+      // read to the end
+    }
+    expect(errors).toEqual([]);
+    const sent = service.wire.requests[0]?.body as { messages: Array<{ role: string; content: unknown }> };
+    expect(sent.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What are these?' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+        { type: 'file', file: { file_data: `data:application/pdf;base64,${pdf}`, filename: 'q3.pdf' } },
+      ],
+    });
+    const [user] = await loaded(service.url, 'c-files');
+    expect(user?.parts).toEqual([
+      { type: 'text', text: 'What are these?' },
+      { type: 'file', mediaType: 'image/png', url: `data:image/png;base64,${png}` },
+      { type: 'file', mediaType: 'application/pdf', filename: 'q3.pdf', url: `data:application/pdf;base64,${pdf}` },
+    ]);
+  });
+
   it("streams a host conversation's last run, or its next one", async () => {
     const service = await startService([textStep('First answer.'), textStep('Second answer.')], {
       routes: {
@@ -539,10 +582,34 @@ describe('chat requests that are wrong', () => {
       field: 'messages[0].parts',
     },
     {
-      name: 'a file part',
+      name: 'a file part whose data: URL is not base64',
       body: JSON.stringify({
         ...valid,
         messages: [{ id: 'u1', role: 'user', parts: [{ type: 'file', url: 'data:,x', mediaType: 'text/plain' }] }],
+      }),
+      status: 400,
+      field: 'messages[0].parts[0]',
+    },
+    {
+      name: 'a file part by a file: URL',
+      body: JSON.stringify({
+        ...valid,
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'file', url: 'file:///etc/passwd', mediaType: 'image/png' }] }],
+      }),
+      status: 400,
+      field: 'messages[0].parts[0]',
+    },
+    {
+      name: 'a file part without its media type',
+      body: JSON.stringify({ ...valid, messages: [{ id: 'u1', role: 'user', parts: [{ type: 'file', url: 'https://example.com/a' }] }] }),
+      status: 400,
+      field: 'messages[0].parts[0].mediaType',
+    },
+    {
+      name: 'a part the run does not take',
+      body: JSON.stringify({
+        ...valid,
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'source-url', url: 'https://example.com' }] }],
       }),
       status: 400,
       field: 'messages[0].parts[0].type',

@@ -15,7 +15,11 @@ function thisTurn(messages: OpenAIChatMessage[]): { userText: string; results: s
   const lastUser = messages.findLastIndex((message) => message.role === 'user');
   const user = messages[lastUser];
   const userText =
-    user?.role !== 'user' ? '' : typeof user.content === 'string' ? user.content : user.content.map((part) => part.text).join('');
+    user?.role !== 'user'
+      ? ''
+      : typeof user.content === 'string'
+        ? user.content
+        : user.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
   const results = messages.slice(lastUser + 1).flatMap((message) => (message.role === 'tool' ? [message.content] : []));
   return { userText, results };
 }

@@ -53,7 +53,10 @@ export function viewOfChatMessages(messages: OpenAIChatMessage[]): ScriptView {
   let turn = 0;
   for (const message of messages) {
     if (message.role === 'user')
-      userText = typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
+      userText =
+        typeof message.content === 'string'
+          ? message.content
+          : message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
     else if (message.role === 'tool') toolResults.push(message.content);
     else if (message.role === 'assistant') turn++;
   }

@@ -1,4 +1,4 @@
-import { findMessagesProblem, type Message } from '../model/messages.js';
+import { findMessagesProblem, type Message, userContentText } from '../model/messages.js';
 import { serializeResult } from '../util/serialize-result.js';
 
 /**
@@ -37,7 +37,7 @@ function transcriptEntries(messages: readonly Message[]): string[] {
         entries.push(`System instruction: ${message.content}`);
         break;
       case 'user': {
-        const text = typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
+        const text = userContentText(message.content);
         entries.push(`User: ${text}`);
         break;
       }

@@ -74,7 +74,11 @@ export function planTurn(messages: OpenAIChatMessage[]): Plan {
         return { kind: 'text', text: content };
     }
   }
-  const question = typeof last?.content === 'string' ? last.content : '';
+  const question =
+    typeof last?.content === 'string'
+      ? last.content
+      : (last?.content ?? []).map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('');
+  const attached = last?.role === 'user' && Array.isArray(last.content) ? last.content.filter((part) => part.type !== 'text') : [];
   const wait = findWait(question);
   if (wait) return { kind: 'tool', name: 'wait', args: wait };
   const conversion = findConversion(question);
@@ -83,6 +87,13 @@ export function planTurn(messages: OpenAIChatMessage[]): Plan {
   if (clock) return { kind: 'tool', name: 'clock', args: clock };
   const expression = findExpression(question);
   if (expression) return { kind: 'tool', name: 'calculator', args: { expression } };
+  if (attached.length > 0) {
+    const kinds = attached.map((part) => (part.type === 'image_url' ? 'an image' : part.type === 'input_audio' ? 'audio' : 'a file'));
+    return {
+      kind: 'text',
+      text: `I received ${kinds.join(', ')} with your message, but I cannot look at ${attached.length === 1 ? 'it' : 'them'}: ${help}`,
+    };
+  }
   return { kind: 'text', text: help };
 }
 

@@ -26,6 +26,8 @@ Options of run and resume:
   --max-iterations <n>    tool rounds at most (default 10)
   --max-tokens <n>        token budget of the run (input + output, every request): halted past it
   --budget-usd <amount>   cost budget in USD, priced by the built-in table of OpenAI and Anthropic models
+  --image <path>          run: an image sent with the prompt (PNG, JPEG, GIF, WebP); repeatable
+  --file <path>           run: a file sent with the prompt (.pdf, .txt, .md, .wav, .mp3); repeatable
   --json                  emitted events as JSON lines on stdout (list and show: JSON too)
   --db <file> --id <id>   run: continue a stored conversation (SQLite; a new file is created)
 
@@ -73,9 +75,14 @@ export type ProviderOptions = {
   json: boolean;
 };
 
+/** A file given to `run` with `--image` or `--file`, in the order given. */
+export type Attachment = { kind: 'image' | 'file'; path: string };
+
 export type RunCommand = ProviderOptions & {
   command: 'run';
   prompt: string;
+  /** `--image PATH` and `--file PATH`, repeatable: sent with the prompt as image and file parts. */
+  attachments: Attachment[];
   db: string | undefined;
   id: string | undefined;
 };
@@ -139,12 +146,19 @@ export function parseArguments(argv: string[]): CliCommand {
   const { values, positionals } = parsed;
   switch (command) {
     case 'run': {
-      onlyFlags(values, 'run', [...providerFlags, 'json', 'db', 'id']);
+      onlyFlags(values, 'run', [...providerFlags, 'json', 'db', 'id', 'image', 'file']);
       const prompt = positionals.join(' ').trim();
       if (prompt === '') throw new CliUsageError('run needs a prompt, e.g. actorloop run "what is 17*23?"');
       if (values.id !== undefined && values.db === undefined)
         throw new CliUsageError('--id needs --db <file> (the store to continue from)');
-      return { command: 'run', prompt, ...providerOptions(values), db: values.db, id: values.id };
+      return {
+        command: 'run',
+        prompt,
+        attachments: attachmentsOf(parsed.tokens),
+        ...providerOptions(values),
+        db: values.db,
+        id: values.id,
+      };
     }
     case 'resume':
       onlyFlags(values, 'resume', [...providerFlags, 'json', 'db', 'id', 'force']);
@@ -301,12 +315,27 @@ function requireDb(db: string | undefined, command: string): string {
   return db;
 }
 
+/** `--image` and `--file` in the order they were given (parseArgs groups a repeated flag's values by flag). */
+function attachmentsOf(tokens: ReturnType<typeof parseFlags>['tokens']): Attachment[] {
+  const attachments: Attachment[] = [];
+  for (const token of tokens) {
+    if (token.kind !== 'option' || (token.name !== 'image' && token.name !== 'file')) continue;
+    const path = token.value ?? '';
+    if (path.trim() === '') throw new CliUsageError(`--${token.name} needs the path of a file`);
+    attachments.push({ kind: token.name, path });
+  }
+  return attachments;
+}
+
 function parseFlags(args: string[]) {
   return parseArgs({
     args,
     allowPositionals: true,
     strict: true,
+    tokens: true,
     options: {
+      image: { type: 'string', multiple: true },
+      file: { type: 'string', multiple: true },
       provider: { type: 'string' },
       model: { type: 'string' },
       'base-url': { type: 'string' },

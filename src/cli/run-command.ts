@@ -7,6 +7,7 @@ import { anthropicProvider } from '../providers/anthropic/anthropic-provider.js'
 import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { openaiProvider } from '../providers/openai/openai-provider.js';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import { promptContent } from './attachments.js';
 import { CliUsageError } from './cli-usage-error.js';
 import { demoTools } from './demo-tools.js';
 import { offlineModel, offlineModelName } from './offline-model.js';
@@ -144,6 +145,7 @@ export async function runCommand(
   environment: CliEnvironment,
   history: Message[] = [],
 ): Promise<{ code: number; output: RunOutput }> {
+  const content = await promptContent(command.prompt, command.attachments);
   const chosen = chooseProvider(command, environment.env);
   const machine = cliMachine(command, chosen.provider);
   const actor = createActor(machine, { input: { messages: history } });
@@ -183,7 +185,7 @@ export async function runCommand(
     actor.send({ type: 'cancel', reason: 'interrupted (Ctrl-C)' });
   });
   actor.start();
-  actor.send({ type: 'user.message', content: command.prompt });
+  actor.send({ type: 'user.message', content });
   const output = await toPromise(actor);
   removeInterrupt();
   progress?.stop();

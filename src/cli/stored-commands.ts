@@ -3,12 +3,13 @@ import { createConversationHost } from '../host/conversation-host.js';
 import type { ConversationStore } from '../host/conversation-store.js';
 import type { ConversationHost } from '../host/conversation-host.js';
 import type { RunOutput } from '../machines/types.js';
-import type { Message } from '../model/messages.js';
+import { type Message, userContentText } from '../model/messages.js';
 import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import { followRun } from './follow-run.js';
 import { offlineModel } from './offline-model.js';
 import type { RunCommand } from './parse-arguments.js';
+import { promptContent } from './attachments.js';
 import { cliHostId, describeOwner } from './process-owner.js';
 import { type CliEnvironment, chooseProvider, cliMachine, describeEnd, offlineNotice } from './run-command.js';
 import { inFlightRefusal, lastRunOf, listAll, loadStored, shownStatusOf } from './stored-conversation.js';
@@ -40,6 +41,8 @@ export async function runStored(
   command: RunCommand & { db: string },
   environment: CliEnvironment,
 ): Promise<{ code: number; output: RunOutput }> {
+  // Read first: a missing or refused attachment creates no file.
+  const content = await promptContent(command.prompt, command.attachments);
   const chosen = chooseProvider(command, environment.env);
   const store = sqliteStore({ path: command.db });
   const host = createConversationHost({
@@ -65,7 +68,7 @@ export async function runStored(
         json: command.json,
         started: { provider: chosen.provider.name, model: chosen.label, offline: chosen.offline },
         start: async () => {
-          await host.send(id, { type: 'user.message', content: command.prompt });
+          await host.send(id, { type: 'user.message', content });
         },
       },
       environment,
@@ -149,7 +152,7 @@ export function formatMessage(message: Message): string {
     case 'system':
       return `system: ${message.content}`;
     case 'user':
-      return `user: ${typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('')}`;
+      return `user: ${userContentText(message.content)}`;
     case 'assistant':
       return `assistant: ${message.content
         .map((part) =>

@@ -79,7 +79,7 @@ export const conversationRoutes: readonly Route[] = [
       'conversation get from this run on.',
     authorize: 'path',
     body: {
-      content: fields.text('What the user says'),
+      content: fields.userContent('What the user says: text, or text, image and file parts'),
       sessionData: fields.optional(fields.json('Per-run data handed to the tools (plain JSON; `null` clears it)')),
     },
     answers: [viewAnswer(202, 'Stored; the run has started')],

@@ -1,5 +1,6 @@
 import { HttpProblemError } from './http-problem-error.js';
 import { describeValue } from './problem.js';
+import { type UserContent, userContentProblem } from '../model/user-content.js';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 takes it), as plain data. */
 export type JsonSchema = { [key: string]: unknown };
@@ -20,6 +21,8 @@ export type RequestField<T> = {
   readonly required: boolean;
   /** The field's value, or `undefined` when what came is not one. Query and path values come as strings. */
   readonly read: (value: unknown) => { value: T } | undefined;
+  /** What is wrong with a value `read` refused, when the field can say more than `expected` does. */
+  readonly why?: (value: unknown) => string | undefined;
 };
 
 /** The fields of a body or a query, by name. */
@@ -35,6 +38,33 @@ type FieldValue<F> = F extends RequestField<infer T> ? T : never;
 
 /** Conversation ids in a path: letters, digits and `._:-`, 1 to 128 of them, not `.` or `..`. */
 export const conversationIdPattern = /^(?!\.{1,2}$)[A-Za-z0-9._:-]{1,128}$/;
+
+const mediaData = { type: 'string', minLength: 1, description: 'base64, a data: URL (data:<type>;base64,<data>) or an https: URL' };
+/** One part of a user message's content, as JSON Schema (docs/rich-content.md). */
+const userContentPartSchema: JsonSchema = {
+  oneOf: [
+    { type: 'object', properties: { type: { const: 'text' }, text: { type: 'string' } }, required: ['type', 'text'] },
+    {
+      type: 'object',
+      properties: {
+        type: { const: 'image' },
+        data: mediaData,
+        mediaType: { type: 'string', description: 'image/png, image/jpeg, image/gif, image/webp' },
+      },
+      required: ['type', 'data'],
+    },
+    {
+      type: 'object',
+      properties: {
+        type: { const: 'file' },
+        data: mediaData,
+        mediaType: { type: 'string', description: 'application/pdf, text/plain, audio/wav, audio/mpeg, …' },
+        filename: { type: 'string' },
+      },
+      required: ['type', 'data', 'mediaType'],
+    },
+  ],
+};
 
 const required = <T>(field: Omit<RequestField<T>, 'required'>): RequestField<T> & { required: true } => ({ ...field, required: true });
 
@@ -55,6 +85,26 @@ export const fields = {
       schema: { type: 'string', minLength: 1, ...(maxLength === undefined ? {} : { maxLength }), description },
       read: (value) =>
         typeof value === 'string' && value.trim() !== '' && (maxLength === undefined || value.length <= maxLength) ? { value } : undefined,
+    });
+  },
+  /**
+   * What a user says: a non-empty string, or an array of text, image and file parts (media as
+   * base64, a `data:` URL or an `https:` URL). The size of a part is the run's to check
+   * (`maxMediaBytes`, answered as `event-rejected`); the body's is `maxBodyBytes`.
+   */
+  userContent(description: string) {
+    const checked = (value: unknown) => userContentProblem(value, Number.POSITIVE_INFINITY);
+    return required<UserContent>({
+      expected: 'a non-empty string, or a non-empty array of text, image and file parts',
+      schema: {
+        oneOf: [
+          { type: 'string', minLength: 1 },
+          { type: 'array', minItems: 1, items: userContentPartSchema },
+        ],
+        description,
+      },
+      read: (value) => (checked(value) === undefined ? { value: value as UserContent } : undefined),
+      why: (value) => (Array.isArray(value) ? checked(value) : undefined),
     });
   },
   /** Any JSON value. */
@@ -156,9 +206,9 @@ export function readFields<Fields extends RequestFields>(
     }
     const read = field.read(given);
     if (!read) {
-      throw new HttpProblemError('invalid-field', `${name(key)}: expected ${field.expected}, got ${describeValue(given)}`, {
-        field: name(key),
-      });
+      const why = field.why?.(given);
+      const got = why === undefined ? describeValue(given) : `${describeValue(given)} where ${why}`;
+      throw new HttpProblemError('invalid-field', `${name(key)}: expected ${field.expected}, got ${got}`, { field: name(key) });
     }
     values[key] = read.value;
   }

@@ -27,6 +27,7 @@ import {
   thrownBy,
   thrownRecorded,
 } from './round-results.js';
+import { storedUserContent } from '../model/user-content.js';
 import {
   haltRecorded,
   invalidMessageText,
@@ -186,9 +187,11 @@ export function conversationActions(settings: ResolvedOptions) {
   return {
     failOnInput: assignContext(({ context }) => errorRecorded(context, inputError(context))),
     appendUserMessage: assignContext(({ context, event }) =>
-      event.type === 'user.message' ? { messages: appended(context.messages, { role: 'user', content: event.content }) } : {},
+      event.type === 'user.message'
+        ? { messages: appended(context.messages, { role: 'user', content: storedUserContent(event.content) }) }
+        : {},
     ),
-    rejectInvalidMessage: rejectWith(invalidMessageText),
+    rejectInvalidMessage: rejectWith((event) => invalidMessageText(event, settings.maxMediaBytes)),
     rejectOutOfState: emitEvent(({ event, self }) => rejection(event, outOfStateText(event.type, self.getSnapshot().value))),
     rejectInvalidProviderEvent: rejectWith(invalidProviderEventText),
     rejectInvalidAgentBatch: rejectWith((event) => invalidAgentBatchText(event as { childId?: unknown; events?: unknown })),
@@ -355,13 +358,14 @@ export function conversationActions(settings: ResolvedOptions) {
       errorRecorded(context, guardrailError(context, params.phase, settings.guardrails)),
     ),
     queueMessage: enqueue(({ context, event, enqueue }) => {
-      if (event.type === 'user.message' || event.type === 'user.interrupt') apply(enqueue, messageQueued(context, event.content));
+      if (event.type === 'user.message' || event.type === 'user.interrupt')
+        apply(enqueue, messageQueued(context, storedUserContent(event.content)));
     }),
     takeQueuedMessages: assignContext(({ context }) => queuedTaken(context)),
     takeQueuedMessage: assignContext(({ context }) => queuedMessageTaken(context)),
     // The state interrupted is the chart's (a parameter).
     interruptRun: enqueueWithState(({ context, event, enqueue }, params) => {
-      if (event.type === 'user.interrupt') apply(enqueue, runInterrupted(context, event.content, params.state, prices));
+      if (event.type === 'user.interrupt') apply(enqueue, runInterrupted(context, storedUserContent(event.content), params.state, prices));
     }),
     fallBack: enqueue(({ context, event, enqueue }) =>
       apply(enqueue, fellBack(context, profileOf(context.agents.active).providers, failureOf(event, settings.requestTimeoutMs))),

@@ -5,7 +5,7 @@ import { failureOf } from './request-failure.js';
 import { responseStep } from './response-step.js';
 import { canRetry } from './retry-policy.js';
 import { isAwaitingApproval, liveCall, liveResult, resultOverdue, settlesRound, thrownBy } from './round-results.js';
-import { isValidUserContent } from './run-context.js';
+import { isValidUserContent } from '../model/user-content.js';
 import { approvalRelay } from './agent-calls.js';
 import { handoffOf } from './handoffs.js';
 import type { ConversationContext, ConversationEvent } from './types.js';
@@ -42,7 +42,7 @@ export function conversationGuards(settings: ResolvedOptions) {
     isProviderFinish: ({ event }: GuardArgs) => event.type === 'provider.finish' && finishProblem(event) === undefined,
     isAgentBatch: ({ event }: GuardArgs) => event.type === 'agent.emitted' && isAgentBatch(event),
     isValidUserMessage: ({ event }: GuardArgs) =>
-      (event.type === 'user.message' || event.type === 'user.interrupt') && isValidUserContent(event.content),
+      (event.type === 'user.message' || event.type === 'user.interrupt') && isValidUserContent(event.content, settings.maxMediaBytes),
     canRetryFailure: ({ context, event }: GuardArgs) => {
       const failure = failureOf(event, settings.requestTimeoutMs);
       return canRetry(context.attempt, settings.retry, failure, failure.retryAfterMs ?? null);

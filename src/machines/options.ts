@@ -16,6 +16,7 @@ import { type ContextOptions, checkWindow, contextSchema, type ResolvedContext }
 import { type OutputOptions, type ResolvedOutput, resolveOutput } from './structured-output.js';
 import type { StandardSchemaV1 } from '../tools/standard-schema.js';
 import type { JSONSchema } from '../tools/validate.js';
+import { defaultMaxMediaBytes } from '../model/media.js';
 import { childPath, option, type OptionSchema, resolveOptionsWith } from '../util/option-schema.js';
 
 /**
@@ -89,6 +90,8 @@ export type ConversationOptions<TOutputSchema extends StandardSchemaV1 | JSONSch
   maxToolResultBytes?: number;
   /** Tool-call arguments longer than this many bytes are refused with an error result. Default 1 MB. */
   maxToolArgsBytes?: number;
+  /** The largest image or file a user message may carry, in bytes; a larger one is rejected (`event.rejected`), never stored. Default 20 MB. */
+  maxMediaBytes?: number;
   /**
    * Request middleware, composed in order around every provider request (the first is the
    * outermost): history truncation, prompt injection, reasoning effort, your own.
@@ -150,6 +153,7 @@ export type ResolvedOptions = {
   requestTimeoutMs: number;
   maxToolResultBytes: number;
   maxToolArgsBytes: number;
+  maxMediaBytes: number;
   prices: PriceTable | undefined;
   output: ResolvedOutput | undefined;
   /** A tool's own timeout, or the machine's. */
@@ -237,6 +241,7 @@ const conversationOptionsSchema = option.object(
     requestTimeoutMs: option.withDefault(option.milliseconds(), 120_000),
     maxToolResultBytes: option.withDefault(option.integer({ minimum: 256 }), 100_000),
     maxToolArgsBytes: option.withDefault(option.integer({ minimum: 2 }), 1_000_000),
+    maxMediaBytes: option.withDefault(option.integer({ minimum: 1 }), defaultMaxMediaBytes),
     middleware: option.withDefault(middlewareSchema, []),
     prices: option.optional(pricesSchema),
     output: option.unchecked(),
@@ -325,6 +330,7 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     requestTimeoutMs: checked.requestTimeoutMs,
     maxToolResultBytes: checked.maxToolResultBytes,
     maxToolArgsBytes: checked.maxToolArgsBytes,
+    maxMediaBytes: checked.maxMediaBytes,
     prices: budgetPrices,
     output: resolveOutput(checked.output, new Set(tools.keys())),
     toolTimeoutOf: (name) => tools.get(name)?.timeoutMs ?? checked.toolTimeoutMs,

@@ -1,5 +1,8 @@
 import { finishProblem, providerEventProblem } from '../model/provider-event-problem.js';
+import { type ImagePart, isMediaPart, mediaLabel } from '../model/media.js';
+import { userContentProblem } from '../model/user-content.js';
 import { findMessagesProblem, textOf, type Message } from '../model/messages.js';
+import { isRecord } from '../util/is-record.js';
 import { emptyUsage } from '../model/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
 import { freshAttempt } from './fresh-attempt.js';
@@ -125,28 +128,20 @@ function withChildCost(cost: RunCost, childSpend: ConversationContext['control']
   return children === 0 ? cost : { ...cost, total: cost.total + children };
 }
 
-export function isValidUserContent(content: unknown): boolean {
-  if (typeof content === 'string') return content.trim() !== '';
-  return (
-    Array.isArray(content) &&
-    content.length > 0 &&
-    content.every(
-      (part: unknown) =>
-        typeof part === 'object' &&
-        part !== null &&
-        (part as { type?: unknown }).type === 'text' &&
-        typeof (part as { text?: unknown }).text === 'string',
-    ) &&
-    content.some((part: { text: string }) => part.text.trim() !== '')
-  );
+/** Why a `user.message` was turned away: what was wrong with it, and its content shown as it came (media by a label). */
+export function invalidMessageText(event: { type: string; content?: unknown }, maxMediaBytes?: number): string {
+  const content = 'content' in event ? event.content : undefined;
+  const shown = Array.isArray(content)
+    ? JSON.stringify(content.map((part: unknown) => (isMediaPart(part) && isRecord(part) ? mediaLabelOf(part) : part)))
+    : (JSON.stringify(content) ?? typeof content);
+  return `${event.type} ${userContentProblem(content, maxMediaBytes) ?? 'content was refused'}; got ${shown}`;
 }
 
-/** Why a `user.message` was turned away: its content, shown as it came. */
-export function invalidMessageText(event: { type: string; content?: unknown }): string {
-  return (
-    'user.message content must be a non-empty string or a non-empty array of { type: "text", text } parts; ' +
-    `got ${event.type === 'user.message' ? (JSON.stringify(event.content) ?? typeof event.content) : 'no content'}`
-  );
+/** A media part's label, or what it is when it is too malformed for one. */
+function mediaLabelOf(part: Record<string, unknown>): string {
+  return typeof part.data === 'string' || part.data instanceof Uint8Array
+    ? mediaLabel(part as unknown as ImagePart)
+    : `[${String(part.type)}]`;
 }
 
 /** Why a `provider.delta` or `provider.finish` that the request's actor did not send was turned away. */

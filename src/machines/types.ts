@@ -2,6 +2,7 @@ import type { Actor, AnyActorRef, MetaObject, ParameterizedObject, ProvidedActor
 import type { ProviderCallEvent } from '../actors/provider-call.js';
 import type { ToolExecutionOutput } from '../actors/tool-execution.js';
 import type { AssistantContentPart, Message, ToolResultPart } from '../model/messages.js';
+import type { UserContent } from '../model/user-content.js';
 import type { FinishReason } from '../model/provider.js';
 import type { Usage } from '../model/usage.js';
 import type { RunCost } from './pricing.js';
@@ -157,8 +158,7 @@ export type ConversationInput = {
  */
 export type InheritedBudget = { maxTotalTokens?: number; maxCostUsd?: number; deadline?: number };
 
-/** A user message's content. */
-export type UserContent = string | Array<{ type: 'text'; text: string }>;
+export type { UserContent } from '../model/user-content.js';
 
 /**
  * Events a user sends to a conversation actor. One the run cannot take now is answered with an

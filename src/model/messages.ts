@@ -1,6 +1,9 @@
 import { findJsonProblem } from '../util/json-problem.js';
 import { isRecord } from '../util/is-record.js';
 import type { JsonValue } from './json.js';
+import { type FilePart, type ImagePart, mediaLabel, mediaPartProblem } from './media.js';
+
+export type { FilePart, ImagePart, MediaData } from './media.js';
 /**
  * The provider-neutral message model. Messages are plain JSON because they live in persisted
  * snapshots; every provider maps them to and from its own wire format.
@@ -111,14 +114,25 @@ export type AssistantContentPart = TextPart | ReasoningPart | RedactedReasoningP
  */
 export type SystemMessage = { role: 'system'; content: string };
 /**
- * A user message: plain text, or text parts.
+ * One part of a user message: text, an image or a file (a PDF, plain text, audio).
+ *
+ * @example
+ * ```ts
+ * const parts: UserContentPart[] = [{ type: 'text', text: 'What is in this chart?' }, { type: 'image', data: chartPngBase64, mediaType: 'image/png' }];
+ * ```
+ */
+export type UserContentPart = TextPart | ImagePart | FilePart;
+
+/**
+ * A user message: plain text, or parts — text, images and files.
  *
  * @example
  * ```ts
  * const question: UserMessage = { role: 'user', content: 'What is 2+3?' };
+ * const withPhoto: UserMessage = { role: 'user', content: [{ type: 'text', text: 'Which bird?' }, { type: 'image', data: 'https://example.com/bird.jpg' }] };
  * ```
  */
-export type UserMessage = { role: 'user'; content: string | TextPart[] };
+export type UserMessage = { role: 'user'; content: string | UserContentPart[] };
 /**
  * One model response: text, reasoning and tool calls in the order they came.
  *
@@ -163,6 +177,20 @@ export function textOf(message: Message): string {
 }
 
 /**
+ * A user message's content as one line of text for people and summaries: its text, and each image
+ * or file as a label in brackets (its bytes are never part of it).
+ *
+ * @example
+ * ```ts
+ * userContentText([{ type: 'text', text: 'Which bird?' }, { type: 'image', data: 'https://example.com/b.jpg' }]); // 'Which bird? [image]'
+ * ```
+ */
+export function userContentText(content: string | readonly UserContentPart[]): string {
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? part.text : ` ${mediaLabel(part)}`)).join('');
+}
+
+/**
  * Checks a history handed to a run. Returns a message naming the first problem (index, field and
  * what was expected), or `undefined` when the history is well formed.
  */
@@ -183,7 +211,7 @@ function findMessageProblem(message: unknown): string | undefined {
       return typeof content === 'string' ? undefined : `system content must be a string, got ${describe(content)}`;
     case 'user':
       if (typeof content === 'string') return undefined;
-      return findPartsProblem(content, ['text'], 'user');
+      return findPartsProblem(content, ['text', 'image', 'file'], 'user');
     case 'assistant':
       return findPartsProblem(content, ['text', 'reasoning', 'redacted-reasoning', 'tool-call'], 'assistant');
     case 'tool':
@@ -210,6 +238,12 @@ function findPartsProblem(content: unknown, allowed: string[], role: string): st
       case 'redacted-reasoning':
         if (typeof part.data !== 'string') return `${where}.data must be a string`;
         break;
+      case 'image':
+      case 'file': {
+        const problem = mediaPartProblem(part as { type: 'image' | 'file' }, where);
+        if (problem) return problem;
+        break;
+      }
       case 'tool-call':
       case 'tool-result':
         if (typeof part.toolCallId !== 'string' || part.toolCallId === '') return `${where}.toolCallId must be a non-empty string`;

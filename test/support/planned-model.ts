@@ -19,7 +19,7 @@ const textOf = (message: OpenAIChatMessage | undefined) =>
   message?.role === 'user'
     ? typeof message.content === 'string'
       ? message.content
-      : message.content.map((part) => part.text).join('')
+      : message.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
     : '';
 
 /** Where a request with this history stands in its conversation. */

@@ -26,7 +26,7 @@ import { budgetResultText } from '../../src/machines/budget.js';
 import { interruptedByUserText } from '../../src/machines/steering.js';
 import { textOfParts } from '../../src/machines/response-commit.js';
 import type { Provider } from '../../src/model/provider.js';
-import { findMessagesProblem, type Message } from '../../src/model/messages.js';
+import { findMessagesProblem, type Message, userContentText } from '../../src/model/messages.js';
 import { serializeResult } from '../../src/util/serialize-result.js';
 import { anthropicProvider } from '../../src/providers/anthropic/index.js';
 import { toAnthropicMessages } from '../../src/providers/anthropic/to-anthropic-messages.js';
@@ -1190,14 +1190,17 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
       finishedAt ??= performance.now();
     };
     actor.subscribe({ next: (snapshot) => snapshot.status !== 'active' && finished(), complete: finished, error: finished });
+    // The longest the process stood still while the run went on: a loaded machine deschedules it for
+    // milliseconds at a time, also between the engine's reading of the clock and a listener's. The
+    // monitor's first tick only marks where it counts from, so it ticks before the run starts: a
+    // stall in the run's first synchronous stretch (the message through to the first request) counts too.
+    const stalls = monitorEventLoopDelay({ resolution: 1 });
+    stalls.enable();
+    await new Promise((resolve) => setTimeout(resolve, 3));
     actor.start();
     if (testCase.cancel && 'afterEvents' in testCase.cancel && testCase.cancel.afterEvents === 0)
       decide(() => sendCancel('cancelled at once'));
     if (testCase.cancel && 'afterMs' in testCase.cancel) later(() => sendCancel('cancelled after ms'), testCase.cancel.afterMs);
-    // The longest the process stood still while the run went on: a loaded machine deschedules it for
-    // milliseconds at a time, also between the engine's reading of the clock and a listener's.
-    const stalls = monitorEventLoopDelay({ resolution: 1 });
-    stalls.enable();
     const sentAt = performance.now();
     actor.send({ type: 'user.message', content: firstMessage });
     let endedAt = sentAt;
@@ -1590,10 +1593,8 @@ const positionOf = (chain: Chain, model: unknown) => chain.findIndex((entry) => 
 /** The model of a `provider.fallback` label (`name:model`). */
 const labelModel = (label: string) => label.slice(label.indexOf(':') + 1);
 const budgetText = (limit: string) => budgetResultText({ limit: limit as 'maxTotalTokens' });
-const userText = (message: Extract<Message, { role: 'user' }>) =>
-  typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
-const contentText = (content: string | Array<{ type: 'text'; text: string }>) =>
-  typeof content === 'string' ? content : content.map((part) => part.text).join('');
+const userText = (message: Extract<Message, { role: 'user' }>) => userContentText(message.content);
+const contentText = userContentText;
 const isDelta = (event: TimedEvent) => event.type === 'text.delta' || event.type === 'reasoning.delta' || event.type === 'tool.call.delta';
 
 type Observed = {

@@ -6,6 +6,7 @@ import {
   type ConversationOptions,
   type Message,
   type RunOutput,
+  type UserContent,
 } from '../../src/index.js';
 import { scriptedModel, type ScriptedTurn } from './scripted-model.js';
 
@@ -13,7 +14,7 @@ export { expectValidHistory } from './history.js';
 
 export type RunOptions = Omit<ConversationOptions, 'provider'> & {
   messages?: Message[];
-  content?: string;
+  content?: UserContent;
   /** Called once the actor started, before the user message is sent. */
   onStart?: (actor: ReturnType<typeof createActor<ReturnType<typeof createConversationMachine>>>) => void;
 };

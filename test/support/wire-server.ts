@@ -300,6 +300,29 @@ export function anthropicSse(events: Array<{ type: string } & Record<string, unk
   return { status: 200, headers: { 'content-type': 'text/event-stream' }, body };
 }
 
+/** A streamed Anthropic answer of one text block, ending `end_turn`. */
+export function anthropicTextSse(text: string, model = 'claude-sonnet-4-5'): WireInteraction['response'] {
+  return anthropicSse([
+    {
+      type: 'message_start',
+      message: {
+        id: 'msg_text',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: 9, output_tokens: 0 },
+      },
+    },
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } },
+    { type: 'message_stop' },
+  ]);
+}
+
 /** A JSON response. */
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): WireInteraction['response'] {
   return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };

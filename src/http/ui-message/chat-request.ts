@@ -1,4 +1,6 @@
-import type { UserContent } from '../../machines/types.js';
+import { mediaPartProblem } from '../../model/media.js';
+import type { UserContentPart } from '../../model/messages.js';
+import type { UserContent } from '../../model/user-content.js';
 import type { RequestProblem } from './problem-response.js';
 
 /** A value read from a request, or what was wrong with it. */
@@ -166,8 +168,13 @@ function message(value: unknown, field: string): { id: unknown; role: 'user' | '
   return { id: own(record, 'id'), role: role as 'user' | 'assistant', parts: parts as unknown[] };
 }
 
+/**
+ * The user message's parts as the run takes them: its text, and each `file` part (what `useChat`
+ * sends for attachments: a `data:` URL or an `https:` URL, with its media type) as an image part
+ * when it is an image, else as a file part. One text part alone stays a string.
+ */
 function userContent(parts: unknown[], field: string): UserContent {
-  const texts: string[] = [];
+  const content: UserContentPart[] = [];
   for (const [index, part] of parts.entries()) {
     const where = `${field}.parts[${index}]`;
     if (!isObject(part)) refuse(where, 'a part { type, … }', part);
@@ -175,16 +182,42 @@ function userContent(parts: unknown[], field: string): UserContent {
     if (type === 'text') {
       const value = own(part as Record<string, unknown>, 'text');
       if (typeof value !== 'string') refuse(`${where}.text`, 'a string', value);
-      texts.push(value as string);
+      content.push({ type: 'text', text: value as string });
+    } else if (type === 'file') {
+      content.push(filePart(part as Record<string, unknown>, where));
     } else if (type === 'step-start' || (typeof type === 'string' && type.startsWith('data-'))) {
       // Markers and the page's own data parts: nothing the model reads.
     } else {
-      refuse(`${where}.type`, '"text" (a conversation takes text messages)', type);
+      refuse(`${where}.type`, '"text" or "file" (a conversation takes text, images and files)', type);
     }
   }
-  if (texts.join('').trim() === '') refuse(`${field}.parts`, 'a text part with some text', parts.length === 0 ? [] : texts.join(''));
-  if (texts.length === 1) return texts[0] as string;
-  return texts.map((value) => ({ type: 'text' as const, text: value }));
+  const texts = content.flatMap((part) => (part.type === 'text' ? [part.text] : []));
+  if (texts.length === content.length) {
+    if (texts.join('').trim() === '')
+      refuse(`${field}.parts`, 'a text part with some text, or a file part', parts.length === 0 ? [] : texts.join(''));
+    if (texts.length === 1) return texts[0] as string;
+  }
+  return content;
+}
+
+/** A UI `file` part as an image or file part of the run, checked as the run checks one (sizes are the run's). */
+function filePart(part: Record<string, unknown>, where: string): UserContentPart {
+  const mediaType = own(part, 'mediaType');
+  const url = own(part, 'url');
+  const filename = own(part, 'filename');
+  if (typeof mediaType !== 'string') refuse(`${where}.mediaType`, 'a media type such as image/png or application/pdf', mediaType);
+  if (typeof url !== 'string') refuse(`${where}.url`, 'a data: URL or an https: URL', url);
+  const converted: UserContentPart = (mediaType as string).toLowerCase().startsWith('image/')
+    ? { type: 'image', data: url as string, mediaType: mediaType as string }
+    : {
+        type: 'file',
+        data: url as string,
+        mediaType: mediaType as string,
+        ...(typeof filename === 'string' && filename !== '' ? { filename } : {}),
+      };
+  const problem = mediaPartProblem(converted, where, Number.POSITIVE_INFINITY);
+  if (problem) throw new Refusal(where, problem.replace(`${where}.data`, `${where}.url`));
+  return converted;
 }
 
 function approvalsOf(parts: unknown[], field: string): ApprovalAnswer[] {

@@ -1,11 +1,25 @@
 import type { PendingApproval } from '../../host/conversation-view.js';
 import { toolErrorType } from '../../machines/tool-round.js';
-import type { Message } from '../../model/messages.js';
+import { mediaSourceOf } from '../../model/media.js';
+import type { Message, UserContentPart } from '../../model/messages.js';
 import { uiMessageIdAt } from './message-ids.js';
 import { toolOutputOf } from './tool-output.js';
 import type { UIMessage, UIMessagePart, UIToolPart } from './ui-message.js';
 
 const deniedPrefix = 'denied by user: ';
+
+/** A user part as `useChat` shows it: text, or a file part whose URL carries the bytes (or is the URL the part was given by). */
+function userPart(part: UserContentPart): UIMessagePart {
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  const source = mediaSourceOf(part);
+  const url = source.kind === 'url' ? source.url : `data:${source.mediaType};base64,${source.base64}`;
+  return {
+    type: 'file',
+    mediaType: source.mediaType ?? 'application/octet-stream',
+    url,
+    ...(part.type === 'file' && part.filename ? { filename: part.filename } : {}),
+  };
+}
 
 /**
  * A conversation's history as `useChat` shows it: each user message one UI message, each answer
@@ -29,8 +43,9 @@ export function toUIMessages(messages: readonly Message[], options: { pendingApp
     if (message.role === 'system') continue;
     if (message.role === 'user') {
       answer = undefined;
-      const texts = typeof message.content === 'string' ? [message.content] : message.content.map((part) => part.text);
-      out.push({ id: uiMessageIdAt(index), role: 'user', parts: texts.map((text) => ({ type: 'text', text })) });
+      const parts =
+        typeof message.content === 'string' ? [{ type: 'text', text: message.content } as const] : message.content.map(userPart);
+      out.push({ id: uiMessageIdAt(index), role: 'user', parts });
       continue;
     }
     if (!answer) {

@@ -53,6 +53,8 @@ export type UIMessagePart =
   | { type: 'text'; text: string; state?: 'streaming' | 'done' }
   | { type: 'reasoning'; text: string; state?: 'streaming' | 'done' }
   | { type: 'step-start' }
+  /** An image or file of a user message: a `data:` URL, or the URL it was given by. */
+  | { type: 'file'; mediaType: string; url: string; filename?: string }
   | UIToolPart;
 
 /**

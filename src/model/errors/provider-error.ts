@@ -24,6 +24,8 @@ export type ProviderErrorCode =
   /** The prompt is longer than the model's context window: retrying the same request cannot help, a shorter history can. */
   | 'context_length'
   | 'conflict'
+  /** A part of the history the wire cannot carry (audio to Anthropic, a PDF by URL to Chat Completions): refused before anything is sent. */
+  | 'unsupported_content'
   | 'aborted'
   | 'unknown';
 

@@ -1,3 +1,4 @@
+import { userContentText } from '../../model/messages.js';
 import type { ConversationEmittedEvent, ConversationStateValue, ConversationUserEvent } from '../../machines/types.js';
 
 /**
@@ -105,7 +106,7 @@ export function logOfReceived(event: ConversationUserEvent, toolNames: Map<strin
     case 'user.interrupt':
       return {
         kind: 'user',
-        text: `${event.type === 'user.interrupt' ? 'user (interrupt)' : 'user'}: ${shortJson(typeof event.content === 'string' ? event.content : event.content.map((part) => part.text).join(''))}`,
+        text: `${event.type === 'user.interrupt' ? 'user (interrupt)' : 'user'}: ${shortJson(userContentText(event.content))}`,
       };
     case 'tool.approve':
       return { kind: 'approved', text: `approved ${toolNames.get(event.toolCallId) ?? event.toolCallId}` };

@@ -2,6 +2,7 @@ import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, typ
 import { toolErrorType } from '../../machines/tool-round.js';
 import type { ConversationEmittedEvent, RunOutput } from '../../machines/types.js';
 import type { Message } from '../../model/messages.js';
+import { mediaTally, tracedMessages } from './traced-media.js';
 
 /** What a run's spans are made with. */
 export type RunTraceOptions = {
@@ -239,8 +240,14 @@ export class RunTrace {
     const attempt = this.attempt;
     if (!attempt) return;
     this.attempt = undefined;
-    const messages = this.options.recordContent ? this.messages() : undefined;
-    if (messages) attempt.span.setAttribute('gen_ai.input.messages', JSON.stringify(messages));
+    const messages = this.messages();
+    if (messages) {
+      // Sizes always, bytes never: a span exporter is no place for a 5 MB image.
+      const media = mediaTally(messages);
+      if (media.parts > 0)
+        attempt.span.setAttributes({ 'actorloop.input.media.parts': media.parts, 'actorloop.input.media.bytes': media.bytes });
+      if (this.options.recordContent) attempt.span.setAttribute('gen_ai.input.messages', JSON.stringify(tracedMessages(messages)));
+    }
     attempt.span.end();
   }
 }

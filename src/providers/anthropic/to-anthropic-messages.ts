@@ -1,8 +1,13 @@
 import { isRecord } from '../../util/is-record.js';
 import { serializeResult } from '../../util/serialize-result.js';
-import type { Message, ToolResultPart } from '../../model/messages.js';
+import { bytesFromBase64 } from '../../util/base64.js';
+import type { Message, ToolResultPart, UserContentPart } from '../../model/messages.js';
+import { wireMedia } from '../media-support.js';
 import type { ToolDescription } from '../../model/provider.js';
 import type {
+  AnthropicDocumentBlockParam,
+  AnthropicImageBlockParam,
+  AnthropicImageMediaType,
   AnthropicMessageParam,
   AnthropicRedactedThinkingBlockParam,
   AnthropicTextBlockParam,
@@ -25,7 +30,7 @@ import type {
  */
 export const emptyToolResultText = '(no output)';
 
-type UserBlock = AnthropicTextBlockParam | AnthropicToolResultBlockParam;
+type UserBlock = AnthropicTextBlockParam | AnthropicImageBlockParam | AnthropicDocumentBlockParam | AnthropicToolResultBlockParam;
 type AssistantBlock =
   | AnthropicTextBlockParam
   | AnthropicThinkingBlockParam
@@ -61,6 +66,28 @@ function toolResultBlock(part: ToolResultPart): AnthropicToolResultBlockParam {
   };
 }
 
+/** A user part's media block (the table in ../media-support.ts): images and PDFs inline or by URL, plain text inline. */
+function mediaBlock(
+  part: Exclude<UserContentPart, { type: 'text' }>,
+  where: string,
+): AnthropicImageBlockParam | AnthropicDocumentBlockParam {
+  const { source, rule } = wireMedia('anthropic', part, where);
+  const title = part.type === 'file' && part.filename ? { title: part.filename } : {};
+  if (source.kind === 'url')
+    return rule.as === 'image'
+      ? { type: 'image', source: { type: 'url', url: source.url } }
+      : { type: 'document', source: { type: 'url', url: source.url }, ...title };
+  if (rule.as === 'image') {
+    // The rule took the type from the four the wire names.
+    const mediaType = source.mediaType.toLowerCase() as AnthropicImageMediaType;
+    return { type: 'image', source: { type: 'base64', media_type: mediaType, data: source.base64 } };
+  }
+  if (source.mediaType.toLowerCase() === 'application/pdf')
+    return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: source.base64 }, ...title };
+  const text = new TextDecoder().decode(bytesFromBase64(source.base64));
+  return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text }, ...title };
+}
+
 /**
  * Converts the provider-neutral history to Anthropic Messages.
  *
@@ -75,6 +102,8 @@ function toolResultBlock(part: ToolResultPart): AnthropicToolResultBlockParam {
  * - Tool-call arguments that are not a JSON object (the model's JSON was invalid) are sent as
  *   `{}`: `tool_use.input` must be an object, and the matching error result tells the model why.
  * - Empty text blocks and assistant messages left empty are dropped; the API rejects them.
+ * - Images and documents go as `image` and `document` blocks; a part the wire cannot take (audio)
+ *   throws a `ProviderError` (`unsupported_content`) naming it.
  *
  * @example
  * ```ts
@@ -105,7 +134,8 @@ export function toAnthropicMessages(history: Message[], systemPrompt?: string): 
     return blocks;
   };
 
-  for (const message of history) {
+  for (let index = 0; index < history.length; index++) {
+    const message = history[index] as Message;
     switch (message.role) {
       case 'system':
         if (hasVisibleText(message.content)) systemTexts.push(message.content);
@@ -113,7 +143,11 @@ export function toAnthropicMessages(history: Message[], systemPrompt?: string): 
       case 'user': {
         const blocks = userTurn();
         if (typeof message.content === 'string') blocks.push({ type: 'text', text: message.content });
-        else for (const part of message.content) if (hasVisibleText(part.text)) blocks.push({ type: 'text', text: part.text });
+        else
+          for (const [partIndex, part] of message.content.entries()) {
+            if (part.type !== 'text') blocks.push(mediaBlock(part, `messages[${index}].content[${partIndex}]`));
+            else if (hasVisibleText(part.text)) blocks.push({ type: 'text', text: part.text });
+          }
         break;
       }
       case 'tool': {

@@ -51,6 +51,37 @@ export type AnthropicToolUseBlockParam = { type: 'tool_use'; id: string; name: s
 export type AnthropicToolResultBlockParam = { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
 
 /**
+ * An image in a user turn: inline (base64 with its media type) or by URL.
+ *
+ * @example
+ * ```ts
+ * const block: AnthropicImageBlockParam = { type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } };
+ * ```
+ */
+export type AnthropicImageBlockParam = {
+  type: 'image';
+  source: { type: 'base64'; media_type: AnthropicImageMediaType; data: string } | { type: 'url'; url: string };
+};
+/** The image types the Messages API takes inline. */
+export type AnthropicImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+/**
+ * A document in a user turn: a PDF inline or by URL, or plain text.
+ *
+ * @example
+ * ```ts
+ * const block: AnthropicDocumentBlockParam = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Q3 was good.' }, title: 'q3.txt' };
+ * ```
+ */
+export type AnthropicDocumentBlockParam = {
+  type: 'document';
+  source:
+    | { type: 'base64'; media_type: 'application/pdf'; data: string }
+    | { type: 'url'; url: string }
+    | { type: 'text'; media_type: 'text/plain'; data: string };
+  title?: string;
+};
+
+/**
  * One message of a Messages API request.
  *
  * @example
@@ -59,7 +90,12 @@ export type AnthropicToolResultBlockParam = { type: 'tool_result'; tool_use_id: 
  * ```
  */
 export type AnthropicMessageParam =
-  | { role: 'user'; content: string | Array<AnthropicTextBlockParam | AnthropicToolResultBlockParam> }
+  | {
+      role: 'user';
+      content:
+        | string
+        | Array<AnthropicTextBlockParam | AnthropicImageBlockParam | AnthropicDocumentBlockParam | AnthropicToolResultBlockParam>;
+    }
   | {
       role: 'assistant';
       content: Array<

@@ -1,10 +1,11 @@
 import { serializeResult } from '../../util/serialize-result.js';
-import type { AssistantMessage, Message, ReasoningPart, TextPart, ToolCallPart } from '../../model/messages.js';
+import type { AssistantMessage, Message, ReasoningPart, TextPart, ToolCallPart, UserContentPart } from '../../model/messages.js';
+import { wireMedia } from '../media-support.js';
 import { argumentsText } from '../openai-wire/to-openai-messages.js';
 import type { ToolDescription } from '../../model/provider.js';
 import { ProviderError } from '../../model/errors/provider-error.js';
 import { readOpenAIMetadata } from './openai-metadata.js';
-import type { OpenAIResponsesFunctionTool, OpenAIResponsesInputItem } from './wire-types.js';
+import type { OpenAIResponsesFunctionTool, OpenAIResponsesInputItem, OpenAIResponsesUserPart } from './wire-types.js';
 
 /**
  * How {@link toResponsesInput} may refer to what the server holds.
@@ -145,6 +146,15 @@ function assistantItems(message: AssistantMessage, where: string, stored: boolea
   return items;
 }
 
+/** A user part as the Responses API takes it (the table in ../media-support.ts): images and PDFs inline or by URL. */
+function userPart(part: UserContentPart, where: string): OpenAIResponsesUserPart {
+  if (part.type === 'text') return { type: 'input_text', text: part.text };
+  const { source, rule, url } = wireMedia('responses', part, where);
+  if (rule.as === 'input_image') return { type: 'input_image', image_url: url, detail: 'auto' };
+  if (source.kind === 'url') return { type: 'input_file', file_url: url };
+  return { type: 'input_file', file_data: url, filename: (part.type === 'file' ? part.filename : undefined) ?? 'file.pdf' };
+}
+
 function convert(message: Message, where: string, stored: boolean): OpenAIResponsesInputItem[] {
   switch (message.role) {
     case 'system':
@@ -156,7 +166,7 @@ function convert(message: Message, where: string, stored: boolean): OpenAIRespon
           content:
             typeof message.content === 'string'
               ? message.content
-              : message.content.map((part) => ({ type: 'input_text', text: part.text })),
+              : message.content.map((part, index) => userPart(part, `${where}.content[${index}]`)),
         },
       ];
     case 'assistant':

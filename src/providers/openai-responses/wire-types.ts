@@ -29,9 +29,24 @@ export type OpenAIResponsesPhase = 'commentary' | 'final_answer' | (string & {})
  * ];
  * ```
  */
+/**
+ * One part of a Responses user message: text, an image (inline as a `data:` URL, or by URL) or a
+ * PDF (inline with its filename, or by URL).
+ *
+ * @example
+ * ```ts
+ * const part: OpenAIResponsesUserPart = { type: 'input_file', file_url: 'https://example.com/q3.pdf' };
+ * ```
+ */
+export type OpenAIResponsesUserPart =
+  | { type: 'input_text'; text: string }
+  | { type: 'input_image'; image_url: string; detail: 'auto' }
+  | { type: 'input_file'; file_data: string; filename: string }
+  | { type: 'input_file'; file_url: string };
+
 export type OpenAIResponsesInputItem =
   | { role: 'system' | 'developer'; content: string }
-  | { role: 'user'; content: string | Array<{ type: 'input_text'; text: string }> }
+  | { role: 'user'; content: string | OpenAIResponsesUserPart[] }
   | { role: 'assistant'; content: string; phase?: OpenAIResponsesPhase }
   | {
       type: 'message';

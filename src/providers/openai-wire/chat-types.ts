@@ -18,9 +18,24 @@ export type OpenAIChatToolCall = {
  * const result: OpenAIChatMessage = { role: 'tool', tool_call_id: 'call_1', content: '5' };
  * ```
  */
+/**
+ * One part of a Chat Completions user message: text, an image (inline as a `data:` URL, or by
+ * URL), a PDF (inline) or audio (inline, WAV or MP3).
+ *
+ * @example
+ * ```ts
+ * const part: OpenAIChatUserPart = { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } };
+ * ```
+ */
+export type OpenAIChatUserPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } }
+  | { type: 'file'; file: { file_data: string; filename: string } }
+  | { type: 'input_audio'; input_audio: { data: string; format: 'wav' | 'mp3' } };
+
 export type OpenAIChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string | Array<{ type: 'text'; text: string }> }
+  | { role: 'user'; content: string | OpenAIChatUserPart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: OpenAIChatToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 

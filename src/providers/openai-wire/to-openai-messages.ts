@@ -1,7 +1,8 @@
 import { serializeResult } from '../../util/serialize-result.js';
-import type { Message } from '../../model/messages.js';
+import type { Message, UserContentPart } from '../../model/messages.js';
+import { wireMedia } from '../media-support.js';
 import type { ResponseFormat, ToolDescription } from '../../model/provider.js';
-import type { OpenAIChatMessage, OpenAIChatTool, OpenAIChatToolCall, OpenAIResponseFormat } from './chat-types.js';
+import type { OpenAIChatMessage, OpenAIChatTool, OpenAIChatToolCall, OpenAIChatUserPart, OpenAIResponseFormat } from './chat-types.js';
 
 /** Tool-call arguments on the OpenAI wires: the raw text when the model's JSON was invalid. */
 export function argumentsText(args: unknown): string {
@@ -16,12 +17,39 @@ export function argumentsText(args: unknown): string {
  */
 const converted = new WeakMap<Message, OpenAIChatMessage | OpenAIChatMessage[]>();
 
-function convert(message: Message): OpenAIChatMessage | OpenAIChatMessage[] {
+/**
+ * A user part as Chat Completions takes it (the table in ../media-support.ts): media inline as a
+ * `data:` URL, or by URL where the wire fetches it.
+ */
+function userPart(part: UserContentPart, where: string): OpenAIChatUserPart {
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  const { source, rule, url: inline } = wireMedia('chat-completions', part, where);
+  switch (rule.as) {
+    case 'image_url':
+      return { type: 'image_url', image_url: { url: inline } };
+    case 'file':
+      return { type: 'file', file: { file_data: inline, filename: (part.type === 'file' ? part.filename : undefined) ?? 'file.pdf' } };
+    default:
+      // `input_audio`: the rule takes inline WAV and MP3 only.
+      return {
+        type: 'input_audio',
+        input_audio: { data: source.kind === 'base64' ? source.base64 : '', format: /wav/i.test(source.mediaType ?? '') ? 'wav' : 'mp3' },
+      };
+  }
+}
+
+function convert(message: Message, where: string): OpenAIChatMessage | OpenAIChatMessage[] {
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
     case 'user':
-      return { role: 'user', content: message.content };
+      return {
+        role: 'user',
+        content:
+          typeof message.content === 'string'
+            ? message.content
+            : message.content.map((part, index) => userPart(part, `${where}.content[${index}]`)),
+      };
     case 'assistant': {
       let text = '';
       for (const part of message.content) if (part.type === 'text') text += part.text;
@@ -46,7 +74,8 @@ function convert(message: Message): OpenAIChatMessage | OpenAIChatMessage[] {
 
 /**
  * Converts the provider-neutral history to Chat Completions messages, system prompt first.
- * Reasoning parts are dropped: the Chat Completions wire has no way to send them back. The
+ * Reasoning parts are dropped: the Chat Completions wire has no way to send them back. A media
+ * part the wire cannot take throws a `ProviderError` (`unsupported_content`) naming it. The
  * returned messages are cached per history message, so copy one before changing it.
  *
  * @example
@@ -58,10 +87,11 @@ function convert(message: Message): OpenAIChatMessage | OpenAIChatMessage[] {
 export function toOpenAIMessages(messages: Message[], system?: string): OpenAIChatMessage[] {
   const out: OpenAIChatMessage[] = [];
   if (system !== undefined && system !== '') out.push({ role: 'system', content: system });
-  for (const message of messages) {
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index] as Message;
     let result = converted.get(message);
     if (result === undefined) {
-      result = convert(message);
+      result = convert(message, `messages[${index}]`);
       converted.set(message, result);
     }
     if (Array.isArray(result)) out.push(...result);
