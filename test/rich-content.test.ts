@@ -7,7 +7,7 @@
  * keeps it.
  */
 import { createActor, toPromise } from 'xstate';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   anthropicProvider,
   createConversationMachine,
@@ -31,9 +31,10 @@ import { storedUserContent, userContentProblem } from '../src/model/user-content
 import { base64ByteLength, base64FromBytes, base64Problem, bytesFromBase64 } from '../src/util/base64.js';
 import { call, startService, until } from './support/http-service.js';
 import { responsesStream } from './support/responses-events.js';
+import { serveEachTest } from './support/serve-each-test.js';
 import { eventsOf, runConversation } from './support/run-conversation.js';
 import { scriptedModel } from './support/scripted-model.js';
-import { anthropicTextSse, openaiSse, startWireServer, type WireServer, type WireStep } from './support/wire-server.js';
+import { anthropicTextSse, openaiSse, type WireServer, type WireStep } from './support/wire-server.js';
 
 /** A 1×1 PNG. */
 const pngBase64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -261,15 +262,7 @@ describe('media parts through a conversation', () => {
   });
 });
 
-const servers: WireServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-async function serve(steps: WireStep[]): Promise<WireServer> {
-  const server = await startWireServer(steps);
-  servers.push(server);
-  return server;
-}
+const serve = serveEachTest();
 
 const chatAnswer = openaiSse([
   {
@@ -367,7 +360,13 @@ describe('each wire sends media in its own shape, through the real SDKs', () => 
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: pngBase64 } },
       { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
       { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdfBase64 }, title: 'q3.pdf' },
-      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Q3 was good.' }, title: 'notes.txt' },
+      // The newest message's last block carries the prompt-cache breakpoint (promptCache 'auto').
+      {
+        type: 'document',
+        source: { type: 'text', media_type: 'text/plain', data: 'Q3 was good.' },
+        title: 'notes.txt',
+        cache_control: { type: 'ephemeral' },
+      },
     ]);
   });
 

@@ -3,7 +3,7 @@ import { toProviderError } from '../model/errors/classify-error.js';
 import { ProviderError } from '../model/errors/provider-error.js';
 import { providerErrorFromRecord } from '../model/errors/provider-error-record.js';
 import type { Message } from '../model/messages.js';
-import type { Provider, ProviderEvent, ProviderRequest, ResponseFormat, ToolDescription } from '../model/provider.js';
+import type { Provider, ProviderEvent, ProviderRequest, ToolDescription } from '../model/provider.js';
 import { invalidProviderEvent, providerEventProblem } from '../model/provider-event-problem.js';
 import { recordRequest, type RequestStepRecord } from './request-step.js';
 import { stepJournalOf } from './step-journal.js';
@@ -52,7 +52,8 @@ function toObserver<T>(
  */
 export function createProviderCallLogic(
   profileOf: (agent: string | undefined, provider: number) => RequestProfile,
-  responseFormat: ResponseFormat | undefined,
+  /** What every request of the run carries: the structured answer it wants, the prompt caching it asks for. */
+  shared: Pick<ProviderRequest, 'responseFormat' | 'promptCache'>,
   requestTimeoutMs: number,
 ) {
   return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input, system: actorSystem, self }) => {
@@ -62,7 +63,7 @@ export function createProviderCallLogic(
       messages: input.messages,
       tools,
       ...(input.sessionData === undefined ? {} : { sessionData: input.sessionData }),
-      ...(responseFormat === undefined ? {} : { responseFormat }),
+      ...shared,
     };
     const journal = stepJournalOf(actorSystem);
     const subscribable: Subscribable<ProviderCallEvent> = {

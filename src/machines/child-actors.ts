@@ -15,11 +15,16 @@ export function conversationActors(settings: ResolvedOptions) {
         const profile = settings.profileOf(agent);
         return { provider: profile.providers[index] ?? profile.provider, tools: profile.toolDescriptions, system: profile.system };
       },
-      output && {
-        name: output.name,
-        schema: output.jsonSchema,
-        strict: output.strict,
-        ...(output.description === undefined ? {} : { description: output.description }),
+      {
+        ...(output && {
+          responseFormat: {
+            name: output.name,
+            schema: output.jsonSchema,
+            strict: output.strict,
+            ...(output.description === undefined ? {} : { description: output.description }),
+          },
+        }),
+        ...(settings.promptCache && { promptCache: settings.promptCache }),
       },
       settings.requestTimeoutMs,
     ),

@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { Provider } from '../model/provider.js';
+import type { PromptCacheRequest, PromptCacheTtl, Provider } from '../model/provider.js';
 import type { RequestMiddleware } from '../middleware/request-middleware.js';
 import { withMiddleware } from '../middleware/with-middleware.js';
 import type { Tool } from '../tools/define-tool.js';
@@ -90,6 +90,19 @@ export type ConversationOptions<TOutputSchema extends StandardSchemaV1 | JSONSch
   maxToolResultBytes?: number;
   /** Tool-call arguments longer than this many bytes are refused with an error result. Default 1 MB. */
   maxToolArgsBytes?: number;
+  /**
+   * Prompt caching ([docs](../../docs/rich-content.md#prompt-caching)): `'auto'` (the default)
+   * places it where the wire lets the caller — Anthropic `cache_control` breakpoints on the tools,
+   * the system prompt and the newest message of every request; `{ ttl, key }` sets how long the
+   * prefix is kept (`'5m'` or `'1h'` on Anthropic, `'5m'` or `'24h'` on OpenAI) and OpenAI's
+   * `prompt_cache_key`; `false` sends none of it.
+   *
+   * @example
+   * ```ts
+   * createConversationMachine({ provider: anthropicProvider({ model: 'claude-sonnet-4-5', maxTokens: 4096 }), promptCache: { ttl: '1h' } });
+   * ```
+   */
+  promptCache?: 'auto' | false | { ttl?: PromptCacheTtl; key?: string };
   /** The largest image or file a user message may carry, in bytes; a larger one is rejected (`event.rejected`), never stored. Default 20 MB. */
   maxMediaBytes?: number;
   /**
@@ -154,6 +167,8 @@ export type ResolvedOptions = {
   maxToolResultBytes: number;
   maxToolArgsBytes: number;
   maxMediaBytes: number;
+  /** What each request asks of the wire's prompt cache; `undefined` when `promptCache` is `false`. */
+  promptCache: PromptCacheRequest | undefined;
   prices: PriceTable | undefined;
   output: ResolvedOutput | undefined;
   /** A tool's own timeout, or the machine's. */
@@ -207,6 +222,36 @@ const doomLoopSchema = option.transform(
   (doomLoop) => (doomLoop === false ? false : doomLoop.threshold),
 );
 
+const promptCacheExpected = "'auto', false or an object { ttl?: '5m' | '1h' | '24h', key? }";
+const promptCacheSchema: OptionSchema<PromptCacheRequest | undefined> = option.transform(option.unchecked(), (value, path) => {
+  if (value === undefined || value === 'auto') return {};
+  if (value === false) return undefined;
+  const { ttl, key } = option
+    .object(
+      {
+        ttl: option.optional(option.choice(['5m', '1h', '24h'] as const)),
+        key: option.optional(option.string({ nonEmpty: true })),
+      },
+      { expected: promptCacheExpected },
+    )
+    .resolve(value, path);
+  return { ...(ttl === undefined ? {} : { ttl }), ...(key === undefined ? {} : { key }) };
+});
+
+/** A `promptCache.ttl` a provider's wire does not offer is refused now, naming what it offers. */
+function checkPromptCacheTtl(cache: PromptCacheRequest | undefined, providers: Iterable<{ path: string; provider: Provider }>): void {
+  if (cache?.ttl === undefined) return;
+  for (const { path, provider } of providers) {
+    const offered = provider.promptCacheTtls;
+    if (offered && !offered.includes(cache.ttl))
+      throw new InvalidOptionsError(
+        'promptCache.ttl',
+        `one the ${provider.name} wire of ${path} offers: ${offered.map((ttl) => `'${ttl}'`).join(' or ')}`,
+        cache.ttl,
+      );
+  }
+}
+
 const providerSchema = option.matching(
   'a Provider (e.g. openaiProvider(...), anthropicProvider(...), handlerProvider(fn))',
   (value): value is Provider => typeof value === 'object' && value !== null && typeof (value as Provider).stream === 'function',
@@ -242,6 +287,7 @@ const conversationOptionsSchema = option.object(
     maxToolResultBytes: option.withDefault(option.integer({ minimum: 256 }), 100_000),
     maxToolArgsBytes: option.withDefault(option.integer({ minimum: 2 }), 1_000_000),
     maxMediaBytes: option.withDefault(option.integer({ minimum: 1 }), defaultMaxMediaBytes),
+    promptCache: promptCacheSchema,
     middleware: option.withDefault(middlewareSchema, []),
     prices: option.optional(pricesSchema),
     output: option.unchecked(),
@@ -296,6 +342,18 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     profiles = new Map([[startAgent, singleProfile(startAgent, withSharedAll(provider), checked.system || undefined, tools)]]);
   }
   const startProfile = profiles.get(startAgent) as AgentProfile;
+  // Every provider with the option it came from, for the checks that name one.
+  const providerEntries = [...profiles.values()].flatMap((profile) =>
+    profile.providers.map((provider, index) => ({
+      path: checked.agents?.length
+        ? `agents (${profile.name}).provider`
+        : Array.isArray(options.provider)
+          ? `provider[${index}]`
+          : 'provider',
+      provider,
+    })),
+  );
+  checkPromptCacheTtl(checked.promptCache, providerEntries);
   if (checked.context) checkWindow(checked.context, profiles.values());
   // `maxCostUsd` prices over the built-in table; a model neither table prices is named now.
   const prices = checked.prices ?? (checked.budget?.maxCostUsd === undefined ? undefined : {});
@@ -304,16 +362,7 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     checkPricedModels(
       checked.budget,
       budgetPrices,
-      [...profiles.values()].flatMap((profile) =>
-        profile.providers.map((provider, index) => ({
-          path: checked.agents?.length
-            ? `agents (${profile.name}).provider`
-            : Array.isArray(options.provider)
-              ? `provider[${index}]`
-              : 'provider',
-          model: provider.model,
-        })),
-      ),
+      providerEntries.map(({ path, provider }) => ({ path, model: provider.model })),
     );
   }
   return {
@@ -331,6 +380,7 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     maxToolResultBytes: checked.maxToolResultBytes,
     maxToolArgsBytes: checked.maxToolArgsBytes,
     maxMediaBytes: checked.maxMediaBytes,
+    promptCache: checked.promptCache,
     prices: budgetPrices,
     output: resolveOutput(checked.output, new Set(tools.keys())),
     toolTimeoutOf: (name) => tools.get(name)?.timeoutMs ?? checked.toolTimeoutMs,

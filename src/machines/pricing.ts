@@ -15,8 +15,10 @@ export type ModelPrice = {
   output: number;
   /** Input tokens read from a prompt cache (OpenAI cached tokens, Anthropic cache reads). */
   cachedInput?: number;
-  /** Input tokens written to a prompt cache (Anthropic cache creation). */
+  /** Input tokens written to a prompt cache (Anthropic cache creation, five minutes). */
   cacheWrite?: number;
+  /** Input tokens written to a prompt cache for an hour (Anthropic `ttl: '1h'`); falls back to `cacheWrite`. */
+  cacheWrite1h?: number;
 };
 
 /**
@@ -83,10 +85,12 @@ export function addCost(cost: RunCost, prices: PriceTable, model: string | undef
   }
   const cached = usage.cachedInputTokens ?? 0;
   const written = usage.cacheCreationInputTokens ?? 0;
+  const writtenForAnHour = Math.min(written, usage.cacheCreation1hInputTokens ?? 0);
   const plain = Math.max(0, usage.inputTokens - cached - written);
   const input = (plain * price.input) / 1e6;
   const cachedInput = (cached * (price.cachedInput ?? price.input)) / 1e6;
-  const cacheWrite = (written * (price.cacheWrite ?? price.input)) / 1e6;
+  const writePrice = price.cacheWrite ?? price.input;
+  const cacheWrite = ((written - writtenForAnHour) * writePrice + writtenForAnHour * (price.cacheWrite1h ?? writePrice)) / 1e6;
   const output = (usage.outputTokens * price.output) / 1e6;
   return {
     input: cost.input + input,
@@ -103,8 +107,14 @@ const price = option.number({ minimum: 0, expected: 'a price per million tokens 
 /** A price table, checked at machine creation, naming the model and field that is wrong. */
 export const pricesSchema: OptionSchema<PriceTable> = option.record(
   option.object(
-    { input: price, output: price, cachedInput: option.optional(price), cacheWrite: option.optional(price) },
-    { expected: 'an object { input, output, cachedInput?, cacheWrite? }', unknownKeys: 'ignore' },
+    {
+      input: price,
+      output: price,
+      cachedInput: option.optional(price),
+      cacheWrite: option.optional(price),
+      cacheWrite1h: option.optional(price),
+    },
+    { expected: 'an object { input, output, cachedInput?, cacheWrite?, cacheWrite1h? }', unknownKeys: 'ignore' },
   ),
-  'an object { [model]: { input, output, cachedInput?, cacheWrite? } } (per million tokens)',
+  'an object { [model]: { input, output, cachedInput?, cacheWrite?, cacheWrite1h? } } (per million tokens)',
 );

@@ -39,6 +39,7 @@ export function withMiddleware(provider: Provider, middleware: readonly RequestM
   return {
     name: provider.name,
     ...(provider.model === undefined ? {} : { model: provider.model }),
+    ...(provider.promptCacheTtls === undefined ? {} : { promptCacheTtls: provider.promptCacheTtls }),
     stream: (request) => through(0, request),
   };
 }

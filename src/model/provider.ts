@@ -52,7 +52,34 @@ export type ProviderRequest = {
    * repairs the answer either way.
    */
   responseFormat?: ResponseFormat;
+  /**
+   * Prompt caching, as the machine's `promptCache` asks for it (absent: off). Each wire places it
+   * its own way: Anthropic `cache_control` breakpoints, OpenAI `prompt_cache_key` and retention.
+   */
+  promptCache?: PromptCacheRequest;
 };
+
+/**
+ * How long a provider keeps a cached prompt prefix: Anthropic offers `'5m'` and `'1h'`, OpenAI
+ * `'5m'` (in memory, its default) and `'24h'`.
+ *
+ * @example
+ * ```ts
+ * const ttl: PromptCacheTtl = '1h';
+ * ```
+ */
+export type PromptCacheTtl = '5m' | '1h' | '24h';
+
+/**
+ * The prompt caching a request asks for: how long to keep the prefix (the wire's default when
+ * absent), and the key OpenAI routes requests of one conversation by.
+ *
+ * @example
+ * ```ts
+ * const cache: PromptCacheRequest = { ttl: '1h', key: 'support-bot' };
+ * ```
+ */
+export type PromptCacheRequest = { ttl?: PromptCacheTtl; key?: string };
 
 /**
  * A structured final answer a request asks for.
@@ -173,5 +200,10 @@ export interface Provider {
   readonly name: string;
   /** The model requested, when the provider knows it (traces and price lookups use it). */
   readonly model?: string;
+  /**
+   * The prompt-cache lifetimes the wire offers, when the provider places caching itself: a machine
+   * whose `promptCache.ttl` is not among them is refused when it is created, naming these.
+   */
+  readonly promptCacheTtls?: readonly PromptCacheTtl[];
   stream(request: ProviderRequest): AsyncIterable<ProviderEvent>;
 }

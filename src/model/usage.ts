@@ -14,6 +14,8 @@ export type Usage = {
   cachedInputTokens?: number;
   /** Input tokens written to a prompt cache (Anthropic `cache_creation_input_tokens`). */
   cacheCreationInputTokens?: number;
+  /** Of `cacheCreationInputTokens`, those written for an hour (Anthropic `ephemeral_1h_input_tokens`): priced at `cacheWrite1h`. */
+  cacheCreation1hInputTokens?: number;
   /** Output tokens spent on reasoning (OpenAI `reasoning_tokens`). */
   reasoningTokens?: number;
 };
@@ -30,7 +32,7 @@ export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 }
 
-const optionalKeys = ['cachedInputTokens', 'cacheCreationInputTokens', 'reasoningTokens'] as const;
+const optionalKeys = ['cachedInputTokens', 'cacheCreationInputTokens', 'cacheCreation1hInputTokens', 'reasoningTokens'] as const;
 
 /**
  * The sum of two usages; optional counts appear when either side has them, so an absent count

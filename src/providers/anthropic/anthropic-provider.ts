@@ -5,6 +5,7 @@ import { lazySdkClient } from '../optional-sdk.js';
 import { ProviderError } from '../../model/errors/provider-error.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../../model/provider.js';
+import { withCacheBreakpoints } from './cache-breakpoints.js';
 import { fromAnthropicMessage } from './from-anthropic-message.js';
 import { fromAnthropicStream } from './from-anthropic-stream.js';
 import { toAnthropicMessages, toAnthropicTools } from './to-anthropic-messages.js';
@@ -190,6 +191,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
   return {
     name: 'anthropic',
     model,
+    promptCacheTtls: ['5m', '1h'],
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       try {
         const client = await getClient();
@@ -198,13 +200,16 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
         const mode = format && structuredOutputMode(structuredOutput, model);
         const thinkingField = thinkingParam(thinking, request.reasoningEffort, maxTokens);
         const tools = [...toAnthropicTools(request.tools), ...(format && mode === 'tool' ? [answerTool(format)] : [])];
+        const prompt = {
+          messages,
+          ...(system === undefined ? {} : { system }),
+          ...(tools.length === 0 ? {} : { tools }),
+        };
         const body = {
           ...params,
           model,
           max_tokens: maxTokens,
-          messages,
-          ...(system === undefined ? {} : { system }),
-          ...(tools.length === 0 ? {} : { tools }),
+          ...(request.promptCache ? withCacheBreakpoints(prompt, request.promptCache) : prompt),
           ...thinkingField,
           ...(format && mode
             ? structuredAnswerFields(format, mode, { hasTools: request.tools.length > 0, thinking: thinkingField.thinking, params })

@@ -54,6 +54,8 @@ export function fromAnthropicUsage(counters: AnthropicUsageCounters): Usage {
   const usage: Usage = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
   if (typeof cacheRead === 'number') usage.cachedInputTokens = cacheRead;
   if (typeof cacheCreation === 'number') usage.cacheCreationInputTokens = cacheCreation;
+  const hourLong = counters.cache_creation?.ephemeral_1h_input_tokens;
+  if (typeof hourLong === 'number' && hourLong > 0) usage.cacheCreation1hInputTokens = hourLong;
   return usage;
 }
 
@@ -71,6 +73,7 @@ export function mergeUsageCounters(
     const value = later[key];
     if (typeof value === 'number') merged[key] = value;
   }
+  if (later.cache_creation) merged.cache_creation = later.cache_creation;
   return merged;
 }
 

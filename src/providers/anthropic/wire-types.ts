@@ -12,7 +12,17 @@
  * const block: AnthropicTextBlockParam = { type: 'text', text: 'What is 2+3?' };
  * ```
  */
-export type AnthropicTextBlockParam = { type: 'text'; text: string };
+export type AnthropicTextBlockParam = { type: 'text'; text: string; cache_control?: AnthropicCacheControl };
+/**
+ * A prompt-cache breakpoint: the prefix up to and including the block it is on is cached, for five
+ * minutes unless `ttl` says an hour.
+ *
+ * @example
+ * ```ts
+ * const block: AnthropicTextBlockParam = { type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral', ttl: '1h' } };
+ * ```
+ */
+export type AnthropicCacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' };
 /**
  * A thinking block sent back verbatim, signature included.
  *
@@ -39,7 +49,13 @@ export type AnthropicRedactedThinkingBlockParam = { type: 'redacted_thinking'; d
  * const block: AnthropicToolUseBlockParam = { type: 'tool_use', id: 'toolu_01', name: 'add', input: { a: 2, b: 3 } };
  * ```
  */
-export type AnthropicToolUseBlockParam = { type: 'tool_use'; id: string; name: string; input: unknown };
+export type AnthropicToolUseBlockParam = {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+  cache_control?: AnthropicCacheControl;
+};
 /**
  * A tool's result, in the user turn after the call.
  *
@@ -48,7 +64,13 @@ export type AnthropicToolUseBlockParam = { type: 'tool_use'; id: string; name: s
  * const block: AnthropicToolResultBlockParam = { type: 'tool_result', tool_use_id: 'toolu_01', content: '5' };
  * ```
  */
-export type AnthropicToolResultBlockParam = { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+export type AnthropicToolResultBlockParam = {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+  cache_control?: AnthropicCacheControl;
+};
 
 /**
  * An image in a user turn: inline (base64 with its media type) or by URL.
@@ -61,6 +83,7 @@ export type AnthropicToolResultBlockParam = { type: 'tool_result'; tool_use_id: 
 export type AnthropicImageBlockParam = {
   type: 'image';
   source: { type: 'base64'; media_type: AnthropicImageMediaType; data: string } | { type: 'url'; url: string };
+  cache_control?: AnthropicCacheControl;
 };
 /** The image types the Messages API takes inline. */
 export type AnthropicImageMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
@@ -79,6 +102,7 @@ export type AnthropicDocumentBlockParam = {
     | { type: 'url'; url: string }
     | { type: 'text'; media_type: 'text/plain'; data: string };
   title?: string;
+  cache_control?: AnthropicCacheControl;
 };
 
 /**
@@ -111,7 +135,12 @@ export type AnthropicMessageParam =
  * const tool: AnthropicTool = { name: 'add', input_schema: { type: 'object', properties: { a: { type: 'number' } } } };
  * ```
  */
-export type AnthropicTool = { name: string; description?: string; input_schema: { type: 'object'; [key: string]: unknown } };
+export type AnthropicTool = {
+  name: string;
+  description?: string;
+  input_schema: { type: 'object'; [key: string]: unknown };
+  cache_control?: AnthropicCacheControl;
+};
 
 /**
  * Extended thinking (`thinking` request field), passed through as it is.
@@ -139,6 +168,8 @@ export type AnthropicUsageCounters = {
   output_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  /** The cache write split by lifetime (an hour's write is priced higher). */
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
 };
 
 /**

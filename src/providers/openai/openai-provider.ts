@@ -1,3 +1,4 @@
+import { openaiPromptCacheTtls, promptCacheFields } from '../openai-wire/prompt-cache-fields.js';
 import { isRecord } from '../../util/is-record.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
@@ -235,6 +236,7 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
   return {
     name: resolved.name,
     model,
+    promptCacheTtls: openaiPromptCacheTtls,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
       let openai: OpenAIClientLike | undefined;
@@ -242,6 +244,8 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
         openai = await getClient();
         const tools = toOpenAITools(request.tools, strict);
         const body: OpenAIChatRequestBody = {
+          // The user's own `params` win over the machine's `promptCache`.
+          ...promptCacheFields(request.promptCache),
           ...params,
           model,
           messages: requestMessages(request, sendReasoning),

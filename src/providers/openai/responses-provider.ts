@@ -1,3 +1,4 @@
+import { openaiPromptCacheTtls, promptCacheFields } from '../openai-wire/prompt-cache-fields.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { isRecord } from '../../util/is-record.js';
 import { classifyResponsesSdkError } from '../errors/classify-response-failure.js';
@@ -151,6 +152,8 @@ function requestBody(options: ResolvedOpenAIResponsesOptions, request: ProviderR
   const include = includeOf(options, request);
   const text = textOf(options, request);
   return {
+    // The user's own `params` win over the machine's `promptCache`.
+    ...promptCacheFields(request.promptCache),
     ...options.params,
     model: options.model,
     input,
@@ -204,6 +207,7 @@ export function openaiResponsesProvider(options: ResolvedOpenAIResponsesOptions)
   return {
     name: options.name,
     model: options.model,
+    promptCacheTtls: openaiPromptCacheTtls,
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
       let openai: OpenAIResponsesClientLike | undefined;
