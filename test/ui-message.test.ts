@@ -477,10 +477,10 @@ describe('the UI message stream, read by the ai package', () => {
     ]);
   });
 
-  it("streams a host conversation's last run, or its next one", async () => {
+  it("streams a host conversation's last run, or its next one — as (host, id) or ({ host, id })", async () => {
     const service = await startService([textStep('First answer.'), textStep('Second answer.')], {
       routes: {
-        '/host/c-host/stream': (host) => toUIMessageStreamResponse(toUIMessageStream({ host, id: 'c-host' })),
+        '/host/c-host/stream': (host) => toUIMessageStreamResponse(toUIMessageStream(host, 'c-host')),
         '/next/c-host/stream': (host) => toUIMessageStreamResponse(toUIMessageStream({ host, id: 'c-host' }, { from: 'now' })),
       },
     });
@@ -503,6 +503,7 @@ describe('the UI message stream, read by the ai package', () => {
     await until(() => service.following() === 1, 'the stream follows');
     await service.host.send('c-host', { type: 'user.message', content: 'Two' });
     expect(await next).toMatchObject({ id: 'm3', parts: [{ type: 'step-start' }, { type: 'text', text: 'Second answer.' }] });
+    expect(() => toUIMessageStream({} as never, 'c-host')).toThrow('toUIMessageStream(host, id): expected a ConversationHost');
   });
 
   it('streams a run from its actor, read through the transport', async () => {

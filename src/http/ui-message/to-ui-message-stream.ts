@@ -58,8 +58,12 @@ export const uiMessageStreamOptionsSchema = option.object(
   { expected: 'an object { messageId?, errorText?, messageMetadata?, endAtApproval?, from?, maxBufferedChunks? }' },
 );
 
-const isHostSource = (source: UIMessageStreamSource): source is { host: ConversationHost; id: string } =>
+const isHostSource = (source: unknown): source is { host: ConversationHost; id: string } =>
   isRecord(source) && 'host' in source && 'id' in source;
+
+/** A conversation host, by what the stream uses of one. */
+const isHost = (value: unknown): value is ConversationHost =>
+  isRecord(value) && typeof value.follow === 'function' && typeof value.send === 'function';
 
 /**
  * A run as the Vercel AI SDK's UI message stream (`ai` v5/v6): one assistant message, with its text,
@@ -78,7 +82,7 @@ const isHostSource = (source: UIMessageStreamSource): source is { host: Conversa
  * import { toUIMessageStream, toUIMessageStreamResponse } from 'actorloop/http';
  *
  * // a route handler: the answer of the run in progress, as useChat reads it
- * export const GET = () => toUIMessageStreamResponse(toUIMessageStream({ host, id: 'c-42' }));
+ * export const GET = () => toUIMessageStreamResponse(toUIMessageStream(host, 'c-42')); // or ({ host, id: 'c-42' })
  *
  * // or one run's actor
  * const actor = createActor(machine, { input: { messages } }).start();
@@ -86,13 +90,26 @@ const isHostSource = (source: UIMessageStreamSource): source is { host: Conversa
  * actor.send({ type: 'user.message', content: 'What is 2+3?' });
  * ```
  */
-export function toUIMessageStream(source: UIMessageStreamSource, options: UIMessageStreamOptions = {}): ReadableStream<UIMessageChunk> {
-  const resolved = resolveOptionsWith(uiMessageStreamOptionsSchema, options, 'options');
+export function toUIMessageStream(host: ConversationHost, id: string, options?: UIMessageStreamOptions): ReadableStream<UIMessageChunk>;
+export function toUIMessageStream(source: UIMessageStreamSource, options?: UIMessageStreamOptions): ReadableStream<UIMessageChunk>;
+export function toUIMessageStream(
+  source: UIMessageStreamSource | ConversationHost,
+  idOrOptions?: string | UIMessageStreamOptions,
+  hostOptions?: UIMessageStreamOptions,
+): ReadableStream<UIMessageChunk> {
+  // `(host, id, options?)` as DESIGN §13 writes it, beside `({ host, id }, options?)` and `(actor, options?)`.
+  if (typeof idOrOptions === 'string') {
+    if (!isHost(source))
+      throw new TypeError('toUIMessageStream(host, id): expected a ConversationHost (createConversationHost) before the id');
+    const resolved = resolveOptionsWith(uiMessageStreamOptionsSchema, hostOptions ?? {}, 'options');
+    return fromHost(source, idOrOptions, resolved).stream;
+  }
+  const resolved = resolveOptionsWith(uiMessageStreamOptionsSchema, idOrOptions ?? {}, 'options');
   if (isHostSource(source)) return fromHost(source.host, source.id, resolved).stream;
   if (!isRecord(source) || typeof (source as { getSnapshot?: unknown }).getSnapshot !== 'function') {
-    throw new TypeError('toUIMessageStream: expected a conversation actor or { host, id }');
+    throw new TypeError('toUIMessageStream: expected a conversation actor, (host, id) or { host, id }');
   }
-  return fromActor(source, resolved).stream;
+  return fromActor(source as ConversationActor, resolved).stream;
 }
 
 /** Options as resolved: what a stream of a host conversation or an actor is made with. */
