@@ -9,6 +9,9 @@
 import { createActor, toPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import {
+  createConversationHost,
+  EventRejectedError,
+  memoryStore,
   anthropicProvider,
   createConversationMachine,
   defaultMaxMediaBytes,
@@ -253,6 +256,47 @@ describe('media parts through a conversation', () => {
     ]);
     expect(output.messages.filter((message) => message.role === 'user')).toEqual([{ role: 'user', content: 'hello' }]);
     expect(requests).toHaveLength(1);
+  });
+
+  it('user.interrupt takes parts too: an interrupt while idle starts the run with the image stored; a bad one is rejected naming it', async () => {
+    const model = scriptedModel([{ text: 'A pixel.' }]);
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler), retry: false }), { input: {} });
+    const rejected: string[] = [];
+    actor.on('event.rejected', (event) => rejected.push(event.message));
+    actor.start();
+    actor.send({ type: 'user.interrupt', content: [{ type: 'image', data: 'javascript:alert(1)' }] });
+    actor.send({
+      type: 'user.interrupt',
+      content: [
+        { type: 'text', text: 'Now?' },
+        { type: 'image', data: pngBytes },
+      ],
+    });
+    const output = await toPromise(actor);
+    expect(rejected).toEqual([expect.stringMatching(/^user\.interrupt content\[0\]\.data is a javascript: URL/)]);
+    expect(output.messages[0]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Now?' },
+        { type: 'image', data: pngBase64, mediaType: 'image/png' },
+      ],
+    });
+  });
+
+  it('host.send: a part over the machine’s maxMediaBytes is an EventRejectedError naming it, and nothing is stored', async () => {
+    const store = memoryStore();
+    const host = createConversationHost({
+      machine: createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler), maxMediaBytes: 64 }),
+      store,
+    });
+    try {
+      const sending = host.send('m-big', { type: 'user.message', content: [{ type: 'image', data: pngBase64 }] });
+      await expect(sending).rejects.toThrow(EventRejectedError);
+      await expect(sending).rejects.toThrow('content[0] holds 70 bytes, over the 64 bytes a part may hold (maxMediaBytes)');
+      expect(await store.load('m-big')).toBeUndefined();
+    } finally {
+      await host.close();
+    }
   });
 
   it('maxMediaBytes is checked as an option: a positive integer', () => {

@@ -186,8 +186,9 @@ export function conversationActions(settings: ResolvedOptions) {
   });
   return {
     failOnInput: assignContext(({ context }) => errorRecorded(context, inputError(context))),
+    // A `user.interrupt` with nothing to interrupt starts the run as a message would (the chart's idle).
     appendUserMessage: assignContext(({ context, event }) =>
-      event.type === 'user.message'
+      event.type === 'user.message' || event.type === 'user.interrupt'
         ? { messages: appended(context.messages, { role: 'user', content: storedUserContent(event.content) }) }
         : {},
     ),
