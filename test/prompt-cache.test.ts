@@ -231,6 +231,8 @@ describe('promptCache through the real SDKs', () => {
     expect(create({ promptCache: { key: '' } })).toThrow(/promptCache\.key/);
     expect(create({ promptCache: { tll: '1h' } as never })).toThrow(/promptCache\.tll.*did you mean ttl/);
     expect(create({ promptCache: { ttl: '5m', key: 'k' } })).not.toThrow();
+    // A provider under middleware still says what its wire offers.
+    expect(create({ promptCache: { ttl: '24h' }, middleware: [(request, next) => next(request)] })).toThrow(/'5m' or '1h'/);
   });
 });
 
