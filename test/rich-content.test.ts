@@ -190,6 +190,11 @@ describe('media parts in the neutral model', () => {
 
   it('content needs some text or media; a message turned away is named with its part, its media shown as labels', () => {
     expect(userContentProblem([{ type: 'image', data: pngBase64 }])).toBeUndefined();
+    // The same content checked again, against another limit, is judged by that limit (the check is remembered per limit).
+    const content = [{ type: 'image', data: pngBase64 }];
+    expect(userContentProblem(content, 100)).toBeUndefined();
+    expect(userContentProblem(content, 10)).toMatch(/holds 70 bytes, over the 10 bytes/);
+    expect(userContentProblem(content, 100)).toBeUndefined();
     expect(userContentProblem([{ type: 'text', text: ' ' }])).toMatch(/non-empty array of text, image and file parts/);
     expect(userContentProblem([{ type: 'audio', data: wavBase64 }])).toBe(
       'content[0] must be a { type: "text", text }, { type: "image", data } or { type: "file", data, mediaType } part',

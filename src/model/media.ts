@@ -135,8 +135,9 @@ export function mediaPartProblem(part: MediaPartLike, where: string, maxBytes?: 
     } else base64 = data;
   }
   if (base64 !== undefined) {
-    if (base64.length % 4 !== 0 || (maxBytes !== undefined && base64Problem(base64) !== undefined))
-      return `${where}.data is not valid base64: ${base64Problem(base64) ?? 'it is malformed'}`;
+    // A stored history (no maxBytes) was checked in full when it arrived: its length is enough here.
+    const malformed = maxBytes !== undefined || base64.length % 4 !== 0 ? base64Problem(base64) : undefined;
+    if (malformed) return `${where}.data is not valid base64: ${malformed}`;
     bytes = base64ByteLength(base64);
   }
   if (maxBytes !== undefined && bytes !== undefined && bytes > maxBytes)

@@ -24,9 +24,21 @@ export type UserContent = string | UserContentPart[];
  * ```
  */
 export function userContentProblem(content: unknown, maxMediaBytes: number = defaultMaxMediaBytes): string | undefined {
-  const shape = 'content must be a non-empty string or a non-empty array of text, image and file parts';
-  if (typeof content === 'string') return content.trim() === '' ? shape : undefined;
-  if (!Array.isArray(content) || content.length === 0) return shape;
+  if (typeof content === 'string') return content.trim() === '' ? shapeProblem : undefined;
+  if (!Array.isArray(content) || content.length === 0) return shapeProblem;
+  // One event's content is checked by several guards and by the rejection's text: a 20 MB part's
+  // base64 is scanned once.
+  const known = checkedContent.get(content);
+  if (known?.maxMediaBytes === maxMediaBytes) return known.problem;
+  const problem = partsProblem(content, maxMediaBytes);
+  checkedContent.set(content, { maxMediaBytes, problem });
+  return problem;
+}
+
+const shapeProblem = 'content must be a non-empty string or a non-empty array of text, image and file parts';
+const checkedContent = new WeakMap<readonly unknown[], { maxMediaBytes: number; problem: string | undefined }>();
+
+function partsProblem(content: readonly unknown[], maxMediaBytes: number): string | undefined {
   let substance = false;
   for (const [index, part] of content.entries()) {
     const where = `content[${index}]`;
@@ -40,7 +52,7 @@ export function userContentProblem(content: unknown, maxMediaBytes: number = def
     if (problem) return problem;
     substance = true;
   }
-  return substance ? undefined : shape;
+  return substance ? undefined : shapeProblem;
 }
 
 /** Whether a `user.message`'s content can go into a run ({@link userContentProblem} finds nothing). */
