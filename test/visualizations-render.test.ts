@@ -90,7 +90,9 @@ describe('the pictures of the machine, rendered in Chromium', () => {
     );
     expect(overlaps([...labels, ...nodes.filter((node) => !node.name.includes('→') && !node.name.includes('final'))])).toEqual([]);
     await (await page.$('#out svg'))?.screenshot({ path: join(shots, 'readme-overview-mermaid.png') });
-  });
+    // Mermaid's layout is CPU work in the page: about 3 s alone, but a CI run had it past 20 s while
+    // the packaging and Restate files held both cores.
+  }, 90_000);
 
   for (const [file, picture] of [
     ['conversation.svg', 'overview'],
