@@ -132,6 +132,8 @@ export { defineTool, type Tool, type ToolDefinition, type ToolExecuteContext, ty
 export type { JSONSchema, ValidationResult } from './tools/validate.js';
 export type { StandardSchemaV1, StandardOutput } from './tools/standard-schema.js';
 export { HaltError } from './tools/halt-error.js';
+export { toolContent, isToolContent, type ToolContent } from './tools/tool-content.js';
+export { ToolContentError } from './tools/tool-content-error.js';
 
 // Providers
 export type {
@@ -154,6 +156,7 @@ export type {
   RedactedReasoningPart,
   ToolCallPart,
   ToolResultPart,
+  ToolResultContentPart,
   AssistantContentPart,
   ProviderMetadata,
   UserContentPart,

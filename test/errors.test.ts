@@ -28,6 +28,7 @@ async function loadCopy() {
     http,
     leaseLost,
     postgres,
+    toolContent,
   ] = await Promise.all([
     import('../src/errors/actorloop-error.js'),
     import('../src/errors/invalid-options-error.js'),
@@ -47,6 +48,7 @@ async function loadCopy() {
     import('../src/http/http-problem-error.js'),
     import('../src/host/errors/conversation-lease-lost-error.js'),
     import('../src/stores/postgres/postgres-store-error.js'),
+    import('../src/tools/tool-content-error.js'),
   ]);
   return {
     ActorloopError: base.ActorloopError,
@@ -67,6 +69,7 @@ async function loadCopy() {
     HttpProblemError: http.HttpProblemError,
     ConversationLeaseLostError: leaseLost.ConversationLeaseLostError,
     PostgresStoreError: postgres.PostgresStoreError,
+    ToolContentError: toolContent.ToolContentError,
   };
 }
 
@@ -170,6 +173,10 @@ const samples: Record<ClassName, { make: (copy: Copy) => Error; fields: Record<s
       cause,
       message: 'postgresStore(public.actorloop_): save of conversation "c-1" failed: gone',
     },
+  },
+  ToolContentError: {
+    make: (copy) => new copy.ToolContentError('toolContent part 1.data is a file: URL'),
+    fields: { name: 'ToolContentError', message: 'toolContent part 1.data is a file: URL' },
   },
 };
 

@@ -375,12 +375,29 @@ function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
     }
     const id = `toolCall-${iterations}-${index}`;
     return [
-      asEvent({ type: `xstate.done.actor.${id}`, output: { toolCallId: call.toolCallId, result: 'ok' } }),
+      // A second call of a round answers with parts (a toolContent result): the same paths, with media in the history.
+      asEvent({
+        type: `xstate.done.actor.${id}`,
+        output:
+          index % 2 === 1
+            ? { toolCallId: call.toolCallId, result: 'ok\n[image image/png, 70 B]', content: mediaResult }
+            : { toolCallId: call.toolCallId, result: 'ok' },
+      }),
       asEvent({ type: `xstate.error.actor.${id}`, error: new HaltError('stopped by tool') }),
       asEvent({ type: `xstate.error.actor.${id}`, error: new Error('the tool threw') }),
     ];
   });
 }
+
+/** The parts of a toolContent result: text and a 1×1 PNG. */
+const mediaResult = [
+  { type: 'text', text: 'ok' },
+  {
+    type: 'image',
+    data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+    mediaType: 'image/png',
+  },
+];
 
 /**
  * The events offered in a snapshot. An actor's own events (`provider.*`, `xstate.done.actor.*`,

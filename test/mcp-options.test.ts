@@ -10,7 +10,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type ListToolsResult } f
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { InvalidOptionsError, type ToolResultEvent } from '../src/index.js';
-import { McpToolError, mcpResultText, mcpTools } from '../src/tools/mcp/index.js';
+import { McpToolError, mcpResultContent, mcpResultText, mcpTools } from '../src/tools/mcp/index.js';
+import { isToolContent } from '../src/index.js';
 import { modelToolNames } from '../src/tools/mcp/tool-names.js';
 import { callContext } from './support/call-context.js';
 import { eventsOf, runConversation } from './support/run-conversation.js';
@@ -231,6 +232,41 @@ describe('mcpResultText', () => {
       '[audio: audio/wav, 3 bytes; not shown to the model]',
     );
     expect(mcpResultText({ content: [{ type: 'video', url: 'x' } as never] })).toBe('{"type":"video","url":"x"}');
+  });
+});
+
+describe('mcpResultContent (the default mapResult)', () => {
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+  it('images, audio and readable blobs become parts in order; the text around them stays', () => {
+    const content = mcpResultContent({
+      content: [
+        { type: 'text', text: 'Report:' },
+        { type: 'image', data: png, mimeType: 'image/png' },
+        { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' },
+        { type: 'resource', resource: { uri: 'file:///srv/q3.pdf', mimeType: 'application/pdf', blob: 'JVBERi0x' } },
+        { type: 'resource', resource: { uri: 'file:///srv/notes.md', mimeType: 'text/markdown', text: '# Notes' } },
+      ],
+    });
+    expect(isToolContent(content)).toBe(true);
+    expect(isToolContent(content) && content.parts).toEqual([
+      { type: 'text', text: 'Report:' },
+      { type: 'image', data: png, mediaType: 'image/png' },
+      { type: 'file', data: 'UklGRg==', mediaType: 'audio/wav' },
+      { type: 'text', text: '[resource file:///srv/q3.pdf]' },
+      { type: 'file', data: 'JVBERi0x', mediaType: 'application/pdf', filename: 'q3.pdf' },
+      { type: 'text', text: '[resource file:///srv/notes.md (text/markdown)]\n# Notes' },
+    ]);
+  });
+
+  it('no media, a blob no model reads, or data that is not base64: the text of mcpResultText, placeholders included', () => {
+    expect(mcpResultContent({ content: [{ type: 'text', text: 'hi' }] })).toBe('hi');
+    const zip = {
+      content: [{ type: 'resource' as const, resource: { uri: 'file:///a.zip', mimeType: 'application/zip', blob: 'UEsDBA==' } }],
+    };
+    expect(mcpResultContent(zip)).toBe(mcpResultText(zip));
+    const broken = { content: [{ type: 'image' as const, data: 'not base64!', mimeType: 'image/png' }] };
+    expect(mcpResultContent(broken)).toBe(mcpResultText(broken));
+    expect(mcpResultContent({ structuredContent: { a: 1 } })).toBe('{"a":1}');
   });
 });
 

@@ -144,8 +144,8 @@ describe.each(transports)('MCP tools over %#', (makeTransport) => {
     expectValidHistory(output.messages);
   });
 
-  it(`${transport.name}: text, image, resource and structured content become text any provider can send`, async () => {
-    const { events } = await runConversation(
+  it(`${transport.name}: an image reaches the model as an image part; text, resources and structured content as text`, async () => {
+    const { events, output } = await runConversation(
       [
         {
           toolCalls: [
@@ -160,13 +160,22 @@ describe.each(transports)('MCP tools over %#', (makeTransport) => {
     );
     expect(resultLines(events).sort()).toEqual(
       [
-        'picture: Here is the chart.\n[image: image/png, 68 bytes; not shown to the model]',
+        'picture: Here is the chart.\n[image image/png, 68 B]',
         'readme: [resource file:///srv/readme.md (text/markdown)]\n# Hello\n' +
           '[resource file:///srv/logo.bin (application/octet-stream), 3 bytes of binary data; not shown to the model]\n' +
           '[resource link: guide <file:///srv/guide.md> (text/markdown: The guide)]',
         'weather: {"city":"Oslo","celsius":21}',
       ].sort(),
     );
+    const pictureParts = [
+      { type: 'text', text: 'Here is the chart.' },
+      { type: 'image', data: expect.stringMatching(/^iVBORw0KGgo/) as unknown, mediaType: 'image/png' },
+    ];
+    expect(eventsOf(events, 'tool.result').find((event) => event.name === 'picture')?.content).toEqual(pictureParts);
+    const results = output.messages.flatMap((message) => (message.role === 'tool' ? message.content : []));
+    expect(results.find((result) => result.toolName === 'picture')?.content).toEqual(pictureParts);
+    // The octet-stream blob is nothing a model reads: it stays a placeholder, and the result stays text.
+    expect(results.find((result) => result.toolName === 'readme')?.content).toBeUndefined();
   });
 
   it(`${transport.name}: one connection, opened once, is shared by concurrent conversations on different machines`, async () => {

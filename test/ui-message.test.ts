@@ -36,6 +36,7 @@ import {
   defineTool,
   HaltError,
   openaiProvider,
+  toolContent,
 } from '../src/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { deferred } from './support/run-conversation.js';
@@ -97,6 +98,16 @@ async function startService(
         description: 'The user',
         parameters: z.object({}),
         execute: async (_args, { sessionData }) => `you are ${(sessionData as { user?: string } | undefined)?.user ?? 'nobody'}`,
+      }),
+      defineTool({
+        name: 'chart',
+        description: 'Draws the chart',
+        parameters: z.object({}),
+        execute: async () =>
+          toolContent([
+            { type: 'text', text: 'The chart:' },
+            { type: 'image', data: chartPng, mediaType: 'image/png' },
+          ]),
       }),
       defineTool({
         name: 'lock',
@@ -176,6 +187,9 @@ async function until(check: () => boolean, what: string): Promise<void> {
 type Part = UIMessage['parts'][number];
 const toolPart = (message: UIMessage | undefined, toolCallId: string) =>
   message?.parts.find((part): part is Extract<Part, { toolCallId: string }> => 'toolCallId' in part && part.toolCallId === toolCallId);
+
+/** A 1×1 PNG, the chart tool's picture. */
+const chartPng = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 /** A part as a user sees it: type, state and content; none of the client's bookkeeping fields. */
 function shown(part: Part): unknown {
@@ -475,6 +489,31 @@ describe('the UI message stream, read by the ai package', () => {
       { type: 'file', mediaType: 'image/png', url: `data:image/png;base64,${png}` },
       { type: 'file', mediaType: 'application/pdf', filename: 'q3.pdf', url: `data:application/pdf;base64,${pdf}` },
     ]);
+  });
+
+  it('a tool result with an image streams as content output (text and media items); the page loads it back the same', async () => {
+    const service = await startService([toolCallsStep([{ id: 'call_chart', name: 'chart', args: {} }]), textStep('Here it is.')]);
+    const { final, errors } = await readAnswer(service.url, 'c-chart', 'Draw the chart');
+    expect(errors).toEqual([]);
+    const output = {
+      type: 'content',
+      value: [
+        { type: 'text', text: 'The chart:' },
+        { type: 'media', data: chartPng, mediaType: 'image/png' },
+      ],
+    };
+    expect(toolPart(final!, 'call_chart')).toMatchObject({ state: 'output-available', output });
+    const [, answer] = await loaded(service.url, 'c-chart');
+    expect(answer && toolPart(answer, 'call_chart')).toMatchObject({ state: 'output-available', output });
+    // The model got the image as parts, after the tool message (Chat Completions).
+    const sent = service.wire.requests[1]?.body as { messages: Array<{ role: string; content: unknown }> };
+    expect(sent.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'The result of tool call call_chart (chart) includes:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${chartPng}` } },
+      ],
+    });
   });
 
   it("streams a host conversation's last run, or its next one — as (host, id) or ({ host, id })", async () => {

@@ -2,7 +2,8 @@ import type { Message } from '../model/messages.js';
 import type { Tool } from '../tools/define-tool.js';
 import { HaltError } from '../tools/halt-error.js';
 import { interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
-import { serializeResult } from '../util/serialize-result.js';
+import type { ToolOutput } from '../tools/tool-content.js';
+import type { ToolResultContentPart } from '../model/messages.js';
 import { type ExecutionGate, executionGateOf } from './execution-gate.js';
 import { fromLazySignalPromise, type LazySignalPromiseArgs } from './from-lazy-signal-promise.js';
 import { type StepJournal, stepJournalOf } from './step-journal.js';
@@ -22,13 +23,14 @@ export type ToolExecutionInput = {
 
 /**
  * What a finished execution reports: the call it ran and the text the model will see — an error
- * result when `isError` (a journaled execution that timed out, or that a restart interrupted).
+ * result when `isError` (a journaled execution that timed out, or that a restart interrupted) —
+ * and, for a `toolContent` result, its parts.
  */
-export type ToolExecutionOutput = { toolCallId: string; result: string; isError?: boolean };
+export type ToolExecutionOutput = { toolCallId: string; result: string; isError?: boolean; content?: ToolResultContentPart[] };
 
 /** What a journaled execution records: how the call ended, as plain JSON. */
 export type ToolStepRecord =
-  | { kind: 'result'; text: string }
+  | { kind: 'result'; text: string; content?: ToolResultContentPart[] }
   | { kind: 'error'; text: string }
   | { kind: 'halt'; content: string }
   | { kind: 'timeout' }
@@ -37,13 +39,13 @@ export type ToolStepRecord =
 /**
  * The actor logic that runs one tool's `execute`. The conversation machine stops it when the
  * call's deadline passes, on cancel and on a halt, which aborts its `signal`: a well-behaved tool
- * stops its work, one that ignores it is simply no longer awaited. Resolves with the serialised
- * result (capped by `capResult`); rejects with whatever the tool threw, for the machine to
+ * stops its work, one that ignores it is simply no longer awaited. Resolves with the result as
+ * `outputOf` keeps it (serialised and capped, or a `toolContent`'s checked parts); rejects with whatever the tool threw, for the machine to
  * classify. When a host set an execution gate on the actor system, `execute` of a tool that is not
  * `idempotent` waits for it (see `setExecutionGate`). When a step journal is set, the execution is
  * one journaled step instead (see `StepJournal`).
  */
-export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, capResult: (text: string) => string) {
+export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, outputOf: (value: unknown) => ToolOutput) {
   // `actor.signal` is read only where it is used: a tool that never reads its own costs no signal.
   // Not an `async` function: a call parked in a slow tool holds one `then` callback rather than a
   // suspended frame (about 200 bytes less). What it throws at once still rejects the promise.
@@ -53,11 +55,11 @@ export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, capRe
     // The conversation machine only starts known tools; this guards a snapshot restored with other tools.
     if (!tool) throw new Error(`tool "${input.toolName}" is not defined on this machine`);
     const journal = stepJournalOf(system);
-    if (journal) return journaledExecution(journal, tool, input, actor.signal, capResult);
+    if (journal) return journaledExecution(journal, tool, input, actor.signal, outputOf);
     // An idempotent call needs no write-ahead: should a crash lose the record that it started, running it again does no harm.
     const gate = tool.idempotent ? undefined : executionGateOf(system);
     const executed = gate ? gatedExecution(gate, tool, actor) : execute(tool, actor);
-    return executed.then((result) => ({ toolCallId: input.toolCallId, result: capResult(serializeResult(result)) }));
+    return executed.then((value) => executionOutput(input.toolCallId, outputOf(value)));
   });
 }
 
@@ -78,6 +80,11 @@ function execute(tool: Tool, actor: ExecutionActor): Promise<unknown> {
   );
 }
 
+/** The output of a finished call; `content` only when the tool gave parts. */
+function executionOutput(toolCallId: string, output: { text: string; content?: ToolResultContentPart[] }): ToolExecutionOutput {
+  return output.content === undefined ? { toolCallId, result: output.text } : { toolCallId, result: output.text, content: output.content };
+}
+
 /** `execute` once the host's execution gate lets it run. */
 async function gatedExecution(gate: ExecutionGate, tool: Tool, actor: ExecutionActor): Promise<unknown> {
   await gate({ toolCallId: actor.input.toolCallId, toolName: actor.input.toolName });
@@ -92,11 +99,11 @@ async function journaledExecution(
   tool: Tool,
   input: ToolExecutionInput,
   signal: AbortSignal,
-  capResult: (text: string) => string,
+  outputOf: (value: unknown) => ToolOutput,
 ): Promise<ToolExecutionOutput> {
   const outcome = await journal.step<ToolStepRecord>(
     { kind: 'tool', toolCallId: input.toolCallId, toolName: input.toolName, atMostOnce: !tool.idempotent },
-    (stepSignal) => runTool(tool, input, stepSignal, capResult),
+    (stepSignal) => runTool(tool, input, stepSignal, outputOf),
     signal,
   );
   const { toolCallId } = input;
@@ -104,7 +111,7 @@ async function journaledExecution(
   const record = outcome.value;
   switch (record.kind) {
     case 'result':
-      return { toolCallId, result: record.text };
+      return executionOutput(toolCallId, record);
     case 'timeout':
       return { toolCallId, result: timedOutText(input.toolName, input.timeoutMs ?? 0), isError: true };
     case 'halt':
@@ -121,7 +128,12 @@ async function journaledExecution(
  * Runs `execute` with the call's timeout and turns however it ends into a record: the timeout is
  * decided here, inside the step, so a replay of the step sees the same outcome as the run did.
  */
-function runTool(tool: Tool, input: ToolExecutionInput, signal: AbortSignal, capResult: (text: string) => string): Promise<ToolStepRecord> {
+function runTool(
+  tool: Tool,
+  input: ToolExecutionInput,
+  signal: AbortSignal,
+  outputOf: (value: unknown) => ToolOutput,
+): Promise<ToolStepRecord> {
   const controller = new AbortController();
   const stop = () => controller.abort(signal.reason);
   signal.addEventListener('abort', stop, { once: true });
@@ -160,8 +172,9 @@ function runTool(tool: Tool, input: ToolExecutionInput, signal: AbortSignal, cap
           sessionData: input.sessionData,
         }),
       )
+      .then((value: unknown) => outputOf(value))
       .then(
-        (result: unknown) => finish({ kind: 'result', text: capResult(serializeResult(result)) }),
+        (output) => finish({ kind: 'result', ...output }),
         (thrown: unknown) =>
           finish(HaltError.isInstance(thrown) ? { kind: 'halt', content: thrown.content } : { kind: 'error', text: thrownMessage(thrown) }),
       );

@@ -28,7 +28,7 @@ export function conversationActors(settings: ResolvedOptions) {
       },
       settings.requestTimeoutMs,
     ),
-    executeTool: createToolExecutionLogic(settings.tools, settings.capToolResult),
+    executeTool: createToolExecutionLogic(settings.tools, settings.toolOutputOf),
     guardrailCheck: createGuardrailCheckLogic(settings.guardrails),
     compaction: createCompactionLogic(settings),
     // One source per agent tool, so a persisted child names the machine it restores with.

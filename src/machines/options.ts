@@ -4,6 +4,7 @@ import type { RequestMiddleware } from '../middleware/request-middleware.js';
 import { withMiddleware } from '../middleware/with-middleware.js';
 import type { Tool } from '../tools/define-tool.js';
 import { capText } from '../tools/result-text.js';
+import { type ToolOutput, toolOutputOf } from '../tools/tool-content.js';
 import { type AgentProfile, agentProfiles, singleProfile, toolsByName } from './agent-profiles.js';
 import { type AgentCallSpec, isAgentTool } from './agent-tool.js';
 import type { Agent } from './define-agent.js';
@@ -177,6 +178,8 @@ export type ResolvedOptions = {
   isIdempotent: (name: string) => boolean;
   /** A tool result as the model gets it: cut at `maxToolResultBytes`, with a visible marker. */
   capToolResult: (text: string) => string;
+  /** What a tool returned, as the run keeps it: capped text, and a `toolContent`'s checked parts. */
+  toolOutputOf: (value: unknown) => ToolOutput;
   maxAgentDepth: number;
   name: string;
   /** The agent tools, by tool name: their calls run as child conversations. */
@@ -386,6 +389,8 @@ export function resolveOptions(options: ConversationOptions<StandardSchemaV1 | J
     toolTimeoutOf: (name) => tools.get(name)?.timeoutMs ?? checked.toolTimeoutMs,
     isIdempotent: (name) => tools.get(name)?.idempotent === true,
     capToolResult: (text) => capText(text, checked.maxToolResultBytes),
+    toolOutputOf: (value) =>
+      toolOutputOf(value, { capText: (text) => capText(text, checked.maxToolResultBytes), maxMediaBytes: checked.maxMediaBytes }),
     maxAgentDepth: checked.maxAgentDepth,
     name: checked.name,
     agentCalls: new Map([...tools.values()].filter(isAgentTool).map((tool) => [tool.name, tool.agent])),

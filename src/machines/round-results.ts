@@ -1,5 +1,5 @@
 import type { ToolExecutionInput, ToolExecutionOutput } from '../actors/tool-execution.js';
-import type { Message, ToolResultPart } from '../model/messages.js';
+import type { Message, ToolResultContentPart, ToolResultPart } from '../model/messages.js';
 import type { Effects } from './effects.js';
 import { freshAttempt } from './fresh-attempt.js';
 import { errorResult, resultTexts, settleRemaining, toolMessage, toolResult } from './tool-round.js';
@@ -57,7 +57,14 @@ export function liveCall(
   return call?.state === 'running' ? { index, call } : null;
 }
 
-export type LiveResult = { index: number; call: RoundCall; text: string; isError: boolean; agentOutput?: RunOutput };
+export type LiveResult = {
+  index: number;
+  call: RoundCall;
+  text: string;
+  isError: boolean;
+  content?: ToolResultContentPart[];
+  agentOutput?: RunOutput;
+};
 
 /** A done event's result, when it really is the end of a running call and names that call. */
 export function liveResult(context: Pick<ConversationContext, 'iterations' | 'round'>, event: { type: string }): LiveResult | null {
@@ -69,10 +76,12 @@ export function liveResult(context: Pick<ConversationContext, 'iterations' | 'ro
     const { text, isError } = agentResult(found.call.toolName, output);
     return { index: found.index, call: found.call, text, isError, agentOutput: output };
   }
-  const { toolCallId, result, isError } = output as Partial<ToolExecutionOutput>;
+  const { toolCallId, result, isError, content } = output as Partial<ToolExecutionOutput>;
   if (toolCallId !== found.call.toolCallId || typeof result !== 'string') return null;
   // Spelled out, not `{ ...found, text, isError }`: see `src/util/with-fields.ts` on Node 20's spreads.
-  return { index: found.index, call: found.call, text: result, isError: isError === true };
+  const live: LiveResult = { index: found.index, call: found.call, text: result, isError: isError === true };
+  if (Array.isArray(content)) live.content = content;
+  return live;
 }
 
 /** Whether a done event is the result of the round's last unsettled call. */
@@ -121,6 +130,7 @@ export function toolResultEvent(call: RoundCall): ToolResultEvent {
     name: call.toolName,
     result: typeof result.result === 'string' ? result.result : JSON.stringify(result.result),
     isError: result.isError === true,
+    ...(result.content === undefined ? {} : { content: result.content }),
   };
 }
 
@@ -162,8 +172,8 @@ export function callSettled(context: ConversationContext, index: number, result:
 }
 
 /** The result part an execution's done event gives its call: an error result when the execution reported one. */
-export function resultPartOf(live: Pick<LiveResult, 'call' | 'text' | 'isError'>): ToolResultPart {
-  return live.isError ? errorResult(live.call, live.text) : toolResult(live.call, live.text);
+export function resultPartOf(live: Pick<LiveResult, 'call' | 'text' | 'isError' | 'content'>): ToolResultPart {
+  return live.isError ? errorResult(live.call, live.text) : toolResult(live.call, live.text, live.content);
 }
 
 /** A done event of a running call settles it with its result (and, with `completesRound`, ends the round). */

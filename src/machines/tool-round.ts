@@ -1,4 +1,4 @@
-import type { AssistantContentPart, ToolCallPart, ToolMessage, ToolResultPart } from '../model/messages.js';
+import type { AssistantContentPart, ToolCallPart, ToolMessage, ToolResultContentPart, ToolResultPart } from '../model/messages.js';
 import type { ProviderContentPart, ProviderToolCall } from '../model/provider.js';
 import type { Tool } from '../tools/define-tool.js';
 import { interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
@@ -191,8 +191,14 @@ function settled(base: { toolCallId: string; toolName: string }, args: unknown, 
 }
 
 /** A call's result as the model sees it. */
-export function toolResult(call: { toolCallId: string; toolName: string }, text: string): ToolResultPart {
-  return { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, result: text };
+export function toolResult(
+  call: { toolCallId: string; toolName: string },
+  text: string,
+  content?: ToolResultContentPart[],
+): ToolResultPart {
+  const part: ToolResultPart = { type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, result: text };
+  if (content !== undefined) part.content = content;
+  return part;
 }
 
 export function errorResult(call: { toolCallId: string; toolName: string }, text: string): ToolResultPart {

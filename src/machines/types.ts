@@ -1,7 +1,7 @@
 import type { Actor, AnyActorRef, MetaObject, ParameterizedObject, ProvidedActor, SnapshotFrom, StateMachine, StateSchema } from 'xstate';
 import type { ProviderCallEvent } from '../actors/provider-call.js';
 import type { ToolExecutionOutput } from '../actors/tool-execution.js';
-import type { AssistantContentPart, Message, ToolResultPart } from '../model/messages.js';
+import type { AssistantContentPart, Message, ToolResultContentPart, ToolResultPart } from '../model/messages.js';
 import type { UserContent } from '../model/user-content.js';
 import type { FinishReason } from '../model/provider.js';
 import type { Usage } from '../model/usage.js';
@@ -396,9 +396,11 @@ export type ToolResultEvent = {
   type: 'tool.result';
   toolCallId: string;
   name: string;
-  /** The serialised result (or the error text when `isError`). */
+  /** The serialised result (or the error text when `isError`); a `toolContent` result's text, media as labels. */
   result: string;
   isError: boolean;
+  /** A `toolContent` result's parts (text, images, files), in order. */
+  content?: ToolResultContentPart[];
 };
 
 /**

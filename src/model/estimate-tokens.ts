@@ -68,6 +68,9 @@ export function estimateMessageTokens(message: Message): number {
         break;
       case 'tool-result':
         characters += valueLength(part.result);
+        // A `toolContent` result's text is in `result`; its images and files cost like a user's.
+        if (Array.isArray(part.content))
+          for (const inner of part.content as Array<{ type?: unknown }>) if (inner.type !== 'text') unknownParts++;
         break;
       default:
         unknownParts++;
@@ -85,7 +88,8 @@ export function estimateMessageTokens(message: Message): number {
  *   result as the model sees it (strings as they are, anything else as JSON). Reasoning
  *   signatures and provider metadata are not counted.
  * - Each message adds 4 tokens and each part 3, for the chat template's framing.
- * - A part of a kind the estimate does not know (e.g. an image) counts 1,000 tokens.
+ * - A part of a kind the estimate does not know (e.g. an image) counts 1,000 tokens, and so does
+ *   each image and file of a `toolContent` result.
  * - The system prompt counts as one message; each tool, its name, description and JSON schema plus 8.
  *
  * Prose and code in English come out close to the real count; text in scripts that take about a

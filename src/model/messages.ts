@@ -77,11 +77,18 @@ export type ToolCallPart = {
 
 /**
  * The result of one tool call, as fed back to the model. `result` may be any JSON value; the
- * providers send a string as it is and anything else as JSON.
+ * providers send a string as it is and anything else as JSON. A tool that returned
+ * `toolContent([...])` also has `content`, its text, image and file parts in order, which the
+ * wires send in place of `result` (a text version of them, media named by a label such as
+ * `[image image/png, 68 KB]`, for readers of text).
  *
  * @example
  * ```ts
  * const failed: ToolResultPart = { type: 'tool-result', toolCallId: 'c1', toolName: 'add', result: 'Error: overflow', isError: true };
+ * const shot: ToolResultPart = {
+ *   type: 'tool-result', toolCallId: 'c2', toolName: 'screenshot', result: '[image image/png, 68 B]',
+ *   content: [{ type: 'image', data: pngBase64, mediaType: 'image/png' }],
+ * };
  * ```
  */
 export type ToolResultPart = {
@@ -90,7 +97,18 @@ export type ToolResultPart = {
   toolName: string;
   result: unknown;
   isError?: boolean;
+  content?: ToolResultContentPart[];
 };
+
+/**
+ * One part of a tool result given as content: text, an image or a file, as in a user message.
+ *
+ * @example
+ * ```ts
+ * const parts: ToolResultContentPart[] = [{ type: 'text', text: 'The page now:' }, { type: 'image', data: pngBase64, mediaType: 'image/png' }];
+ * ```
+ */
+export type ToolResultContentPart = TextPart | ImagePart | FilePart;
 
 /**
  * One part of an assistant message, kept in the order the model produced it: Anthropic requires
@@ -248,6 +266,13 @@ function findPartsProblem(content: unknown, allowed: string[], role: string): st
       case 'tool-result':
         if (typeof part.toolCallId !== 'string' || part.toolCallId === '') return `${where}.toolCallId must be a non-empty string`;
         if (typeof part.toolName !== 'string' || part.toolName === '') return `${where}.toolName must be a non-empty string`;
+        if (part.type === 'tool-result' && part.content !== undefined) {
+          if (!Array.isArray(part.content))
+            return `${where}.content must be an array of text, image and file parts, got ${describe(part.content)}`;
+          // The parts' own problems name `content[i]`, relative to this result.
+          const problem = findPartsProblem(part.content, ['text', 'image', 'file'], 'tool result');
+          if (problem) return `${where}.${problem}`;
+        }
         break;
     }
     if (part.providerMetadata !== undefined) {

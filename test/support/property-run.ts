@@ -36,6 +36,10 @@ import type { OpenAIChatMessage } from '../../src/providers/openai-wire/chat-typ
 import { toResponsesInput } from '../../src/providers/openai-responses/to-responses-input.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import { defineTool, type Tool } from '../../src/tools/define-tool.js';
+import { toolContent } from '../../src/tools/tool-content.js';
+
+/** A 1×1 PNG, the image the `media` tool returns. */
+const pixelPng = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 import type { Guardrail, GuardrailVerdict } from '../../src/tools/guardrail.js';
 import { HaltError } from '../../src/tools/halt-error.js';
 import {
@@ -72,6 +76,7 @@ export const toolKinds = [
   'halt',
   'approval',
   'approvalFn',
+  'media',
 ] as const;
 export type ToolKind = (typeof toolKinds)[number];
 
@@ -479,6 +484,14 @@ function makeTool(kind: ToolKind, index: number, state: ToolState): Tool {
       return define(async () => {
         throw new Error('tool failed on purpose');
       });
+    case 'media':
+      // Text and an image as parts; every third call's image is a file: URL, which makes its result an error.
+      return define(({ n }) =>
+        toolContent([
+          { type: 'text', text: `picture ${n}` },
+          { type: 'image', data: Math.abs(n) % 3 === 0 ? 'file:///etc/passwd' : pixelPng, mediaType: 'image/png' },
+        ]),
+      );
     case 'throwSync':
       return define(() => {
         throw new TypeError('sync failure');
@@ -811,7 +824,13 @@ export function responsesBodyProblems(input: unknown[], sentEncrypted: Set<strin
       if (!open.has(id)) problems.push(`${where}: output for ${id}, which no earlier call is waiting for`);
       open.delete(id);
       answered.add(id);
-      if (typeof raw.output !== 'string') problems.push(`${where}: output is not a string`);
+      // Text, or (a toolContent result) a non-empty list of input_text, input_image and input_file items.
+      const items = Array.isArray(raw.output) ? (raw.output as unknown[]) : undefined;
+      if (typeof raw.output !== 'string' && (items === undefined || items.length === 0))
+        problems.push(`${where}: output is neither a string nor a list of items`);
+      for (const item of items ?? [])
+        if (!isRecord(item) || !['input_text', 'input_image', 'input_file'].includes(String(item.type)))
+          problems.push(`${where}: output item ${JSON.stringify(item).slice(0, 60)} is not input_text, input_image or input_file`);
     } else if (raw.type === 'reasoning') {
       if (typeof raw.encrypted_content !== 'string') problems.push(`${where}: reasoning without encrypted content`);
       else if (sentEncrypted && !sentEncrypted.has(raw.encrypted_content)) problems.push(`${where}: reasoning the server never sent`);
@@ -902,6 +921,10 @@ export function anthropicBodyProblems(
             (Array.isArray(content) && content.length === 0)
           ) {
             problems.push(`${where}: empty tool_result content`);
+          }
+          for (const inner of Array.isArray(content) ? content : []) {
+            if (!['text', 'image', 'document'].includes(inner.type)) problems.push(`${where}: tool_result holds a ${inner.type} block`);
+            if (inner.type === 'text' && inner.text.trim() === '') problems.push(`${where}: empty text block in a tool_result`);
           }
         } else resultsDone = true;
         if (!['text', 'tool_result'].includes(block.type)) problems.push(`${where}: unexpected user block ${block.type}`);

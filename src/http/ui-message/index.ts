@@ -38,7 +38,7 @@ export {
   uiMessageStreamHeaders,
 } from './ui-message-stream-response.js';
 export { toUIMessages } from './to-ui-messages.js';
-export { toolOutputOf } from './tool-output.js';
+export { toolContentOutput, toolOutputOf, type UIToolContentItem } from './tool-output.js';
 export { trailingAnswerIndex, uiMessageIdAt } from './message-ids.js';
 export { type ApprovalAnswer, type ChatRequest, chatIdExpected, chatIdProblem, isChatId, parseChatRequest } from './chat-request.js';
 export {

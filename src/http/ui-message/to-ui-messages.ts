@@ -1,9 +1,9 @@
 import type { PendingApproval } from '../../host/conversation-view.js';
 import { toolErrorType } from '../../machines/tool-round.js';
 import { mediaSourceOf } from '../../model/media.js';
-import type { Message, UserContentPart } from '../../model/messages.js';
+import type { Message, ToolResultPart, UserContentPart } from '../../model/messages.js';
 import { uiMessageIdAt } from './message-ids.js';
-import { toolOutputOf } from './tool-output.js';
+import { toolContentOutput, toolOutputOf } from './tool-output.js';
 import type { UIMessage, UIMessagePart, UIToolPart } from './ui-message.js';
 
 const deniedPrefix = 'denied by user: ';
@@ -64,7 +64,7 @@ export function toUIMessages(messages: readonly Message[], options: { pendingApp
     }
     for (const result of message.content) {
       const call = calls.get(result.toolCallId);
-      if (call) Object.assign(call, resultFields(result.toolCallId, result.result, result.isError === true));
+      if (call) Object.assign(call, resultFields(result));
     }
   }
   for (const pending of options.pendingApprovals ?? []) {
@@ -97,11 +97,11 @@ function assistantPart(part: Extract<Message, { role: 'assistant' }>['content'][
   }
 }
 
-function resultFields(toolCallId: string, result: unknown, isError: boolean): Partial<UIToolPart> {
+function resultFields({ toolCallId, result, isError, content }: ToolResultPart): Partial<UIToolPart> {
   const text = typeof result === 'string' ? result : JSON.stringify(result);
-  if (isError && toolErrorType(text) === 'denied') {
+  if (isError === true && toolErrorType(text) === 'denied') {
     return { state: 'output-denied', approval: { id: toolCallId, approved: false, reason: text.slice(deniedPrefix.length) } };
   }
-  if (isError) return { state: 'output-error', errorText: text };
-  return { state: 'output-available', output: toolOutputOf(result) };
+  if (isError === true) return { state: 'output-error', errorText: text };
+  return { state: 'output-available', output: content ? toolContentOutput(content) : toolOutputOf(result) };
 }

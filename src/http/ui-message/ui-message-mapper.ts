@@ -1,9 +1,9 @@
 import type { ConversationStatus } from '../../host/conversation-store.js';
 import type { ConversationStreamEvent } from '../../host/conversation-stream.js';
 import { toolErrorType } from '../../machines/tool-round.js';
-import type { ConversationEmittedEvent, RunError, RunOutput } from '../../machines/types.js';
+import type { ConversationEmittedEvent, RunError, RunOutput, ToolResultEvent } from '../../machines/types.js';
 import type { FinishReason } from '../../model/provider.js';
-import { toolOutputOf } from './tool-output.js';
+import { toolContentOutput, toolOutputOf } from './tool-output.js';
 import type { UIMessageChunk, UIMessageFinishChunk } from './ui-message-chunk.js';
 
 /**
@@ -201,11 +201,11 @@ export function createUIMessageMapper(options: UIMessageMapperOptions = {}): UIM
     call.available = true;
   };
 
-  const showResult = (out: UIMessageChunk[], toolCallId: string, result: string, isError: boolean) => {
+  const showResult = (out: UIMessageChunk[], { toolCallId, result, isError, content }: Omit<ToolResultEvent, 'type' | 'name'>) => {
     const call = calls.get(toolCallId);
     if (isError && !call?.executed && toolErrorType(result) === 'denied') out.push({ type: 'tool-output-denied', toolCallId });
     else if (isError) out.push({ type: 'tool-output-error', toolCallId, errorText: result });
-    else out.push({ type: 'tool-output-available', toolCallId, output: toolOutputOf(result) });
+    else out.push({ type: 'tool-output-available', toolCallId, output: content ? toolContentOutput(content) : toolOutputOf(result) });
   };
 
   const finish = (out: UIMessageChunk[], ending: MessageEnding, output?: Omit<RunOutput, 'messages'>) => {
@@ -276,7 +276,7 @@ export function createUIMessageMapper(options: UIMessageMapperOptions = {}): UIM
         callOf(event.toolCallId).executed = true;
         return;
       case 'tool.result':
-        showResult(out, event.toolCallId, event.result, event.isError);
+        showResult(out, event);
         return;
       case 'agent.event': {
         // Only the calls of a child this message shows (those that asked for approval) get their outcome here.

@@ -56,14 +56,19 @@ export type AnthropicConversation = {
 
 const hasVisibleText = (text: string): boolean => text.trim() !== '';
 
-function toolResultBlock(part: ToolResultPart): AnthropicToolResultBlockParam {
+/** A tool result as a `tool_result` block: its text, or a `toolContent` result's text, image and document blocks. */
+function toolResultBlock(part: ToolResultPart, where: string): AnthropicToolResultBlockParam {
+  const error = part.isError === true ? { is_error: true } : {};
+  if (part.content !== undefined) {
+    const blocks: Array<AnthropicTextBlockParam | AnthropicImageBlockParam | AnthropicDocumentBlockParam> = [];
+    for (const [index, inner] of part.content.entries()) {
+      if (inner.type !== 'text') blocks.push(mediaBlock(inner, `${where}.content[${index}]`));
+      else if (hasVisibleText(inner.text)) blocks.push({ type: 'text', text: inner.text });
+    }
+    if (blocks.length > 0) return { type: 'tool_result', tool_use_id: part.toolCallId, content: blocks, ...error };
+  }
   const text = serializeResult(part.result);
-  return {
-    type: 'tool_result',
-    tool_use_id: part.toolCallId,
-    content: hasVisibleText(text) ? text : emptyToolResultText,
-    ...(part.isError === true ? { is_error: true } : {}),
-  };
+  return { type: 'tool_result', tool_use_id: part.toolCallId, content: hasVisibleText(text) ? text : emptyToolResultText, ...error };
 }
 
 /** A user part's media block (the table in ../media-support.ts): images and PDFs inline or by URL, plain text inline. */
@@ -102,8 +107,9 @@ function mediaBlock(
  * - Tool-call arguments that are not a JSON object (the model's JSON was invalid) are sent as
  *   `{}`: `tool_use.input` must be an object, and the matching error result tells the model why.
  * - Empty text blocks and assistant messages left empty are dropped; the API rejects them.
- * - Images and documents go as `image` and `document` blocks; a part the wire cannot take (audio)
- *   throws a `ProviderError` (`unsupported_content`) naming it.
+ * - Images and documents go as `image` and `document` blocks, in a user message or inside a
+ *   `tool_result` (a `toolContent` result); a part the wire cannot take (audio) throws a
+ *   `ProviderError` (`unsupported_content`) naming it.
  *
  * @example
  * ```ts
@@ -152,7 +158,8 @@ export function toAnthropicMessages(history: Message[], systemPrompt?: string): 
       }
       case 'tool': {
         const blocks = userTurn();
-        for (const part of message.content) blocks.push(toolResultBlock(part));
+        for (const [partIndex, part] of message.content.entries())
+          blocks.push(toolResultBlock(part, `messages[${index}].content[${partIndex}]`));
         break;
       }
       case 'assistant': {

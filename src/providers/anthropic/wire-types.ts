@@ -67,7 +67,8 @@ export type AnthropicToolUseBlockParam = {
 export type AnthropicToolResultBlockParam = {
   type: 'tool_result';
   tool_use_id: string;
-  content: string;
+  /** Text, or text, image and document blocks (a `toolContent` result). */
+  content: string | Array<AnthropicTextBlockParam | AnthropicImageBlockParam | AnthropicDocumentBlockParam>;
   is_error?: boolean;
   cache_control?: AnthropicCacheControl;
 };

@@ -172,10 +172,13 @@ function convert(message: Message, where: string, stored: boolean): OpenAIRespon
     case 'assistant':
       return assistantItems(message, where, stored);
     case 'tool':
-      return message.content.map((part) => ({
+      return message.content.map((part, index) => ({
         type: 'function_call_output',
         call_id: part.toolCallId,
-        output: serializeResult(part.result),
+        output:
+          part.content === undefined
+            ? serializeResult(part.result)
+            : part.content.map((inner, innerIndex) => userPart(inner, `${where}.content[${index}].content[${innerIndex}]`)),
       }));
   }
 }
@@ -198,7 +201,8 @@ function responseIdAt(messages: Message[], index: number): string | undefined {
  * `instructions`, so it is not among them).
  *
  * - User and system messages become messages; a tool message becomes one `function_call_output`
- *   per result (`call_id` = the neutral `toolCallId`); an assistant message becomes its texts
+ *   per result (`call_id` = the neutral `toolCallId`; a `toolContent` result's parts as its
+ *   `output` items, images and PDFs as in a user message); an assistant message becomes its texts
  *   (with their `phase`) and `function_call`s in order.
  * - Reasoning from this API goes back verbatim, right before the item that followed it: as its
  *   `encrypted_content`, or, when the server stored it, by id. Reasoning from other wires

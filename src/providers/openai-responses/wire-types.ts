@@ -58,7 +58,8 @@ export type OpenAIResponsesInputItem =
     }
   | { type: 'reasoning'; id?: string; summary: Array<{ type: 'summary_text'; text: string }>; encrypted_content?: string }
   | { type: 'function_call'; id?: string; call_id: string; name: string; arguments: string }
-  | { type: 'function_call_output'; call_id: string; output: string };
+  /** `output` is text, or text, image and file items for a `toolContent` result. */
+  | { type: 'function_call_output'; call_id: string; output: string | OpenAIResponsesUserPart[] };
 
 /**
  * A function tool in the Responses format (flat: no nested `function` object as on Chat Completions).

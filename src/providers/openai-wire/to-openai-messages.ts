@@ -1,5 +1,5 @@
 import { serializeResult } from '../../util/serialize-result.js';
-import type { Message, UserContentPart } from '../../model/messages.js';
+import type { Message, ToolResultPart, UserContentPart } from '../../model/messages.js';
 import { wireMedia } from '../media-support.js';
 import type { ResponseFormat, ToolDescription } from '../../model/provider.js';
 import type { OpenAIChatMessage, OpenAIChatTool, OpenAIChatToolCall, OpenAIChatUserPart, OpenAIResponseFormat } from './chat-types.js';
@@ -38,6 +38,35 @@ function userPart(part: UserContentPart, where: string): OpenAIChatUserPart {
   }
 }
 
+/**
+ * The media of a round's `toolContent` results, in one user message right after its tool messages:
+ * a tool message takes only text here. Each call's media follow a line naming the call, so the
+ * model can tell whose they are; the tool message itself names them by label.
+ */
+function toolMediaMessage(results: readonly ToolResultPart[], where: string): OpenAIChatMessage | undefined {
+  const parts: OpenAIChatUserPart[] = [];
+  for (const [index, result] of results.entries()) {
+    const media = (result.content ?? []).flatMap((part, inner) => (part.type === 'text' ? [] : [{ part, inner }]));
+    if (media.length === 0) continue;
+    parts.push({ type: 'text', text: toolMediaCaption(result) });
+    for (const { part, inner } of media) parts.push(userPart(part, `${where}.content[${index}].content[${inner}]`));
+  }
+  return parts.length === 0 ? undefined : { role: 'user', content: parts };
+}
+
+/**
+ * The line before a call's media in {@link toolMediaMessage}.
+ *
+ * @example
+ * ```ts
+ * toolMediaCaption({ type: 'tool-result', toolCallId: 'call_1', toolName: 'screenshot', result: '' });
+ * // 'The result of tool call call_1 (screenshot) includes:'
+ * ```
+ */
+export function toolMediaCaption(result: Pick<ToolResultPart, 'toolCallId' | 'toolName'>): string {
+  return `The result of tool call ${result.toolCallId} (${result.toolName}) includes:`;
+}
+
 function convert(message: Message, where: string): OpenAIChatMessage | OpenAIChatMessage[] {
   switch (message.role) {
     case 'system':
@@ -67,15 +96,23 @@ function convert(message: Message, where: string): OpenAIChatMessage | OpenAICha
         ? { role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls }
         : { role: 'assistant', content: text };
     }
-    case 'tool':
-      return message.content.map((part) => ({ role: 'tool', tool_call_id: part.toolCallId, content: serializeResult(part.result) }));
+    case 'tool': {
+      const results: OpenAIChatMessage[] = message.content.map((part) => ({
+        role: 'tool',
+        tool_call_id: part.toolCallId,
+        content: serializeResult(part.result),
+      }));
+      const media = toolMediaMessage(message.content, where);
+      return media === undefined ? results : [...results, media];
+    }
   }
 }
 
 /**
  * Converts the provider-neutral history to Chat Completions messages, system prompt first.
- * Reasoning parts are dropped: the Chat Completions wire has no way to send them back. A media
- * part the wire cannot take throws a `ProviderError` (`unsupported_content`) naming it. The
+ * Reasoning parts are dropped: the Chat Completions wire has no way to send them back. The media
+ * of `toolContent` results follow the round's tool messages in one user message naming each call
+ * (a tool message takes only text on this wire). A media part the wire cannot take throws a `ProviderError` (`unsupported_content`) naming it. The
  * returned messages are cached per history message, so copy one before changing it.
  *
  * @example

@@ -13,5 +13,5 @@ export { mcpTools, type McpTool, type McpToolSet } from './mcp-tools.js';
 export type { McpToolsOptions } from './options.js';
 export type { McpSource, McpStdioSource, McpHttpSource } from './source.js';
 export type { McpToolDefinition, McpCallToolResult, McpContent } from './mcp-types.js';
-export { mcpResultText } from './result-text.js';
+export { mcpResultContent, mcpResultText } from './result-text.js';
 export { McpToolError, type McpToolErrorKind } from './mcp-tool-error.js';

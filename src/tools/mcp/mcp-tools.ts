@@ -9,7 +9,7 @@ import { loadClientModule, loadTypesModule } from './load-sdk.js';
 import { McpToolError } from './mcp-tool-error.js';
 import type { McpCallToolResult, McpToolDefinition } from './mcp-types.js';
 import { type McpToolsOptions, type ResolvedMcpOptions, resolveMcpOptions } from './options.js';
-import { mcpResultText } from './result-text.js';
+import { mcpResultContent, mcpResultText } from './result-text.js';
 import { type McpSource, resolveSource } from './source.js';
 import { modelToolNames } from './tool-names.js';
 
@@ -244,7 +244,7 @@ class ToolSet implements McpToolSet {
     if (result.isError === true) {
       throw new McpToolError(mcpResultText(result) || `the tool "${definition.name}" failed without saying why`, { kind: 'tool' });
     }
-    return this.options.mapResult ? this.options.mapResult(result, definition) : mcpResultText(result);
+    return this.options.mapResult ? this.options.mapResult(result, definition) : mcpResultContent(result);
   }
 
   private async send(client: Client, definition: McpToolDefinition, args: Record<string, unknown>, signal: AbortSignal) {
@@ -292,8 +292,8 @@ class ToolSet implements McpToolSet {
  * schemas when it is created. The connection is shared by every conversation using the tools;
  * after a stdio server crashes, or an HTTP session is lost, the next call starts a new one.
  *
- * Text content reaches the model as it is; images, audio and binary resources as a placeholder
- * naming their type and size (see `mcpResultText`, and `mapResult` to do otherwise).
+ * Text content reaches the model as it is; images, audio and binary resources as image and file
+ * parts, each wire in its own shape (see `mcpResultContent`, and `mapResult` to do otherwise).
  *
  * @example
  * ```ts

@@ -43,7 +43,8 @@ export type McpToolsOptions = {
   timeoutMs?: number | Readonly<Record<string, number>> | ((tool: McpToolDefinition) => number | undefined);
   /**
    * Turns a successful result into what the model reads (a string as it is, anything else as
-   * JSON). Default {@link mcpResultText}. A result with `isError: true` never gets here: it
+   * JSON; `toolContent([...])` for parts). Default {@link mcpResultContent}: images, audio and
+   * binary resources as parts. A result with `isError: true` never gets here: it
    * becomes an error result with the server's text.
    */
   mapResult?: (result: McpCallToolResult, tool: McpToolDefinition) => unknown;

@@ -1,4 +1,7 @@
 import { serializeResult } from '../../util/serialize-result.js';
+import { type FilePart, type ImagePart, mediaPartProblem } from '../../model/media.js';
+import type { ToolResultContentPart } from '../../model/messages.js';
+import { type ToolContent, toolContent } from '../tool-content.js';
 import type { McpCallToolResult, McpContent } from './mcp-types.js';
 
 /** Bytes a base64 string decodes to, without decoding it. */
@@ -48,4 +51,56 @@ export function mcpResultText(result: McpCallToolResult): string {
   const content = Array.isArray(result.content) ? result.content : [];
   if (content.length === 0) return result.structuredContent === undefined ? '' : serializeResult(result.structuredContent);
   return content.map(contentText).join('\n');
+}
+
+/**
+ * The binary resources that go to the model as files: those some wire reads (images, PDFs, plain
+ * text, audio). Other blobs (an `application/octet-stream`, a zip) no model reads, and a part no
+ * wire takes would fail every request: they stay placeholders.
+ */
+const modelReadable = /^(image\/|audio\/|application\/pdf$|text\/plain$)/i;
+
+/** An MCP image, audio or readable binary resource as a part; `undefined` when it stays a placeholder. */
+function mediaPart(part: McpContent): ImagePart | FilePart | undefined {
+  let media: ImagePart | FilePart | undefined;
+  if (part.type === 'image') media = { type: 'image', data: part.data, mediaType: part.mimeType };
+  else if (part.type === 'audio') media = { type: 'file', data: part.data, mediaType: part.mimeType };
+  else if (part.type === 'resource' && typeof part.resource.blob === 'string' && modelReadable.test(part.resource.mimeType ?? '')) {
+    const { uri, mimeType = '', blob } = part.resource;
+    const filename = uri.slice(uri.lastIndexOf('/') + 1);
+    media = { type: 'file', data: blob, mediaType: mimeType, ...(filename === '' ? {} : { filename }) };
+  }
+  // A server's malformed part (not base64, no media type) stays a placeholder rather than failing the call.
+  return media && mediaPartProblem(media, 'part') === undefined ? media : undefined;
+}
+
+/**
+ * What the model reads for an MCP tool result: with images, audio or binary resources a model
+ * reads (PDF, plain text, images, audio), a `toolContent` result that sends them as parts (images
+ * as image parts, audio and blobs as file parts with the server's `mimeType`, each blob resource
+ * after a line naming its URI), in order with the text; without, the text of {@link mcpResultText}.
+ * Other blobs, and parts whose data is not usable (not base64, no type), stay placeholders. The
+ * default of `mcpTools`' `mapResult`. A wire that cannot take a part (audio on Anthropic) fails the
+ * request with `unsupported_content`, as for a user's part: give `mapResult` to send less.
+ *
+ * @example
+ * ```ts
+ * mcpResultContent({ content: [{ type: 'text', text: 'Here:' }, { type: 'image', data: png, mimeType: 'image/png' }] });
+ * // toolContent([{ type: 'text', text: 'Here:' }, { type: 'image', data: png, mediaType: 'image/png' }])
+ * ```
+ */
+export function mcpResultContent(result: McpCallToolResult): string | ToolContent {
+  const content = Array.isArray(result.content) ? result.content : [];
+  const media = content.map(mediaPart);
+  if (!media.some((part) => part !== undefined)) return mcpResultText(result);
+  const parts: ToolResultContentPart[] = [];
+  for (const [index, part] of content.entries()) {
+    const found = media[index];
+    if (found === undefined) parts.push({ type: 'text', text: contentText(part) });
+    else {
+      if (part.type === 'resource') parts.push({ type: 'text', text: `[resource ${part.resource.uri}]` });
+      parts.push(found);
+    }
+  }
+  return toolContent(parts);
 }
