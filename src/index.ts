@@ -43,6 +43,7 @@ export type {
   ToolCallDeltaEvent,
   ToolCallEvent,
   ToolResultEvent,
+  ToolProgressEvent,
   ToolApprovalRequestedEvent,
   RequestRetryEvent,
   UsageEvent,

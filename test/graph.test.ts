@@ -375,6 +375,8 @@ function toolCallEvents(snapshot: Snapshot): ConversationEvent[] {
     }
     const id = `toolCall-${iterations}-${index}`;
     return [
+      // Progress changes nothing but the events: offered for a round's first call only.
+      ...(index === 0 ? [asEvent({ type: 'tool.progress', toolCallId: call.toolCallId, data: { done: 1 } })] : []),
       // A second call of a round answers with parts (a toolContent result): the same paths, with media in the history.
       asEvent({
         type: `xstate.done.actor.${id}`,

@@ -100,6 +100,15 @@ async function startService(
         execute: async (_args, { sessionData }) => `you are ${(sessionData as { user?: string } | undefined)?.user ?? 'nobody'}`,
       }),
       defineTool({
+        name: 'countdown',
+        description: 'Counts down, reporting each step',
+        parameters: z.object({ from: z.number() }),
+        execute: async function* ({ from }) {
+          for (let left = from; left > 0; left--) yield { left };
+          return 'liftoff';
+        },
+      }),
+      defineTool({
         name: 'chart',
         description: 'Draws the chart',
         parameters: z.object({}),
@@ -514,6 +523,23 @@ describe('the UI message stream, read by the ai package', () => {
         { type: 'image_url', image_url: { url: `data:image/png;base64,${chartPng}` } },
       ],
     });
+  });
+
+  it('a tool that reports progress streams preliminary outputs, then its result replaces them', async () => {
+    const service = await startService([toolCallsStep([{ id: 'call_cd', name: 'countdown', args: { from: 2 } }]), textStep('Done.')]);
+    const { snapshots, final, errors, chunks } = await readAnswer(service.url, 'c-progress', 'Count down from 2');
+    expect(errors).toEqual([]);
+    expect(chunks.filter((chunk) => chunk.type === 'tool-output-available')).toEqual([
+      { type: 'tool-output-available', toolCallId: 'call_cd', output: { left: 2 }, preliminary: true },
+      { type: 'tool-output-available', toolCallId: 'call_cd', output: { left: 1 }, preliminary: true },
+      { type: 'tool-output-available', toolCallId: 'call_cd', output: 'liftoff' },
+    ]);
+    // The ai package's reader shows each preliminary output in the call's part until the result.
+    const outputs = snapshots
+      .map((message) => toolPart(message, 'call_cd'))
+      .flatMap((part) => (part && 'output' in part ? [part.output] : []));
+    expect(outputs).toEqual(expect.arrayContaining([{ left: 2 }, { left: 1 }, 'liftoff']));
+    expect(toolPart(final!, 'call_cd')).toMatchObject({ state: 'output-available', output: 'liftoff' });
   });
 
   it("streams a host conversation's last run, or its next one — as (host, id) or ({ host, id })", async () => {

@@ -3,6 +3,8 @@ import type { Tool } from '../tools/define-tool.js';
 import { HaltError } from '../tools/halt-error.js';
 import { interruptedText, thrownMessage, timedOutText } from '../tools/result-text.js';
 import type { ToolOutput } from '../tools/tool-content.js';
+import { drainProgress, isProgressIterator } from '../tools/tool-progress.js';
+import type { JsonValue } from '../model/json.js';
 import type { ToolResultContentPart } from '../model/messages.js';
 import { type ExecutionGate, executionGateOf } from './execution-gate.js';
 import { fromLazySignalPromise, type LazySignalPromiseArgs } from './from-lazy-signal-promise.js';
@@ -27,6 +29,9 @@ export type ToolExecutionInput = {
  * and, for a `toolContent` result, its parts.
  */
 export type ToolExecutionOutput = { toolCallId: string; result: string; isError?: boolean; content?: ToolResultContentPart[] };
+
+/** A running call's progress, sent by its execution to the conversation (never by users). */
+export type ToolProgressReport = { type: 'tool.progress'; toolCallId: string; data: JsonValue };
 
 /** What a journaled execution records: how the call ended, as plain JSON. */
 export type ToolStepRecord =
@@ -55,7 +60,7 @@ export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, outpu
     // The conversation machine only starts known tools; this guards a snapshot restored with other tools.
     if (!tool) throw new Error(`tool "${input.toolName}" is not defined on this machine`);
     const journal = stepJournalOf(system);
-    if (journal) return journaledExecution(journal, tool, input, actor.signal, outputOf);
+    if (journal) return journaledExecution(journal, tool, actor, outputOf);
     // An idempotent call needs no write-ahead: should a crash lose the record that it started, running it again does no harm.
     const gate = tool.idempotent ? undefined : executionGateOf(system);
     const executed = gate ? gatedExecution(gate, tool, actor) : execute(tool, actor);
@@ -67,17 +72,27 @@ type ExecutionActor = LazySignalPromiseArgs<ToolExecutionOutput, ToolExecutionIn
 
 /** The tool's `execute`, handed a signal that is made only if the tool reads it. */
 function execute(tool: Tool, actor: ExecutionActor): Promise<unknown> {
-  const { input } = actor;
-  return Promise.resolve(
-    tool.execute(input.args, {
-      get signal() {
-        return actor.signal;
-      },
-      toolCallId: input.toolCallId,
-      messages: input.messages,
-      sessionData: input.sessionData,
-    }),
-  );
+  const { input, self } = actor;
+  const value = tool.execute(input.args, {
+    get signal() {
+      return actor.signal;
+    },
+    toolCallId: input.toolCallId,
+    messages: input.messages,
+    sessionData: input.sessionData,
+  });
+  if (!isProgressIterator(value)) return Promise.resolve(value);
+  // A stopped actor's status is no longer active: read that, not the signal, which would be made for it.
+  return drainProgress(value, progressReporter(self, input.toolCallId), () => self.getSnapshot().status !== 'active');
+}
+
+/**
+ * Sends a call's progress to the conversation that runs it (the actor that spawned this one), as
+ * `tool.progress`; the conversation emits it to its listeners.
+ */
+function progressReporter(self: { _parent?: { send(event: ToolProgressReport): void } }, toolCallId: string) {
+  // `_parent` is declared on XState's public `ActorRef` type: the actor that spawned this one.
+  return (data: JsonValue) => self._parent?.send({ type: 'tool.progress', toolCallId, data });
 }
 
 /** The output of a finished call; `content` only when the tool gave parts. */
@@ -97,13 +112,15 @@ async function gatedExecution(gate: ExecutionGate, tool: Tool, actor: ExecutionA
 async function journaledExecution(
   journal: StepJournal,
   tool: Tool,
-  input: ToolExecutionInput,
-  signal: AbortSignal,
+  actor: ExecutionActor,
   outputOf: (value: unknown) => ToolOutput,
 ): Promise<ToolExecutionOutput> {
+  const { input, signal } = actor;
+  // Progress is live only: a replayed step reports none, its record holds the result alone.
+  const report = progressReporter(actor.self, input.toolCallId);
   const outcome = await journal.step<ToolStepRecord>(
     { kind: 'tool', toolCallId: input.toolCallId, toolName: input.toolName, atMostOnce: !tool.idempotent },
-    (stepSignal) => runTool(tool, input, stepSignal, outputOf),
+    (stepSignal) => runTool(tool, input, stepSignal, outputOf, report),
     signal,
   );
   const { toolCallId } = input;
@@ -133,6 +150,7 @@ function runTool(
   input: ToolExecutionInput,
   signal: AbortSignal,
   outputOf: (value: unknown) => ToolOutput,
+  report: (data: JsonValue) => void,
 ): Promise<ToolStepRecord> {
   const controller = new AbortController();
   const stop = () => controller.abort(signal.reason);
@@ -164,14 +182,15 @@ function runTool(
     };
     // A tool that ignores its signal is left running; its late outcome lands in a settled promise.
     Promise.resolve()
-      .then(() =>
-        tool.execute(input.args, {
+      .then(() => {
+        const value = tool.execute(input.args, {
           signal: controller.signal,
           toolCallId: input.toolCallId,
           messages: input.messages,
           sessionData: input.sessionData,
-        }),
-      )
+        });
+        return isProgressIterator(value) ? drainProgress(value, report, () => controller.signal.aborted) : value;
+      })
       .then((value: unknown) => outputOf(value))
       .then(
         (output) => finish({ kind: 'result', ...output }),

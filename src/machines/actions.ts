@@ -18,6 +18,7 @@ import {
   childIdOf,
   interruptedReported,
   liveResult,
+  progressEvent,
   queuedCallsStarted,
   resultRecorded,
   roundClosed,
@@ -61,7 +62,7 @@ import {
 } from './compaction.js';
 import { guardrailError, guardrailPassed, guardrailTripped } from './guardrails.js';
 import { messageQueued, queuedKept, queuedMessageTaken, queuedTaken, runInterrupted } from './steering.js';
-import type { ConversationContext, ConversationEmittedEvent, ConversationEvent } from './types.js';
+import type { ConversationContext, ConversationEmittedEvent, ConversationEvent, ToolProgressEvent } from './types.js';
 import { appended } from '../util/appended.js';
 
 type ExecuteToolActor = { src: 'executeTool'; logic: ReturnType<typeof createToolExecutionLogic>; id: string | undefined };
@@ -306,6 +307,8 @@ export function conversationActions(settings: ResolvedOptions) {
     ),
     scheduleRetry: assignContext(({ context }) => retryScheduled(context, settings.retry)),
     emitRetry: emitEvent(({ context }) => retryEvent(context)),
+    // The guard `isProgressOfRunningCall` let it through: the event is there.
+    reportProgress: emitEvent(({ context, event }) => progressEvent(context, event) as ToolProgressEvent),
     recordObject: assignContext(({ context }) => objectRecorded(context)),
     startRepair: enqueue(({ context, enqueue }) => apply(enqueue, repairStarted(context, output))),
     failOnAnswer: assignContext(({ context }) => errorRecorded(context, answerError(context))),

@@ -269,6 +269,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
             { actions: 'rejectInvalidMessage' },
           ],
           'budget.deadline': busyTransitions['budget.deadline'],
+          // What a running tool's generator yielded, passed on; it moves no deadline.
+          'tool.progress': { guard: 'isProgressOfRunningCall', actions: 'reportProgress' },
           // An agent call's child spent over the tree's budget (its `request.finished` came up with `agent.emitted`).
           'agent.emitted': [
             {

@@ -4,7 +4,7 @@ import type { ResolvedOptions } from './options.js';
 import { failureOf } from './request-failure.js';
 import { responseStep } from './response-step.js';
 import { canRetry } from './retry-policy.js';
-import { isAwaitingApproval, liveCall, liveResult, resultOverdue, settlesRound, thrownBy } from './round-results.js';
+import { isAwaitingApproval, liveCall, liveResult, progressEvent, resultOverdue, settlesRound, thrownBy } from './round-results.js';
 import { isValidUserContent } from '../model/user-content.js';
 import { approvalRelay } from './agent-calls.js';
 import { handoffOf } from './handoffs.js';
@@ -68,6 +68,7 @@ export function conversationGuards(settings: ResolvedOptions) {
     // A result that came after its call's deadline, ahead of the `toolDeadline` timer (a stalled event loop).
     resultOverdue: ({ context, event }: GuardArgs) => resultOverdue(context, event, Date.now()),
     isRestored: ({ context }: GuardArgs) => context.restored !== undefined,
+    isProgressOfRunningCall: ({ context, event }: GuardArgs) => progressEvent(context, event) !== undefined,
     handoffPending: ({ context }: GuardArgs) => handoffOf(context.round) !== undefined,
     awaitsApprovalInChild: ({ context, event }: GuardArgs) =>
       (event.type === 'tool.approve' || event.type === 'tool.deny') && approvalRelay(context, event.toolCallId) !== undefined,

@@ -22,6 +22,7 @@ import type {
   ConversationEmittedEvent,
   RoundCall,
   RunOutput,
+  ToolProgressEvent,
   ToolResultEvent,
   ToolStartedEvent,
 } from './types.js';
@@ -82,6 +83,17 @@ export function liveResult(context: Pick<ConversationContext, 'iterations' | 'ro
   const live: LiveResult = { index: found.index, call: found.call, text: result, isError: isError === true };
   if (Array.isArray(content)) live.content = content;
   return live;
+}
+
+/**
+ * A progress report as the `tool.progress` the conversation emits: only for a call of this round
+ * that is running now (progress that comes after its timeout, cancel or result is dropped).
+ */
+export function progressEvent(context: Pick<ConversationContext, 'round'>, event: { type: string }): ToolProgressEvent | undefined {
+  if (event.type !== 'tool.progress') return undefined;
+  const { toolCallId, data } = event as Partial<ToolProgressEvent>;
+  const running = context.round?.some((call) => call.toolCallId === toolCallId && call.state === 'running' && !call.agent);
+  return running && typeof toolCallId === 'string' ? { type: 'tool.progress', toolCallId, data: data ?? null } : undefined;
 }
 
 /** Whether a done event is the result of the round's last unsettled call. */

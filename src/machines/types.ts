@@ -1,6 +1,7 @@
 import type { Actor, AnyActorRef, MetaObject, ParameterizedObject, ProvidedActor, SnapshotFrom, StateMachine, StateSchema } from 'xstate';
 import type { ProviderCallEvent } from '../actors/provider-call.js';
-import type { ToolExecutionOutput } from '../actors/tool-execution.js';
+import type { ToolExecutionOutput, ToolProgressReport } from '../actors/tool-execution.js';
+import type { JsonValue } from '../model/json.js';
 import type { AssistantContentPart, Message, ToolResultContentPart, ToolResultPart } from '../model/messages.js';
 import type { UserContent } from '../model/user-content.js';
 import type { FinishReason } from '../model/provider.js';
@@ -225,7 +226,8 @@ export type ConversationEvent =
   | AgentCallErrorEvent
   | AgentEmittedEvent
   | RunResumeEvent
-  | BudgetDeadlineEvent;
+  | BudgetDeadlineEvent
+  | ToolProgressReport;
 
 /**
  * A provider request starts: `iteration` counts the tool rounds executed before it (0 for the
@@ -402,6 +404,18 @@ export type ToolResultEvent = {
   /** A `toolContent` result's parts (text, images, files), in order. */
   content?: ToolResultContentPart[];
 };
+
+/**
+ * A running tool's progress: what its `execute`, written as an async generator, yielded (as
+ * JSON). Live only — a restored run reports none for what ran before — and never the result,
+ * which `tool.result` carries. Progress does not extend the call's timeout.
+ *
+ * @example
+ * ```ts
+ * actor.on('tool.progress', ({ toolCallId, data }: ToolProgressEvent) => console.log(toolCallId, data));
+ * ```
+ */
+export type ToolProgressEvent = { type: 'tool.progress'; toolCallId: string; data: JsonValue };
 
 /**
  * A call waits for `tool.approve` or `tool.deny`.
@@ -582,6 +596,7 @@ export type ConversationEmittedEvent =
   | ToolCallDeltaEvent
   | ToolCallEvent
   | ToolResultEvent
+  | ToolProgressEvent
   | ToolApprovalRequestedEvent
   | RequestRetryEvent
   | UsageEvent

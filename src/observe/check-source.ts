@@ -17,6 +17,7 @@ export const emittedEventTypes = [
   'agent.finished',
   'agent.handoff',
   'tool.result',
+  'tool.progress',
   'tool.approval.requested',
   'request.retry',
   'usage',

@@ -83,7 +83,8 @@ export type UIMessageToolChunk =
   | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
   | { type: 'tool-input-error'; toolCallId: string; toolName: string; input: unknown; errorText: string }
   | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
-  | { type: 'tool-output-available'; toolCallId: string; output: unknown }
+  /** `preliminary`: a running tool's progress (`tool.progress`); the last output without it is the result. */
+  | { type: 'tool-output-available'; toolCallId: string; output: unknown; preliminary?: boolean }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
   | { type: 'tool-output-denied'; toolCallId: string };
 

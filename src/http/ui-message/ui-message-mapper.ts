@@ -278,6 +278,11 @@ export function createUIMessageMapper(options: UIMessageMapperOptions = {}): UIM
       case 'tool.result':
         showResult(out, event);
         return;
+      case 'tool.progress':
+        // The AI SDK shows a preliminary output in the call's part until the final one replaces it.
+        if (calls.get(event.toolCallId)?.available)
+          out.push({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.data, preliminary: true });
+        return;
       case 'agent.event': {
         // Only the calls of a child this message shows (those that asked for approval) get their outcome here.
         const inner = event.event;

@@ -30,6 +30,7 @@ export const guardWords: Record<string, GuardWords> = {
   executionHalts: { words: 'a tool threw HaltError' },
   agentFailureHalts: { words: 'an agent call failed (halt)' },
   awaitsApprovalInChild: { words: 'a child waits for it' },
+  isProgressOfRunningCall: { words: 'its call is running' },
   handoffPending: { words: 'a handoff call in it' },
   streamProgressed: { words: 'the stream moved' },
   isAwaitingApproval: { words: 'the call is waiting' },
