@@ -500,6 +500,26 @@ describe('v1 JSON snapshots, restored by plain actors', () => {
     expectAnthropicHistorySent(server);
   });
 
+  it('a history an earlier release wrote, handed over as input.messages, is upgraded as the run starts: its reasoning still goes back', async () => {
+    // The fixture's own messages, as actorloop 0.1 wrote them: the Responses fields in each part's `openai`.
+    const oldHistory = (fixtureJson('responses-reasoning') as { output: { messages: Message[] } }).output.messages;
+    expect(JSON.stringify(oldHistory)).toContain('"openai":{');
+    for (const chain of [false, true]) {
+      const { server, machine } = await responsesMachine(chain);
+      const next = createActor(machine, { input: { messages: oldHistory } }).start();
+      next.send({ type: 'user.message', content: 'And tomorrow?' });
+      const output = await toPromise(next);
+      expect(output).toMatchObject({ status: 'done', text: 'Still sunny in Rome.' });
+      if (chain) expectResponsesChainSent(server);
+      else expectResponsesHistorySent(server);
+      // The run's history is today's model: no part keeps the old field, and what it held is under providerMetadata.
+      const parts = output.messages.flatMap((message): object[] => (Array.isArray(message.content) ? message.content : []));
+      expect(parts.filter((part) => 'openai' in part)).toEqual([]);
+      const upgraded = migrations.v2ToV3({ schemaVersion: 2, context: { messages: oldHistory } }).context as { messages: Message[] };
+      expect(output.messages.slice(0, oldHistory.length)).toEqual(upgraded.messages);
+    }
+  });
+
   it('the Responses run: its encrypted reasoning and response ids still go back', async () => {
     for (const chain of [false, true]) {
       const { server, machine } = await responsesMachine(chain);

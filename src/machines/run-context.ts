@@ -2,6 +2,7 @@ import { finishProblem, providerEventProblem } from '../model/provider-event-pro
 import { type ImagePart, isMediaPart, mediaLabel } from '../model/media.js';
 import { userContentProblem } from '../model/user-content.js';
 import { findMessagesProblem, textOf, type Message } from '../model/messages.js';
+import { upgradedMessages } from './snapshot-migrations.js';
 import { isRecord } from '../util/is-record.js';
 import { emptyUsage } from '../model/usage.js';
 import { findJsonProblem } from '../util/json-problem.js';
@@ -41,7 +42,8 @@ export function initialContext(
   priced: boolean,
   agents?: { start: string; known: ReadonlySet<string> },
 ): ConversationContext {
-  const messages = input?.messages ?? [];
+  // A history an earlier release wrote is upgraded as a stored snapshot's is (DESIGN §16, old histories).
+  const messages = (upgradedMessages(input?.messages) as ConversationInput['messages']) ?? [];
   const inputProblem =
     input === undefined || typeof input === 'object'
       ? (findMessagesProblem(messages) ?? findJsonProblem(input?.sessionData, 'input.sessionData') ?? agentProblem(input?.agent, agents))

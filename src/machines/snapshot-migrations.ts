@@ -48,6 +48,23 @@ function partsToV3(parts: unknown): unknown {
   return next.some((part, index) => part !== parts[index]) ? next : parts;
 }
 
+/**
+ * A history written by any earlier release, in today's message model: parts with the Responses
+ * API's own `openai` field (before `providerMetadata`) have it moved under
+ * `providerMetadata.openai`, unchanged, so their reasoning still goes back verbatim. Used on a
+ * stored snapshot's histories (version 2 → 3) and on `input.messages` as a run starts. The same
+ * list when nothing changes.
+ *
+ * @example
+ * ```ts
+ * upgradedMessages([{ role: 'assistant', content: [{ type: 'reasoning', text: '', openai: { itemId: 'rs_1', encryptedContent: 'gAAA…' } }] }]);
+ * // [{ role: 'assistant', content: [{ type: 'reasoning', text: '', providerMetadata: { openai: { itemId: 'rs_1', encryptedContent: 'gAAA…' } } }] }]
+ * ```
+ */
+export function upgradedMessages(messages: unknown): unknown {
+  return messagesToV3(messages);
+}
+
 /** A history: each message with its content parts moved on, the same list when none changes. */
 function messagesToV3(messages: unknown): unknown {
   if (!Array.isArray(messages)) return messages;
