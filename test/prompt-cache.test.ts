@@ -11,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 import {
   anthropicProvider,
   type ConversationOptions,
+  createConversationHost,
+  memoryStore,
   createConversationMachine,
   defineTool,
   type Message,
@@ -212,6 +214,42 @@ describe('promptCache through the real SDKs', () => {
       promptCache: { key: 'support-bot', ttl: '24h' },
     });
     expect(fields(responses.requests[0]?.body)).toEqual({ prompt_cache_key: 'support-bot', prompt_cache_retention: '24h' });
+  });
+
+  it('OpenAI under a host: the conversation id is the prompt_cache_key, unless promptCache names one or is false', async () => {
+    const answer = () =>
+      openaiSse([
+        {
+          id: 'c',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'gpt-4o',
+          choices: [{ index: 0, delta: { content: 'Hi.' }, finish_reason: 'stop' }],
+        },
+      ]);
+    const server = await serve([answer(), answer(), answer(), answer()]);
+    const provider = openaiProvider({ model: 'gpt-4o', apiKey: 'sk', baseURL: `${server.url}/v1` });
+    for (const [id, promptCache] of [
+      ['support-42', undefined],
+      ['support-42', undefined],
+      ['support-43', { key: 'shared-bot' }],
+      ['support-44', false],
+    ] as const) {
+      const host = createConversationHost({
+        machine: createConversationMachine({ provider, ...(promptCache === undefined ? {} : { promptCache }) }),
+        store: memoryStore(),
+      });
+      await host.send(id, { type: 'user.message', content: 'Hello' });
+      await host.result(id);
+      await host.close();
+    }
+    expect(server.requests.map((request) => (request.body as { prompt_cache_key?: string }).prompt_cache_key)).toEqual([
+      'support-42',
+      'support-42',
+      'shared-bot',
+      undefined,
+    ]);
+    // A plain actor has no conversation id: no key unless promptCache names one (the test above).
   });
 
   it('a ttl the wire does not offer is refused when the machine is created, naming what it offers; a bad promptCache is named', () => {

@@ -17,6 +17,8 @@ export type ProviderCallInput = {
   agent?: string;
   /** Which provider of the fallback list makes the request (absent: the first). */
   provider?: number;
+  /** The prompt cache key when `promptCache` names none: the conversation's id under a host. */
+  cacheKey?: string;
 };
 
 /** What a request is made with (for a machine with handoffs, the active agent's). */
@@ -64,6 +66,9 @@ export function createProviderCallLogic(
       tools,
       ...(input.sessionData === undefined ? {} : { sessionData: input.sessionData }),
       ...shared,
+      ...(shared.promptCache && shared.promptCache.key === undefined && input.cacheKey !== undefined
+        ? { promptCache: { ...shared.promptCache, key: input.cacheKey } }
+        : {}),
     };
     const journal = stepJournalOf(actorSystem);
     const subscribable: Subscribable<ProviderCallEvent> = {

@@ -39,13 +39,19 @@ export function checkSessionData(sessionData: unknown): void {
 }
 
 /**
- * The input of a conversation's next run: its history, the `sessionData` the starting message
- * sets (`null` clears it) or else the last run's, and (with handoffs) the agent the last run ended with.
+ * The input of a conversation's next run: its id (the prompt cache key when `promptCache` names
+ * none), its history, the `sessionData` the starting message sets (`null` clears it) or else the
+ * last run's, and (with handoffs) the agent the last run ended with.
  */
-export function nextRunInput(last: Pick<DecodedSnapshot, 'context'> | undefined, sessionData: unknown): ConversationInput {
+export function nextRunInput(
+  conversationId: string,
+  last: Pick<DecodedSnapshot, 'context'> | undefined,
+  sessionData: unknown,
+): ConversationInput {
   const kept = sessionData !== undefined ? sessionData : last?.context.sessionData;
   const agent = last?.context.agents?.active;
   return {
+    conversationId,
     messages: last?.context.messages ?? [],
     ...(kept === undefined || kept === null ? {} : { sessionData: kept }),
     ...(agent === undefined ? {} : { agent }),

@@ -509,7 +509,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     updatedAt: number,
   ) {
     checkEventAfterEndedRun(id, event, last);
-    return hold(id, { input: nextRunInput(last, sendOptions.sessionData) }, revision, updatedAt);
+    return hold(id, { input: nextRunInput(id, last, sendOptions.sessionData) }, revision, updatedAt);
   }
 
   /** The run an event goes to: held in memory, or loaded from the store (a waiting run, or the next run of a finished one). */
@@ -545,7 +545,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     if (!stored) {
       if (event.type !== 'user.message')
         throw new ConversationNotFoundError(id, `${event.type} needs a conversation; a user.message starts one`);
-      return hold(id, { input: nextRunInput(undefined, sendOptions.sessionData) }, 0, 0);
+      return hold(id, { input: nextRunInput(id, undefined, sendOptions.sessionData) }, 0, 0);
     }
     const decoded = decodeStored(stored, machine);
     const status = statusOf(decoded);

@@ -10,6 +10,7 @@ export function providerCallInput(context: ConversationContext): ProviderCallInp
     ...(context.sessionData === undefined ? {} : { sessionData: context.sessionData }),
     ...(context.agents.active === undefined ? {} : { agent: context.agents.active }),
     ...(context.control.provider === 0 ? {} : { provider: context.control.provider }),
+    ...(context.conversationId === undefined ? {} : { cacheKey: context.conversationId }),
   };
 }
 

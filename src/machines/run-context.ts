@@ -53,6 +53,7 @@ export function initialContext(
   return {
     messages: Array.isArray(messages) ? messages : [],
     ...(input?.sessionData === undefined ? {} : { sessionData: input.sessionData }),
+    ...(typeof input?.conversationId === 'string' ? { conversationId: input.conversationId } : {}),
     ...(inputProblem === undefined ? {} : { inputProblem }),
     runStart: Array.isArray(messages) ? messages.length : 0,
     iterations: 0,

@@ -136,6 +136,12 @@ export type ConversationInput = {
    */
   sessionData?: unknown;
   /**
+   * The conversation the run belongs to, set by a host (`createConversationHost`, the Restate
+   * object): with `promptCache` on and no `key`, OpenAI requests carry it as `prompt_cache_key`, so
+   * the rounds of one conversation reach the same cache.
+   */
+  conversationId?: string;
+  /**
    * How deep in an agent tree this run is: set by the parent that starts it as an agent call (the
    * root is 0). A call that would go deeper than `maxAgentDepth` gets an error result instead.
    */
@@ -663,6 +669,8 @@ export type PendingResponse = {
 export type ConversationContext = {
   messages: Message[];
   sessionData?: unknown;
+  /** The host's id of the conversation (`input.conversationId`), when a host runs it. */
+  conversationId?: string;
   /** Set when the input was malformed: the run goes straight to `error`. */
   inputProblem?: string;
   /** Index of the first message this run added, to find this run's final text. */

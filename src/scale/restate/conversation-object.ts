@@ -204,12 +204,12 @@ export function restateConversations(options: RestateConversationsOptions): Conv
     if (stored === undefined) {
       if (event.type !== 'user.message')
         throw new ConversationNotFoundError(id, `${event.type} needs a conversation; a user.message starts one`);
-      return { input: nextRunInput(undefined, sessionData) };
+      return { input: nextRunInput(id, undefined, sessionData) };
     }
     const decoded: DecodedSnapshot = decodeRecord(id, stored, machine);
     if (decoded.status === 'done') {
       checkEventAfterEndedRun(id, event, decoded);
-      return { input: nextRunInput(decoded, sessionData) };
+      return { input: nextRunInput(id, decoded, sessionData) };
     }
     if (sessionData !== undefined) {
       throw new EventRejectedError({
