@@ -2,7 +2,9 @@
  * examples/chat-ui in headless Chromium: the page built by vite (into a temp folder) with the AI
  * SDK's `useChat`, served by the example's node:http server with the chat routes. A message, its
  * answer streaming, a tool call, an approval button, a reload in the middle of an answer that
- * resumes it — and, as a process, the example's one command on its scripted model.
+ * resumes it; attachments (an image and a PDF chosen in the file picker) and a tool's image, shown
+ * as thumbnails and named by the scripted model as it received them — and, as a process, the
+ * example's one command on its scripted model.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +14,9 @@ import { createInterface } from 'node:readline';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPage } from '../examples/chat-ui/build-page.js';
+import { barChartPng } from '../examples/chat-ui/chart-png.js';
+import { maxAttachmentBytes } from '../examples/chat-ui/page/attachments.js';
+import { scriptedChatModel } from '../examples/chat-ui/scripted-model.js';
 import { type ChatServer, startChatServer } from '../examples/chat-ui/server.js';
 import { openaiProvider } from '../src/index.js';
 import { launchChromium, resultsDir } from './support/chromium.js';
@@ -83,6 +88,24 @@ async function until(page: Page, check: () => Promise<boolean>, what: string): P
 }
 
 const lastTexts = async (page: Page) => (await shown(page)).at(-1)?.texts.join('') ?? '';
+
+/** What the tests read of an `<img>` in the page (they compile without the DOM's types). */
+type ImageFields = { alt: string; naturalWidth: number; naturalHeight: number; complete: boolean; src: string };
+
+/** The images a message shows (its attachments, its tools' outputs): each as the browser decoded it. */
+const thumbnailsOf = (page: Page, selector: string) =>
+  page.$$eval(selector, (images) =>
+    (images as unknown as ImageFields[]).map((image) => ({
+      alt: image.alt,
+      width: image.naturalWidth,
+      height: image.naturalHeight,
+      complete: image.complete,
+      scheme: image.src.slice(0, image.src.indexOf(':')),
+    })),
+  );
+
+/** Whether every image on the page has loaded (decoded or failed): a reload draws them again. */
+const imagesLoaded = (page: Page) => page.$$eval('img', (images) => (images as unknown as ImageFields[]).every((image) => image.complete));
 
 // ---------------------------------------------------------------------------------------------
 
@@ -186,6 +209,116 @@ describe('the chat-ui example in headless Chromium', () => {
     expect(await page.textContent('body')).not.toContain('paid');
     await page.close();
   });
+});
+
+describe("attachments and images on the chat-ui page (headless Chromium, the example's scripted model)", () => {
+  /** A picture to attach: 4 bars, 86×80 px (any PNG would do; this one shows in the screenshots). */
+  const png = Buffer.from(barChartPng([2, 7, 1, 8]));
+  const pdf = Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n', 'latin1');
+  let server: ChatServer;
+  beforeAll(async () => {
+    server = await startChatServer({ provider: scriptedChatModel({ wordDelayMs: 2 }), db: join(work, 'media.db'), pageDir });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const ready = (page: Page, ending: string) =>
+    until(page, async () => (await status(page)) === 'ready' && (await lastTexts(page)).endsWith(ending), `an answer ending ${ending}`);
+
+  it('attaches an image: a thumbnail in the bubble, an answer naming the image as the model got it, the same bytes stored', async () => {
+    const { page, problems } = await open(`${server.url}/?chat=c-image`);
+    await page.setInputFiles('[data-testid=attach]', { name: 'bars.png', mimeType: 'image/png', buffer: png });
+    expect(await page.textContent('[data-testid=pending]')).toContain(`bars.png (${png.length} B)`);
+    await send(page, 'what is in this picture?');
+    await ready(page, 'not what it shows.');
+
+    const [user, answer] = await shown(page);
+    expect(user).toMatchObject({ role: 'user', texts: ['what is in this picture?'] });
+    expect(await thumbnailsOf(page, '.message.user [data-testid=thumbnail]')).toEqual([
+      { alt: 'bars.png', width: 86, height: 80, complete: true, scheme: 'data' },
+    ]);
+    // What the model received, read from its request: the type and size of the image part.
+    expect(answer?.texts.join('')).toBe(
+      `I received an image (image/png, ${png.length} bytes). I am a scripted model: I can tell what I was sent, not what it shows.`,
+    );
+    // The picker is empty again: the next message goes without the image.
+    expect(await page.$('[data-testid=pending]')).toBeNull();
+    expect(
+      await page.$eval('[data-testid=attach]', (input) => (input as unknown as { files: { length: number } | null }).files?.length),
+    ).toBe(0);
+    // The conversation as the server keeps it: the image part, the file's very bytes.
+    expect((await server.host.get('c-image'))?.messages[0]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'image', data: png.toString('base64'), mediaType: 'image/png' },
+        { type: 'text', text: 'what is in this picture?' },
+      ],
+    });
+    await page.screenshot({ path: join(shots, '5-attached-image.png') });
+
+    // A reload: the image comes back from the stored history (a data: URL), decoded again.
+    await page.reload();
+    await page.waitForSelector('.message.user [data-testid=thumbnail]');
+    await until(page, () => imagesLoaded(page), 'the thumbnails after a reload');
+    expect(await thumbnailsOf(page, '.message.user [data-testid=thumbnail]')).toEqual([
+      { alt: 'image/png', width: 86, height: 80, complete: true, scheme: 'data' },
+    ]);
+
+    // A PDF shows as a chip with its name; the model names it too.
+    await page.setInputFiles('[data-testid=attach]', { name: 'q3.pdf', mimeType: 'application/pdf', buffer: pdf });
+    await send(page, 'summarize this');
+    await ready(page, 'not what it shows.');
+    expect(await page.$$eval('.message.user [data-testid=file-chip]', (chips) => chips.map((chip) => chip.textContent))).toEqual([
+      '📄 q3.pdf',
+    ]);
+    expect(await lastTexts(page)).toMatch(new RegExp(`^I received a file q3\\.pdf \\(application/pdf, ${pdf.length} bytes\\)\\.`));
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it("draws a tool's image (the chart tool) as a thumbnail in the tool's output, and the model names the chart it got", async () => {
+    const { page, problems } = await open(`${server.url}/?chat=c-chart`);
+    await send(page, 'chart 3 1 4');
+    const chart = barChartPng([3, 1, 4]);
+    await ready(page, 'bytes).');
+    expect(await lastTexts(page)).toBe(`Drawing it. Here is the chart of 3, 1, 4: an image (image/png, ${chart.length} bytes).`);
+    const [tool] = (await shown(page)).at(-1)?.tools ?? [];
+    expect(tool).toEqual({ state: 'output-available', text: expect.stringContaining('A bar chart of 3, 1, 4:') });
+    // 3 bars of 14 px with 6 px gaps, 80 px high: the PNG the tool drew, decoded by the browser.
+    expect(await thumbnailsOf(page, '.tool [data-testid=thumbnail]')).toEqual([
+      { alt: 'image/png', width: 66, height: 80, complete: true, scheme: 'data' },
+    ]);
+    // The output's text, never the image's base64.
+    expect(tool?.text).not.toContain(Buffer.from(chart).toString('base64').slice(0, 40));
+    await page.screenshot({ path: join(shots, '6-chart-tool.png') });
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('refuses, before sending, a file of a type the wires do not take and files over the size limit', async () => {
+    const { page, problems } = await open(`${server.url}/?chat=c-refused`);
+    await page.setInputFiles('[data-testid=attach]', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') });
+    expect(await page.textContent('[data-testid=refused]')).toBe('notes.txt is text/plain: attach PNG, JPEG, GIF or WebP images, or PDFs');
+    expect(await page.$('[data-testid=pending]')).toBeNull();
+    const big = Buffer.concat([png, Buffer.alloc(maxAttachmentBytes)]);
+    await page.setInputFiles('[data-testid=attach]', { name: 'huge.png', mimeType: 'image/png', buffer: big });
+    expect(await page.textContent('[data-testid=refused]')).toMatch(/^the files weigh 4\.1 MB: attach at most 4\.0 MB with a message$/);
+    expect(await page.$('[data-testid=pending]')).toBeNull();
+    // A file that fits clears the complaint.
+    await page.setInputFiles('[data-testid=attach]', { name: 'bars.png', mimeType: 'image/png', buffer: png });
+    expect(await page.$('[data-testid=refused]')).toBeNull();
+    expect(await page.textContent('[data-testid=pending]')).toContain('bars.png');
+    // …and ✕ takes it back.
+    await page.click('[data-testid=clear-files]');
+    expect(await page.$('[data-testid=pending]')).toBeNull();
+    expect(
+      await page.$eval('[data-testid=attach]', (input) => (input as unknown as { files: { length: number } | null }).files?.length),
+    ).toBe(0);
+    expect(await server.host.get('c-refused')).toBeUndefined();
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
 });
 
 describe('the chat-ui example as one command', () => {

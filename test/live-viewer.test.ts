@@ -13,6 +13,7 @@ import {
   defineTool,
   handlerProvider,
   InvalidOptionsError,
+  toolContent,
 } from '../src/index.js';
 import { MissingDependencyError } from '../src/errors/missing-dependency-error.js';
 import { importOptional } from '../src/observe/import-optional.js';
@@ -264,6 +265,57 @@ describe('the live viewer in headless Chromium', () => {
       'to be cancelledhalted',
     ]);
     await page.screenshot({ path: join(shots, '6-cancelled.png') });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("shows a run's images as thumbnails beside their labels: the user's and a tool result's", async () => {
+    const live = await viewer();
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const screenshot = defineTool({
+      name: 'screenshot',
+      parameters: z.object({}),
+      execute: async () =>
+        toolContent([
+          { type: 'text', text: 'Now:' },
+          { type: 'image', data: png, mediaType: 'image/png' },
+        ]),
+    });
+    const model = scriptedModel([{ toolCalls: [{ id: 'c1', name: 'screenshot', args: {} }] }, { text: 'The same pixel.' }]);
+    const actor = createActor(createConversationMachine({ provider: handlerProvider(model.handler), tools: [screenshot] }), {
+      input: { messages: [] },
+    });
+    live.watch(actor, { id: 'media' });
+    const { page, requests, problems } = await openPage(`${live.url}#media`);
+    actor.start();
+    actor.send({
+      type: 'user.message',
+      content: [
+        { type: 'text', text: 'Look' },
+        { type: 'image', data: png, mediaType: 'image/png' },
+      ],
+    });
+    await page.waitForSelector('body[data-status="done"]');
+    await page.locator('#messages li[data-role="tool"] img.thumb').waitFor();
+    await page.waitForFunction('[...document.images].every((image) => image.complete)');
+    const label = '[image image/png, 70 B]';
+    expect(
+      await page.$$eval('#messages img.thumb', (images) =>
+        (
+          images as unknown as Array<{
+            alt: string;
+            naturalWidth: number;
+            closest(selector: string): { dataset: { role?: string } } | null;
+          }>
+        ).map((image) => [image.closest('li')?.dataset.role, image.alt, image.naturalWidth]),
+      ),
+    ).toEqual([
+      ['user', label, 1],
+      ['tool', label, 1],
+    ]);
+    expect(await page.textContent('#messages li[data-role="user"]')).toContain(label);
+    expect(await page.textContent('#messages li[data-role="tool"]')).toContain(`→ screenshot: Now:\n${label}`);
+    expect(requests.filter((url) => !url.startsWith(live.url) && !url.startsWith('data:'))).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -3,7 +3,8 @@
  * it follows the newest conversation, approves, travels back through the stored steps (chart lit
  * and messages at that step), returns to live, forks from a step and switches to the fork, denies
  * and cancels on other conversations, and shows an unknown id as an inline error while the page
- * goes on working. A screenshot per control is kept in test-artifacts/viewer/.
+ * goes on working; a conversation's images (a user's, a tool result's) show as thumbnails beside
+ * their labels. A screenshot per control is kept in test-artifacts/viewer/.
  */
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -11,10 +12,23 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { barChartPng } from '../examples/chat-ui/chart-png.js';
 import { toNodeListener } from '../src/http/index.js';
-import type { ConversationHost, ConversationStep } from '../src/index.js';
+import {
+  type ConversationHost,
+  type ConversationStep,
+  createConversationHost,
+  createConversationMachine,
+  defineTool,
+  handlerProvider,
+  mediaLabel,
+  memoryStore,
+  toolContent,
+} from '../src/index.js';
 import { createViewerHandler } from '../src/observe/inspect/index.js';
 import { launchChromium } from './support/chromium.js';
+import { scriptedModel } from './support/scripted-model.js';
 import { viewerHost } from './support/viewer-host.js';
 
 const shots = join(import.meta.dirname, '..', 'test-artifacts', 'viewer');
@@ -188,6 +202,126 @@ describe('the viewer page', () => {
     );
     expect(await page.textContent('#error')).toBe('');
     await shot(page, 'after-unknown-id');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+});
+
+describe('the viewer page with images and files', () => {
+  // Two PNGs of different sizes, so each thumbnail is known by its width.
+  const photo = Buffer.from(barChartPng([2, 7, 1, 8])).toString('base64'); // 86×80
+  const screenshot = Buffer.from(barChartPng([5, 3])).toString('base64'); // 46×80
+  const pdf = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
+  let mediaHost: ConversationHost;
+  let mediaServer: Server;
+  let mediaUrl: string;
+
+  beforeAll(async () => {
+    const model = scriptedModel([{ toolCalls: [{ id: 'call_shot', name: 'screenshot', args: {} }] }, { text: 'The bars moved.' }]);
+    const machine = createConversationMachine({
+      provider: handlerProvider(model.handler),
+      tools: [
+        defineTool({
+          name: 'screenshot',
+          description: 'The page as it looks now',
+          parameters: z.object({}),
+          execute: async () =>
+            toolContent([
+              { type: 'text', text: 'The page now:' },
+              { type: 'image', data: screenshot, mediaType: 'image/png' },
+            ]),
+        }),
+      ],
+    });
+    mediaHost = createConversationHost({ machine, store: memoryStore() });
+    mediaServer = createServer(toNodeListener(createViewerHandler(mediaHost, { title: 'media under test' })));
+    await new Promise<void>((resolve) => mediaServer.listen(0, '127.0.0.1', resolve));
+    mediaUrl = `http://127.0.0.1:${(mediaServer.address() as AddressInfo).port}/`;
+  });
+  afterAll(async () => {
+    mediaServer?.closeAllConnections();
+    await new Promise((resolve) => mediaServer?.close(resolve));
+    await mediaHost?.close();
+  });
+
+  it("shows a stored conversation's inline images as thumbnails with their labels, a by-URL image as a link, a PDF as its label", async () => {
+    const user = [
+      { type: 'text', text: 'What changed?' },
+      { type: 'image', data: photo, mediaType: 'image/png' },
+      { type: 'image', data: 'https://example.com/after.png' },
+      { type: 'file', data: pdf, mediaType: 'application/pdf', filename: 'q3.pdf' },
+    ] as const;
+    await mediaHost.send('m-media', { type: 'user.message', content: [...user] });
+    for (let tries = 0; (await mediaHost.get('m-media'))?.status !== 'done'; tries++) {
+      if (tries > 500) throw new Error('m-media never finished');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Every address the page asks for, from its first request.
+    const requested: string[] = [];
+    const listen = (page: Page) => page.on('request', (request) => requested.push(request.url()));
+    browser.context.on('page', listen);
+    const { page, problems } = await open(`${mediaUrl}#m-media`).finally(() => browser.context.off('page', listen));
+    await until(page, 'the conversation done', async () => (await body(page, 'status')) === 'done');
+
+    const [photoLabel, , pdfLabel] = [mediaLabel(user[1]), mediaLabel(user[2]), mediaLabel(user[3])];
+    const shotLabel = mediaLabel({ type: 'image', data: screenshot, mediaType: 'image/png' });
+    expect(photoLabel).toMatch(/^\[image image\/png, \d+ B\]$/);
+    const thumbnails = (role: string) =>
+      page.$$eval(`#messages li[data-role=${role}] img.thumb`, (images) =>
+        (images as unknown as Array<{ alt: string; naturalWidth: number; src: string }>).map((image) => ({
+          alt: image.alt,
+          width: image.naturalWidth,
+          scheme: image.src.split(':')[0],
+        })),
+      );
+    await until(page, 'the thumbnails decoded', () =>
+      page.$$eval('#messages img', (images) => (images as unknown as Array<{ complete: boolean }>).every((image) => image.complete)),
+    );
+    // The user's image, decoded by the browser, its label beside it; the tool result's under its text.
+    expect(await thumbnails('user')).toEqual([{ alt: photoLabel, width: 86, scheme: 'data' }]);
+    expect(await thumbnails('tool')).toEqual([{ alt: shotLabel, width: 46, scheme: 'data' }]);
+    const userText = await page.textContent('#messages li[data-role=user]');
+    expect(userText).toContain('What changed?');
+    expect(userText).toContain(photoLabel);
+    expect(userText).toContain(pdfLabel);
+    expect(await page.textContent('#messages li[data-role=tool]')).toContain(`→ screenshot: The page now:\n${shotLabel}`);
+    // A by-URL image is a link named by its label; the page never fetches it.
+    expect(
+      await page.$$eval('#messages li[data-role=user] a', (links) => links.map((link) => [link.textContent, link.getAttribute('href')])),
+    ).toEqual([['[image]', 'https://example.com/after.png']]);
+    // No part's bytes as text.
+    expect(await page.textContent('#messages')).not.toContain(photo.slice(0, 40));
+    await shot(page, 'media-thumbnails');
+
+    // Whatever a part holds, only base64 of a raster image type becomes a data: URL, and only an https: URL a link.
+    const hostile = await page.evaluate(() => {
+      type Rendered = { innerHTML: string; querySelectorAll(selector: string): { length: number } };
+      const render = (globalThis as unknown as { partNodesOf: (message: unknown) => Rendered[] }).partNodesOf;
+      const nodes = render({
+        role: 'user',
+        content: [
+          { type: 'image', data: 'PHN2Zz48L3N2Zz4=', mediaType: 'image/svg+xml' },
+          { type: 'image', data: '"><img src=x onerror=alert(1)>', mediaType: 'image/png' },
+          { type: 'image', data: 'iVBORw0KGgo=', mediaType: 'image/png" onerror="alert(1)' },
+          { type: 'image', data: 'javascript:alert(1)' },
+          { type: 'file', data: 'AAAA', mediaType: 'audio/wav' },
+        ],
+      });
+      return nodes.map((node) => ({
+        html: node.innerHTML,
+        images: node.querySelectorAll('img').length,
+        links: node.querySelectorAll('a').length,
+      }));
+    });
+    expect(hostile.map(({ images, links }) => images + links)).toEqual([0, 0, 0, 0, 0]);
+    expect(hostile.map(({ html }) => html)).toEqual([
+      '<span class="media-label">[image image/svg+xml, 11 B]</span>',
+      '<span class="media-label">[image image/png]</span>',
+      '<span class="media-label">[image image/png" onerror="alert(1), 8 B]</span>',
+      '<span class="media-label">[image]</span>',
+      '<span class="media-label">[file audio/wav, 3 B]</span>',
+    ]);
+    expect(requested.filter((address) => !address.startsWith(mediaUrl) && !address.startsWith('data:'))).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
   }, 60_000);

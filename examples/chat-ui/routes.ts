@@ -20,6 +20,8 @@ export type ChatRoutesOptions = {
   pageDir?: string;
   /** Headers added to every response of the page (e.g. a session cookie), given the request. */
   pageHeaders?: (request: Request) => Record<string, string>;
+  /** The largest request body the API reads (attachments come inline, as base64). Default the handler's, 1,000,000 bytes. */
+  maxBodyBytes?: number;
 };
 
 const contentTypes: Record<string, string> = {
@@ -33,6 +35,7 @@ export function chatRoutes(host: ConversationHost, options: ChatRoutesOptions): 
   const api = createConversationHandler(host, {
     authorize: options.authorize,
     basePath: '/api',
+    ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
     ...(options.sessionData ? { chatSessionData: options.sessionData } : {}),
   });
   const notFound = () => new Response('not found', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });

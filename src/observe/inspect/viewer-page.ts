@@ -198,7 +198,7 @@ function renderMessages() {
     const item = el('li');
     item.dataset.role = message.role;
     item.append(el('span', 'role', message.role));
-    for (const [kind, text] of partsOf(message)) item.append(el('div', 'part ' + kind, text));
+    item.append(...partNodesOf(message));
     return item;
   }));
   if (messages.length === 0) list.append(el('li', 'empty', 'no messages yet'));
