@@ -5,8 +5,8 @@
  *
  *   npx tsx examples/mcp.ts
  *
- * Shown: `mcpTools` with a prefix and `needsApproval`, an approved call, an image result (the model
- * reads a placeholder), the server's tool list changing mid-conversation (a new machine for the
+ * Shown: `mcpTools` with a prefix and `needsApproval`, an approved call, an image result (sent to
+ * the model as an image part), the server's tool list changing mid-conversation (a new machine for the
  * next turn), and `close()`. Any MCP server works the same way:
  * `{ command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] }`, or `{ url, headers }`.
  *

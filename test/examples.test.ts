@@ -169,8 +169,9 @@ describe('examples run offline', { timeout: 90_000 }, () => {
 
   example('mcp', (stdout) => {
     expect(stdout).toContain('[mcp] tools: notes_add_note, notes_delete_note, notes_chart_notes, notes_enable_export\n');
-    // An image result: the model reads a placeholder naming it.
-    expect(stdout).toContain('[tool.result] notes_chart_notes → Chart of 1 note:\n[image: image/png, 68 bytes; not shown to the model]');
+    // An image result: it goes to the model as an image part; its text names it by a label.
+    expect(stdout).toContain('[tool.result] notes_chart_notes → Chart of 1 note:\n[image image/png, 68 B]');
+    expect(stdout).toContain('[answer] Done: Saved "shopping" (1 note). | Chart of 1 note:\n[image image/png, 68 B]');
     expect(stdout).toContain('[tool.approval.requested] notes_delete_note({"title":"shopping"})\n[tool.approve] call_2_0\n');
     expect(stdout).toContain('[tool.result] notes_delete_note → Deleted "shopping".');
     expect(stdout).toContain(

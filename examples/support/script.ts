@@ -51,7 +51,9 @@ export function viewOfChatMessages(messages: OpenAIChatMessage[]): ScriptView {
   let userText = '';
   const toolResults: string[] = [];
   let turn = 0;
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
+    // Chat Completions carries a tool result's images in a user message after the tool messages: not the user speaking.
+    if (message.role === 'user' && isToolMedia(message, messages[index - 1])) continue;
     if (message.role === 'user')
       userText =
         typeof message.content === 'string'
@@ -61,6 +63,13 @@ export function viewOfChatMessages(messages: OpenAIChatMessage[]): ScriptView {
     else if (message.role === 'assistant') turn++;
   }
   return { userText, toolResults, turn };
+}
+
+/** Whether a user message is the media of the tool results before it (its first line names a call). */
+function isToolMedia(message: OpenAIChatMessage, previous: OpenAIChatMessage | undefined): boolean {
+  if (previous?.role !== 'tool' || message.role !== 'user' || typeof message.content === 'string') return false;
+  const first = message.content[0];
+  return first?.type === 'text' && first.text.startsWith('The result of tool call ');
 }
 
 /** Splits text the way a model streams it: a word (and its trailing space) at a time. */
