@@ -68,6 +68,8 @@ export type { GuardrailOptions } from './machines/guardrails.js';
 export type { ContextOptions } from './machines/compaction.js';
 export type { CompactionStrategy } from './actors/summarize-call.js';
 export { estimateMessageTokens } from './model/estimate-tokens.js';
+export { imageSize } from './model/image-size.js';
+export { imageTokens, mediaTokens, type MediaTokenRule, unknownMediaTokens } from './model/media-tokens.js';
 export type { Guardrail, GuardrailContext, GuardrailVerdict } from './tools/guardrail.js';
 export { resultTexts } from './machines/tool-round.js';
 export type { ModelPrice, PriceTable, RunCost } from './machines/pricing.js';

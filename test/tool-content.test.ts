@@ -135,7 +135,8 @@ describe('toolContent in the neutral model', () => {
       role: 'tool',
       content: [{ type: 'tool-result', toolCallId: 's1', toolName: 'screenshot', result: storedText }],
     });
-    expect(withMedia - textOnly).toBe(2000);
+    // The 1×1 PNG by the larger rule (OpenAI: 85 + 170 a tile); the PDF has no page object: 1,000.
+    expect(withMedia - textOnly).toBe(255 + 1000);
   });
 });
 

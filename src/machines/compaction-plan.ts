@@ -1,3 +1,4 @@
+import type { MediaTokenRule } from '../model/media-tokens.js';
 import { estimateMessageTokens, estimateTokens } from '../model/estimate-tokens.js';
 import type { Message, SystemMessage, UserMessage } from '../model/messages.js';
 import type { ToolDescription } from '../model/provider.js';
@@ -29,6 +30,8 @@ export type PromptTokensInput = {
   lastMessageCount?: number;
   system?: string;
   tools?: readonly ToolDescription[];
+  /** How the wire counts media (the provider's `mediaTokens`). */
+  mediaRule?: MediaTokenRule;
 };
 
 /**
@@ -54,13 +57,14 @@ export function promptTokens(input: PromptTokensInput): number {
   if (lastInputTokens !== undefined && lastInputTokens > 0 && lastMessageCount !== undefined && lastMessageCount <= messages.length) {
     let tokens = lastInputTokens;
     for (let index = Math.max(0, lastMessageCount); index < messages.length; index++) {
-      tokens += estimateMessageTokens(messages[index] as Message);
+      tokens += estimateMessageTokens(messages[index] as Message, input.mediaRule);
     }
     return tokens;
   }
   return estimateTokens(messages, {
     ...(input.system === undefined ? {} : { system: input.system }),
     ...(input.tools === undefined ? {} : { tools: input.tools }),
+    ...(input.mediaRule === undefined ? {} : { mediaRule: input.mediaRule }),
   });
 }
 

@@ -81,7 +81,13 @@ type Settings = { context: ResolvedContext; profileOf: (agent: string | undefine
 /** The system prompt and tools the active agent's requests carry, for the prompt estimate. */
 const requestParts = (context: ConversationContext, settings: Settings) => {
   const profile = settings.profileOf(context.agents.active);
-  return { ...(profile.system === undefined ? {} : { system: profile.system }), tools: profile.toolDescriptions };
+  // The provider the next request goes to counts the media (a fallback may count them another way).
+  const mediaRule = (profile.providers[context.control.provider] ?? profile.provider).mediaTokens;
+  return {
+    ...(profile.system === undefined ? {} : { system: profile.system }),
+    tools: profile.toolDescriptions,
+    ...(mediaRule === undefined ? {} : { mediaRule }),
+  };
 };
 
 /** The estimated prompt of the next request (the last reported count, plus what was added since). */

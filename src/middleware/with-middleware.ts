@@ -40,6 +40,7 @@ export function withMiddleware(provider: Provider, middleware: readonly RequestM
     name: provider.name,
     ...(provider.model === undefined ? {} : { model: provider.model }),
     ...(provider.promptCacheTtls === undefined ? {} : { promptCacheTtls: provider.promptCacheTtls }),
+    ...(provider.mediaTokens === undefined ? {} : { mediaTokens: provider.mediaTokens }),
     stream: (request) => through(0, request),
   };
 }

@@ -1,6 +1,8 @@
 import { serializeResult } from '../util/serialize-result.js';
 import type { Message } from './messages.js';
 import type { ToolDescription } from './provider.js';
+import { isMediaPart } from './media.js';
+import { type MediaTokenRule, mediaTokens } from './media-tokens.js';
 
 /**
  * A token estimate without a tokenizer: tokenizers differ per model and weigh megabytes, and the
@@ -36,8 +38,21 @@ function valueLength(value: unknown): number {
   return length;
 }
 
-function tokensOf(characters: number, parts: number, unknownParts: number): number {
-  return messageOverheadTokens + parts * partOverheadTokens + unknownParts * unknownPartTokens + Math.ceil(characters / charactersPerToken);
+function tokensOf(characters: number, parts: number, unknownParts: number, media = 0): number {
+  return (
+    messageOverheadTokens +
+    parts * partOverheadTokens +
+    unknownParts * unknownPartTokens +
+    media +
+    Math.ceil(characters / charactersPerToken)
+  );
+}
+
+/** A medium's tokens by the wire's rule; a part too malformed to read counts as an unknown one. */
+function partMediaTokens(part: unknown, rule: MediaTokenRule | undefined): number {
+  return isMediaPart(part) && (typeof part.data === 'string' || part.data instanceof Uint8Array)
+    ? mediaTokens(part, rule)
+    : unknownPartTokens;
 }
 
 /**
@@ -48,14 +63,19 @@ function tokensOf(characters: number, parts: number, unknownParts: number): numb
  * estimateMessageTokens({ role: 'user', content: 'What is 2+3?' }); // 4 + ceil(12 / 4) = 7
  * ```
  */
-export function estimateMessageTokens(message: Message): number {
+export function estimateMessageTokens(message: Message, mediaRule?: MediaTokenRule): number {
   if (typeof message.content === 'string') return tokensOf(message.content.length, 0, 0);
   // Parts are read structurally: a history restored from storage may hold a part of a kind this version does not know.
   const parts = message.content as ReadonlyArray<{ type: string } & Record<string, unknown>>;
   let characters = 0;
   let unknownParts = 0;
+  let media = 0;
   for (const part of parts) {
     switch (part.type) {
+      case 'image':
+      case 'file':
+        media += partMediaTokens(part, mediaRule);
+        break;
       case 'text':
       case 'reasoning':
         characters += typeof part.text === 'string' ? part.text.length : 0;
@@ -70,13 +90,13 @@ export function estimateMessageTokens(message: Message): number {
         characters += valueLength(part.result);
         // A `toolContent` result's text is in `result`; its images and files cost like a user's.
         if (Array.isArray(part.content))
-          for (const inner of part.content as Array<{ type?: unknown }>) if (inner.type !== 'text') unknownParts++;
+          for (const inner of part.content as unknown[]) if (isMediaPart(inner)) media += partMediaTokens(inner, mediaRule);
         break;
       default:
         unknownParts++;
     }
   }
-  return tokensOf(characters, parts.length, unknownParts);
+  return tokensOf(characters, parts.length, unknownParts, media);
 }
 
 /**
@@ -88,8 +108,11 @@ export function estimateMessageTokens(message: Message): number {
  *   result as the model sees it (strings as they are, anything else as JSON). Reasoning
  *   signatures and provider metadata are not counted.
  * - Each message adds 4 tokens and each part 3, for the chat template's framing.
- * - A part of a kind the estimate does not know (e.g. an image) counts 1,000 tokens, and so does
- *   each image and file of a `toolContent` result.
+ * - An image counts by its pixels, as the wire counts it (`mediaRule`: OpenAI's 512-px tiles,
+ *   Anthropic's width × height / 750; without one, the larger); a PDF 2,000 a page; plain text
+ *   four characters a token; WAV or MP3 audio ten a second; a medium by URL, or one whose size
+ *   cannot be read, 1,000 (see `mediaTokens`). So do the images and files of a `toolContent` result.
+ * - A part of a kind the estimate does not know counts 1,000 tokens.
  * - The system prompt counts as one message; each tool, its name, description and JSON schema plus 8.
  *
  * Prose and code in English come out close to the real count; text in scripts that take about a
@@ -103,9 +126,12 @@ export function estimateMessageTokens(message: Message): number {
  * if (tokens > 100_000) console.warn('the history is getting long');
  * ```
  */
-export function estimateTokens(messages: readonly Message[], extra: { system?: string; tools?: readonly ToolDescription[] } = {}): number {
+export function estimateTokens(
+  messages: readonly Message[],
+  extra: { system?: string; tools?: readonly ToolDescription[]; mediaRule?: MediaTokenRule } = {},
+): number {
   let tokens = 0;
-  for (const message of messages) tokens += estimateMessageTokens(message);
+  for (const message of messages) tokens += estimateMessageTokens(message, extra.mediaRule);
   if (extra.system !== undefined && extra.system !== '') tokens += tokensOf(extra.system.length, 0, 0);
   for (const tool of extra.tools ?? []) {
     const characters = tool.name.length + tool.description.length + valueLength(tool.inputSchema);

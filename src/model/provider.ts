@@ -1,3 +1,4 @@
+import type { MediaTokenRule } from './media-tokens.js';
 import type { Message, ProviderMetadata, TextPart, ReasoningPart, RedactedReasoningPart } from './messages.js';
 import type { Usage } from './usage.js';
 
@@ -205,5 +206,10 @@ export interface Provider {
    * whose `promptCache.ttl` is not among them is refused when it is created, naming these.
    */
   readonly promptCacheTtls?: readonly PromptCacheTtl[];
+  /**
+   * How the wire counts an image's tokens (`'openai'`: 512-px tiles; `'anthropic'`: pixels / 750):
+   * the token estimate behind compaction and budgets uses it. Absent: the larger of the two.
+   */
+  readonly mediaTokens?: MediaTokenRule;
   stream(request: ProviderRequest): AsyncIterable<ProviderEvent>;
 }

@@ -192,6 +192,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
     name: 'anthropic',
     model,
     promptCacheTtls: ['5m', '1h'],
+    mediaTokens: 'anthropic',
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       try {
         const client = await getClient();

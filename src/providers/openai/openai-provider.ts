@@ -237,6 +237,7 @@ export function openaiProvider(options: OpenAIProviderOptions | OpenAIResponsesP
     name: resolved.name,
     model,
     promptCacheTtls: openaiPromptCacheTtls,
+    mediaTokens: 'openai',
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
       let openai: OpenAIClientLike | undefined;

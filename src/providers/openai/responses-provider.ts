@@ -208,6 +208,7 @@ export function openaiResponsesProvider(options: ResolvedOpenAIResponsesOptions)
     name: options.name,
     model: options.model,
     promptCacheTtls: openaiPromptCacheTtls,
+    mediaTokens: 'openai',
     async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
       const { signal } = request;
       let openai: OpenAIResponsesClientLike | undefined;
