@@ -29,17 +29,17 @@ const audioTokensPerSecond = 10;
  */
 export function imageTokens(width: number, height: number, rule: MediaTokenRule): number {
   if (rule === 'openai') {
-    let [w, h] = fit(width, height, 2048);
+    let [w, h] = scaledWithin(width, height, 2048);
     const short = Math.min(w, h);
     if (short > 768) [w, h] = [(w * 768) / short, (h * 768) / short];
     return 85 + 170 * Math.ceil(w / 512) * Math.ceil(h / 512);
   }
-  const [w, h] = fit(width, height, 1568);
+  const [w, h] = scaledWithin(width, height, 1568);
   return Math.min(1600, Math.ceil((w * h) / 750));
 }
 
 /** Scaled, keeping its shape, so that its long side is at most `limit`. */
-function fit(width: number, height: number, limit: number): [number, number] {
+function scaledWithin(width: number, height: number, limit: number): [number, number] {
   const long = Math.max(width, height);
   return long <= limit ? [width, height] : [(width * limit) / long, (height * limit) / long];
 }
