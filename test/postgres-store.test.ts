@@ -45,27 +45,43 @@ describe('postgresStore: its tables', () => {
       [schema.name, `${prefix}%`],
     );
     expect(tables.map(({ table_name }) => table_name)).toEqual(
-      ['conversations', 'leases', 'log', 'meta', 'steps', 'stream'].map((name) => prefix + name),
+      ['conversations', 'leases', 'log', 'media', 'media_refs', 'meta', 'steps', 'stream'].map((name) => prefix + name),
     );
-    expect(await queryOnce(`SELECT key, value FROM "${schema.name}"."${prefix}meta"`)).toEqual([{ key: 'schema_version', value: '2' }]);
+    expect(await queryOnce(`SELECT key, value FROM "${schema.name}"."${prefix}meta"`)).toEqual([{ key: 'schema_version', value: '3' }]);
     expect(stores[0]!.tables).toBe(`${schema.name}.${prefix}`);
     await Promise.all(stores.map((store) => store.close()));
   });
 
-  it('brings tables of schema version 1 (before steps) up to version 2 when opened, keeping what they hold', async () => {
+  it('brings tables of schema version 1 (before steps and media) up to version 3 when opened, keeping what they hold', async () => {
     const prefix = newPrefix();
     const first = storeOn(prefix);
     await first.save(conversation('a', 1));
     await first.close();
-    // As actorloop before steps left them: no steps table, version 1.
-    await queryOnce(`DROP TABLE "${schema.name}"."${prefix}steps"`);
+    // As actorloop before steps left them: no steps or media tables, version 1.
+    for (const table of ['steps', 'media', 'media_refs']) await queryOnce(`DROP TABLE "${schema.name}"."${prefix}${table}"`);
     await queryOnce(`UPDATE "${schema.name}"."${prefix}meta" SET value = '1' WHERE key = 'schema_version'`);
     const upgraded = storeOn(prefix);
     expect(await upgraded.load('a')).toEqual(conversation('a', 1));
     expect(await upgraded.readSteps('a')).toEqual([]);
     await upgraded.save(conversation('a', 2));
     expect((await upgraded.readSteps('a')).map((step) => step.seq)).toEqual([2]);
-    expect(await queryOnce(`SELECT value FROM "${schema.name}"."${prefix}meta"`)).toEqual([{ value: '2' }]);
+    expect(await queryOnce(`SELECT value FROM "${schema.name}"."${prefix}meta"`)).toEqual([{ value: '3' }]);
+    await upgraded.close();
+  });
+
+  it('brings tables of schema version 2 (before media) up to version 3: the store then keeps media', async () => {
+    const prefix = newPrefix();
+    const first = storeOn(prefix);
+    await first.save(conversation('a', 1));
+    await first.close();
+    for (const table of ['media', 'media_refs']) await queryOnce(`DROP TABLE "${schema.name}"."${prefix}${table}"`);
+    await queryOnce(`UPDATE "${schema.name}"."${prefix}meta" SET value = '2' WHERE key = 'schema_version'`);
+    const upgraded = storeOn(prefix);
+    expect(await upgraded.load('a')).toEqual(conversation('a', 1));
+    const ref = `sha256:${'ab'.repeat(32)}`;
+    await upgraded.save(conversation('a', 2), [], undefined, { media: [{ ref, mediaType: 'image/png', bytes: 3, data: 'AQID' }] });
+    expect(await upgraded.readMedia(ref)).toEqual({ ref, mediaType: 'image/png', bytes: 3, data: 'AQID' });
+    expect(await queryOnce(`SELECT value FROM "${schema.name}"."${prefix}meta"`)).toEqual([{ value: '3' }]);
     await upgraded.close();
   });
 
@@ -100,7 +116,7 @@ describe('postgresStore: its tables', () => {
     await queryOnce(`UPDATE "${schema.name}"."${newer}meta" SET value = '7'`);
     const again = storeOn(newer);
     await expect(again.load('a')).rejects.toMatchObject({ code: 'unknown_schema_version' });
-    await expect(again.load('a')).rejects.toThrow('schema version 7; this actorloop reads version 2 (a newer actorloop made them');
+    await expect(again.load('a')).rejects.toThrow('schema version 7; this actorloop reads version 3 (a newer actorloop made them');
     await again.close();
     expect(await queryOnce(`SELECT revision FROM "${schema.name}"."${newer}conversations"`)).toEqual([{ revision: '1' }]);
   });

@@ -1,3 +1,4 @@
+import { mediaAwareStore } from './media-aware-store.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
@@ -347,7 +348,10 @@ const describeError = (error: unknown) =>
  * ```
  */
 export function createConversationHost(options: ConversationHostOptions): ConversationHost {
-  const { machine, store, hostId, onError, relay, leaseTtlMs } = resolveOptionsWith(conversationHostOptionsSchema, options);
+  const resolved = resolveOptionsWith(conversationHostOptionsSchema, options);
+  const { machine, hostId, onError, relay, leaseTtlMs } = resolved;
+  // A store that keeps media once gets references in every write and gives whole parts on every read.
+  const store = mediaAwareStore(resolved.store);
 
   /** Runs held in memory: only those in flight (finished and waiting runs are stored, not held). */
   const live = new Map<string, LiveRun>();

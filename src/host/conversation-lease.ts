@@ -1,3 +1,5 @@
+import type { StoredMedia } from './stored-media.js';
+
 /**
  * A host's claim on one conversation, handed out by a store that coordinates several host
  * processes (`acquireLease`): while it holds the lease, no other host applies events to the
@@ -31,4 +33,12 @@ export type ConversationLease = {
  * await store.save(conversation, log, undefined, { lease });
  * ```
  */
-export type SaveOptions = { lease?: ConversationLease };
+export type SaveOptions = {
+  lease?: ConversationLease;
+  /**
+   * For a store that keeps media once (`readMedia`): every medium the write's snapshot, log and
+   * stream refer to. The store keeps the bytes of those given with `data` (once per `ref`) and
+   * remembers that the conversation refers to all of them, so none is deleted while it does.
+   */
+  media?: readonly StoredMedia[];
+};

@@ -2,6 +2,7 @@ import type { ContextCompactedEvent, RunOutput, ToolCallEvent, ToolResultEvent }
 import type { Message, UserMessage } from '../model/messages.js';
 import type { ConversationLease, SaveOptions } from './conversation-lease.js';
 import type { ConversationStreamItem } from './conversation-stream.js';
+import type { StoredMedia } from './stored-media.js';
 
 /**
  * Where a conversation stands: `idle` before its first message, `running` while a run requests or
@@ -238,6 +239,13 @@ export interface ConversationStore {
   list(options?: ListOptions): Promise<ConversationSummary[]>;
   /** Removes the conversation and its log; `false` when there was none. */
   delete(id: string): Promise<boolean>;
+  /**
+   * Optional: the store keeps media once, by content (`sha256:…`). The host then writes snapshots,
+   * steps, the log and stream entries with references (`{ type, ref, mediaType, bytes }`) and hands
+   * the bytes over in `SaveOptions.media`; this reads a medium back (`data` is its base64). Media
+   * no stored conversation refers to any more are deleted with the last one that did.
+   */
+  readMedia?(ref: string): Promise<StoredMedia | undefined>;
   /** Releases what the store holds (a file handle); the store is unusable after. */
   close(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import { mediaCodecOf } from './media-aware-store.js';
 import { randomBytes } from 'node:crypto';
 import { createActor, type Subscription } from 'xstate';
 import { setExecutionGate } from '../machines/execution-gate.js';
@@ -312,12 +313,14 @@ export class LiveRun {
       while (!this.detached && this.writtenGeneration < this.generation) {
         const generation = this.generation;
         const snapshot = this.actor.getSnapshot();
+        const persisted = this.actor.getPersistedSnapshot();
+        const json = JSON.stringify(persisted);
         const stored: StoredConversation = {
           id: this.id,
           schemaVersion: currentSchemaVersion,
           machineId: this.options.machine.id,
           status: statusOf(snapshot),
-          snapshot: JSON.stringify(this.actor.getPersistedSnapshot()),
+          snapshot: json,
           revision: this.revision + 1,
           owner: this.options.owner,
           updatedAt: Date.now(),
@@ -335,8 +338,15 @@ export class LiveRun {
         this.streamRevision = stored.revision + 1;
         this.streamCount = 0;
         const { lease, store } = this.options;
+        // A store that keeps media once: the snapshot refers to them, found in the objects (no parse).
+        // What this write holds was taken above, before this await.
+        const codec = mediaCodecOf(store);
+        if (codec) {
+          const encoded = await codec.encode(persisted, json);
+          await store.save({ ...stored, snapshot: encoded.text }, log, stream, { ...(lease ? { lease } : {}), media: encoded.media });
+        }
         // Without a stream or a lease, the call stays as it was for stores written before they existed.
-        if (lease) await store.save(stored, log, stream, { lease });
+        else if (lease) await store.save(stored, log, stream, { lease });
         else await (stream ? store.save(stored, log, stream) : store.save(stored, log));
         this.writingItems = [];
         this.revision = stored.revision;

@@ -12,6 +12,8 @@ import type {
 import { ConversationConflictError } from './errors/conversation-conflict-error.js';
 import { listLimit, statusFilter } from './list-options.js';
 import { memoryStoreOptions, pruneStepsBelow } from './step-retention.js';
+import type { SaveOptions } from './conversation-lease.js';
+import type { StoredMedia } from './stored-media.js';
 
 /**
  * What {@link memoryStore} takes.
@@ -52,6 +54,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): ConversationStore
   const logs = new Map<string, Array<{ seq: number; at: number; event: string }>>();
   /** Stream entries likewise, one per write that carried stream items. */
   const streams = new Map<string, Array<{ seq: number; runStart: boolean; items: string }>>();
+  /** Media by reference, once each, and the references each conversation holds (steps and log included). */
+  const media = new Map<string, StoredMedia & { data: string }>();
+  const mediaOf = new Map<string, Set<string>>();
   let nextSeq = 1;
   let closed = false;
   const open = (what: string) => {
@@ -64,11 +69,23 @@ export function memoryStore(options: MemoryStoreOptions = {}): ConversationStore
       const stored = conversations.get(id);
       return stored ? { ...stored } : undefined;
     },
-    async save(conversation: StoredConversation, log: readonly LogAppend[] = [], stream?: StreamAppend) {
+    async save(conversation: StoredConversation, log: readonly LogAppend[] = [], stream?: StreamAppend, options: SaveOptions = {}) {
       open('save');
       const storedRevision = conversations.get(conversation.id)?.revision ?? 0;
       if (storedRevision !== conversation.revision - 1) {
         throw new ConversationConflictError(conversation.id, conversation.revision - 1, storedRevision);
+      }
+      // Checked before anything is written: a reference to bytes the store never had leaves no half-save behind.
+      for (const item of options.media ?? []) {
+        if (item.data === undefined && !media.has(item.ref))
+          throw new Error(`memoryStore: save refers to media ${item.ref}, which it was never given`);
+      }
+      for (const item of options.media ?? []) {
+        if (item.data !== undefined && !media.has(item.ref))
+          media.set(item.ref, { ref: item.ref, mediaType: item.mediaType, bytes: item.bytes, data: item.data });
+        const held = mediaOf.get(conversation.id) ?? new Set<string>();
+        held.add(item.ref);
+        mediaOf.set(conversation.id, held);
       }
       // Serialised before anything is written, so a log entry that is not JSON leaves no half-save behind.
       const entries = log.map(({ at, event }) => ({ seq: 0, at, event: JSON.stringify(event) }));
@@ -143,8 +160,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): ConversationStore
         .slice(0, limit)
         .map(({ id, status, revision, owner, updatedAt }) => ({ id, status, revision, owner, updatedAt }));
     },
+    async readMedia(ref) {
+      open('readMedia');
+      const found = media.get(ref);
+      return found ? { ...found } : undefined;
+    },
     async delete(id) {
       open('delete');
+      const held = mediaOf.get(id);
+      mediaOf.delete(id);
+      // A medium goes with the last conversation that refers to it.
+      for (const ref of held ?? []) if (![...mediaOf.values()].some((refs) => refs.has(ref))) media.delete(ref);
       logs.delete(id);
       streams.delete(id);
       steps.delete(id);

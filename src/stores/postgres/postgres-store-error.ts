@@ -5,9 +5,11 @@ import { ActorloopError } from '../../errors/actorloop-error.js';
  * connection broke (after the store's retries); `not_a_store` — the schema holds tables of the
  * store's names that are not an actorloop store; `unknown_schema_version` — the store's tables
  * are of a version this actorloop does not know (a newer actorloop made them); `query` — the
- * database refused a statement (permissions, a full disk…); `closed` — the store was closed.
+ * database refused a statement (permissions, a full disk…); `closed` — the store was closed;
+ * `missing_media` — a save refers to a medium (`sha256:…`) the store does not have and was not
+ * given (nothing of that save is written).
  */
-export type PostgresStoreErrorCode = 'connection' | 'not_a_store' | 'unknown_schema_version' | 'query' | 'closed';
+export type PostgresStoreErrorCode = 'connection' | 'not_a_store' | 'unknown_schema_version' | 'query' | 'closed' | 'missing_media';
 
 /**
  * A Postgres conversation store could not do what it was asked. `operation` names it (`save`,

@@ -62,7 +62,9 @@ export type PostgresStoreOptions = {
  * database without two of them applying events to one conversation at once.
  */
 export type PostgresStore = ConversationStore &
-  Required<Pick<ConversationStore, 'readStream' | 'readSteps' | 'loadStep' | 'acquireLease' | 'renewLease' | 'releaseLease'>> & {
+  Required<
+    Pick<ConversationStore, 'readStream' | 'readSteps' | 'loadStep' | 'acquireLease' | 'renewLease' | 'releaseLease' | 'readMedia'>
+  > & {
     /** Where the tables are, as `schema.prefix`. */
     readonly tables: string;
   };
@@ -134,9 +136,21 @@ const leaseSchema = option.matching(
     isRecord(lease) && typeof lease.conversationId === 'string' && Number.isSafeInteger(lease.token) && typeof lease.owner === 'string',
 );
 
+const mediaSchema = option.array(
+  option.object(
+    {
+      ref: option.string({ nonEmpty: true }),
+      mediaType: option.string(),
+      bytes: option.integer({ minimum: 0 }),
+      data: option.optional(option.string()),
+    },
+    { expected: 'a StoredMedia { ref, mediaType, bytes, data? }' },
+  ),
+);
+
 const saveOptionsSchema = option.object(
-  { lease: option.optional(leaseSchema) },
-  { expected: 'an object { lease? }', unknownKeys: 'ignore' },
+  { lease: option.optional(leaseSchema), media: option.optional(mediaSchema) },
+  { expected: 'an object { lease?, media? }', unknownKeys: 'ignore' },
 );
 
 const ttlSchema = option.integer({ minimum: 1, maximum: 2_147_483_647, expected: 'a positive integer of milliseconds' });
@@ -155,6 +169,12 @@ function saveStatement(names: TableNames): string {
   return `WITH lease AS (
       SELECT token FROM ${names.leases} WHERE conversation_id = $1 FOR SHARE
     ),
+    complete AS (
+      SELECT NOT EXISTS (
+        SELECT 1 FROM unnest($17::text[], $20::bytea[]) AS m(ref, data)
+        WHERE m.data IS NULL AND NOT EXISTS (SELECT 1 FROM ${names.media} WHERE ${names.media}.ref = m.ref)
+      ) AS ok
+    ),
     allowed AS (
       SELECT CASE
         WHEN $14::bigint IS NULL THEN NOT EXISTS (SELECT 1 FROM ${names.leases} WHERE conversation_id = $1 AND expires_at > now())
@@ -164,14 +184,14 @@ function saveStatement(names: TableNames): string {
     inserted AS (
       INSERT INTO ${names.conversations} (id, schema_version, machine_id, status, revision, owner, snapshot, updated_at)
       SELECT $1, $2::integer, $3, $4, $5::bigint, $6, $7, $8::bigint
-      WHERE $5::bigint = 1 AND (SELECT ok FROM allowed)
+      WHERE $5::bigint = 1 AND (SELECT ok FROM allowed) AND (SELECT ok FROM complete)
       ON CONFLICT (id) DO NOTHING
       RETURNING id
     ),
     updated AS (
       UPDATE ${names.conversations}
       SET schema_version = $2::integer, machine_id = $3, status = $4, revision = $5::bigint, owner = $6, snapshot = $7, updated_at = $8::bigint
-      WHERE id = $1 AND revision = $5::bigint - 1 AND $5::bigint > 1 AND (SELECT ok FROM allowed)
+      WHERE id = $1 AND revision = $5::bigint - 1 AND $5::bigint > 1 AND (SELECT ok FROM allowed) AND (SELECT ok FROM complete)
       RETURNING id
     ),
     written AS (SELECT id FROM inserted UNION ALL SELECT id FROM updated),
@@ -196,11 +216,23 @@ function saveStatement(names: TableNames): string {
       SELECT $1, $5::bigint, $2::integer, $3, $4, $15, $6, $7, $8::bigint WHERE EXISTS (SELECT 1 FROM written)
       ON CONFLICT (conversation_id, revision) DO NOTHING
     ),
+    mediaed AS (
+      INSERT INTO ${names.media} (ref, media_type, bytes, data)
+      SELECT m.ref, m.media_type, m.bytes, m.data
+      FROM unnest($17::text[], $18::text[], $19::bigint[], $20::bytea[]) AS m(ref, media_type, bytes, data)
+      WHERE m.data IS NOT NULL AND EXISTS (SELECT 1 FROM written)
+      ON CONFLICT (ref) DO NOTHING
+    ),
+    referred AS (
+      INSERT INTO ${names.mediaRefs} (conversation_id, ref)
+      SELECT $1, r.ref FROM unnest($17::text[]) AS r(ref) WHERE EXISTS (SELECT 1 FROM written)
+      ON CONFLICT DO NOTHING
+    ),
     unstepped AS (
       DELETE FROM ${names.steps}
       WHERE conversation_id = $1 AND $16::bigint IS NOT NULL AND revision <= $5::bigint - $16::bigint AND EXISTS (SELECT 1 FROM written)
     )
-    SELECT (SELECT ok FROM allowed) AS allowed, EXISTS (SELECT 1 FROM written) AS written`;
+    SELECT (SELECT ok FROM allowed) AS allowed, (SELECT ok FROM complete) AS complete, EXISTS (SELECT 1 FROM written) AS written`;
 }
 
 type ConversationRow = {
@@ -364,7 +396,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const checked = resolveOptionsWith(conversationSchema, conversation, 'conversation');
       const entries = resolveOptionsWith(logSchema, log, 'log');
       const streamed = resolveOptionsWith(streamSchema, stream, 'stream');
-      const { lease } = resolveOptionsWith(saveOptionsSchema, saveOptions, 'options');
+      const { lease, media = [] } = resolveOptionsWith(saveOptionsSchema, saveOptions, 'options');
       if (lease && lease.conversationId !== checked.id) {
         throw new InvalidOptionsError('options.lease', `the lease of conversation ${JSON.stringify(checked.id)}`, lease.conversationId);
       }
@@ -388,11 +420,23 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         lease?.token ?? null,
         checked.state ?? null,
         Number.isFinite(keepSteps) ? keepSteps : null,
+        media.map(({ ref }) => ref),
+        media.map(({ mediaType }) => mediaType),
+        media.map(({ bytes }) => bytes),
+        // As bytes: stored as bytea, a medium costs its size, not the third more of base64.
+        media.map(({ data }) => (data === undefined ? null : Buffer.from(data, 'base64'))),
       ];
       await run('save', checked.id, async (pool, attempt) => {
         const { rows } = await pool.query({ name: saveName, text: save, values });
-        const outcome = rows[0] as { allowed: boolean; written: boolean };
+        const outcome = rows[0] as { allowed: boolean; complete: boolean; written: boolean };
         if (outcome.written) return;
+        if (!outcome.complete) {
+          throw new PostgresStoreError(
+            'missing_media',
+            where('save', checked.id),
+            'the save refers to media the store does not have and was not given',
+          );
+        }
         if (!outcome.allowed) {
           const holder = await describeHolder(pool, names, checked.id);
           throw new ConversationLeaseLostError(checked.id, lease?.token, holder);
@@ -478,10 +522,23 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       });
     },
 
+    async readMedia(ref) {
+      return run('readMedia', undefined, async (pool) => {
+        const { rows } = await pool.query(`SELECT media_type, bytes, data FROM ${names.media} WHERE ref = $1`, [ref]);
+        const row = rows[0] as { media_type: string; bytes: string; data: Buffer } | undefined;
+        return row ? { ref, mediaType: row.media_type, bytes: Number(row.bytes), data: row.data.toString('base64') } : undefined;
+      });
+    },
+
     async delete(id) {
       return run('delete', id, async (pool) => {
         const { rows } = await pool.query(
-          `WITH logged AS (DELETE FROM ${names.log} WHERE conversation_id = $1),
+          `WITH unreferred AS (DELETE FROM ${names.mediaRefs} WHERE conversation_id = $1 RETURNING ref),
+             unmedia AS (
+               DELETE FROM ${names.media} AS m WHERE m.ref IN (SELECT ref FROM unreferred)
+                 AND NOT EXISTS (SELECT 1 FROM ${names.mediaRefs} AS r WHERE r.ref = m.ref AND r.conversation_id <> $1)
+             ),
+             logged AS (DELETE FROM ${names.log} WHERE conversation_id = $1),
              streamed AS (DELETE FROM ${names.stream} WHERE conversation_id = $1),
              stepped AS (DELETE FROM ${names.steps} WHERE conversation_id = $1),
              removed AS (DELETE FROM ${names.conversations} WHERE id = $1 RETURNING id)

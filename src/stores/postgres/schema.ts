@@ -16,6 +16,8 @@ export type TableNames = {
   steps: string;
   leases: string;
   leaseTokens: string;
+  media: string;
+  mediaRefs: string;
   meta: string;
   /** Unquoted `schema.name`, for `to_regclass`. */
   regclass: (table: 'conversations' | 'meta') => string;
@@ -36,6 +38,8 @@ export function tableNames(schema: string, prefix: string): TableNames {
     steps: table('steps'),
     leases: table('leases'),
     leaseTokens: table('lease_tokens'),
+    media: table('media'),
+    mediaRefs: table('media_refs'),
     meta: table('meta'),
     regclass: (name) => table(name),
   };
@@ -100,6 +104,21 @@ const migrations: Array<(names: TableNames) => string[]> = [
       updated_at bigint NOT NULL,
       PRIMARY KEY (conversation_id, revision)
     )`,
+  ],
+  // Version 3: media kept once by content (`readMedia`), and which conversations refer to each.
+  (names) => [
+    `CREATE TABLE ${names.media} (
+      ref text COLLATE "C" PRIMARY KEY,
+      media_type text NOT NULL,
+      bytes bigint NOT NULL,
+      data bytea NOT NULL
+    )`,
+    `CREATE TABLE ${names.mediaRefs} (
+      conversation_id text COLLATE "C" NOT NULL,
+      ref text COLLATE "C" NOT NULL,
+      PRIMARY KEY (conversation_id, ref)
+    )`,
+    `CREATE INDEX ON ${names.mediaRefs} (ref)`,
   ],
 ];
 

@@ -31,7 +31,7 @@ const createStatements = [
 ];
 
 /**
- * The stream entries (`readStream`) and the steps (`readSteps`, `loadStep`): added to files of schema version 1 when they are opened, so a
+ * The stream entries (`readStream`), the steps (`readSteps`, `loadStep`) and the media (`readMedia`): added to files of schema version 1 when they are opened, so a
  * file stays readable by the actorloop versions before streams (they leave the table alone).
  */
 const streamStatements = [
@@ -55,6 +55,20 @@ const streamStatements = [
     updated_at INTEGER NOT NULL,
     PRIMARY KEY (conversation_id, revision)
   ) STRICT`,
+  // Media kept once by content (`readMedia`), as bytes; and which conversations refer to each,
+  // so a medium goes with the last of them. Added like the stream table, for the same reason.
+  `CREATE TABLE IF NOT EXISTS conversation_media (
+    ref TEXT PRIMARY KEY NOT NULL,
+    media_type TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    data BLOB NOT NULL
+  ) STRICT`,
+  `CREATE TABLE IF NOT EXISTS conversation_media_refs (
+    conversation_id TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, ref)
+  ) STRICT, WITHOUT ROWID`,
+  'CREATE INDEX IF NOT EXISTS conversation_media_refs_by_ref ON conversation_media_refs (ref)',
 ];
 
 /**

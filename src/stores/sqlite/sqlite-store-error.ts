@@ -9,7 +9,9 @@ import { ActorloopError } from '../../errors/actorloop-error.js';
  * SQLite at all); `unknown_schema_version` — the file's schema version is one this actorloop does
  * not know (a newer actorloop wrote it); `corrupt` — SQLite finds the file damaged ("database disk
  * image is malformed"), over either driver; `not_found` — `create: false` and there is no file at the
- * path (or only an empty database, with no store in it); `closed` — the store was closed.
+ * path (or only an empty database, with no store in it); `closed` — the store was closed;
+ * `missing_media` — a save refers to a medium (`sha256:…`) the file does not have and was not given
+ * (that save is refused, nothing of it written).
  */
 export type SqliteStoreErrorCode =
   | 'driver_missing'
@@ -18,7 +20,8 @@ export type SqliteStoreErrorCode =
   | 'unknown_schema_version'
   | 'corrupt'
   | 'not_found'
-  | 'closed';
+  | 'closed'
+  | 'missing_media';
 
 /**
  * A SQLite conversation store cannot use its file. Nothing in the file is changed.

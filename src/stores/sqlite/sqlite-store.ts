@@ -16,6 +16,8 @@ import { ConversationConflictError } from '../../host/errors/conversation-confli
 import { listOptionsSchema, readLogOptionsSchema } from '../../host/list-options.js';
 import { keepStepsSchema } from '../../host/step-retention.js';
 import { isRecord } from '../../util/is-record.js';
+import { base64FromBytes, bytesFromBase64 } from '../../util/base64.js';
+import type { SaveOptions } from '../../host/conversation-lease.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { resolveDriver } from './drivers/choose-driver.js';
 import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './drivers/sqlite-driver.js';
@@ -121,6 +123,8 @@ type PendingSave = {
   /** Log entries already turned into rows, so a bad one fails its own save, not the batch. */
   log: Array<{ at: number; type: string; event: string }>;
   stream: { runStart: number; items: string } | undefined;
+  /** The media the write refers to; bytes decoded before the batch. */
+  media: Array<{ ref: string; mediaType: string; bytes: number; data: Uint8Array | undefined }>;
   resolve: () => void;
   reject: (error: unknown) => void;
 };
@@ -169,14 +173,26 @@ function prepare(db: SqliteConnection) {
     deleteSteps: db.prepare('DELETE FROM conversation_steps WHERE conversation_id = ?'),
     deleteConversation: db.prepare('DELETE FROM conversations WHERE id = ?'),
     deleteLog: db.prepare('DELETE FROM conversation_log WHERE conversation_id = ?'),
+    insertMedia: db.prepare('INSERT OR IGNORE INTO conversation_media (ref, media_type, bytes, data) VALUES (?, ?, ?, ?)'),
+    hasMedia: db.prepare<{ found: number }>('SELECT 1 AS found FROM conversation_media WHERE ref = ?'),
+    readMedia: db.prepare<{ media_type: string; bytes: number; data: Uint8Array }>(
+      'SELECT media_type, bytes, data FROM conversation_media WHERE ref = ?',
+    ),
+    referMedia: db.prepare('INSERT OR IGNORE INTO conversation_media_refs (conversation_id, ref) VALUES (?, ?)'),
+    // Before the conversation's references go: its media that no other conversation refers to.
+    deleteOwnMedia: db.prepare(
+      'DELETE FROM conversation_media WHERE ref IN (SELECT ref FROM conversation_media_refs WHERE conversation_id = ?) AND ref NOT IN (SELECT ref FROM conversation_media_refs WHERE conversation_id <> ?)',
+    ),
+    deleteMediaRefs: db.prepare('DELETE FROM conversation_media_refs WHERE conversation_id = ?'),
   };
 }
 
 /** A {@link ConversationStore} on one SQLite file, saying which driver it chose. */
-export type SqliteStore = ConversationStore & {
-  /** The driver this store runs on: the one asked for, or the one chosen when none was. */
-  readonly driver: SqliteDriverName;
-};
+export type SqliteStore = ConversationStore &
+  Required<Pick<ConversationStore, 'readStream' | 'readSteps' | 'loadStep' | 'readMedia'>> & {
+    /** The driver this store runs on: the one asked for, or the one chosen when none was. */
+    readonly driver: SqliteDriverName;
+  };
 
 /** Unknown keys are ignored, not refused: sqliteStore never refused them, so options that worked still do. */
 const sqliteStoreOptionsSchema = option.object(
@@ -285,11 +301,23 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   };
 
   /** Writes one save inside the batch's transaction; a conflict fails this save only. */
-  const writeOne = ({ statements }: Database, { conversation, log, stream }: PendingSave): ConversationConflictError | undefined => {
+  const writeOne = ({ statements }: Database, { conversation, log, stream, media }: PendingSave): Error | undefined => {
     // The column keeps its 0.1 name `version`: renaming it would make older files need a migration for nothing.
     const { id, schemaVersion: version, machineId, status, revision, owner, snapshot, updatedAt, state } = conversation;
     const stored = statements.revision.get(id)?.revision ?? 0;
     if (stored !== revision - 1) return new ConversationConflictError(id, revision - 1, stored);
+    // Checked before anything of this save is written: it refers only to bytes the file has or gets now.
+    const missing = media.find((item) => item.data === undefined && statements.hasMedia.get(item.ref) === undefined);
+    if (missing)
+      return new SqliteStoreError(
+        'missing_media',
+        path,
+        `the save of conversation ${JSON.stringify(id)} refers to media ${missing.ref}, which the file does not have`,
+      );
+    for (const item of media) {
+      if (item.data !== undefined) statements.insertMedia.run(item.ref, item.mediaType, item.bytes, item.data);
+      statements.referMedia.run(id, item.ref);
+    }
     if (revision === 1) statements.insert.run(id, version, machineId, status, revision, owner, snapshot, updatedAt);
     else statements.update.run(version, machineId, status, revision, owner, snapshot, updatedAt, id, stored);
     statements.appendStep.run(id, revision, version, machineId, status, state ?? '', owner, snapshot, updatedAt);
@@ -314,7 +342,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       return;
     }
     const open = database;
-    let outcomes: Array<ConversationConflictError | undefined>;
+    let outcomes: Array<Error | undefined>;
     try {
       outcomes = open.db.immediate(() => saves.map((save) => writeOne(open, save)));
     } catch (error) {
@@ -369,14 +397,20 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       return row ? conversationOf(row) : undefined;
     },
 
-    async save(conversation, log: readonly LogAppend[] = [], stream?: StreamAppend) {
+    async save(conversation, log: readonly LogAppend[] = [], stream?: StreamAppend, saveOptions: SaveOptions = {}) {
       checkConversation(conversation);
       checkLog(log);
       const rows = log.map(({ at, event }) => ({ at, type: event.type, event: JSON.stringify(event) }));
       const streamRow = streamRowOf(stream);
+      const media = (saveOptions.media ?? []).map(({ ref, mediaType, bytes, data }) => ({
+        ref,
+        mediaType,
+        bytes,
+        data: data === undefined ? undefined : bytesFromBase64(data),
+      }));
       await open();
       return new Promise<void>((resolve, reject) => {
-        batch.push({ conversation: { ...conversation }, log: rows, stream: streamRow, resolve, reject });
+        batch.push({ conversation: { ...conversation }, log: rows, stream: streamRow, media, resolve, reject });
         flushScheduled ??= setImmediate(flush);
       });
     },
@@ -435,12 +469,20 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       });
     },
 
+    async readMedia(ref) {
+      const { statements } = await open();
+      const row = reading(() => statements.readMedia.get(ref));
+      return row ? { ref, mediaType: row.media_type, bytes: row.bytes, data: base64FromBytes(row.data) } : undefined;
+    },
+
     async delete(id) {
       const { db, statements } = await open();
       // Writes waiting for the batch go first: a delete must not be overtaken by an older save.
       flush();
       return reading(() =>
         db.immediate(() => {
+          statements.deleteOwnMedia.run(id, id);
+          statements.deleteMediaRefs.run(id);
           statements.deleteLog.run(id);
           statements.deleteStream.run(id);
           statements.deleteSteps.run(id);

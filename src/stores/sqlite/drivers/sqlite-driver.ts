@@ -11,7 +11,7 @@
 export type SqliteDriverName = 'better-sqlite3' | 'node:sqlite';
 
 /** A value SQLite stores in the tables of this store: the store binds nothing else. */
-export type SqliteValue = string | number;
+export type SqliteValue = string | number | Uint8Array;
 
 /** A prepared statement; rows come back as plain objects keyed by column name. */
 export type SqliteStatement<Row> = {
