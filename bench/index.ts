@@ -10,7 +10,7 @@
  *   --transports fetch,node-http  S2's transports (default both)
  *   --s2-reps R        S2 runs per side, transport and N; the best (most rounds/s) stands (default 1; --gate 3)
  *   --s2-minimal       S2 also runs the minimal statechart loop (a third side: what XState's own actors reach)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES,MEDIA; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --s3-wave N        S3's warm-up wave (default the smaller of N and 500; N: hash tables already sized for N)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
@@ -45,6 +45,7 @@ import type { ControlsResult } from './controls.js';
 import type { EngineResult } from './engine.js';
 import { type HttpResult, httpFanOut } from './http.js';
 import { observe, type ObserveResult } from './observe.js';
+import { type MediaResult, mediaScenario } from './media.js';
 import { type PostgresBenchResult, postgresBench } from './postgres.js';
 import { type HostObserveResult, observeHost } from './observe-host.js';
 import { fmt, mb } from './stats.js';
@@ -108,6 +109,7 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
         'HTTP',
         'RESTATE',
         'POSTGRES',
+        'MEDIA',
       ]
     ).map((name) => name.toUpperCase()),
   );
@@ -236,6 +238,7 @@ async function main(): Promise<void> {
     agents?: AgentsResult;
     controls?: ControlsResult;
     observe?: ObserveResult;
+    media?: MediaResult;
     hostObserve?: HostObserveResult;
     http?: HttpResult;
     restate?: RestateResult;
@@ -317,6 +320,10 @@ async function main(): Promise<void> {
     if (flags.only.has('OBSERVE')) {
       log('OBSERVE: a run bare, through actorloop/rx, and watched by the live viewer…');
       results.observe = await observe({ rounds: 5, reps: flags.quick ? 30 : 150, warmup: flags.quick ? 15 : 60 });
+    }
+    if (flags.only.has('MEDIA')) {
+      log('MEDIA: a 1 MB image over 10 tool rounds (actor, host + sqliteStore), SQLite bytes, Anthropic caching cost…');
+      results.media = await mediaScenario({ reps: flags.quick ? 3 : 9, warmup: flags.quick ? 1 : 3 });
     }
     if (flags.only.has('HOST_OBSERVE')) {
       log('HOST_OBSERVE: host conversations unwatched, through hostFeed + actorloop/rx, watchHost, traceHost…');
@@ -434,6 +441,7 @@ function render(
     agents?: AgentsResult;
     controls?: ControlsResult;
     observe?: ObserveResult;
+    media?: MediaResult;
     hostObserve?: HostObserveResult;
     http?: HttpResult;
     restate?: RestateResult;
@@ -672,6 +680,23 @@ function render(
     lines.push('| side | CPU µs per run | × bare |', '|---|---:|---:|');
     for (const row of o.sides) lines.push(`| ${row.side} | ${fmt(row.cpuUs, 0)} | ${fmt(row.ratio, 2)} |`);
     lines.push('');
+  }
+  if (results.media) {
+    const m = results.media;
+    lines.push(
+      `### MEDIA — a ${fmt(m.imageBytes / 1048576, 1)} MB image in the first message, ${m.rounds} tool rounds, zero-latency scripted model, ${m.reps} reps, interleaved; medians`,
+      '',
+      '| setting | CPU µs/round, text | with the image | ratio | floor ratio (encode once + hash once) |',
+      '|---|---:|---:|---:|---:|',
+    );
+    for (const row of m.cpu)
+      lines.push(`| ${row.setting} | ${fmt(row.textUs, 0)} | ${fmt(row.imageUs, 0)} | ${fmt(row.ratio, 2)} | ${fmt(row.floorRatio, 2)} |`);
+    lines.push(
+      '',
+      `SQLite with every step kept: ${mb(m.sqlite.imageBytes)} MB with the image, ${mb(m.sqlite.textBytes)} MB without: ${fmt(m.sqlite.overImage, 2)}× the image.`,
+      `Anthropic, ${m.caching.rounds} rounds, modelPrices: promptCache 'auto' $${fmt(m.caching.autoUsd, 4)} vs false $${fmt(m.caching.offUsd, 4)} (${fmt(m.caching.ratio, 2)}×; ${m.caching.cachedInputTokens} tokens read from the cache, ${m.caching.cacheWriteTokens} written).`,
+      '',
+    );
   }
   if (results.hostObserve) {
     const o = results.hostObserve;

@@ -7,7 +7,10 @@
  * keeps it.
  */
 import { createActor, toPromise } from 'xstate';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+
+/** Node's Buffer, held before any test hides the global. */
+const globalThisBuffer = Buffer;
 import {
   createConversationHost,
   EventRejectedError,
@@ -47,16 +50,34 @@ const pdfBase64 = Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1').toStrin
 /** A WAV header with no samples. */
 const wavBase64 = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=';
 
-describe('base64 without Buffer (every runtime)', () => {
-  it('round-trips bytes of every length, across the chunk size, exactly as Buffer does', () => {
+describe('base64 on every runtime: native where there is one, btoa/atob where not', () => {
+  const roundTrip = () => {
+    const NodeBuffer = globalThisBuffer;
     for (const length of [0, 1, 2, 3, 4, 5, 255, 0x8000 - 1, 0x8000, 0x8000 + 1, 100_003]) {
       const bytes = Uint8Array.from({ length }, (_, index) => (index * 131 + length) & 0xff);
-      const base64 = base64FromBytes(bytes);
-      expect(base64).toBe(Buffer.from(bytes).toString('base64'));
+      // A view into a larger buffer: only its own bytes count.
+      const view = new Uint8Array([9, ...bytes, 9]).subarray(1, length + 1);
+      const base64 = base64FromBytes(view);
+      expect(base64).toBe(NodeBuffer.from(bytes).toString('base64'));
       expect(base64Problem(base64)).toBeUndefined();
       expect(base64ByteLength(base64)).toBe(length);
+      const back = bytesFromBase64(base64);
+      expect(back).toBeInstanceOf(Uint8Array);
       // Compared as Buffers: a deep equality over 100,000 elements is slow for nothing.
-      expect(Buffer.compare(bytesFromBase64(base64), bytes)).toBe(0);
+      expect(NodeBuffer.compare(back, bytes)).toBe(0);
+    }
+  };
+
+  it('round-trips bytes of every length, across the chunk size, exactly as Buffer does', () => {
+    roundTrip();
+  });
+
+  it('the same without Buffer (Deno, Workers): through btoa and atob', () => {
+    vi.stubGlobal('Buffer', undefined);
+    try {
+      roundTrip();
+    } finally {
+      vi.unstubAllGlobals();
     }
   });
 

@@ -1,3 +1,4 @@
+import { storedUserContent } from '../model/user-content.js';
 import { mediaAwareStore } from './media-aware-store.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -312,7 +313,8 @@ function logEventOf(event: ConversationUserEvent): ConversationLogEvent {
   switch (event.type) {
     case 'user.message':
     case 'user.interrupt':
-      return { type: event.type, content: event.content };
+      // As the history keeps it: bytes as base64 (JSON of a Uint8Array would be an object of a million keys).
+      return { type: event.type, content: storedUserContent(event.content) };
     case 'tool.approve':
       return { type: event.type, toolCallId: event.toolCallId };
     case 'tool.deny':

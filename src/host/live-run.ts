@@ -314,7 +314,9 @@ export class LiveRun {
         const generation = this.generation;
         const snapshot = this.actor.getSnapshot();
         const persisted = this.actor.getPersistedSnapshot();
-        const json = JSON.stringify(persisted);
+        // A store that keeps media once: the snapshot refers to them, found in the objects (no parse).
+        const codec = mediaCodecOf(this.options.store);
+        const json = codec ? '' : JSON.stringify(persisted);
         const stored: StoredConversation = {
           id: this.id,
           schemaVersion: currentSchemaVersion,
@@ -338,11 +340,9 @@ export class LiveRun {
         this.streamRevision = stored.revision + 1;
         this.streamCount = 0;
         const { lease, store } = this.options;
-        // A store that keeps media once: the snapshot refers to them, found in the objects (no parse).
         // What this write holds was taken above, before this await.
-        const codec = mediaCodecOf(store);
         if (codec) {
-          const encoded = await codec.encode(persisted, json);
+          const encoded = await codec.encode(persisted);
           await store.save({ ...stored, snapshot: encoded.text }, log, stream, { ...(lease ? { lease } : {}), media: encoded.media });
         }
         // Without a stream or a lease, the call stays as it was for stores written before they existed.

@@ -55,18 +55,31 @@ function isInlineMedia(value: unknown): value is InlineMedia {
 
 type InlineMedia = { type: 'image' | 'file'; data: string; mediaType?: string; filename?: string };
 
+const noMedia: readonly InlineMedia[] = [];
+/**
+ * The inline media parts under each object seen, remembered by object: a conversation's messages
+ * and parts never change once made (each step makes new containers), so a write walks only what is
+ * new since the last one.
+ */
+const mediaUnder = new WeakMap<object, readonly InlineMedia[]>();
+
 /** The inline media parts of a value, in the order JSON would write them. */
-function inlineMediaOf(value: unknown, found: InlineMedia[]): void {
-  if (Array.isArray(value)) {
-    for (const item of value) if (typeof item === 'object' && item !== null) inlineMediaOf(item, found);
-    return;
+function inlineMediaOf(value: object): readonly InlineMedia[] {
+  const known = mediaUnder.get(value);
+  if (known) return known;
+  let found: InlineMedia[] | undefined;
+  if (isInlineMedia(value)) found = [value];
+  else {
+    const children = Array.isArray(value) ? (value as unknown[]) : Object.values(value);
+    for (const child of children) {
+      if (typeof child !== 'object' || child === null || ArrayBuffer.isView(child)) continue;
+      const inner = inlineMediaOf(child);
+      if (inner.length > 0) (found ??= []).push(...inner);
+    }
   }
-  if (!isRecord(value)) return;
-  if (isInlineMedia(value)) {
-    found.push(value);
-    return;
-  }
-  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null) inlineMediaOf(inner, found);
+  const result = found ?? noMedia;
+  mediaUnder.set(value, result);
+  return result;
 }
 
 /** The hex SHA-256 of bytes (Web Crypto: the same on every runtime). */
@@ -97,37 +110,42 @@ export class MediaCodec {
   constructor(private readonly readMedia: (ref: string) => Promise<StoredMedia | undefined>) {}
 
   /**
-   * `value` as JSON text with its inline media as references, and the media it refers to (with
-   * their bytes when the store may not have them). `json` is `JSON.stringify(value)` when the
-   * caller made it already: a value without media is then not walked at all.
+   * `value` (a persisted snapshot, a log event) as JSON text with its inline media as references,
+   * and the media it refers to (with their bytes when the store may not have them). Found in the
+   * objects, not the text: a value without media is stringified as it is, one with media once, with
+   * the references in place of the parts.
    */
-  async encode(value: unknown, json = JSON.stringify(value)): Promise<EncodedMedia> {
+  async encode(value: unknown): Promise<EncodedMedia> {
+    const parts = typeof value === 'object' && value !== null ? inlineMediaOf(value) : noMedia;
+    if (parts.length === 0) return { text: JSON.stringify(value), media: [] };
     const media = new Map<string, StoredMedia>();
-    let text = json;
-    // Media parts are written `"type":"image"` / `"type":"file"`: text without them has none to replace.
-    if (json.includes('"data":"') && (json.includes('"type":"image"') || json.includes('"type":"file"'))) {
-      const parts: InlineMedia[] = [];
-      inlineMediaOf(value, parts);
-      if (parts.length > 0) {
-        const refs = new Map<object, MediaRefPart>();
-        for (const part of parts) {
-          const ref = await this.#refOf(part);
-          refs.set(part, ref);
-          const known = this.#stored.has(ref.ref);
-          media.set(ref.ref, { ref: ref.ref, mediaType: ref.mediaType, bytes: ref.bytes, ...(known ? {} : { data: part.data }) });
-        }
-        text = JSON.stringify(value, (_key, inner: unknown) =>
-          typeof inner === 'object' && inner !== null ? (refs.get(inner) ?? inner) : inner,
-        );
-      }
+    const refs = new Map<object, MediaRefPart>();
+    for (const part of parts) {
+      const ref = await this.#refOf(part);
+      refs.set(part, ref);
+      const known = this.#stored.has(ref.ref);
+      media.set(ref.ref, { ref: ref.ref, mediaType: ref.mediaType, bytes: ref.bytes, ...(known ? {} : { data: part.data }) });
     }
-    // References already in the value (a step forked from, a record written before) are referred to as well.
-    if (text.includes('"ref":"sha256:'))
-      for (const match of text.matchAll(refPattern)) {
-        const ref = match[1] as string;
-        if (!media.has(ref)) media.set(ref, { ref, mediaType: '', bytes: 0 });
-      }
+    const text = JSON.stringify(value, (_key, inner: unknown) =>
+      typeof inner === 'object' && inner !== null ? (refs.get(inner) ?? inner) : inner,
+    );
     return { text, media: [...media.values()] };
+  }
+
+  /**
+   * {@link encode} for JSON text (a record written elsewhere, a step forked from): parsed only when
+   * it holds inline media; the references already in it are referred to as well.
+   */
+  async encodeText(text: string): Promise<EncodedMedia> {
+    const inline = text.includes('"data":"') && (text.includes('"type":"image"') || text.includes('"type":"file"'));
+    const encoded = inline ? await this.encode(JSON.parse(text) as unknown) : { text, media: [] };
+    if (!encoded.text.includes('"ref":"sha256:')) return encoded;
+    const media = new Map(encoded.media.map((item) => [item.ref, item]));
+    for (const match of encoded.text.matchAll(refPattern)) {
+      const ref = match[1] as string;
+      if (!media.has(ref)) media.set(ref, { ref, mediaType: '', bytes: 0 });
+    }
+    return { text: encoded.text, media: [...media.values()] };
   }
 
   async #refOf(part: InlineMedia): Promise<MediaRefPart> {
@@ -150,12 +168,6 @@ export class MediaCodec {
     };
     this.#byPart.set(part, refPart);
     return refPart;
-  }
-
-  /** {@link encode} for JSON text: parsed only when it holds inline media. */
-  async encodeText(text: string): Promise<EncodedMedia> {
-    const inline = text.includes('"data":"') && (text.includes('"type":"image"') || text.includes('"type":"file"'));
-    return this.encode(inline ? (JSON.parse(text) as unknown) : undefined, text);
   }
 
   /** After a write: the store has these media's bytes now, so later writes only refer to them. */

@@ -161,6 +161,17 @@ export function mediaPartProblem(part: MediaPartLike, where: string, maxBytes?: 
  * ```
  */
 export function storedMediaPart<TPart extends ImagePart | FilePart>(part: TPart): TPart {
+  // The history and the host's log both store a message's parts: bytes are encoded once.
+  const known = storedParts.get(part);
+  if (known) return known as TPart;
+  const stored = storedForm(part);
+  storedParts.set(part, stored);
+  return stored;
+}
+
+const storedParts = new WeakMap<object, ImagePart | FilePart>();
+
+function storedForm<TPart extends ImagePart | FilePart>(part: TPart): TPart {
   const { data } = part;
   let base64: string | undefined;
   let mediaType = part.mediaType;

@@ -1,9 +1,20 @@
+type NodeBuffer = {
+  from(data: ArrayBufferLike, offset: number, length: number): { toString(encoding: 'base64'): string };
+  from(text: string, encoding: 'base64'): Uint8Array;
+};
+
+/** Node's (and Bun's) `Buffer`, when the runtime has one: read from the global, so the root imports nothing of Node. */
+function nodeBuffer(): NodeBuffer | undefined {
+  return (globalThis as { Buffer?: NodeBuffer }).Buffer;
+}
+
 /** Bytes per `String.fromCharCode` call: large enough to be quick, small enough for any engine's argument limit. */
 const chunkBytes = 0x8000;
 
 /**
- * The bytes as standard base64 (with padding), through the `btoa` every runtime has — Node,
- * Bun, Deno and Workers alike — so the root needs no `Buffer`.
+ * The bytes as standard base64 (with padding): natively where the runtime can (`toBase64`, or
+ * Node's and Bun's `Buffer`), else through the `btoa` every runtime has — Deno and Workers alike —
+ * so the root needs no `Buffer`.
  *
  * @example
  * ```ts
@@ -11,6 +22,11 @@ const chunkBytes = 0x8000;
  * ```
  */
 export function base64FromBytes(bytes: Uint8Array): string {
+  // Native where the runtime has it: a megabyte in about a millisecond instead of a hundred.
+  const native = bytes as Uint8Array & { toBase64?: () => string };
+  if (typeof native.toBase64 === 'function') return native.toBase64();
+  const buffer = nodeBuffer();
+  if (buffer) return buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
   let binary = '';
   for (let offset = 0; offset < bytes.length; offset += chunkBytes) {
     binary += String.fromCharCode(...bytes.subarray(offset, offset + chunkBytes));
@@ -27,6 +43,13 @@ export function base64FromBytes(bytes: Uint8Array): string {
  * ```
  */
 export function bytesFromBase64(base64: string): Uint8Array {
+  const fromBase64 = (Uint8Array as unknown as { fromBase64?: (text: string) => Uint8Array }).fromBase64;
+  if (typeof fromBase64 === 'function') return fromBase64(base64);
+  const buffer = nodeBuffer();
+  if (buffer) {
+    const decoded = buffer.from(base64, 'base64');
+    return new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.byteLength);
+  }
   const binary = atob(base64);
   const bytes = new Uint8Array(binary.length);
   for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
