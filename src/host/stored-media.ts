@@ -74,7 +74,9 @@ function inlineMediaOf(value: object): readonly InlineMedia[] {
     for (const child of children) {
       if (typeof child !== 'object' || child === null || ArrayBuffer.isView(child)) continue;
       const inner = inlineMediaOf(child);
-      if (inner.length > 0) (found ??= []).push(...inner);
+      if (inner.length === 0) continue;
+      found ??= [];
+      found.push(...inner);
     }
   }
   const result = found ?? noMedia;
