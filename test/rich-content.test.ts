@@ -40,7 +40,7 @@ import { responsesStream } from './support/responses-events.js';
 import { serveEachTest } from './support/serve-each-test.js';
 import { eventsOf, runConversation } from './support/run-conversation.js';
 import { scriptedModel } from './support/scripted-model.js';
-import { anthropicTextSse, openaiSse, type WireServer, type WireStep } from './support/wire-server.js';
+import { anthropicTextSse, jsonResponse, openaiSse, type WireServer, type WireStep } from './support/wire-server.js';
 
 /** A 1×1 PNG. */
 const pngBase64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -470,6 +470,57 @@ describe('each wire sends media in its own shape, through the real SDKs', () => 
       expect(output.messages.at(-1)).toEqual({ role: 'user', content });
     });
   }
+
+  it('a URL the provider cannot fetch: its 400 ends the run at once, the error naming the part and its URL', async () => {
+    const cases: Array<[Wire, WireStep, RegExp]> = [
+      [
+        'chat-completions',
+        // OpenAI's answer to an image it could not download.
+        jsonResponse(400, {
+          error: {
+            message: 'Error while downloading https://example.com/cat.jpg.',
+            type: 'invalid_request_error',
+            param: null,
+            code: 'invalid_image_url',
+          },
+        }),
+        /^400 Error while downloading https:\/\/example\.com\/cat\.jpg\. \(the image by URL at messages\[2\]\.content\[1\]: https:\/\/example\.com\/cat\.jpg\)$/,
+      ],
+      [
+        'anthropic',
+        // Anthropic's: no URL in the message; every part by URL of the request is named.
+        jsonResponse(400, {
+          type: 'error',
+          error: { type: 'invalid_request_error', message: 'Unable to download the file. Please verify the URL and try again.' },
+        }),
+        /Unable to download the file\. Please verify the URL and try again\..* \(the image by URL at messages\[2\]\.content\[1\]: https:\/\/example\.com\/cat\.jpg\)$/,
+      ],
+    ];
+    for (const [wire, answer, message] of cases) {
+      const server = await serve([answer, answer]);
+      const machine = createConversationMachine({ provider: wires[wire].provider(server.url) });
+      const actor = createActor(machine, {
+        input: {
+          messages: [
+            { role: 'user', content: 'Earlier question.' },
+            { role: 'assistant', content: [{ type: 'text', text: 'Earlier answer.' }] },
+          ],
+        },
+      }).start();
+      actor.send({
+        type: 'user.message',
+        content: [
+          { type: 'text', text: 'What is this?' },
+          { type: 'image', data: 'https://example.com/cat.jpg' },
+        ],
+      });
+      const output = await toPromise(actor);
+      expect(output.status, wire).toBe('error');
+      expect(output.error, wire).toMatchObject({ status: 400, retryable: false });
+      expect(output.error?.message, wire).toMatch(message);
+      expect(server.requests, wire).toHaveLength(1);
+    }
+  });
 
   it('one support table, in code, names every wire', () => {
     expect(Object.keys(mediaSupport).sort()).toEqual(['anthropic', 'chat-completions', 'responses']);

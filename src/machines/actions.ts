@@ -303,7 +303,11 @@ export function conversationActions(settings: ResolvedOptions) {
       apply(enqueue, runCancelled(context, event.type === 'cancel' ? event.reason : undefined)),
     ),
     recordFailure: assignContext(({ context, event }) =>
-      failureRecorded(context, failureOf(event, settings.requestTimeoutMs), fixedFailureSettings ?? failureSettingsOf(context)),
+      failureRecorded(
+        context,
+        failureOf(event, settings.requestTimeoutMs, context.messages),
+        fixedFailureSettings ?? failureSettingsOf(context),
+      ),
     ),
     scheduleRetry: assignContext(({ context }) => retryScheduled(context, settings.retry)),
     emitRetry: emitEvent(({ context }) => retryEvent(context)),

@@ -1,3 +1,5 @@
+import { mediaFailureNamed } from '../model/errors/media-failure.js';
+import type { Message } from '../model/messages.js';
 import { toProviderError } from '../model/errors/classify-error.js';
 import { ProviderError } from '../model/errors/provider-error.js';
 import { addUsage } from '../model/usage.js';
@@ -7,8 +9,16 @@ import { retryAfterCapNote, retryDelay } from './retry-policy.js';
 import type { ConversationContext, RequestRetryEvent, RunError } from './types.js';
 
 /** The failure behind an event that ends a request attempt without a usable response. */
-export function failureOf(event: { type: string; error?: unknown }, requestTimeoutMs: number): ProviderError {
-  if (event.type.startsWith('xstate.error.actor.')) return toProviderError(event.error);
+export function failureOf(
+  event: { type: string; error?: unknown },
+  requestTimeoutMs: number,
+  messages?: readonly Message[],
+): ProviderError {
+  if (event.type.startsWith('xstate.error.actor.')) {
+    const error = toProviderError(event.error);
+    // A medium the provider could not fetch by URL: the run's error names the part it was.
+    return messages ? mediaFailureNamed(error, messages) : error;
+  }
   if (event.type.startsWith('xstate.after.')) {
     return new ProviderError(`no response from the provider for ${requestTimeoutMs} ms`, { code: 'timeout', retryable: true });
   }
