@@ -6,6 +6,7 @@
  * is sent (`unsupported_content`, naming the part, its media type and the wire), and the history
  * keeps it.
  */
+import { createHash } from 'node:crypto';
 import { createActor, toPromise } from 'xstate';
 import { describe, expect, it, vi } from 'vitest';
 
@@ -557,6 +558,46 @@ describe('media over HTTP: POST /conversations/{id}/messages', () => {
           { type: 'image_url', image_url: { url: `data:image/png;base64,${pngBase64}` } },
         ],
       ]);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('the history carries a stored image as a reference, and GET …/media?ref= serves its bytes — only to its conversation', async () => {
+    const service = await startService();
+    try {
+      // Over 1 KB of base64: kept by reference (smaller parts stay inline).
+      const big = Buffer.concat([Buffer.from(pngBase64, 'base64'), Buffer.alloc(3000, 7)]);
+      const content = [
+        { type: 'text', text: 'Keep this.' },
+        { type: 'image', data: big.toString('base64'), mediaType: 'image/png' },
+      ];
+      expect((await call(service.url, 'POST', '/conversations/m-3/messages', { body: { content } })).status).toBe(202);
+      await until(async () => (await call(service.url, 'GET', '/conversations/m-3')).json().status === 'done', 'the run');
+      const history = (await call(service.url, 'GET', '/conversations/m-3/history')).json() as {
+        entries: Array<{ event: { type: string; content?: Array<{ ref?: string }> } }>;
+      };
+      const ref = history.entries[0]?.event.content?.[1]?.ref;
+      expect(ref).toBe(`sha256:${createHash('sha256').update(big).digest('hex')}`);
+      const media = await fetch(`${service.url}/conversations/m-3/media?ref=${ref}`, { headers: { authorization: 'Bearer test-token' } });
+      expect(media.status).toBe(200);
+      expect(media.headers.get('content-type')).toBe('image/png');
+      expect(media.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
+      expect(media.headers.get('content-security-policy')).toBe("sandbox; default-src 'none'");
+      expect(Buffer.compare(Buffer.from(await media.arrayBuffer()), big)).toBe(0);
+
+      // Another conversation does not open it; a reference nobody has, or one that is not a reference, is named.
+      expect((await call(service.url, 'POST', '/conversations/m-4/messages', { body: { content: 'hi' } })).status).toBe(202);
+      await until(async () => (await call(service.url, 'GET', '/conversations/m-4')).json().status === 'done', 'the other run');
+      for (const [path, status, type] of [
+        [`/conversations/m-4/media?ref=${ref}`, 404, 'media-not-found'],
+        [`/conversations/m-3/media?ref=sha256:${'0'.repeat(64)}`, 404, 'media-not-found'],
+        [`/conversations/nobody/media?ref=${ref}`, 404, 'conversation-not-found'],
+        ['/conversations/m-3/media?ref=../../etc/passwd', 400, 'invalid-field'],
+      ] as const) {
+        const answer = await call(service.url, 'GET', path);
+        expect([answer.status, answer.json().type], path).toEqual([status, `urn:actorloop:problem:${type}`]);
+      }
     } finally {
       await service.close();
     }

@@ -62,8 +62,11 @@ export type ConversationHandlerOptions = {
   heartbeatMs?: number;
   /** Unread bytes an SSE stream holds for a slow client before it tells it to resume. Default 1 MiB. */
   maxBufferedBytes?: number;
-  /** The host's store: `GET …/history` reads the log from it (without it, that route answers 501). */
-  store?: Pick<ConversationStore, 'readLog'>;
+  /**
+   * The host's store: `GET …/history` reads the log from it, and `GET …/media` a medium a stored
+   * conversation refers to (a store that keeps media once); without it, those routes answer 501.
+   */
+  store?: Pick<ConversationStore, 'readLog'> & Partial<Pick<ConversationStore, 'load' | 'readMedia'>>;
   /** Where errors go that are the server's fault (answered 500 with no detail). Default `console.error`. */
   onError?: (error: unknown, request: Request) => void;
   /**
@@ -110,7 +113,8 @@ const handlerOptionsSchema = option.object(
     store: option.optional(
       option.matching(
         "a ConversationStore (the host's store: its readLog is read)",
-        (value): value is Pick<ConversationStore, 'readLog'> => isRecord(value) && typeof value.readLog === 'function',
+        (value): value is Pick<ConversationStore, 'readLog'> & Partial<Pick<ConversationStore, 'load' | 'readMedia'>> =>
+          isRecord(value) && typeof value.readLog === 'function',
       ),
     ),
     onError: option.withDefault(
@@ -196,6 +200,7 @@ export function createConversationHandler(host: ConversationHost, options: Conve
     heartbeatMs: resolved.heartbeatMs,
     maxBufferedBytes: resolved.maxBufferedBytes,
     readLog: resolved.store ? resolved.store.readLog.bind(resolved.store) : undefined,
+    media: mediaReaderOf(resolved.store),
     openApi: resolved.openApi,
     chatSessionData: resolved.chatSessionData,
   };
@@ -367,4 +372,12 @@ function report(onError: (error: unknown, request: Request) => void, error: unkn
   } catch {
     // An error handler that throws has nowhere left to report to.
   }
+}
+
+/** The store's media reader for `GET …/media`, when it keeps media once and can load a conversation to check it refers to one. */
+function mediaReaderOf(
+  store: (Pick<ConversationStore, 'readLog'> & Partial<Pick<ConversationStore, 'load' | 'readMedia'>>) | undefined,
+): RouteSettings['media'] {
+  if (!store || typeof store.readMedia !== 'function' || typeof store.load !== 'function') return undefined;
+  return { load: store.load.bind(store), readLog: store.readLog.bind(store), readMedia: store.readMedia.bind(store) };
 }

@@ -8,6 +8,7 @@ import { readJsonBody } from './read-json-body.js';
 import { fields } from './request-fields.js';
 import { defineRoute, type Route } from './route.js';
 import { chatMessages, handleChatRequest, resumeChatStream } from './ui-message/handle-chat-request.js';
+import { bytesFromBase64 } from '../util/base64.js';
 
 const json = (value: unknown, status = 200) =>
   new Response(JSON.stringify(value), {
@@ -36,6 +37,9 @@ const eventProblems: ProblemTypeName[] = [
   'conversation-conflict',
   'stored-conversation-unreadable',
 ];
+
+/** Media `GET …/media` shows in place: raster images, PDFs, audio, plain text. */
+const servedInline = /^(image\/(png|jpeg|gif|webp)|application\/pdf|audio\/[a-z0-9.+-]+|text\/plain)$/i;
 
 /** Log entries (or steps) a page holds at most. */
 const maxHistoryPage = 1_000;
@@ -284,6 +288,58 @@ export const conversationRoutes: readonly Route[] = [
       const { items, next } = await readPage(query, (options) => readLog(id, options));
       if (items.length === 0 && query.afterSeq === undefined && !(await host.get(id))) throw notFound(id);
       return json({ entries: items, ...next });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/conversations/{id}/media',
+    operationId: 'getMedia',
+    summary: 'A medium the conversation refers to, by its reference',
+    description:
+      'The bytes of an image or file the stored conversation, its log or its stored stream refer to as `{ type, ref, mediaType, bytes }` ' +
+      '(a store that keeps media once): `?ref=sha256:…`. Answered with its media type; the same reference is always the same bytes, ' +
+      'so it may be cached for good.',
+    authorize: 'path',
+    query: {
+      ref: fields.matching('The reference of the medium (`sha256:` and 64 hex digits)', {
+        expected: 'a media reference such as sha256:9f86d0…',
+        maxLength: 71,
+        accepts: (value) => /^sha256:[0-9a-f]{64}$/.test(value),
+      }),
+    },
+    answers: [{ status: 200, description: 'The bytes, with their media type' }],
+    problems: ['conversation-not-found', 'media-not-found', 'media-unavailable'],
+    handle: async ({ id, query, settings }) => {
+      const media = settings.media;
+      if (!media) {
+        throw new HttpProblemError(
+          'media-unavailable',
+          "media are read from a store that keeps them once: pass the host's store (memoryStore, sqliteStore, postgresStore) to createConversationHandler ({ store })",
+        );
+      }
+      const stored = await media.load(id);
+      if (!stored) throw notFound(id);
+      const needle = `"ref":"${query.ref}"`;
+      // Only a medium this conversation refers to: a reference alone does not open another conversation's media.
+      const referred = stored.snapshot.includes(needle) || JSON.stringify(await media.readLog(id, { limit: 100_000 })).includes(needle);
+      const found = referred ? await media.readMedia(query.ref) : undefined;
+      if (!found?.data)
+        throw new HttpProblemError('media-not-found', `conversation ${JSON.stringify(id)} refers to no medium ${query.ref}`, {
+          field: 'ref',
+        });
+      // A type a browser could run as a page (text/html, SVG) is served as a download, and nothing served here runs script.
+      const inline = servedInline.test(found.mediaType);
+      return new Response(bytesFromBase64(found.data), {
+        headers: {
+          'content-type': inline ? found.mediaType : 'application/octet-stream',
+          'content-length': String(found.bytes),
+          'cache-control': 'private, max-age=31536000, immutable',
+          etag: `"${query.ref}"`,
+          'x-content-type-options': 'nosniff',
+          'content-security-policy': "sandbox; default-src 'none'",
+          ...(inline ? {} : { 'content-disposition': 'attachment' }),
+        },
+      });
     },
   }),
   defineRoute({

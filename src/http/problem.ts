@@ -23,6 +23,7 @@ export const problemTypes = {
   'route-not-found': { status: 404, title: 'No such route' },
   'conversation-not-found': { status: 404, title: 'No such conversation' },
   'step-not-found': { status: 404, title: 'No such stored step' },
+  'media-not-found': { status: 404, title: 'No such medium in this conversation' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'body-timeout': { status: 408, title: 'Request body timed out' },
   'conversation-busy': { status: 409, title: 'Conversation busy elsewhere' },
@@ -35,6 +36,7 @@ export const problemTypes = {
   'stored-conversation-unreadable': { status: 500, title: 'Stored conversation cannot be read' },
   'internal-error': { status: 500, title: 'Internal error' },
   'history-unavailable': { status: 501, title: 'History not available' },
+  'media-unavailable': { status: 501, title: 'Media not available' },
   'method-not-implemented': { status: 501, title: 'Method not implemented' },
   'host-closed': { status: 503, title: 'Service shutting down' },
 } as const;

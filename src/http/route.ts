@@ -37,7 +37,7 @@ export type RouteContext<
  * ```ts
  * const settings: RouteSettings = {
  *   basePath: '/api', authorize: () => true, bodyLimits: { maxBytes: 1_000_000, idleTimeoutMs: 10_000, timeoutMs: 30_000, maxDepth: 64 },
- *   heartbeatMs: 15_000, maxBufferedBytes: 1_048_576, readLog: undefined, openApi: { title: 'Support', version: '1.0.0' }, chatSessionData: undefined,
+ *   heartbeatMs: 15_000, maxBufferedBytes: 1_048_576, readLog: undefined, media: undefined, openApi: { title: 'Support', version: '1.0.0' }, chatSessionData: undefined,
  * };
  * ```
  */
@@ -51,6 +51,8 @@ export type RouteSettings = {
   maxBufferedBytes: number;
   /** The store's log reader, for `GET …/history` (the `store` option). */
   readLog: ConversationStore['readLog'] | undefined;
+  /** The store, for `GET …/media` (a store that keeps media once: `readMedia`). */
+  media: Required<Pick<ConversationStore, 'load' | 'readLog' | 'readMedia'>> | undefined;
   openApi: { title: string; version: string };
   /** The `sessionData` a `POST /chat` turn's run gets, from the request (the `chatSessionData` option). */
   chatSessionData: ((request: Request, conversationId: string) => unknown) | undefined;
