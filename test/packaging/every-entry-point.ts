@@ -2,6 +2,7 @@
 // peers installed: type-checked (strict, skipLibCheck: false) by TypeScript 5.9 and by TypeScript 7,
 // then run. The list must match package.json "exports" (test/subpaths.test.ts checks).
 import * as root from 'actorloop';
+import * as aiSdk from 'actorloop/ai-sdk';
 import * as anthropic from 'actorloop/anthropic';
 import * as http from 'actorloop/http';
 import * as inspect from 'actorloop/inspect';
@@ -19,6 +20,7 @@ const machine: root.ConversationMachine = root.createConversationMachine({ provi
 const store: root.ConversationStore = sqlite.sqliteStore({ path: 'every-entry-point.db' });
 const host = root.createConversationHost({ machine, store });
 const used: Array<(...args: never[]) => unknown> = [
+  aiSdk.aiSdkProvider,
   anthropic.toAnthropicMessages,
   http.createConversationHandler,
   inspect.startLiveViewer,
@@ -32,7 +34,7 @@ const used: Array<(...args: never[]) => unknown> = [
 ];
 await host.close();
 
-const entryPoints = { root, anthropic, http, inspect, mcp, openai, otel, postgres, restate, restateClient, rx, sqlite };
+const entryPoints = { root, aiSdk, anthropic, http, inspect, mcp, openai, otel, postgres, restate, restateClient, rx, sqlite };
 console.log(
   JSON.stringify({
     exports: Object.fromEntries(Object.entries(entryPoints).map(([name, module]) => [name, Object.keys(module).length > 0])),

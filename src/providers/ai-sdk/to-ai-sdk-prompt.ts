@@ -1,0 +1,127 @@
+import { type FilePart, type ImagePart, mediaSourceOf } from '../../model/media.js';
+import type { Message, ProviderMetadata, ToolResultPart, UserContentPart } from '../../model/messages.js';
+import { serializeResult } from '../../util/serialize-result.js';
+import { isRecord } from '../../util/is-record.js';
+import type { AiSdkMessage, AiSdkPromptPart, AiSdkProviderData } from './language-model.js';
+
+/** Where a part's AI SDK `providerMetadata` is kept in the history: apart from the native wires' keys. */
+export const aiSdkMetadataKey = 'ai-sdk';
+
+/** The AI SDK data a part kept, as the `providerOptions` it goes back with. */
+export function providerOptionsOf(metadata: ProviderMetadata | undefined): { providerOptions?: AiSdkProviderData } {
+  const kept = metadata?.[aiSdkMetadataKey];
+  return isRecord(kept) ? { providerOptions: kept as AiSdkProviderData } : {};
+}
+
+/**
+ * A medium as the specification's file part. Version 3 takes the data itself (base64 or a `URL`);
+ * version 4 wraps it (`{ type: 'data', data }` / `{ type: 'url', url }`). An image with no known
+ * type goes as `image/*`, which the provider packages resolve.
+ */
+function filePart(part: ImagePart | FilePart, version: 'v3' | 'v4'): AiSdkPromptPart {
+  const source = mediaSourceOf(part);
+  const mediaType = source.mediaType ?? (part.type === 'image' ? 'image/*' : 'application/octet-stream');
+  const filename = part.type === 'file' && part.filename ? { filename: part.filename } : {};
+  if (version === 'v4') {
+    const data = source.kind === 'url' ? { type: 'url', url: new URL(source.url) } : { type: 'data', data: source.base64 };
+    return { type: 'file', data, mediaType, ...filename };
+  }
+  return { type: 'file', data: source.kind === 'url' ? new URL(source.url) : source.base64, mediaType, ...filename };
+}
+
+function userParts(content: string | readonly UserContentPart[], version: 'v3' | 'v4'): AiSdkPromptPart[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : filePart(part, version)));
+}
+
+/** A tool result as the specification's output: text, an error's text, or content with media. */
+function toolOutput(result: ToolResultPart, version: 'v3' | 'v4'): Record<string, unknown> {
+  const text = serializeResult(result.result);
+  if (result.isError === true) return { type: 'error-text', value: text };
+  if (!result.content) return { type: 'text', value: text };
+  return {
+    type: 'content',
+    value: result.content.map((part) => {
+      if (part.type === 'text') return { type: 'text', text: part.text };
+      const source = mediaSourceOf(part);
+      if (version === 'v4') {
+        const data = source.kind === 'url' ? { type: 'url', url: new URL(source.url) } : { type: 'data', data: source.base64 };
+        return { type: 'file', data, mediaType: source.mediaType ?? 'image/*' };
+      }
+      if (source.kind === 'url') return { type: 'file-url', url: source.url, ...(source.mediaType ? { mediaType: source.mediaType } : {}) };
+      return part.type === 'image'
+        ? { type: 'image-data', data: source.base64, mediaType: source.mediaType }
+        : { type: 'file-data', data: source.base64, mediaType: source.mediaType, ...(part.filename ? { filename: part.filename } : {}) };
+    }),
+  };
+}
+
+/**
+ * The neutral history as the specification's prompt, the system prompt first.
+ *
+ * - A part the model produced through this adapter goes back with its `providerMetadata` as
+ *   `providerOptions`, verbatim: Gemini's thought signatures, Bedrock's reasoning signatures.
+ * - Reasoning from the native wires (Anthropic thinking, Responses reasoning) has no form here and
+ *   is left out, as the native wires leave out each other's; redacted thinking likewise.
+ * - Tool-call arguments go as the parsed object (the raw text when the model's JSON was invalid).
+ *
+ * @example
+ * ```ts
+ * toAiSdkPrompt([{ role: 'user', content: 'What is 2+3?' }], 'Be brief.', 'v3');
+ * // [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: [{ type: 'text', text: 'What is 2+3?' }] }]
+ * ```
+ */
+export function toAiSdkPrompt(messages: readonly Message[], system: string | undefined, version: 'v3' | 'v4'): AiSdkMessage[] {
+  const prompt: AiSdkMessage[] = [];
+  if (system !== undefined && system !== '') prompt.push({ role: 'system', content: system });
+  for (const message of messages) {
+    switch (message.role) {
+      case 'system':
+        prompt.push({ role: 'system', content: message.content });
+        break;
+      case 'user':
+        prompt.push({ role: 'user', content: userParts(message.content, version) });
+        break;
+      case 'assistant': {
+        const content: AiSdkPromptPart[] = [];
+        for (const part of message.content) {
+          switch (part.type) {
+            case 'text':
+              if (part.text !== '') content.push({ type: 'text', text: part.text, ...providerOptionsOf(part.providerMetadata) });
+              break;
+            case 'reasoning': {
+              const options = providerOptionsOf(part.providerMetadata);
+              if (options.providerOptions) content.push({ type: 'reasoning', text: part.text, ...options });
+              break;
+            }
+            case 'tool-call':
+              content.push({
+                type: 'tool-call',
+                toolCallId: part.toolCallId,
+                toolName: part.toolName,
+                input: part.args ?? {},
+                ...providerOptionsOf(part.providerMetadata),
+              });
+              break;
+            default:
+              break;
+          }
+        }
+        if (content.length > 0) prompt.push({ role: 'assistant', content });
+        break;
+      }
+      case 'tool':
+        prompt.push({
+          role: 'tool',
+          content: message.content.map((result) => ({
+            type: 'tool-result',
+            toolCallId: result.toolCallId,
+            toolName: result.toolName,
+            output: toolOutput(result, version),
+          })),
+        });
+        break;
+    }
+  }
+  return prompt;
+}

@@ -1,0 +1,162 @@
+/**
+ * Recorded Gemini API traffic (test/fixtures/recorded/google, provenance in its PROVENANCE.md)
+ * replayed through `aiSdkProvider` and the real `@ai-sdk/google` package, on a local server in the
+ * wire's own framing: each streamed tool loop runs to the recorded final answer, with the recorded
+ * tools answering as the recording's next request says they did, and every thought signature the
+ * model sent goes back in the following request byte for byte. The recorded errors end the run as
+ * the machine classifies them.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { describe, expect, it } from 'vitest';
+import { createActor, toPromise } from 'xstate';
+import { createConversationMachine, defineTool, type Tool } from '../src/index.js';
+import { aiSdkProvider } from '../src/providers/ai-sdk/index.js';
+import { expectValidHistory } from './support/run-conversation.js';
+import { serveEachTest } from './support/serve-each-test.js';
+
+type GeminiPart = {
+  text?: string;
+  thought?: boolean;
+  thoughtSignature?: string;
+  functionCall?: { name: string; args?: unknown };
+  functionResponse?: { name: string; response?: unknown };
+};
+type GeminiBody = {
+  contents: Array<{ role?: string; parts: GeminiPart[] }>;
+  systemInstruction?: { parts: Array<{ text?: string }> };
+  tools?: Array<{ functionDeclarations?: Array<{ name: string; description?: string; parameters?: Record<string, unknown> }> }>;
+};
+type Interaction = {
+  request: { method: string; path: string; query?: string; body: GeminiBody };
+  response: { status: number; headers: Record<string, string>; body: string };
+};
+type Cassette = { name: string; description?: string; interactions: Interaction[] };
+
+const folder = join(import.meta.dirname, 'fixtures/recorded/google');
+const cassettes: Cassette[] = readdirSync(folder)
+  .filter((file) => file.endsWith('.json'))
+  .sort()
+  .map((file) => ({
+    ...(JSON.parse(readFileSync(join(folder, file), 'utf8')) as Omit<Cassette, 'name'>),
+    name: file.replace(/\.json$/, ''),
+  }));
+
+const streamed = cassettes.filter(
+  (cassette) =>
+    cassette.interactions.every((interaction) => interaction.response.status === 200) &&
+    cassette.interactions[0]?.request.query === 'alt=sse',
+);
+const errors = cassettes.filter((cassette) => cassette.interactions.some((interaction) => interaction.response.status >= 400));
+
+const serve = serveEachTest();
+
+/** Gemini's OpenAPI-style schema (`"type": "STRING"`) as the JSON Schema a tool is defined with. */
+function jsonSchemaOf(schema: unknown): Record<string, unknown> {
+  if (Array.isArray(schema)) return schema.map(jsonSchemaOf) as never;
+  if (typeof schema !== 'object' || schema === null) return schema as never;
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      key === 'type' && typeof value === 'string' ? value.toLowerCase() : jsonSchemaOf(value),
+    ]),
+  );
+}
+
+/** The parts of every chunk of a recorded answer (streamed SSE or one JSON body). */
+function answerParts(body: string): GeminiPart[] {
+  const chunks = body.includes('data:')
+    ? body
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => JSON.parse(line.slice(5)) as { candidates?: Array<{ content?: { parts?: GeminiPart[] } }> })
+    : [JSON.parse(body) as { candidates?: Array<{ content?: { parts?: GeminiPart[] } }> }];
+  return chunks.flatMap((chunk) => chunk.candidates?.[0]?.content?.parts ?? []);
+}
+
+/** The tools of the first request, each answering as the recording's later requests show it did (in order). */
+function recordedTools(cassette: Cassette): Tool[] {
+  const answers = new Map<string, unknown[]>();
+  for (const interaction of cassette.interactions.slice(1)) {
+    const last = interaction.request.body.contents.at(-1);
+    for (const part of last?.parts ?? []) {
+      if (!part.functionResponse) continue;
+      const queue = answers.get(part.functionResponse.name) ?? [];
+      queue.push(part.functionResponse.response);
+      answers.set(part.functionResponse.name, queue);
+    }
+  }
+  const declarations = cassette.interactions[0]?.request.body.tools?.flatMap((tool) => tool.functionDeclarations ?? []) ?? [];
+  return declarations.map((declaration) =>
+    defineTool({
+      name: declaration.name,
+      description: declaration.description ?? declaration.name,
+      parameters: jsonSchemaOf(declaration.parameters ?? { type: 'object', properties: {} }),
+      execute: () => answers.get(declaration.name)?.shift() ?? 'no recorded answer',
+    }),
+  );
+}
+
+describe('recorded Gemini traffic through aiSdkProvider(@ai-sdk/google)', () => {
+  it('holds streamed conversations and errors to replay', () => {
+    expect(streamed.length).toBeGreaterThanOrEqual(4);
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+  });
+
+  for (const cassette of streamed) {
+    it(`${cassette.name}: runs to the recorded answer; every thought signature goes back byte for byte`, async () => {
+      const server = await serve(cassette.interactions.map((interaction) => interaction.response));
+      const first = cassette.interactions[0]!.request;
+      const modelId = /models\/([^:]+):/.exec(first.path)?.[1] ?? 'gemini-2.5-flash';
+      const model = createGoogleGenerativeAI({ apiKey: 'recorded', baseURL: `${server.url}/v1beta` })(modelId);
+      const system = first.body.systemInstruction?.parts.map((part) => part.text ?? '').join('') || undefined;
+      const machine = createConversationMachine({
+        provider: aiSdkProvider(model),
+        tools: recordedTools(cassette),
+        retry: false,
+        maxToolIterations: cassette.interactions.length + 1,
+        ...(system ? { system } : {}),
+      });
+      const actor = createActor(machine, { input: {} }).start();
+      const question = first.body.contents[0]?.parts.map((part) => part.text ?? '').join('') ?? '';
+      actor.send({ type: 'user.message', content: question });
+      const output = await toPromise(actor);
+      expect(output.status, JSON.stringify(output.error)).toBe('done');
+      expect(server.requests).toHaveLength(cassette.interactions.length);
+      const last = cassette.interactions.at(-1)!;
+      const answer = answerParts(last.response.body)
+        .filter((part) => part.text !== undefined && part.thought !== true)
+        .map((part) => part.text)
+        .join('');
+      expect(output.text.trim()).toBe(answer.trim());
+      expectValidHistory(output.messages);
+      // Each signature the model sent goes out again in every later request, exactly as it came.
+      cassette.interactions.slice(0, -1).forEach((interaction, index) => {
+        for (const part of answerParts(interaction.response.body)) {
+          if (!part.thoughtSignature) continue;
+          for (const later of server.requests.slice(index + 1)) expect(later.rawBody).toContain(JSON.stringify(part.thoughtSignature));
+        }
+      });
+    });
+  }
+
+  for (const cassette of errors) {
+    it(`${cassette.name}: the recorded error ends the run, classified`, async () => {
+      const interaction = cassette.interactions.find((each) => each.response.status >= 400)!;
+      const server = await serve([interaction.response]);
+      const modelId = /models\/([^:]+):/.exec(interaction.request.path)?.[1] ?? 'gemini-2.5-flash';
+      const model = createGoogleGenerativeAI({ apiKey: 'recorded', baseURL: `${server.url}/v1beta` })(modelId);
+      const actor = createActor(createConversationMachine({ provider: aiSdkProvider(model), retry: false }), { input: {} }).start();
+      actor.send({ type: 'user.message', content: 'hi' });
+      const output = await toPromise(actor);
+      expect(output.status).toBe('error');
+      const status = interaction.response.status;
+      expect(output.error).toMatchObject({
+        status,
+        retryable: status === 429,
+        code: status === 429 ? 'rate_limit' : status === 404 ? 'not_found' : 'bad_request',
+      });
+    });
+  }
+});
