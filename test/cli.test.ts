@@ -116,6 +116,21 @@ describe('actorloop run (offline)', () => {
 });
 
 describe('actorloop run (live providers over HTTP)', () => {
+  it('--model <provider>/<model> resolves through the model registry: ollama/… on OLLAMA_BASE_URL; a missing package is named', async () => {
+    const server = await startWireServer([openaiSse([chunk({ content: 'Hi from llama.' }, 'stop')])]);
+    try {
+      const { code, stdout } = await actorloop(['run', '--model', 'ollama/llama3.2', 'hi'], { OLLAMA_BASE_URL: `${server.url}/v1` });
+      expect(code).toBe(0);
+      expect(stdout).toBe('Hi from llama.\n');
+      expect(server.requests[0]!.body).toMatchObject({ model: 'llama3.2' });
+    } finally {
+      await server.close();
+    }
+    const missing = await actorloop(['run', '--model', 'mistral/mistral-small-latest', 'hi']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/--model mistral\/mistral-small-latest: .*npm install @ai-sdk\/mistral/);
+  });
+
   it('--provider openai with a base URL streams the answer through the real SDK', async () => {
     const server = await startWireServer([openaiSse([chunk({ content: 'Hello ' }, null), chunk({ content: 'there.' }, 'stop')])]);
     try {

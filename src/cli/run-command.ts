@@ -6,6 +6,7 @@ import type { Provider } from '../model/provider.js';
 import { anthropicProvider } from '../providers/anthropic/anthropic-provider.js';
 import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { openaiProvider } from '../providers/openai/openai-provider.js';
+import { defaultModelRegistry } from '../providers/ai-sdk/model-registry.js';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import { promptContent } from './attachments.js';
 import { CliUsageError } from './cli-usage-error.js';
@@ -26,8 +27,22 @@ export type CliEnvironment = {
 /** The provider a run uses, and how to describe it. */
 export type ChosenProvider = { provider: Provider; label: string; offline: boolean };
 
+/** The registry's prefixes the CLI resolves (OpenAI and Anthropic keep their own flags and defaults). */
+const registryPrefixes = /^(google|vertex|bedrock|azure|mistral|ollama)\//;
+
+function registryModel(model: string, env: CliEnvironment['env']): ChosenProvider | undefined {
+  if (!registryPrefixes.test(model)) return undefined;
+  try {
+    const provider = defaultModelRegistry(env).provider(model);
+    return { provider, label: `${provider.name} ${provider.model ?? ''}`.trim(), offline: false };
+  } catch (error) {
+    throw new CliUsageError(`--model ${model}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 /**
- * Picks the provider: `--provider`, else `compatible` with `--base-url`, `openai` with
+ * Picks the provider: `--model <provider>/<model>` for a provider of the model registry (google,
+ * vertex, bedrock, azure, mistral, ollama), else `--provider`, else `compatible` with `--base-url`, `openai` with
  * OPENAI_API_KEY, `anthropic` with ANTHROPIC_API_KEY, and the offline scripted model otherwise.
  */
 export function chooseProvider(
@@ -36,6 +51,9 @@ export function chooseProvider(
 ): ChosenProvider {
   // The Responses API is opt-in: most OpenAI-compatible servers speak only Chat Completions.
   const api = command.api === 'responses' ? { api: 'responses' as const } : {};
+  // `--model google/gemini-2.5-flash`: a provider of the model registry, through its package and key variables.
+  const registered = !command.provider && !command.baseURL && command.model ? registryModel(command.model, env) : undefined;
+  if (registered) return registered;
   const choice: ProviderChoice =
     command.provider ?? (command.baseURL ? 'compatible' : env.OPENAI_API_KEY ? 'openai' : env.ANTHROPIC_API_KEY ? 'anthropic' : 'offline');
   switch (choice) {

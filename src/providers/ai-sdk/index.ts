@@ -14,3 +14,4 @@
 export { aiSdkError, aiSdkProvider, type AiSdkProviderOptions } from './ai-sdk-provider.js';
 export type { AiSdkLanguageModel, AiSdkProviderData } from './language-model.js';
 export { aiSdkMetadataKey } from './to-ai-sdk-prompt.js';
+export { createModelRegistry, defaultModelRegistry, type ModelRegistry } from './model-registry.js';
