@@ -78,6 +78,6 @@ describe('defaultModelRegistry', () => {
     const actor = createActor(createConversationMachine({ provider, retry: false }), { input: {} }).start();
     actor.send({ type: 'user.message', content: 'hi' });
     expect((await toPromise(actor)).text).toBe('Hi from llama.');
-    expect((server.requests[0]?.body as { model: string }).model).toBe('llama3.2');
+    expect(server.requests[0]?.body).toMatchObject({ model: 'llama3.2' });
   });
 });
