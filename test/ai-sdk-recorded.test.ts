@@ -1,7 +1,7 @@
 /**
- * Recorded Gemini API traffic (test/fixtures/recorded/google, provenance in its PROVENANCE.md)
- * replayed through `aiSdkProvider` and the real `@ai-sdk/google` package, on a local server in the
- * wire's own framing: each streamed tool loop runs to the recorded final answer, with the recorded
+ * Recorded Gemini API and Mistral traffic (test/fixtures/recorded/google and mistral, provenance in
+ * PROVENANCE.md) replayed through `aiSdkProvider` and the real `@ai-sdk/google` and `@ai-sdk/mistral`
+ * packages, on a local server in each wire's own framing: each streamed tool loop runs to the recorded final answer, with the recorded
  * tools answering as the recording's next request says they did, and every thought signature the
  * model sent goes back in the following request byte for byte. The recorded errors end the run as
  * the machine classifies them.
@@ -9,9 +9,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createMistral } from '@ai-sdk/mistral';
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
-import { createConversationMachine, defineTool, type Tool } from '../src/index.js';
+import { createConversationMachine, defineTool, type Message, type Tool } from '../src/index.js';
 import { aiSdkProvider } from '../src/providers/ai-sdk/index.js';
 import { expectValidHistory } from './support/run-conversation.js';
 import { serveEachTest } from './support/serve-each-test.js';
@@ -159,4 +160,90 @@ describe('recorded Gemini traffic through aiSdkProvider(@ai-sdk/google)', () => 
       });
     });
   }
+});
+
+type ChatMessage = { role: string; content?: string | null; tool_calls?: Array<{ function: { name: string } }>; tool_call_id?: string };
+type ChatInteraction = {
+  request: {
+    body: {
+      messages: ChatMessage[];
+      stream?: boolean;
+      tools?: Array<{ function: { name: string; description?: string; parameters?: Record<string, unknown> } }>;
+    };
+  };
+  response: { status: number; headers: Record<string, string>; body: string };
+};
+type ChatCassette = { name: string; interactions: ChatInteraction[] };
+
+const mistralFolder = join(import.meta.dirname, 'fixtures/recorded/mistral');
+const mistralCassettes: ChatCassette[] = readdirSync(mistralFolder)
+  .filter((file) => file.endsWith('.json'))
+  .sort()
+  .map((file) => ({
+    ...(JSON.parse(readFileSync(join(mistralFolder, file), 'utf8')) as Omit<ChatCassette, 'name'>),
+    name: file.replace(/\.json$/, ''),
+  }));
+
+/** The answer text of a recorded Chat Completions stream: string deltas, and Mistral's `text` items of content arrays (not its thinking). */
+const streamedText = (body: string) =>
+  body
+    .split('\n')
+    .filter((line) => line.startsWith('data: {'))
+    .map((line) => JSON.parse(line.slice(6)) as { choices: Array<{ delta?: { content?: unknown } }> })
+    .map((chunk) => {
+      const content = chunk.choices[0]?.delta?.content;
+      if (typeof content === 'string') return content;
+      if (!Array.isArray(content)) return '';
+      return content.map((item: { type?: string; text?: string }) => (item.type === 'text' ? (item.text ?? '') : '')).join('');
+    })
+    .join('');
+
+describe('recorded Mistral traffic through aiSdkProvider(@ai-sdk/mistral)', () => {
+  const streamedChats = mistralCassettes.filter((cassette) =>
+    cassette.interactions.every((interaction) => interaction.request.body?.stream === true),
+  );
+
+  for (const cassette of streamedChats) {
+    it(`${cassette.name}: each user turn runs to its recorded answer, the tools answering as recorded`, async () => {
+      const server = await serve(cassette.interactions.map((interaction) => interaction.response));
+      const model = createMistral({ apiKey: 'recorded', baseURL: `${server.url}/v1` })('mistral-small-latest');
+      const all = cassette.interactions.map((interaction) => interaction.request.body.messages);
+      const last = all.at(-1) ?? [];
+      const results = last.filter((message) => message.role === 'tool').map((message) => message.content ?? '');
+      const tools = (cassette.interactions[0]?.request.body.tools ?? []).map((tool) =>
+        defineTool({
+          name: tool.function.name,
+          description: tool.function.description ?? tool.function.name,
+          parameters: tool.function.parameters ?? { type: 'object', properties: {} },
+          execute: () => results.shift() ?? 'no recorded answer',
+        }),
+      );
+      const machine = createConversationMachine({ provider: aiSdkProvider(model), tools, retry: false });
+      // The user turns in the order the recording asked them; the answer to each is the response before the next.
+      const questions = last.filter((message) => message.role === 'user').map((message) => message.content ?? '');
+      let history: Message[] = [];
+      let sent = 0;
+      for (const question of questions) {
+        const actor = createActor(machine, { input: { messages: history } }).start();
+        actor.send({ type: 'user.message', content: question });
+        const output = await toPromise(actor);
+        expect(output.status, JSON.stringify(output.error)).toBe('done');
+        sent = server.requests.length;
+        expect(output.text).toBe(streamedText(cassette.interactions[sent - 1]!.response.body));
+        history = output.messages;
+      }
+      expect(sent).toBe(cassette.interactions.length);
+      expectValidHistory(history);
+    });
+  }
+
+  it('the recorded 401 is an authentication error, not retried', async () => {
+    const cassette = mistralCassettes.find((each) => each.interactions.some((interaction) => interaction.response.status === 401))!;
+    const server = await serve([cassette.interactions[0]!.response]);
+    const model = createMistral({ apiKey: 'recorded', baseURL: `${server.url}/v1` })('mistral-small-latest');
+    const actor = createActor(createConversationMachine({ provider: aiSdkProvider(model) }), { input: {} }).start();
+    actor.send({ type: 'user.message', content: 'hi' });
+    expect(await toPromise(actor)).toMatchObject({ status: 'error', error: { status: 401, code: 'authentication', retryable: false } });
+    expect(server.requests).toHaveLength(1);
+  });
 });
