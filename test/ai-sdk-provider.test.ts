@@ -190,8 +190,8 @@ describe('aiSdkProvider with @ai-sdk/google', () => {
 describe('the adapter itself', () => {
   it('refuses what is not a model of a specification version it reads, naming what it expected', () => {
     expect(() => aiSdkProvider({} as never)).toThrow(InvalidOptionsError);
-    expect(() => aiSdkProvider({ specificationVersion: 'v2', provider: 'x', modelId: 'y', doStream: () => undefined } as never)).toThrow(
-      /'v3' \(ai 6's provider packages\) or 'v4'/,
+    expect(() => aiSdkProvider({ specificationVersion: 'v1', provider: 'x', modelId: 'y', doStream: () => undefined } as never)).toThrow(
+      /'v2' \(ai 5's provider packages\), 'v3' \(ai 6's\) or 'v4' \(ai 7's\)/,
     );
   });
 

@@ -9,6 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createGoogleGenerativeAI as createGoogleGenerativeAIv2 } from '@ai-sdk/google-v2';
 import { createMistral } from '@ai-sdk/mistral';
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
@@ -99,7 +100,13 @@ function recordedTools(cassette: Cassette): Tool[] {
   );
 }
 
-describe('recorded Gemini traffic through aiSdkProvider(@ai-sdk/google)', () => {
+/** The package at ai 6's version (specification v3) and at ai 5's (v2): the same recordings through both. */
+const googlePackages = [
+  ['@ai-sdk/google 3 (specification v3)', createGoogleGenerativeAI],
+  ['@ai-sdk/google 2 (specification v2)', createGoogleGenerativeAIv2],
+] as const;
+
+describe.each(googlePackages)('recorded Gemini traffic through aiSdkProvider(%s)', (_label, createGoogle) => {
   it('holds streamed conversations and errors to replay', () => {
     expect(streamed.length).toBeGreaterThanOrEqual(4);
     expect(errors.length).toBeGreaterThanOrEqual(2);
@@ -110,7 +117,7 @@ describe('recorded Gemini traffic through aiSdkProvider(@ai-sdk/google)', () => 
       const server = await serve(cassette.interactions.map((interaction) => interaction.response));
       const first = cassette.interactions[0]!.request;
       const modelId = /models\/([^:]+):/.exec(first.path)?.[1] ?? 'gemini-2.5-flash';
-      const model = createGoogleGenerativeAI({ apiKey: 'recorded', baseURL: `${server.url}/v1beta` })(modelId);
+      const model = createGoogle({ apiKey: 'recorded', baseURL: `${server.url}/v1beta` })(modelId);
       const system = first.body.systemInstruction?.parts.map((part) => part.text ?? '').join('') || undefined;
       const machine = createConversationMachine({
         provider: aiSdkProvider(model),
@@ -147,7 +154,7 @@ describe('recorded Gemini traffic through aiSdkProvider(@ai-sdk/google)', () => 
       const interaction = cassette.interactions.find((each) => each.response.status >= 400)!;
       const server = await serve([interaction.response]);
       const modelId = /models\/([^:]+):/.exec(interaction.request.path)?.[1] ?? 'gemini-2.5-flash';
-      const model = createGoogleGenerativeAI({ apiKey: 'recorded', baseURL: `${server.url}/v1beta` })(modelId);
+      const model = createGoogle({ apiKey: 'recorded', baseURL: `${server.url}/v1beta` })(modelId);
       const actor = createActor(createConversationMachine({ provider: aiSdkProvider(model), retry: false }), { input: {} }).start();
       actor.send({ type: 'user.message', content: 'hi' });
       const output = await toPromise(actor);

@@ -138,8 +138,8 @@ export function aiSdkError(error: unknown): ProviderError {
 type OpenPart = { kind: 'text' | 'reasoning'; text: string; providerMetadata?: AiSdkProviderData };
 
 /**
- * An AI SDK language model (`@ai-sdk/provider` specification v3 — ai 6's provider packages — or v4,
- * ai 7's) as an actorloop provider: `@ai-sdk/google`, `@ai-sdk/amazon-bedrock`, `@ai-sdk/mistral`,
+ * An AI SDK language model (`@ai-sdk/provider` specification v2 — ai 5's provider packages —, v3,
+ * ai 6's, or v4, ai 7's) as an actorloop provider: `@ai-sdk/google`, `@ai-sdk/amazon-bedrock`, `@ai-sdk/mistral`,
  * `@ai-sdk/openai-compatible` and every other package of the specification. actorloop's machine
  * keeps doing the retries, fallback, budgets, approvals and persistence; the adapter never
  * retries. Text, reasoning and tool-call deltas stream; media parts go as the specification's file
@@ -159,10 +159,10 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
     throw new InvalidOptionsError('model', 'an AI SDK language model (e.g. google("gemini-2.5-flash")), with doStream', model);
   }
   const version = model.specificationVersion;
-  if (version !== 'v3' && version !== 'v4') {
+  if (version !== 'v2' && version !== 'v3' && version !== 'v4') {
     throw new InvalidOptionsError(
       'model.specificationVersion',
-      "'v3' (ai 6's provider packages) or 'v4' (ai 7's); update the provider package",
+      "'v2' (ai 5's provider packages), 'v3' (ai 6's) or 'v4' (ai 7's); update the provider package",
       version,
     );
   }
@@ -295,7 +295,12 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
             case 'finish': {
               // The provider packages report `{ unified: 'other', raw: undefined }` when the wire never
               // said why it stopped: a stream cut short (Gemini's has no end marker), not an answer.
-              if (typeof part.finishReason === 'object' && part.finishReason.unified === 'other' && part.finishReason.raw === undefined) {
+              // Version 2 says `'unknown'` for the same.
+              const unsaid =
+                typeof part.finishReason === 'object'
+                  ? part.finishReason.unified === 'other' && part.finishReason.raw === undefined
+                  : part.finishReason === 'unknown';
+              if (unsaid) {
                 throw new ProviderError('the model stream ended without saying why it stopped: the response is incomplete', {
                   code: 'incomplete_stream',
                   retryable: true,

@@ -1,6 +1,6 @@
 /**
- * The part of the AI SDK's language model specification (`@ai-sdk/provider`: `LanguageModelV3`,
- * ai 6's providers; `LanguageModelV4`, ai 7's) that the adapter reads and writes, written out so
+ * The part of the AI SDK's language model specification (`@ai-sdk/provider`: `LanguageModelV2`,
+ * ai 5's providers; `LanguageModelV3`, ai 6's; `LanguageModelV4`, ai 7's) that the adapter reads and writes, written out so
  * that actorloop needs none of the AI SDK's packages at run time or to type-check: any provider
  * package's model fits it structurally.
  */
@@ -70,8 +70,8 @@ export type AiSdkCallOptions = {
 };
 
 /**
- * A language model of the AI SDK's specification, version 3 (ai 6's provider packages) or 4
- * (ai 7's): `google('gemini-2.5-flash')`, `bedrock('…')`, `mistral('…')`, `createOpenAICompatible(…)('…')`.
+ * A language model of the AI SDK's specification, version 2 (ai 5's provider packages), 3 (ai 6's)
+ * or 4 (ai 7's): `google('gemini-2.5-flash')`, `bedrock('…')`, `mistral('…')`, `createOpenAICompatible(…)('…')`.
  *
  * @example
  * ```ts
@@ -80,7 +80,7 @@ export type AiSdkCallOptions = {
  * ```
  */
 export type AiSdkLanguageModel = {
-  readonly specificationVersion: 'v3' | 'v4';
+  readonly specificationVersion: 'v2' | 'v3' | 'v4';
   readonly provider: string;
   readonly modelId: string;
   doStream(options: never): PromiseLike<{ stream: ReadableStream<unknown> }>;

@@ -1,8 +1,11 @@
-import { type FilePart, type ImagePart, mediaSourceOf } from '../../model/media.js';
+import { type FilePart, type ImagePart, mediaLabel, mediaSourceOf } from '../../model/media.js';
 import type { Message, ProviderMetadata, ToolResultPart, UserContentPart } from '../../model/messages.js';
 import { serializeResult } from '../../util/serialize-result.js';
 import { isRecord } from '../../util/is-record.js';
 import type { AiSdkMessage, AiSdkPromptPart, AiSdkProviderData } from './language-model.js';
+
+/** The specification versions the adapter speaks (ai 5's, 6's and 7's provider packages). */
+export type AiSdkVersion = 'v2' | 'v3' | 'v4';
 
 /** Where a part's AI SDK `providerMetadata` is kept in the history: apart from the native wires' keys. */
 export const aiSdkMetadataKey = 'ai-sdk';
@@ -18,7 +21,7 @@ export function providerOptionsOf(metadata: ProviderMetadata | undefined): { pro
  * version 4 wraps it (`{ type: 'data', data }` / `{ type: 'url', url }`). An image with no known
  * type goes as `image/*`, which the provider packages resolve.
  */
-function filePart(part: ImagePart | FilePart, version: 'v3' | 'v4'): AiSdkPromptPart {
+function filePart(part: ImagePart | FilePart, version: AiSdkVersion): AiSdkPromptPart {
   const source = mediaSourceOf(part);
   const mediaType = source.mediaType ?? (part.type === 'image' ? 'image/*' : 'application/octet-stream');
   const filename = part.type === 'file' && part.filename ? { filename: part.filename } : {};
@@ -29,13 +32,13 @@ function filePart(part: ImagePart | FilePart, version: 'v3' | 'v4'): AiSdkPrompt
   return { type: 'file', data: source.kind === 'url' ? new URL(source.url) : source.base64, mediaType, ...filename };
 }
 
-function userParts(content: string | readonly UserContentPart[], version: 'v3' | 'v4'): AiSdkPromptPart[] {
+function userParts(content: string | readonly UserContentPart[], version: AiSdkVersion): AiSdkPromptPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : filePart(part, version)));
 }
 
 /** A tool result as the specification's output: text, an error's text, or content with media. */
-function toolOutput(result: ToolResultPart, version: 'v3' | 'v4'): Record<string, unknown> {
+function toolOutput(result: ToolResultPart, version: AiSdkVersion): Record<string, unknown> {
   const text = serializeResult(result.result);
   if (result.isError === true) return { type: 'error-text', value: text };
   if (!result.content) return { type: 'text', value: text };
@@ -47,6 +50,12 @@ function toolOutput(result: ToolResultPart, version: 'v3' | 'v4'): Record<string
       if (version === 'v4') {
         const data = source.kind === 'url' ? { type: 'url', url: new URL(source.url) } : { type: 'data', data: source.base64 };
         return { type: 'file', data, mediaType: source.mediaType ?? 'image/*' };
+      }
+      if (version === 'v2') {
+        // Version 2 takes media in a tool result inline only: one by URL is named by its label.
+        return source.kind === 'url'
+          ? { type: 'text', text: `${mediaLabel(part)} ${source.url}` }
+          : { type: 'media', data: source.base64, mediaType: source.mediaType };
       }
       if (source.kind === 'url') return { type: 'file-url', url: source.url, ...(source.mediaType ? { mediaType: source.mediaType } : {}) };
       return part.type === 'image'
@@ -71,7 +80,7 @@ function toolOutput(result: ToolResultPart, version: 'v3' | 'v4'): Record<string
  * // [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: [{ type: 'text', text: 'What is 2+3?' }] }]
  * ```
  */
-export function toAiSdkPrompt(messages: readonly Message[], system: string | undefined, version: 'v3' | 'v4'): AiSdkMessage[] {
+export function toAiSdkPrompt(messages: readonly Message[], system: string | undefined, version: AiSdkVersion): AiSdkMessage[] {
   const prompt: AiSdkMessage[] = [];
   if (system !== undefined && system !== '') prompt.push({ role: 'system', content: system });
   for (const message of messages) {
