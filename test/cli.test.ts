@@ -126,9 +126,9 @@ describe('actorloop run (live providers over HTTP)', () => {
     } finally {
       await server.close();
     }
-    const missing = await actorloop(['run', '--model', 'mistral/mistral-small-latest', 'hi']);
+    const missing = await actorloop(['run', '--model', 'vertex/gemini-2.5-flash', 'hi']);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/--model mistral\/mistral-small-latest: .*npm install @ai-sdk\/mistral/);
+    expect(missing.stderr).toMatch(/--model vertex\/gemini-2.5-flash: .*npm install @ai-sdk\/google-vertex/);
   });
 
   it('--provider openai with a base URL streams the answer through the real SDK', async () => {

@@ -52,14 +52,14 @@ describe('defaultModelRegistry', () => {
   it('a package that is not installed is named with the command to install it, when the provider is made', () => {
     const error = (() => {
       try {
-        defaultModelRegistry({}).provider('mistral/mistral-small-latest');
+        defaultModelRegistry({}).provider('vertex/gemini-2.5-flash');
       } catch (caught) {
         return caught;
       }
       return undefined;
     })();
     expect(MissingDependencyError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/needs the optional package "@ai-sdk\/mistral".*npm install @ai-sdk\/mistral/);
+    expect((error as Error).message).toMatch(/needs the optional package "@ai-sdk\/google-vertex".*npm install @ai-sdk\/google-vertex/);
   });
 
   it('ollama/… talks to OLLAMA_BASE_URL through the OpenAI-compatible wire', async () => {

@@ -350,6 +350,7 @@ describe("today's stack in a consumer project", () => {
     expect(JSON.parse(run(process.execPath, ['out/every-entry-point.js'], directory))).toEqual({
       exports: {
         root: true,
+        aiSdk: true,
         anthropic: true,
         http: true,
         inspect: true,
@@ -362,7 +363,7 @@ describe("today's stack in a consumer project", () => {
         rx: true,
         sqlite: true,
       },
-      used: 10,
+      used: 11,
     });
     const hosted = { status: 'done', text: 'It is 5.', stored: 'done', messages: 4 };
     expect(JSON.parse(run(process.execPath, ['out/sqlite-host.js'], directory))).toEqual({ ...hosted, driver: 'better-sqlite3' });
