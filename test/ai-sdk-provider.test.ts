@@ -15,7 +15,7 @@ import { aiSdkError, aiSdkProvider } from '../src/providers/ai-sdk/index.js';
 import { toAiSdkPrompt } from '../src/providers/ai-sdk/to-ai-sdk-prompt.js';
 import { expectValidHistory } from './support/run-conversation.js';
 import { serveEachTest } from './support/serve-each-test.js';
-import { jsonResponse, openaiSse, type WireServer, type WireStep } from './support/wire-server.js';
+import { closedPortUrl, jsonResponse, openaiSse, type WireServer, type WireStep } from './support/wire-server.js';
 
 const serve = serveEachTest();
 
@@ -168,6 +168,44 @@ describe('aiSdkProvider with @ai-sdk/google', () => {
     expect(first.text).toBe('from openai');
     const second = await run(gemini, 'hi', { provider: [native, aiSdkProvider(google(gemini))] });
     expect(second.text).toBe('from gemini');
+  });
+
+  it('nothing listening: a network error, retried by the machine and then the run ends in error', async () => {
+    const url = await closedPortUrl();
+    const model = createGoogleGenerativeAI({ apiKey: 'test-key', baseURL: `${url}/v1beta` })('gemini-2.5-flash');
+    const retries: unknown[] = [];
+    const machine = createConversationMachine({
+      provider: aiSdkProvider(model),
+      retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 2, jitter: false },
+    });
+    const actor = createActor(machine, { input: {} });
+    actor.on('request.retry', (event) => retries.push(event));
+    actor.start();
+    actor.send({ type: 'user.message', content: 'hi' });
+    expect(await toPromise(actor)).toMatchObject({ status: 'error', error: { code: 'network', retryable: true } });
+    expect(retries).toHaveLength(1);
+  });
+
+  it("an error part in the model's stream fails the request, classified", async () => {
+    // The specification's own error part, as a provider package emits it for an in-band failure.
+    const model = {
+      specificationVersion: 'v3' as const,
+      provider: 'fake.chat',
+      modelId: 'm',
+      doStream: async () => ({
+        stream: new ReadableStream({
+          start(controller) {
+            controller.enqueue({ type: 'text-start', id: 't' });
+            controller.enqueue({ type: 'text-delta', id: 't', delta: 'par' });
+            controller.enqueue({ type: 'error', error: Object.assign(new Error('overloaded'), { statusCode: 529, isRetryable: true }) });
+            controller.close();
+          },
+        }),
+      }),
+    };
+    const actor = createActor(createConversationMachine({ provider: aiSdkProvider(model), retry: false }), { input: {} }).start();
+    actor.send({ type: 'user.message', content: 'hi' });
+    expect(await toPromise(actor)).toMatchObject({ status: 'error', error: { status: 529, retryable: true, message: 'overloaded' } });
   });
 
   it('a cancel while the answer streams closes the connection', async () => {

@@ -151,6 +151,11 @@ describe('a conversation over HTTP', () => {
     const unavailable = await call(storeless.url, 'GET', '/conversations/h-2/history');
     expect(unavailable.status).toBe(501);
     expect(problemOf(unavailable)).toMatchObject({ type: `${problemTypePrefix}history-unavailable` });
+    // Media are read from the store too: without it, 501 naming what to pass.
+    const noMedia = await call(storeless.url, 'GET', `/conversations/h-2/media?ref=sha256:${'a'.repeat(64)}`);
+    expect(noMedia.status).toBe(501);
+    expect(problemOf(noMedia)).toMatchObject({ type: `${problemTypePrefix}media-unavailable` });
+    expect(problemOf(noMedia).detail).toMatch(/pass the host's store .* to createConversationHandler/);
   });
 
   it('time travel: the steps a page at a time, the view at a step, a fork (201, its location) from a step waiting for approval', async () => {

@@ -174,6 +174,26 @@ describe('tool progress through a conversation', () => {
     expect(closed).toBe(true);
   });
 
+  it('a generator that throws after reporting: its progress went out, the call gets one error result, the run goes on', async () => {
+    const failing = defineTool({
+      name: 'failing',
+      parameters: z.object({}),
+      execute: async function* () {
+        yield 'half way';
+        throw new Error('disk full');
+      },
+    });
+    const { output, events } = await runConversation([{ toolCalls: [{ id: 'f1', name: 'failing', args: {} }] }, { text: 'Sorry.' }], {
+      tools: [failing],
+    });
+    expect(output.status).toBe('done');
+    expect(eventsOf(events, 'tool.progress')).toEqual([{ type: 'tool.progress', toolCallId: 'f1', data: 'half way' }]);
+    expect(eventsOf(events, 'tool.result')).toEqual([
+      expect.objectContaining({ toolCallId: 'f1', isError: true, result: 'Error: disk full' }),
+    ]);
+    expectValidHistory(output.messages);
+  });
+
   it('a tool.progress sent from outside, for a call that is not running, is ignored', async () => {
     const { events } = await runConversation([{ text: 'hi' }], {
       onStart: (actor) => actor.send({ type: 'tool.progress', toolCallId: 'nope', data: 'spoofed' } as never),
