@@ -363,9 +363,14 @@ const wires: Record<Wire, { answer: () => WireStep; provider: (url: string) => P
   },
 };
 
-async function ask(wire: Wire, content: UserContent): Promise<{ output: RunOutput; server: WireServer }> {
-  const server = await serve([wires[wire].answer()]);
-  const machine = createConversationMachine({ provider: wires[wire].provider(server.url), retry: false });
+/** One user message to `wire`; `retried` keeps the machine's default retry policy (a failure that is retryable is tried again). */
+async function ask(
+  wire: Wire,
+  content: UserContent,
+  { answers = [wires[wire].answer()], retried = false }: { answers?: WireStep[]; retried?: boolean } = {},
+): Promise<{ output: RunOutput; server: WireServer }> {
+  const server = await serve(answers);
+  const machine = createConversationMachine({ provider: wires[wire].provider(server.url), ...(retried ? {} : { retry: false }) });
   const actor = createActor(machine, {
     input: {
       messages: [
@@ -498,24 +503,14 @@ describe('each wire sends media in its own shape, through the real SDKs', () => 
       ],
     ];
     for (const [wire, answer, message] of cases) {
-      const server = await serve([answer, answer]);
-      const machine = createConversationMachine({ provider: wires[wire].provider(server.url) });
-      const actor = createActor(machine, {
-        input: {
-          messages: [
-            { role: 'user', content: 'Earlier question.' },
-            { role: 'assistant', content: [{ type: 'text', text: 'Earlier answer.' }] },
-          ],
-        },
-      }).start();
-      actor.send({
-        type: 'user.message',
-        content: [
+      const { output, server } = await ask(
+        wire,
+        [
           { type: 'text', text: 'What is this?' },
           { type: 'image', data: 'https://example.com/cat.jpg' },
         ],
-      });
-      const output = await toPromise(actor);
+        { answers: [answer, answer], retried: true },
+      );
       expect(output.status, wire).toBe('error');
       expect(output.error, wire).toMatchObject({ status: 400, retryable: false });
       expect(output.error?.message, wire).toMatch(message);

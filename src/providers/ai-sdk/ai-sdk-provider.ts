@@ -34,17 +34,9 @@ import { aiSdkMetadataKey, toAiSdkPrompt } from './to-ai-sdk-prompt.js';
 export type AiSdkProviderOptions = {
   /** The provider's name in logs, traces and prices. Default: the model's (`google.generative-ai` → `google`). */
   name?: string;
-  maxOutputTokens?: number;
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  stopSequences?: string[];
-  seed?: number;
   /** Extra HTTP headers for every request. */
   headers?: Record<string, string>;
-  /** The provider package's own options (`{ google: { … } }`), sent as they are. */
-  providerOptions?: AiSdkProviderData;
-};
+} & Pick<AiSdkCallOptions, 'maxOutputTokens' | 'temperature' | 'topP' | 'topK' | 'stopSequences' | 'seed' | 'providerOptions'>;
 
 const finishReasons: Record<string, FinishReason> = {
   stop: 'stop',
@@ -167,16 +159,8 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
     );
   }
   const name = options.name ?? (typeof model.provider === 'string' ? (model.provider.split('.')[0] ?? model.provider) : 'ai-sdk');
-  const settings = {
-    ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
-    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-    ...(options.topP === undefined ? {} : { topP: options.topP }),
-    ...(options.topK === undefined ? {} : { topK: options.topK }),
-    ...(options.stopSequences === undefined ? {} : { stopSequences: options.stopSequences }),
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
-    ...(options.headers === undefined ? {} : { headers: options.headers }),
-    ...(options.providerOptions === undefined ? {} : { providerOptions: options.providerOptions }),
-  };
+  // Every other option is a call setting the specification names: sent with each request as given.
+  const { name: _name, ...settings } = options;
 
   return {
     name,

@@ -1,4 +1,4 @@
-import { type FilePart, type ImagePart, mediaLabel, mediaSourceOf } from '../../model/media.js';
+import { type FilePart, type ImagePart, type MediaSource, mediaLabel, mediaSourceOf } from '../../model/media.js';
 import type { Message, ProviderMetadata, ToolResultPart, UserContentPart } from '../../model/messages.js';
 import { serializeResult } from '../../util/serialize-result.js';
 import { isRecord } from '../../util/is-record.js';
@@ -21,14 +21,15 @@ export function providerOptionsOf(metadata: ProviderMetadata | undefined): { pro
  * version 4 wraps it (`{ type: 'data', data }` / `{ type: 'url', url }`). An image with no known
  * type goes as `image/*`, which the provider packages resolve.
  */
+/** Version 4's file data: the bytes or the URL, wrapped. */
+const v4FileData = (source: MediaSource) =>
+  source.kind === 'url' ? { type: 'url', url: new URL(source.url) } : { type: 'data', data: source.base64 };
+
 function filePart(part: ImagePart | FilePart, version: AiSdkVersion): AiSdkPromptPart {
   const source = mediaSourceOf(part);
   const mediaType = source.mediaType ?? (part.type === 'image' ? 'image/*' : 'application/octet-stream');
   const filename = part.type === 'file' && part.filename ? { filename: part.filename } : {};
-  if (version === 'v4') {
-    const data = source.kind === 'url' ? { type: 'url', url: new URL(source.url) } : { type: 'data', data: source.base64 };
-    return { type: 'file', data, mediaType, ...filename };
-  }
+  if (version === 'v4') return { type: 'file', data: v4FileData(source), mediaType, ...filename };
   return { type: 'file', data: source.kind === 'url' ? new URL(source.url) : source.base64, mediaType, ...filename };
 }
 
@@ -47,10 +48,7 @@ function toolOutput(result: ToolResultPart, version: AiSdkVersion): Record<strin
     value: result.content.map((part) => {
       if (part.type === 'text') return { type: 'text', text: part.text };
       const source = mediaSourceOf(part);
-      if (version === 'v4') {
-        const data = source.kind === 'url' ? { type: 'url', url: new URL(source.url) } : { type: 'data', data: source.base64 };
-        return { type: 'file', data, mediaType: source.mediaType ?? 'image/*' };
-      }
+      if (version === 'v4') return { type: 'file', data: v4FileData(source), mediaType: source.mediaType ?? 'image/*' };
       if (version === 'v2') {
         // Version 2 takes media in a tool result inline only: one by URL is named by its label.
         return source.kind === 'url'
