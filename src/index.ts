@@ -191,3 +191,4 @@ export { toProviderError } from './model/errors/classify-error.js';
 export { providerEventProblem } from './model/provider-event-problem.js';
 export { ActorloopError } from './errors/actorloop-error.js';
 export { InvalidOptionsError } from './errors/invalid-options-error.js';
+export { UnsupportedRuntimeError } from './errors/unsupported-runtime-error.js';

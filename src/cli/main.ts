@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { cliFailure } from './cli-failure.js';
 import { parseArguments, usage } from './parse-arguments.js';
 import { type CliEnvironment, runCommand } from './run-command.js';
+import { requireNodeRuntime } from '../util/runtime.js';
 
 const environment: CliEnvironment = {
   env: process.env,
@@ -36,6 +37,8 @@ function stopOnSignals(stop: () => void): () => void {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // `bun x actorloop` runs this file with Bun: its child processes, signals and SQLite are Node's.
+  requireNodeRuntime('the actorloop CLI', 'run it with Node.js (npx actorloop …), or embed the library (docs/runtimes.md)');
   const command = parseArguments(argv);
   switch (command.command) {
     case 'help':

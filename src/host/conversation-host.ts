@@ -1,7 +1,5 @@
 import { storedUserContent } from '../model/user-content.js';
 import { mediaAwareStore } from './media-aware-store.js';
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../machines/types.js';
 import { isRecord } from '../util/is-record.js';
@@ -34,6 +32,7 @@ import { ConversationExistsError } from './errors/conversation-exists-error.js';
 import { ConversationNotFoundError } from './errors/conversation-not-found-error.js';
 import { EventRejectedError } from './errors/event-rejected-error.js';
 import { HostClosedError } from './errors/host-closed-error.js';
+import { defaultHostId } from './host-id.js';
 import { HostLeases } from './host-leases.js';
 import { type ConversationHostEvent, LiveRun, type LiveRunOptions } from './live-run.js';
 import { StreamHub } from './stream-hub.js';
@@ -264,7 +263,7 @@ const conversationHostOptionsSchema = option.object(
       option.integer({ minimum: 100, maximum: 2_147_483_647, expected: 'an integer of milliseconds ≥ 100' }),
       30_000,
     ),
-    hostId: option.orElse(option.string({ nonEmpty: true }), () => `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`),
+    hostId: option.orElse(option.string({ nonEmpty: true }), defaultHostId),
     onError: option.orElse(
       option.callable<(error: unknown, conversationId: string) => void>('a function (error, conversationId) => void'),
       () => (error, id) => console.error(`actorloop host, conversation ${JSON.stringify(id)}:`, error),

@@ -1,5 +1,4 @@
 import { mediaCodecOf } from './media-aware-store.js';
-import { randomBytes } from 'node:crypto';
 import { createActor, type Subscription } from 'xstate';
 import { setExecutionGate } from '../machines/execution-gate.js';
 import { currentSchemaVersion } from '../machines/snapshot-migrations.js';
@@ -133,7 +132,7 @@ export class LiveRun {
   private streamRevision: number;
   private streamCount = 0;
   /** Tells this run's stream ids from those of an earlier run of the conversation that stopped before its write. */
-  private readonly streamTag = randomBytes(4).readUInt32BE(0).toString(36);
+  private readonly streamTag = crypto.getRandomValues(new Uint32Array(1))[0]?.toString(36) ?? '0';
   /** A run started from input marks its first write as the start of a run (`follow(…, { from: 'run' })`). */
   private runStartUnwritten: boolean;
   /** The id of this run's first stream item, when this run started here from input. */

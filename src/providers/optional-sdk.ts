@@ -35,3 +35,12 @@ export function lazySdkClient<TModule, TClient>(
     return pending;
   };
 }
+
+/**
+ * The `.catch` of an optional peer's `import(…)`: it rethrows, and is there for bundlers — esbuild
+ * (wrangler, tsup) refuses to bundle an `import('openai')` it cannot resolve unless the import has
+ * a `.catch`, so without it a Workers app that never installed `openai` would not build.
+ */
+export const notInstalled = (error: unknown): never => {
+  throw error;
+};

@@ -1,7 +1,7 @@
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { classifySdkError, redactSecret } from '../errors/classify-sdk-error.js';
 import { hasApiKey, type KeySource, missingApiKeyError } from '../errors/missing-api-key.js';
-import { lazySdkClient } from '../optional-sdk.js';
+import { lazySdkClient, notInstalled } from '../optional-sdk.js';
 import { ProviderError } from '../../model/errors/provider-error.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import type { Provider, ProviderEvent, ProviderRequest, ReasoningEffort } from '../../model/provider.js';
@@ -176,7 +176,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
   const getClient: () => Promise<AnthropicClientLike> = userClient
     ? () => Promise.resolve(userClient)
     : lazySdkClient(
-        () => import('@anthropic-ai/sdk'),
+        () => import('@anthropic-ai/sdk').catch(notInstalled),
         (sdk: AnthropicModule) =>
           new sdk.default({
             ...(apiKey === undefined ? {} : { apiKey }),

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { ProviderError } from '../../model/errors/provider-error.js';
 import { classifyStatus } from '../../model/errors/classify-error.js';
 import type { FinishReason, ProviderContentPart, ProviderEvent } from '../../model/provider.js';
@@ -136,7 +135,7 @@ export function createChunkReader(): ChunkReader {
         // Some compatible servers (Gemini's) give every parallel call index 0, told apart by id.
         if (pending && call.id && pending.toolCallId !== call.id && pending.toolName !== '') pending = undefined;
         if (!pending) {
-          pending = { toolCallId: call.id || `call_${randomUUID()}`, toolName: '', argsText: '' };
+          pending = { toolCallId: call.id || `call_${crypto.randomUUID()}`, toolName: '', argsText: '' };
           toolCallsByIndex.set(call.index, pending);
           toolCalls.push(pending);
         }

@@ -1,6 +1,6 @@
 import { emptyApiKey, hasApiKey, type KeySource, missingApiKeyError } from '../errors/missing-api-key.js';
 import { ProviderError } from '../../model/errors/provider-error.js';
-import { lazySdkClient } from '../optional-sdk.js';
+import { lazySdkClient, notInstalled } from '../optional-sdk.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { installedOpenaiVersion, unsupportedOpenaiProblem } from './openai-sdk-version.js';
 
@@ -28,7 +28,7 @@ export function openaiClient<TClient>(
   if (problem !== undefined) throw new ProviderError(problem, { code: 'unknown', retryable: false });
   const { apiKey, baseURL, fetch } = options;
   return lazySdkClient(
-    () => import('openai'),
+    () => import('openai').catch(notInstalled),
     (module) => {
       if (emptyApiKey(apiKey, openaiKeySource)) throw missingApiKeyError(openaiKeySource);
       try {

@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { nodeBuiltin } from '../../util/runtime.js';
 
 /** The oldest `openai` the providers work with: earlier 5.x drop the code of a Responses in-band error event. */
 export const oldestOpenaiVersion = '5.11.0';
@@ -29,10 +29,13 @@ export function unsupportedOpenaiProblem(version: string): string | undefined {
 /**
  * The version of the `openai` package this project would load, read without loading it, so an
  * old SDK is named when the provider is created rather than failing in a first request. Undefined
- * when it is not installed (the first request says what to install) or has no readable version.
+ * when it is not installed (the first request says what to install) or has no readable version,
+ * and where there is no `require` to read it with (workerd): there the version goes unchecked.
  */
 export function installedOpenaiVersion(): string | undefined {
   try {
+    const createRequire = nodeBuiltin<typeof import('node:module')>('node:module')?.createRequire;
+    if (!createRequire) return undefined;
     const { VERSION } = createRequire(import.meta.url)('openai/version') as { VERSION?: unknown };
     return typeof VERSION === 'string' ? VERSION : undefined;
   } catch {

@@ -1,7 +1,8 @@
-import http from 'node:http';
-import https from 'node:https';
-import zlib from 'node:zlib';
+import type * as http from 'node:http';
+import type * as https from 'node:https';
+import type * as zlib from 'node:zlib';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
+import { nodeBuiltin, requireNodeRuntime } from '../../util/runtime.js';
 import type { FetchFunction } from './fetch-function.js';
 import { redirectTarget } from './redirect.js';
 import { requestBodyOf, toHeaderRecord } from './request-parts.js';
@@ -37,12 +38,36 @@ const nodeFetchOptionsSchema = option.object(
   { label: 'createNodeFetch(options)', expected: 'an options object', unknownKeys: 'ignore' },
 );
 
-const decoders: Record<string, () => NodeJS.ReadWriteStream> = {
-  gzip: () => zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH }),
-  'x-gzip': () => zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH }),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
-};
+type NodeModules = { http: typeof http; https: typeof https; zlib: typeof zlib };
+
+/**
+ * Node's modules, taken when a fetch is made rather than imported: the root exports this file, and
+ * a static `import 'node:http'` would stop the whole package loading where Node's modules are not
+ * (workerd without `nodejs_compat`), though only this function needs them.
+ */
+function nodeModules(): NodeModules {
+  requireNodeRuntime('createNodeFetch', "pass no fetch: the providers then use the runtime's own fetch");
+  return {
+    http: nodeBuiltin<typeof http>('node:http') as typeof http,
+    https: nodeBuiltin<typeof https>('node:https') as typeof https,
+    zlib: nodeBuiltin<typeof zlib>('node:zlib') as typeof zlib,
+  };
+}
+
+function decoderFor(zlib: NodeModules['zlib'], encoding: string): (() => NodeJS.ReadWriteStream) | undefined {
+  const sync = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  switch (encoding) {
+    case 'gzip':
+    case 'x-gzip':
+      return () => zlib.createGunzip(sync);
+    case 'deflate':
+      return () => zlib.createInflate();
+    case 'br':
+      return () => zlib.createBrotliDecompress();
+    default:
+      return undefined;
+  }
+}
 
 /** What `fetch` rejects with when the network fails: a `TypeError` whose `cause` is the socket's error. */
 function networkError(cause: unknown): TypeError {
@@ -76,6 +101,8 @@ function abortReason(signal: AbortSignal): unknown {
  * ```
  */
 export function createNodeFetch(options: NodeFetchOptions = {}): NodeFetch {
+  const modules = nodeModules();
+  const { http, https } = modules;
   const { maxSockets, maxFreeSockets, freeSocketTimeoutMs, maxRedirects } = resolveOptionsWith(nodeFetchOptionsSchema, options);
   const agentOptions: http.AgentOptions = {
     keepAlive: true,
@@ -124,7 +151,7 @@ export function createNodeFetch(options: NodeFetchOptions = {}): NodeFetch {
     for (let redirects = 0; ; redirects++) {
       const { message } = await once(url, method, headers, payload, signal);
       const next = init.redirect === 'manual' ? null : redirectTarget(message.statusCode ?? 0, message.headers.location, url, method);
-      if (next === null) return toResponse(message, url, method, signal, redirects > 0);
+      if (next === null) return toResponse(modules.zlib, message, url, method, signal, redirects > 0);
       message.resume();
       if (init.redirect === 'error') throw networkError(new Error(`redirected to ${next.url.href} with redirect: 'error'`));
       if (redirects >= maxRedirects) throw networkError(new Error(`more than ${maxRedirects} redirects`));
@@ -148,6 +175,7 @@ export function createNodeFetch(options: NodeFetchOptions = {}): NodeFetch {
 }
 
 function toResponse(
+  zlib: NodeModules['zlib'],
   message: http.IncomingMessage,
   url: URL,
   method: string,
@@ -166,7 +194,7 @@ function toResponse(
   const nullBody = method === 'HEAD' || status === 204 || status === 205 || status === 304;
   let source: NodeJS.ReadableStream = message;
   const encoding = message.headers['content-encoding']?.trim().toLowerCase();
-  const decoder = encoding ? decoders[encoding] : undefined;
+  const decoder = encoding ? decoderFor(zlib, encoding) : undefined;
   if (decoder && !nullBody) {
     const decoding = decoder();
     message.once('error', (error) => decoding.emit('error', error));

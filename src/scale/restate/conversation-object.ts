@@ -9,10 +9,14 @@ import { journaledMachine } from '../../machines/step-journal.js';
 import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../../machines/types.js';
 import { isRecord } from '../../util/is-record.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
+import { requireNodeRuntime } from '../../util/runtime.js';
 import { asHandler } from './conversation-error.js';
 import { type ConversationRecord, decodeRecord, stateKeys } from './conversation-record.js';
 import { ensurePromiseWithResolvers } from './promise-with-resolvers.js';
 import { type RestateConversationEvent, runSegment, type SegmentOptions, type SegmentResult } from './run-segment.js';
+
+/** Where the endpoint cannot run: said by the error and in docs/runtimes.md. */
+export const restateElsewhere = 'serve the Restate endpoint from Node.js; callers on any runtime use actorloop/restate/client';
 
 /**
  * What `restateConversations` takes.
@@ -132,6 +136,7 @@ const restateConversationsOptionsSchema = option.object(
  * ```
  */
 export function restateConversations(options: RestateConversationsOptions): ConversationObject {
+  requireNodeRuntime('actorloop/restate', restateElsewhere);
   ensurePromiseWithResolvers();
   const { machine, name, onEvent, options: objectOptions } = resolveOptionsWith(restateConversationsOptionsSchema, options);
   const journaled = journaledMachine(machine);

@@ -13,7 +13,15 @@
  * const server = http2.createServer(restate.createEndpointHandler({ services: [restateConversations({ machine })] }));
  * server.listen(9080, '127.0.0.1');
  * ```
+ *
+ * The endpoint runs on Node.js only: imported on Bun, Deno or workerd it throws an
+ * `UnsupportedRuntimeError`. Callers run anywhere (`actorloop/restate/client` is Fetch-based).
  */
+import { requireNodeRuntime } from '../../util/runtime.js';
+import { restateElsewhere } from './conversation-object.js';
+
+requireNodeRuntime('actorloop/restate', restateElsewhere);
+
 export {
   type ConversationHandlers,
   type ConversationObject,

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type {
   ConversationLogEntry,
@@ -19,10 +18,15 @@ import { isRecord } from '../../util/is-record.js';
 import { base64FromBytes, bytesFromBase64 } from '../../util/base64.js';
 import type { SaveOptions } from '../../host/conversation-lease.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
+import { nodeBuiltin, requireNodeRuntime } from '../../util/runtime.js';
 import { resolveDriver } from './drivers/choose-driver.js';
 import type { SqliteConnection, SqliteDriverName, SqliteStatement } from './drivers/sqlite-driver.js';
 import { openSchema } from './schema.js';
 import { SqliteStoreError } from './sqlite-store-error.js';
+
+/** What to use where SQLite cannot run: said by the error and in docs/runtimes.md. */
+export const sqliteElsewhere =
+  'use memoryStore() from actorloop, a ConversationStore of your own, or actorloop/postgres from a Node.js process';
 
 /**
  * What {@link sqliteStore} takes.
@@ -233,6 +237,9 @@ const sqliteStoreOptionsSchema = option.object(
  * ```
  */
 export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
+  requireNodeRuntime('actorloop/sqlite', sqliteElsewhere);
+  // Past the check above, so node:fs is there; read lazily so the import itself names the runtime.
+  const { existsSync } = nodeBuiltin<typeof import('node:fs')>('node:fs') as typeof import('node:fs');
   const { path, create, synchronous, busyTimeoutMs, driver: requested, keepSteps } = resolveOptionsWith(sqliteStoreOptionsSchema, options);
   const driver = resolveDriver(path, requested);
 

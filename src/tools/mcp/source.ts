@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { basename } from 'node:path';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { isRecord } from '../../util/is-record.js';
+import { requireNodeRuntime } from '../../util/runtime.js';
 import { childPath, type OptionSchema, option } from '../../util/option-schema.js';
 
 /**
@@ -131,19 +132,22 @@ const stdioSource = sourceKind(
       },
       { unknownKeys: 'ignore' },
     ),
-    ({ command, args, cwd, stderr, inheritNetworkEnv, env }): ResolvedSource => ({
-      kind: 'stdio',
-      stdio: {
-        command,
-        args: [...args],
-        ...(env ? { env } : {}),
-        ...(inheritNetworkEnv === undefined ? {} : { inheritNetworkEnv }),
-        ...(cwd ? { cwd } : {}),
-        ...(stderr ? { stderr } : {}),
-      },
-      // Labels go into error texts the model reads: the program's name, not where it lives.
-      label: `stdio server "${basename(command)}"`,
-    }),
+    ({ command, args, cwd, stderr, inheritNetworkEnv, env }): ResolvedSource => {
+      requireNodeRuntime('An MCP server over stdio', 'connect to it over streamable HTTP ({ url }), or pass a connected MCP SDK Client');
+      return {
+        kind: 'stdio',
+        stdio: {
+          command,
+          args: [...args],
+          ...(env ? { env } : {}),
+          ...(inheritNetworkEnv === undefined ? {} : { inheritNetworkEnv }),
+          ...(cwd ? { cwd } : {}),
+          ...(stderr ? { stderr } : {}),
+        },
+        // Labels go into error texts the model reads: the program's name, not where it lives.
+        label: `stdio server "${basename(command)}"`,
+      };
+    },
   ),
 );
 

@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SqliteStoreError } from '../sqlite-store-error.js';
 import type { SqliteConnection, SqliteDriver, SqliteStatement, SqliteValue } from './sqlite-driver.js';
+import { nodeBuiltin } from '../../../util/runtime.js';
 
 /**
  * better-sqlite3 13 is built for Node ≥ 22: loaded on Node 20 it crashes the process (a
@@ -21,6 +21,8 @@ export function unsupportedDriverProblem(driverVersion: string, nodeVersion: str
 /** The installed better-sqlite3's version, read without loading it; `undefined` when it is not installed. */
 export function installedBetterSqlite3Version(): string | undefined {
   try {
+    const createRequire = nodeBuiltin<typeof import('node:module')>('node:module')?.createRequire;
+    if (!createRequire) return undefined;
     const require = createRequire(import.meta.url);
     const manifest = require(require.resolve('better-sqlite3/package.json')) as { version?: unknown };
     return typeof manifest.version === 'string' ? manifest.version : undefined;
