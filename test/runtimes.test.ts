@@ -106,6 +106,8 @@ function serve(command: string, args: string[], options: { cwd?: string; url?: s
     const started = Date.now();
     const failed = (why: string) => reject(new Error(`${command} ${args.join(' ')}: ${why}\n${output}`));
     child.on('exit', (code) => failed(`exited with ${code} before serving`));
+    // A binary missing from its package (an install that did not finish) is named, not a crash.
+    child.on('error', (error) => failed(`could not start (${error.message}): reinstall with npm ci`));
     child.stdout?.on('data', (text: string) => {
       output += text;
       const listening = /\{"listening":"([^"]+)"\}/.exec(output)?.[1];
