@@ -1,13 +1,13 @@
 /**
- * Converts recorded API traffic for the Gemini API, Mistral and Amazon Bedrock Converse out of public
- * repositories' test cassettes into actorloop's JSON cassette format (test/fixtures/recorded/README.md,
+ * Converts recorded API traffic for the Gemini API, Mistral, Amazon Bedrock Converse and two
+ * OpenAI-compatible servers (DeepSeek, Z.ai) out of public repositories' test cassettes into actorloop's JSON cassette format (test/fixtures/recorded/README.md,
  * and ../shared/fixtures/recorded/README.md for the format itself), then checks every cassette it wrote.
  *
  * Run from the repository root:
  *
  * ```sh
  * npx tsx scripts/convert-recordings.ts --repos DIR   # convert (needs the source repositories), then check
- * npx tsx scripts/convert-recordings.ts --check       # only check the cassettes already in test/fixtures/recorded/{google,mistral,bedrock}
+ * npx tsx scripts/convert-recordings.ts --check       # only check the cassettes already in test/fixtures/recorded/{google,mistral,bedrock,deepseek,zai}
  * ```
  *
  * `--repos DIR`: a folder with one git repository (bare or not) per source, named `<owner>+<name>` (or
@@ -24,15 +24,19 @@
  * Checks (also run after converting): every file parses as JSON; every SSE `data:` line parses as JSON
  * (`[DONE]` excepted); JSON bodies parse; base64 bodies decode to AWS event-stream frames that tile
  * the body exactly, each with a matching prelude total length, prelude CRC32 and message CRC32 and a
- * JSON payload; every Gemini function-call `thoughtSignature` and every Bedrock `reasoningContent`
- * signature a response returned is found unchanged in the next request of the same file.
+ * JSON payload; every Gemini function-call `thoughtSignature`, every Bedrock `reasoningContent`
+ * signature and every Chat Completions `reasoning_content` a response returned is found unchanged in
+ * the next request of the same file.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-type Provider = 'google' | 'mistral' | 'bedrock';
+type Provider = 'google' | 'mistral' | 'bedrock' | 'deepseek' | 'zai';
+
+/** The wires that speak the Chat Completions dialect. */
+const CHAT: ReadonlySet<Provider> = new Set(['mistral', 'deepseek', 'zai']);
 type Format = 'go-vcr' | 'ruby-vcr' | 'vcrpy' | 'har';
 
 interface Source {
@@ -52,6 +56,7 @@ const MIRASCOPE = { repo: 'Mirascope/mirascope', commit: '41d433578653411dbff96c
 const FT = 'providertests/testdata';
 const RV = 'spec/fixtures/vcr_cassettes';
 const PB = 'tests/models/cassettes/test_bedrock';
+const FTT = `${FT}/TestOpenAICompatibleThinking`;
 
 export const SOURCES: Source[] = [
   // Gemini API (generativelanguage.googleapis.com)
@@ -195,6 +200,37 @@ export const SOURCES: Source[] = [
     ...RUBYLLM,
     path: `${RV}/chat_error_handling_with_bedrock_amazon_nova-2-lite-v1_0_raises_appropriate_auth_error.yml`,
   },
+  // OpenAI-compatible Chat Completions: DeepSeek (api.deepseek.com) and Z.ai (api.z.ai)
+  {
+    provider: 'deepseek',
+    name: 'rubyllm-deepseek-chat-tools-multiturn-streaming',
+    ...RUBYLLM,
+    path: `${RV}/chat_function_calling_deepseek_deepseek-chat_can_use_tools_with_multi-turn_streaming_conversations.yml`,
+  },
+  {
+    provider: 'deepseek',
+    name: 'rubyllm-deepseek-reasoner-reasoning-multiturn',
+    ...RUBYLLM,
+    path: `${RV}/chat_with_extended_thinking_deepseek_deepseek-reasoner_preserves_thinking_signatures_between_turns_when_provided.yml`,
+  },
+  {
+    provider: 'deepseek',
+    name: 'rubyllm-error-401-authentication-fails',
+    ...RUBYLLM,
+    path: `${RV}/chat_error_handling_with_deepseek_deepseek-chat_raises_appropriate_auth_error.yml`,
+  },
+  {
+    provider: 'deepseek',
+    name: 'rubyllm-error-400-context-length',
+    ...RUBYLLM,
+    path: `${RV}/chat_real_error_scenarios_deepseek_deepseek-chat_handles_context_length_exceeded_errors.yml`,
+  },
+  {
+    provider: 'zai',
+    name: 'fantasy-glm-4.7-flash-thinking-tool-streaming',
+    ...FANTASY,
+    path: `${FTT}/zai-glm-4-7-flash/thinking-streaming.yaml`,
+  },
 ];
 
 /** Response headers kept, per wire (lower-case names; everything else is dropped). */
@@ -202,6 +238,8 @@ const HEADER_KEEP: Record<Provider, (name: string) => boolean> = {
   google: (n) => n === 'content-type',
   mistral: (n) => n === 'content-type' || n === 'mistral-correlation-id' || n === 'x-kong-request-id' || n.startsWith('x-ratelimit-'),
   bedrock: (n) => n === 'content-type' || n === 'x-amzn-requestid' || n === 'x-amzn-errortype',
+  deepseek: (n) => n === 'content-type' || n === 'x-ds-trace-id',
+  zai: (n) => n === 'content-type',
 };
 
 const FORMAT_NAME: Record<Format, string> = {
@@ -432,7 +470,8 @@ function summarizeGoogle(status: number, body: string, sse: boolean): { text: st
   return { text: `${sse ? `${plural(chunks.length, 'chunk')}: ` : ''}${items.join(', ')} -> ${finish}`, model };
 }
 
-function summarizeMistral(status: number, body: string, sse: boolean): { text: string; model?: string } {
+/** A Chat Completions answer (Mistral, DeepSeek, Z.ai): content, Mistral's thinking arrays, `reasoning_content`, tool calls. */
+function summarizeChat(status: number, body: string, sse: boolean): { text: string; model?: string } {
   if (status >= 400) return { text: `HTTP ${status} ${trunc(body.trim(), 70)}` };
   const items: string[] = [];
   let finish = '';
@@ -443,13 +482,18 @@ function summarizeMistral(status: number, body: string, sse: boolean): { text: s
     } else if (Array.isArray(c)) for (const part of c) push(items, part.type === 'thinking' ? 'thinking chunks' : String(part.type));
   };
   const calls = (tc: J[] | null | undefined) => {
-    for (const t of tc ?? []) push(items, `tool call ${t.function.name}`);
+    // Streamed calls whose arguments come in pieces name the function on their first delta only.
+    for (const t of tc ?? []) if (t.function?.name) push(items, `tool call ${t.function.name}`);
+  };
+  const reasoning = (r: unknown) => {
+    if (typeof r === 'string' && r !== '') push(items, 'reasoning_content');
   };
   if (sse) {
     const chunks: J[] = sseData(body);
     for (const c of chunks) {
       model ??= c.model;
       for (const ch of c.choices) {
+        reasoning(ch.delta.reasoning_content);
         content(ch.delta.content);
         calls(ch.delta.tool_calls);
         if (ch.finish_reason) finish = ch.finish_reason;
@@ -459,6 +503,7 @@ function summarizeMistral(status: number, body: string, sse: boolean): { text: s
   }
   const j: J = JSON.parse(body);
   const ch = j.choices[0];
+  reasoning(ch.message.reasoning_content);
   content(ch.message.content);
   calls(ch.message.tool_calls);
   return { text: `${items.join(', ')} -> ${ch.finish_reason}`, model: j.model };
@@ -509,10 +554,11 @@ function describe(provider: Provider, raws: Raw[], paths: string[]): string {
       s = summarizeGoogle(r.status, r.body.toString('utf8'), isSse(r) && r.status < 400);
       const requested = /\/models\/([^:]+):/.exec(path)?.[1] ?? '';
       if (!model) model = s.model && s.model !== requested ? `${requested} (served as ${s.model})` : requested;
-    } else if (provider === 'mistral') {
+    } else if (CHAT.has(provider)) {
       streaming ||= isSse(r);
-      s = summarizeMistral(r.status, r.body.toString('utf8'), isSse(r) && r.status < 400);
-      if (!model) model = s.model ?? (r.requestBody ? JSON.parse(r.requestBody).model : '');
+      s = summarizeChat(r.status, r.body.toString('utf8'), isSse(r) && r.status < 400);
+      const requested: string = r.requestBody ? (JSON.parse(r.requestBody).model ?? '') : '';
+      if (!model) model = s.model && requested && s.model !== requested ? `${requested} (served as ${s.model})` : (s.model ?? requested);
     } else {
       streaming ||= path.endsWith('/converse-stream');
       s = summarizeBedrock(r.status, r.headers, r.body);
@@ -595,6 +641,17 @@ function collectSignatures(provider: Provider, c: Cassette, i: number): { kind: 
   const r = c.interactions[i]?.response;
   if (!r || r.status >= 400 || provider === 'mistral') return { kind: '', values: [] };
   const values: string[] = [];
+  if (CHAT.has(provider)) {
+    // DeepSeek's thinking mode refuses a tool loop whose assistant turns lack their `reasoning_content`.
+    let text = '';
+    if (isSse(r)) {
+      for (const c of sseData(r.body) as J[]) for (const ch of c.choices ?? []) text += ch.delta?.reasoning_content ?? '';
+    } else {
+      text = JSON.parse(r.body).choices?.[0]?.message?.reasoning_content ?? '';
+    }
+    if (text) values.push(text);
+    return { kind: 'reasoning_content', values };
+  }
   if (provider === 'google') {
     const chunks: J[] = isSse(r) ? sseData(r.body) : [JSON.parse(r.body)];
     for (const ch of chunks)
@@ -618,7 +675,7 @@ function collectSignatures(provider: Provider, c: Cassette, i: number): { kind: 
 
 function check(): boolean {
   let ok = true;
-  for (const provider of ['google', 'mistral', 'bedrock'] as Provider[]) {
+  for (const provider of ['google', 'mistral', 'bedrock', 'deepseek', 'zai'] as Provider[]) {
     const dir = join(OUT, provider);
     if (!existsSync(dir)) continue;
     for (const f of readdirSync(dir).filter((x) => x.endsWith('.json'))) {

@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { createConversationMachine, defineTool, type Message, type Tool } from '../src/index.js';
 import { aiSdkProvider } from '../src/providers/ai-sdk/index.js';
+import { intendedVersion, replayedSpecification } from './support/ai-sdk-recorded.js';
 import { expectValidHistory } from './support/run-conversation.js';
 import { serveEachTest } from './support/serve-each-test.js';
 
@@ -100,9 +101,12 @@ function recordedTools(cassette: Cassette): Tool[] {
   );
 }
 
-/** The package at ai 6's version (specification v3) and at ai 5's (v2): the same recordings through both. */
+/**
+ * The package at ai 6's version (specification v3; ai 7's, v4, on the run with the newest majors:
+ * test/ai-sdk-recorded-versions.test.ts) and at ai 5's (v2): the same recordings through both.
+ */
 const googlePackages = [
-  ['@ai-sdk/google 3 (specification v3)', createGoogleGenerativeAI],
+  [`@ai-sdk/google ${intendedVersion('@ai-sdk/google')} (specification ${replayedSpecification})`, createGoogleGenerativeAI],
   ['@ai-sdk/google 2 (specification v2)', createGoogleGenerativeAIv2],
 ] as const;
 
@@ -205,7 +209,7 @@ const streamedText = (body: string) =>
     })
     .join('');
 
-describe('recorded Mistral traffic through aiSdkProvider(@ai-sdk/mistral)', () => {
+describe(`recorded Mistral traffic through aiSdkProvider(@ai-sdk/mistral ${intendedVersion('@ai-sdk/mistral')})`, () => {
   const streamedChats = mistralCassettes.filter((cassette) =>
     cassette.interactions.every((interaction) => interaction.request.body?.stream === true),
   );

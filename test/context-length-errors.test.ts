@@ -230,6 +230,8 @@ describe('isContextLengthError and the words', () => {
       'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).',
       'the request exceeds the available context size, try increasing it',
       'context_length_exceeded',
+      'The model returned the following errors: Input Tokens Exceeded: Number of input tokens exceeds maximum length. Please update the input to try again.',
+      'Input is too long for requested model.',
     ]) {
       expect(mentionsContextLength(text), text).toBe(true);
     }

@@ -23,7 +23,11 @@ import { fileURLToPath } from 'node:url';
 
 export type WireInteraction = {
   request: { method: string; path: string; body: unknown };
-  response: { status: number; headers: Record<string, string>; body: string };
+  /**
+   * `bodyEncoding: 'base64'`: `body` is the base64 of binary bytes (Bedrock's AWS event-stream
+   * framing), served as those bytes, never as the string.
+   */
+  response: { status: number; headers: Record<string, string>; body: string; bodyEncoding?: 'base64' };
 };
 
 /** What the server received, body parsed as JSON when it is JSON (else the raw text). */
@@ -96,6 +100,52 @@ export function splitSseEvents(body: string): string[] {
   return events;
 }
 
+function isAwsEventStream(headers: Record<string, string>): boolean {
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === 'content-type' && value.toLowerCase().includes('application/vnd.amazon.eventstream')) return true;
+  }
+  return false;
+}
+
+/**
+ * Splits AWS event-stream bytes into their frames (each starts with its own total length, 4 bytes
+ * big-endian), so a recorded Bedrock stream reaches the client frame by frame as it did live.
+ */
+export function splitAwsEventStreamFrames(bytes: Buffer): Buffer[] {
+  const frames: Buffer[] = [];
+  let start = 0;
+  while (start + 4 <= bytes.length) {
+    const length = bytes.readUInt32BE(start);
+    // A length that does not fit is not framing: the rest goes as it is.
+    if (length < 16 || start + length > bytes.length) break;
+    frames.push(bytes.subarray(start, start + length));
+    start += length;
+  }
+  if (start < bytes.length) frames.push(bytes.subarray(start));
+  return frames;
+}
+
+async function writeBytes(
+  res: ServerResponse,
+  bytes: Buffer,
+  headers: Record<string, string>,
+  chunkDelayMs: number,
+  isClosed: () => boolean,
+): Promise<void> {
+  if (!isAwsEventStream(headers)) {
+    res.end(bytes);
+    return;
+  }
+  res.flushHeaders();
+  for (const frame of splitAwsEventStreamFrames(bytes)) {
+    if (isClosed()) return;
+    res.write(frame);
+    if (chunkDelayMs > 0) await sleep(chunkDelayMs);
+    else await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  if (!isClosed()) res.end();
+}
+
 async function writeResponse(
   res: ServerResponse,
   response: WireInteraction['response'],
@@ -103,6 +153,10 @@ async function writeResponse(
   isClosed: () => boolean,
 ): Promise<void> {
   res.writeHead(response.status, response.headers);
+  if (response.bodyEncoding === 'base64') {
+    await writeBytes(res, Buffer.from(response.body, 'base64'), response.headers, chunkDelayMs, isClosed);
+    return;
+  }
   if (!isEventStream(response.headers)) {
     res.end(response.body);
     return;

@@ -17,6 +17,10 @@ const contextLengthWords: RegExp[] = [
   /context[_ ]length[_ ]exceeded/i,
   // Gemini's OpenAI-compatible endpoint: "The input token count (…) exceeds the maximum number of tokens allowed (…)".
   /input token count .* exceeds the maximum number of tokens/i,
+  // Bedrock Converse, Nova (recorded): "Input Tokens Exceeded: Number of input tokens exceeds maximum length."
+  /input tokens exceeds? (?:the )?maximum/i,
+  // Bedrock Converse, Claude: "Input is too long for requested model."
+  /input is too long for (?:the )?requested model/i,
 ];
 
 /** The statuses a context-length error comes with; a 5xx or a 429 that mentions the words is something else. */

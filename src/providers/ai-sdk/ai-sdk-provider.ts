@@ -1,6 +1,7 @@
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { toProviderError } from '../../model/errors/classify-error.js';
 import { ProviderError } from '../../model/errors/provider-error.js';
+import { redactSecret } from '../errors/classify-sdk-error.js';
 import type { JsonValue } from '../../model/json.js';
 import type { ProviderMetadata } from '../../model/messages.js';
 import type {
@@ -102,8 +103,26 @@ function keptMetadata(data: AiSdkProviderData | undefined): { providerMetadata?:
  */
 export function aiSdkError(error: unknown): ProviderError {
   if (ProviderError.isInstance(error)) return error;
+  // A stream event that is not JSON, or a stream that stopped before its finish reason: the answer
+  // was garbled or cut on the way — a broken transfer, retried as the native providers retry it.
+  if (isRecord(error) && (error.name === 'AI_JSONParseError' || error.name === 'AI_InvalidResponseDataError')) {
+    return new ProviderError(`the response is incomplete: ${typeof error.message === 'string' ? error.message : String(error)}`, {
+      code: 'incomplete_stream',
+      retryable: true,
+      cause: error,
+    });
+  }
   if (!isRecord(error) || (error.statusCode === undefined && error.isRetryable === undefined)) return toProviderError(error);
   const message = typeof error.message === 'string' ? error.message : String(error);
+  // A success status with the failure underneath: the body broke on the way (provider-utils wraps a
+  // connection dropped mid-stream as "Failed to process successful response", status 200) — what
+  // broke it decides, and a broken transfer is retried; never the 200 taken as a bad request.
+  if (typeof error.statusCode === 'number' && error.statusCode < 400) {
+    const underneath = toProviderError(error.cause);
+    return underneath.code === 'unknown'
+      ? new ProviderError(`the response is incomplete: ${message}`, { code: 'incomplete_stream', retryable: true, cause: error })
+      : new ProviderError(`${message}: ${underneath.message}`, { code: underneath.code, retryable: underneath.retryable, cause: error });
+  }
   let body: unknown;
   if (typeof error.responseBody === 'string') {
     try {
@@ -120,11 +139,63 @@ export function aiSdkError(error: unknown): ProviderError {
     cause: error,
   });
   const classified = toProviderError(shaped);
+  // Bedrock answers a key it does not know with a 403 that names the error in a header: the
+  // credentials are wrong (fix the key), not the account's permissions (fix the policy).
+  const amazonType = isRecord(error.responseHeaders) ? error.responseHeaders['x-amzn-errortype'] : undefined;
+  if (classified.code === 'permission' && typeof amazonType === 'string' && amazonType.startsWith('UnrecognizedClientException')) {
+    return new ProviderError(classified.message, { code: 'authentication', retryable: false, status: 403, cause: error });
+  }
   // No status: the request never got an answer (the SDK marks a failed fetch retryable).
   if (typeof error.statusCode !== 'number' && error.isRetryable === true && classified.code === 'unknown') {
     return new ProviderError(message, { code: 'network', retryable: true, cause: error });
   }
   return classified;
+}
+
+/** Request headers whose values are credentials (the scheme of an `authorization` value is not secret). */
+const credentialHeaders = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key']);
+
+/**
+ * The credentials a model sends. The specification carries no key: the provider packages
+ * (`@ai-sdk/openai`, `-openai-compatible`, `-google`, `-anthropic`, `-mistral`, …) keep theirs in
+ * `config.headers()`, read here only when there is an error to report; a model without it gives
+ * only the adapter's own `headers`.
+ */
+async function credentialsOf(model: AiSdkLanguageModel, extra: Record<string, string> | undefined): Promise<string[]> {
+  const headers: Record<string, unknown> = { ...extra };
+  try {
+    const config: unknown = (model as { config?: unknown }).config;
+    if (isRecord(config) && typeof config.headers === 'function') {
+      const own: unknown = await (config.headers as () => unknown)();
+      if (isRecord(own)) Object.assign(headers, own);
+    }
+  } catch {
+    // No key to read (a package that loads it lazily and has none): nothing it could echo either.
+  }
+  return Object.entries(headers).flatMap(([name, value]) => {
+    if (!credentialHeaders.has(name.toLowerCase()) || typeof value !== 'string') return [];
+    const secret = value.replace(/^(bearer|basic|token)\s+/i, '').trim();
+    return secret.length >= 8 ? [secret] : [];
+  });
+}
+
+/**
+ * An error without the model's credentials in it: a server that echoes the key back (a proxy's
+ * "invalid key sk-…") cannot leak it into outputs, events or snapshots — as the native providers
+ * redact theirs. The AI SDK's own error underneath keeps the raw body: redacted too.
+ */
+function withoutCredentials(error: ProviderError, secrets: string[]): ProviderError {
+  let redacted = error;
+  for (const secret of secrets) redacted = redactSecret(redacted, secret);
+  let inner: unknown = redacted.cause;
+  for (let depth = 0; depth < 4 && isRecord(inner); depth++, inner = inner.cause) {
+    for (const key of ['message', 'responseBody']) {
+      const value = inner[key];
+      if (typeof value === 'string' && secrets.some((secret) => value.includes(secret)))
+        inner[key] = secrets.reduce((text, secret) => text.split(secret).join('[redacted]'), value);
+    }
+  }
+  return redacted;
 }
 
 type OpenPart = { kind: 'text' | 'reasoning'; text: string; providerMetadata?: AiSdkProviderData };
@@ -161,6 +232,7 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
   const name = options.name ?? (typeof model.provider === 'string' ? (model.provider.split('.')[0] ?? model.provider) : 'ai-sdk');
   // Every other option is a call setting the specification names: sent with each request as given.
   const { name: _name, ...settings } = options;
+  const failure = async (error: unknown) => withoutCredentials(aiSdkError(error), await credentialsOf(model, options.headers));
 
   return {
     name,
@@ -197,7 +269,7 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
         const { stream } = await model.doStream(call as never);
         reader = stream.getReader();
       } catch (error) {
-        throw aiSdkError(error);
+        throw await failure(error);
       }
       const content: ProviderContentPart[] = [];
       const open = new Map<string, OpenPart & { index: number }>();
@@ -210,7 +282,7 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
           try {
             next = await reader.read();
           } catch (error) {
-            throw aiSdkError(error);
+            throw await failure(error);
           }
           if (next.done) break;
           const part = next.value as AiSdkStreamPart;
@@ -275,14 +347,15 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
               break;
             }
             case 'error':
-              throw aiSdkError(part.error);
+              throw await failure(part.error);
             case 'finish': {
               // The provider packages report `{ unified: 'other', raw: undefined }` when the wire never
               // said why it stopped: a stream cut short (Gemini's has no end marker), not an answer.
-              // Version 2 says `'unknown'` for the same.
+              // Version 2 says `'unknown'` for the same, version 4 `'interrupted'`.
               const unsaid =
                 typeof part.finishReason === 'object'
-                  ? part.finishReason.unified === 'other' && part.finishReason.raw === undefined
+                  ? part.finishReason.unified === 'interrupted' ||
+                    (part.finishReason.unified === 'other' && part.finishReason.raw === undefined)
                   : part.finishReason === 'unknown';
               if (unsaid) {
                 throw new ProviderError('the model stream ended without saying why it stopped: the response is incomplete', {
@@ -292,7 +365,14 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
               }
               for (const entry of open.values()) {
                 const kept = keptMetadata(entry.providerMetadata);
-                content[entry.index] = { type: entry.kind, text: entry.text, ...kept };
+                // Reasoning with no data of its own (`reasoning_content`, Mistral's thinking) is marked as this
+                // adapter's all the same, so it goes back like the rest: DeepSeek's thinking mode refuses a tool
+                // loop whose earlier turns lack it.
+                const marked =
+                  entry.kind === 'reasoning' && entry.text !== '' && !kept.providerMetadata
+                    ? { providerMetadata: { [aiSdkMetadataKey]: {} } }
+                    : kept;
+                content[entry.index] = { type: entry.kind, text: entry.text, ...marked };
               }
               yield {
                 type: 'finish',

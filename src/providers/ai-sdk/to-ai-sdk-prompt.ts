@@ -68,6 +68,9 @@ function toolOutput(result: ToolResultPart, version: AiSdkVersion): Record<strin
  *
  * - A part the model produced through this adapter goes back with its `providerMetadata` as
  *   `providerOptions`, verbatim: Gemini's thought signatures, Bedrock's reasoning signatures.
+ *   Its reasoning goes back even with no metadata (marked by an empty one), as the AI SDK's own
+ *   loop sends it: each package decides what its API takes (`reasoning_content` on
+ *   OpenAI-compatible servers, which DeepSeek's thinking mode requires in a tool loop).
  * - Reasoning from the native wires (Anthropic thinking, Responses reasoning) has no form here and
  *   is left out, as the native wires leave out each other's; redacted thinking likewise.
  * - Tool-call arguments go as the parsed object (the raw text when the model's JSON was invalid).
