@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import formatsModule, { type FormatsPlugin } from 'ajv-formats';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import { compileInterpreted } from './json-schema-interpreter.js';
 import { isStandardSchema, type StandardIssue, type StandardSchemaV1 } from './standard-schema.js';
 
 /**
@@ -54,6 +55,85 @@ function compiler(): Ajv {
 }
 
 /**
+ * ajv keeps every schema it compiled, and each `$id` in it, in the instance: a second tool with the
+ * same `$id` would be refused ("already exists"), and a `$ref` could resolve into another tool's
+ * schema. Each compile starts from the instance as it was made, and leaves it so.
+ */
+function compileIsolated(instance: Ajv, schema: JSONSchema): ReturnType<Ajv['compile']> {
+  const refs = { ...instance.refs };
+  const schemas = { ...instance.schemas };
+  try {
+    return instance.compile(schema);
+  } finally {
+    instance.removeSchema(schema);
+    restore(instance.refs, refs);
+    restore(instance.schemas, schemas);
+  }
+}
+
+function restore(target: Record<string, unknown>, saved: Record<string, unknown>): void {
+  for (const key of Object.keys(target)) if (!Object.hasOwn(saved, key)) delete target[key];
+  Object.assign(target, saved);
+}
+
+/**
+ * What compiles JSON Schemas: ajv generates a function's source and runs `new Function` on it, which
+ * Cloudflare workerd (and any host with code generation off) refuses; there the interpreter
+ * (./json-schema-interpreter.ts) does the same checks with the same errors. ajv stays the choice
+ * where it can run: its functions validate about five times faster (the interpreter compiles faster;
+ * both take microseconds a call). `auto` asks the runtime once.
+ */
+export type SchemaEngine = 'ajv' | 'interpreter';
+
+let engineSetting: SchemaEngine | 'auto' = 'auto';
+let codeGeneration: boolean | undefined;
+
+/**
+ * Chooses the JSON Schema engine (`auto` by default); for tests, which run both on Node. Internal:
+ * not exported from the package.
+ *
+ * @example
+ * ```ts
+ * setSchemaEngine('interpreter');
+ * ```
+ */
+export function setSchemaEngine(engine: SchemaEngine | 'auto'): void {
+  engineSetting = engine;
+}
+
+function codeGenerationWorks(): boolean {
+  if (codeGeneration === undefined) {
+    try {
+      codeGeneration = new Function('return true')() === true;
+    } catch {
+      codeGeneration = false;
+    }
+  }
+  return codeGeneration;
+}
+
+/** The engine `compileSchema` uses now. */
+export function schemaEngine(): SchemaEngine {
+  if (engineSetting !== 'auto') return engineSetting;
+  return codeGenerationWorks() ? 'ajv' : 'interpreter';
+}
+
+/**
+ * Compiles a JSON Schema to a function returning ajv's errors for a value (null when it is valid);
+ * throws ajv's error for a schema ajv refuses. The same errors from either engine.
+ *
+ * @example
+ * ```ts
+ * const errors = compileJsonSchema({ type: 'object', required: ['q'] })({});
+ * ```
+ */
+export function compileJsonSchema(schema: JSONSchema, engine: SchemaEngine = schemaEngine()): (data: unknown) => ErrorObject[] | null {
+  if (engine === 'interpreter') return compileInterpreted(schema);
+  const check = compileIsolated(compiler(), schema);
+  return (data) => (check(data) ? null : (check.errors ?? []));
+}
+
+/**
  * What a schema checks, as messages name it: a tool's `arguments`, or a structured `answer`. Both
  * must be JSON objects (tool arguments are; the wires' structured-output modes require it).
  */
@@ -97,17 +177,22 @@ export function compileSchema<T>(parameters: unknown, option: string, subject: S
     );
   }
   delete jsonSchema.$schema;
-  let check: ReturnType<Ajv['compile']>;
+  if (jsonSchema.$async) {
+    // ajv would validate in a promise, which a call's validation cannot wait for: every call would pass.
+    throw new InvalidOptionsError(option, 'a JSON Schema without "$async" (actorloop validates synchronously)', jsonSchema.$async);
+  }
+  let check: (data: unknown) => ErrorObject[] | null;
   try {
-    check = compiler().compile(jsonSchema);
+    check = compileJsonSchema(jsonSchema);
   } catch (error) {
     throw new InvalidOptionsError(option, `a valid JSON Schema (${(error as Error).message})`);
   }
   return {
     jsonSchema,
     validate(args) {
-      if (check(args)) return { success: true, value: args as T };
-      return { success: false, error: formatAjvErrors(check.errors, subject) };
+      const errors = check(args);
+      if (!errors) return { success: true, value: args as T };
+      return { success: false, error: formatAjvErrors(errors, subject) };
     },
   };
 }
