@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnsupportedRuntimeError } from '../src/index.js';
 import { defaultHostId } from '../src/host/host-id.js';
@@ -14,7 +15,8 @@ import { createNodeFetch } from '../src/providers/transport/node-fetch.js';
 import { restateConversations } from '../src/scale/restate/conversation-object.js';
 import { sqliteStore } from '../src/stores/sqlite/sqlite-store.js';
 import { mcpTools } from '../src/tools/mcp/mcp-tools.js';
-import { nodeBuiltin, runtimeName } from '../src/util/runtime.js';
+import { environmentVariable, nodeBuiltin, runtimeName } from '../src/util/runtime.js';
+import { utf8Length } from '../src/util/utf8-length.js';
 import { builtCli } from './support/built-tree.js';
 import { root } from './support/cli-process.js';
 
@@ -71,6 +73,38 @@ describe('runtimeName', () => {
   it("the host's default id is host name, process id and a random part", () => {
     expect(defaultHostId()).toMatch(/^[^:]+:\d+:[0-9a-f]{8}$/);
     expect(defaultHostId()).not.toBe(defaultHostId());
+  });
+});
+
+describe("without Node's globals (workerd without nodejs_compat)", () => {
+  /** Runs `check` with `names` gone from the global object, restoring them after. */
+  function without(names: string[], check: () => void): void {
+    const kept = names.map((name) => [name, Object.getOwnPropertyDescriptor(globalThis, name)] as const);
+    for (const name of names) delete (globalThis as Record<string, unknown>)[name];
+    try {
+      check();
+    } finally {
+      for (const [name, descriptor] of kept) if (descriptor) Object.defineProperty(globalThis, name, descriptor);
+    }
+  }
+
+  it("utf8Length counts as Buffer.byteLength does, lone surrogates included, when there is no Buffer", () => {
+    const texts = fc.sample(fc.string({ unit: 'binary', maxLength: 40 }), { numRuns: 2_000, seed: 47 });
+    texts.push('', 'é', '€', '😀', '\ud83d', '\ude00x', 'a\ud83d\ude00b');
+    const expected = texts.map((text) => Buffer.byteLength(text, 'utf8'));
+    let counted: number[] = [];
+    without(['Buffer'], () => {
+      counted = texts.map(utf8Length);
+    });
+    expect(counted).toEqual(expected);
+  });
+
+  it('an environment variable is undefined where there is no process, not a ReferenceError', () => {
+    expect(environmentVariable('PATH')).toBe(process.env.PATH);
+    without(['process'], () => {
+      expect(environmentVariable('PATH')).toBeUndefined();
+      expect(nodeBuiltin('node:os')).toBeUndefined();
+    });
   });
 });
 

@@ -8,6 +8,7 @@ import { invalidProviderEvent, providerEventProblem } from '../model/provider-ev
 import { recordRequest, type RequestStepRecord } from './request-step.js';
 import { stepJournalOf } from './step-journal.js';
 import { withFields } from '../util/with-fields.js';
+import { nextTask, type TaskHandle } from '../util/next-task.js';
 
 /** What one provider request needs; plain JSON so a persisted snapshot can restart it. */
 export type ProviderCallInput = {
@@ -83,9 +84,9 @@ export function createProviderCallLogic(
         // Deltas parsed from one network read reach the machine as one event: a transition per
         // batch instead of per token keeps streaming cost close to the SDK's own parsing.
         let pending: ProviderDeltaEvent[] = [];
-        let flushScheduled: ReturnType<typeof setImmediate> | undefined;
+        let flushScheduled: TaskHandle | undefined;
         const flush = () => {
-          if (flushScheduled !== undefined) clearImmediate(flushScheduled);
+          flushScheduled?.cancel();
           flushScheduled = undefined;
           if (closed || pending.length === 0) return;
           const deltas = pending;
@@ -117,7 +118,7 @@ export function createProviderCallLogic(
                 observer.next?.({ type: 'provider.finish', ...finish });
               } else {
                 pending.push(event);
-                flushScheduled ??= setImmediate(flush);
+                flushScheduled ??= nextTask(flush);
               }
             }
             flush();
@@ -131,7 +132,7 @@ export function createProviderCallLogic(
           unsubscribe() {
             if (closed) return;
             closed = true;
-            if (flushScheduled !== undefined) clearImmediate(flushScheduled);
+            flushScheduled?.cancel();
             controller.abort(new ProviderError('the request was stopped by the conversation', { code: 'aborted', retryable: false }));
           },
         };

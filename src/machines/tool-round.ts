@@ -6,6 +6,7 @@ import { isHandoffTool } from './agent-profiles.js';
 import { isAgentTool } from './agent-tool.js';
 import { handoffResultText } from './define-agent.js';
 import type { RoundCall } from './types.js';
+import { utf8Length } from '../util/utf8-length.js';
 
 /**
  * The error texts calls get when they do not run to completion; stable so hosts can match them.
@@ -78,7 +79,7 @@ export function planResponse(
       assistant.push(part);
       continue;
     }
-    const size = part.argsText.length > maxArgsBytes / 3 ? Buffer.byteLength(part.argsText, 'utf8') : 0;
+    const size = part.argsText.length > maxArgsBytes / 3 ? utf8Length(part.argsText) : 0;
     if (size > maxArgsBytes) {
       // Neither parsed nor kept: a huge argument text would ride along in every later request.
       const base = { toolCallId: part.toolCallId, toolName: part.toolName };

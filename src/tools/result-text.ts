@@ -1,4 +1,5 @@
 import { serializeResult } from '../util/serialize-result.js';
+import { utf8Length } from '../util/utf8-length.js';
 
 /** The message of anything a tool threw, Error or not. */
 export function thrownMessage(thrown: unknown): string {
@@ -26,10 +27,10 @@ const encoder = new TextEncoder();
 export function capText(text: string, maxBytes: number): string {
   // Three bytes per UTF-16 unit is the most UTF-8 needs, so shorter texts cannot be over.
   if (text.length * 3 <= maxBytes) return text;
-  const total = Buffer.byteLength(text, 'utf8');
+  const total = utf8Length(text);
   if (total <= maxBytes) return text;
   const buffer = new Uint8Array(maxBytes);
   const { read } = encoder.encodeInto(text, buffer);
   const kept = text.slice(0, read);
-  return `${kept}\n…[truncated: ${total - Buffer.byteLength(kept, 'utf8')} of ${total} bytes not shown]`;
+  return `${kept}\n…[truncated: ${total - utf8Length(kept)} of ${total} bytes not shown]`;
 }

@@ -81,3 +81,16 @@ export function requireNodeRuntime(feature: string, alternative: string): void {
   if (runtime === 'node') return;
   throw new UnsupportedRuntimeError(feature, runtime, runtimeLabel(runtime), alternative);
 }
+
+/**
+ * An environment variable, or `undefined` where the runtime has no `process.env` (workerd without
+ * `nodejs_compat`: configuration comes as the worker's bindings there, passed as options).
+ *
+ * @example
+ * ```ts
+ * const key = environmentVariable('OPENAI_API_KEY');
+ * ```
+ */
+export function environmentVariable(name: string): string | undefined {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name];
+}

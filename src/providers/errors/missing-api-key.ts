@@ -1,4 +1,5 @@
 import { ProviderError } from '../../model/errors/provider-error.js';
+import { environmentVariable } from '../../util/runtime.js';
 
 /** How one provider is given its key, to say so when it has none. */
 export type KeySource = {
@@ -16,7 +17,7 @@ export type KeySource = {
  */
 export function hasApiKey(apiKey: string | undefined, source: KeySource): boolean {
   if (apiKey !== undefined) return apiKey !== '';
-  return source.envVars.some((name) => Boolean(process.env[name]));
+  return source.envVars.some((name) => Boolean(environmentVariable(name)));
 }
 
 /**
@@ -41,5 +42,5 @@ export function missingApiKeyError(source: KeySource, sdkError?: unknown): Provi
 export function emptyApiKey(apiKey: string | undefined, source: KeySource): boolean {
   if (apiKey !== undefined) return apiKey === '';
   const [first] = source.envVars;
-  return first !== undefined && process.env[first] === '' && !source.envVars.some((name) => Boolean(process.env[name]));
+  return first !== undefined && environmentVariable(first) === '' && !source.envVars.some((name) => Boolean(environmentVariable(name)));
 }

@@ -3,6 +3,7 @@ import { ProviderError } from '../../model/errors/provider-error.js';
 import { lazySdkClient, notInstalled } from '../optional-sdk.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
 import { installedOpenaiVersion, unsupportedOpenaiProblem } from './openai-sdk-version.js';
+import { environmentVariable } from '../../util/runtime.js';
 
 /** Where `openaiProvider`'s own client finds its key. */
 const openaiKeySource: KeySource = {
@@ -56,5 +57,5 @@ export function openaiClient<TClient>(
 export function keyToHide(client: unknown, options: { apiKey: string | undefined; clientGiven: boolean }): string | undefined {
   const clientKey = typeof client === 'object' && client !== null ? (client as { apiKey?: unknown }).apiKey : undefined;
   if (typeof clientKey === 'string') return clientKey;
-  return options.apiKey ?? (options.clientGiven ? undefined : process.env.OPENAI_API_KEY);
+  return options.apiKey ?? (options.clientGiven ? undefined : environmentVariable('OPENAI_API_KEY'));
 }
