@@ -1,20 +1,9 @@
-/**
- * Recorded Amazon Bedrock Converse traffic (test/fixtures/recorded/bedrock, provenance in
- * PROVENANCE.md) replayed through `aiSdkProvider` and the real `@ai-sdk/amazon-bedrock` (SigV4
- * signing included) on a local server: `converse-stream` answers as the recorded binary AWS
- * event-stream frames, `converse` answers as recorded JSON. Each conversation runs to its recorded
- * answers with the tools answering as recorded, and every request the package sends carries the
- * conversation the recording's own requests carried: tool calls and results, and the reasoning
- * with its signature byte for byte. The recorded errors end the run, classified.
- */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createAmazonBedrock } from '@ai-sdk/amazon-bedrock';
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { createConversationMachine, defineTool, type Message, type Tool } from '../src/index.js';
 import { type AiSdkProviderOptions, aiSdkProvider } from '../src/providers/ai-sdk/index.js';
-import { generatedAsStream } from './support/ai-sdk-recorded.js';
+import { generatedAsStream, recordedCassettes } from './support/ai-sdk-recorded.js';
 import { expectValidHistory } from './support/run-conversation.js';
 import { serveEachTest } from './support/serve-each-test.js';
 
@@ -34,14 +23,7 @@ type ConverseBody = {
 type Response = { status: number; headers: Record<string, string>; body: string; bodyEncoding?: 'base64' };
 type Cassette = { name: string; interactions: Array<{ request: { path: string; body: ConverseBody }; response: Response }> };
 
-const folder = join(import.meta.dirname, 'fixtures/recorded/bedrock');
-const cassettes: Cassette[] = readdirSync(folder)
-  .filter((file) => file.endsWith('.json'))
-  .sort()
-  .map((file) => ({
-    ...(JSON.parse(readFileSync(join(folder, file), 'utf8')) as Omit<Cassette, 'name'>),
-    name: file.replace(/\.json$/, ''),
-  }));
+const cassettes = recordedCassettes<Cassette>('bedrock');
 const conversations = cassettes.filter((cassette) => cassette.interactions.every((interaction) => interaction.response.status === 200));
 const errors = cassettes.filter((cassette) => cassette.interactions.some((interaction) => interaction.response.status >= 400));
 

@@ -1,20 +1,9 @@
-/**
- * Recorded traffic of two OpenAI-compatible servers — DeepSeek and Z.ai (test/fixtures/recorded/deepseek
- * and zai, provenance in PROVENANCE.md) — replayed through `aiSdkProvider` and the real
- * `@ai-sdk/openai-compatible` (`createOpenAICompatible({ baseURL, name })`) on a local server. Each
- * conversation runs to its recorded answers with the tools answering as recorded, and every request
- * carries the conversation the recording's own requests carried: tool calls, results, and the
- * model's `reasoning_content` sent back as it came (DeepSeek's thinking mode answers a tool loop
- * without it with a 400). The recorded errors end the run, classified.
- */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { createConversationMachine, defineTool, type Message, type Tool } from '../src/index.js';
 import { type AiSdkProviderOptions, aiSdkProvider } from '../src/providers/ai-sdk/index.js';
-import { generatedAsStream } from './support/ai-sdk-recorded.js';
+import { generatedAsStream, recordedCassettes } from './support/ai-sdk-recorded.js';
 import { expectValidHistory } from './support/run-conversation.js';
 import { serveEachTest } from './support/serve-each-test.js';
 
@@ -36,17 +25,9 @@ type ChatBody = {
 type Response = { status: number; headers: Record<string, string>; body: string };
 type Cassette = { name: string; vendor: string; interactions: Array<{ request: { path: string; body: ChatBody }; response: Response }> };
 
-const cassettes: Cassette[] = ['deepseek', 'zai'].flatMap((vendor) => {
-  const folder = join(import.meta.dirname, 'fixtures/recorded', vendor);
-  return readdirSync(folder)
-    .filter((file) => file.endsWith('.json'))
-    .sort()
-    .map((file) => ({
-      ...(JSON.parse(readFileSync(join(folder, file), 'utf8')) as Omit<Cassette, 'name' | 'vendor'>),
-      name: `${vendor}/${file.replace(/\.json$/, '')}`,
-      vendor,
-    }));
-});
+const cassettes: Cassette[] = ['deepseek', 'zai'].flatMap((vendor) =>
+  recordedCassettes<Omit<Cassette, 'vendor'>>(vendor, { prefixed: true }).map((cassette) => ({ ...cassette, vendor })),
+);
 const conversations = cassettes.filter((cassette) => cassette.interactions.every((interaction) => interaction.response.status === 200));
 const errors = cassettes.filter((cassette) => cassette.interactions.some((interaction) => interaction.response.status >= 400));
 

@@ -1,13 +1,3 @@
-/**
- * Recorded Gemini API and Mistral traffic (test/fixtures/recorded/google and mistral, provenance in
- * PROVENANCE.md) replayed through `aiSdkProvider` and the real `@ai-sdk/google` and `@ai-sdk/mistral`
- * packages, on a local server in each wire's own framing: each streamed tool loop runs to the recorded final answer, with the recorded
- * tools answering as the recording's next request says they did, and every thought signature the
- * model sent goes back in the following request byte for byte. The recorded errors end the run as
- * the machine classifies them.
- */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createGoogleGenerativeAI as createGoogleGenerativeAIv2 } from '@ai-sdk/google-v2';
 import { createMistral } from '@ai-sdk/mistral';
@@ -15,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { createConversationMachine, defineTool, type Message, type Tool } from '../src/index.js';
 import { aiSdkProvider } from '../src/providers/ai-sdk/index.js';
-import { intendedVersion, replayedSpecification } from './support/ai-sdk-recorded.js';
+import { intendedVersion, recordedCassettes, replayedSpecification } from './support/ai-sdk-recorded.js';
 import { expectValidHistory } from './support/run-conversation.js';
 import { serveEachTest } from './support/serve-each-test.js';
 
@@ -37,14 +27,7 @@ type Interaction = {
 };
 type Cassette = { name: string; description?: string; interactions: Interaction[] };
 
-const folder = join(import.meta.dirname, 'fixtures/recorded/google');
-const cassettes: Cassette[] = readdirSync(folder)
-  .filter((file) => file.endsWith('.json'))
-  .sort()
-  .map((file) => ({
-    ...(JSON.parse(readFileSync(join(folder, file), 'utf8')) as Omit<Cassette, 'name'>),
-    name: file.replace(/\.json$/, ''),
-  }));
+const cassettes = recordedCassettes<Cassette>('google');
 
 const streamed = cassettes.filter(
   (cassette) =>
@@ -186,14 +169,7 @@ type ChatInteraction = {
 };
 type ChatCassette = { name: string; interactions: ChatInteraction[] };
 
-const mistralFolder = join(import.meta.dirname, 'fixtures/recorded/mistral');
-const mistralCassettes: ChatCassette[] = readdirSync(mistralFolder)
-  .filter((file) => file.endsWith('.json'))
-  .sort()
-  .map((file) => ({
-    ...(JSON.parse(readFileSync(join(mistralFolder, file), 'utf8')) as Omit<ChatCassette, 'name'>),
-    name: file.replace(/\.json$/, ''),
-  }));
+const mistralCassettes = recordedCassettes<ChatCassette>('mistral');
 
 /** The answer text of a recorded Chat Completions stream: string deltas, and Mistral's `text` items of content arrays (not its thinking). */
 const streamedText = (body: string) =>

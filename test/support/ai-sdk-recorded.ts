@@ -4,7 +4,7 @@
  * `.ci/run` installs over them on its Node 24 line with `ACTORLOOP_AI_SDK=latest` — and a way to
  * replay a recorded non-streamed answer through the adapter, which only streams.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { simulateStreamingMiddleware, wrapLanguageModel } from 'ai';
 import pkg from '../../package.json' with { type: 'json' };
@@ -50,4 +50,22 @@ export function generatedAsStream(model: AiSdkLanguageModel): AiSdkLanguageModel
     modelId: model.modelId,
     doStream: (options) => wrapped.doStream(options),
   };
+}
+
+/**
+ * The cassettes of one folder under test/fixtures/recorded/ (`google`, `bedrock`, …), in name order,
+ * each named by its file (without `.json`), prefixed with the folder when `prefixed`.
+ */
+export function recordedCassettes<T extends { name: string }>(wire: string, options: { prefixed?: boolean } = {}): T[] {
+  const folder = join(import.meta.dirname, '..', 'fixtures/recorded', wire);
+  return readdirSync(folder)
+    .filter((file) => file.endsWith('.json'))
+    .sort()
+    .map((file) => {
+      const name = file.replace(/\.json$/, '');
+      return {
+        ...(JSON.parse(readFileSync(join(folder, file), 'utf8')) as Omit<T, 'name'>),
+        name: options.prefixed ? `${wire}/${name}` : name,
+      } as T;
+    });
 }
