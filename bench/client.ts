@@ -13,7 +13,13 @@ import { createNodeFetch } from '../src/index.js';
 /** `fetch`: the SDK's default (Node's global fetch, undici) on its own Agent; `node-http`: actorloop's `createNodeFetch`. */
 export type Transport = 'fetch' | 'node-http';
 export type PoolOptions = { connections: number; keepAliveTimeoutMs?: number; transport?: Transport };
-export type BenchClient = { client: OpenAI; poolKind: 'undici-agent' | 'global-default' | 'node-http-agent'; close(): Promise<void> };
+export type BenchClient = {
+  client: OpenAI;
+  /** A `fetch` on the same kind of pool, for a client that is not the `openai` SDK (S1-AISDK's AI SDK model). */
+  fetch: typeof globalThis.fetch;
+  poolKind: 'undici-agent' | 'global-default' | 'node-http-agent';
+  close(): Promise<void>;
+};
 
 type DispatcherLike = { close?: () => Promise<void> };
 type AgentConstructor = new (options: Record<string, unknown>) => DispatcherLike;
@@ -42,7 +48,7 @@ export async function createBenchClient(baseURL: string, pool: PoolOptions): Pro
       freeSocketTimeoutMs: pool.keepAliveTimeoutMs ?? 30_000,
     });
     const client = new OpenAI({ apiKey: 'bench-key', baseURL, maxRetries: 0, timeout: 600_000, fetch });
-    return { client, poolKind: 'node-http-agent', close: async () => fetch.close() };
+    return { client, fetch: fetch as unknown as typeof globalThis.fetch, poolKind: 'node-http-agent', close: async () => fetch.close() };
   }
   const Agent = await findAgentClass();
   const dispatcher = Agent
@@ -66,6 +72,8 @@ export async function createBenchClient(baseURL: string, pool: PoolOptions): Pro
   });
   return {
     client,
+    // What the SDK does with `fetchOptions`: the pool goes with every request.
+    fetch: dispatcher ? (input, init) => globalThis.fetch(input, { ...init, dispatcher } as RequestInit) : globalThis.fetch,
     poolKind: dispatcher ? 'undici-agent' : 'global-default',
     close: async () => {
       await dispatcher?.close?.();

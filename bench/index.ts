@@ -10,11 +10,11 @@
  *   --transports fetch,node-http  S2's transports (default both)
  *   --s2-reps R        S2 runs per side, transport and N; the best (most rounds/s) stands (default 1; --gate 3)
  *   --s2-minimal       S2 also runs the minimal statechart loop (a third side: what XState's own actors reach)
- *   --only S1,S3       scenarios to run (S1,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES,MEDIA; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S1-AISDK,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES,MEDIA; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --s3-wave N        S3's warm-up wave (default the smaller of N and 500; N: hash tables already sized for N)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
- *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw | minimal), also without --profile
+ *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw | minimal | ai-sdk: S1-AISDK's adapter side), also without --profile
  *   --gate             after the run, compare the S1 and S2 ratios with bench/baseline/node-<major>.json and
  *                      exit 1 on a regression beyond the margin, 2 without a baseline; alone it runs S1 and
  *                      S2 at the baseline's N values and transports (--only / --n / --transports override)
@@ -35,6 +35,7 @@ import { afterRun, describeCommit, nodeMajorOf, s2Defaults, scenariosIn } from '
 import { profileS1, type ProfileResult } from './profile.js';
 import { measureFlatness, type FlatnessResult } from './rounds.js';
 import { s1, type S1Result, type S1SideResult } from './s1-overhead.js';
+import { s1AiSdk, type S1AiSdkResult } from './s1-ai-sdk.js';
 import { s2, type S2RunResult } from './s2-concurrency.js';
 import { s2MinimalRatios } from './s2-sides.js';
 import { s3, type S3RunResult } from './s3-memory.js';
@@ -51,7 +52,7 @@ import { type HostObserveResult, observeHost } from './observe-host.js';
 import { fmt, mb } from './stats.js';
 import { startWireServerProcess } from './wire.js';
 import type { Transport } from './client.js';
-import { isLoopSide, type LoopSide, runInWorker } from './worker-process.js';
+import { isLoopSide, type ProfileSide, runInWorker } from './worker-process.js';
 
 type Flags = {
   quick: boolean;
@@ -68,7 +69,7 @@ type Flags = {
   s3N: number;
   s3Wave: number;
   profile: boolean;
-  cpuProfSide: LoopSide | null;
+  cpuProfSide: ProfileSide | null;
   /** S2's transports: the SDK's default fetch, `createNodeFetch`, or both. */
   transports: Transport[];
   /** Judge the run against the committed baseline (bench/gate.ts). */
@@ -97,6 +98,7 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
       // The gate watches S1 and S2; the rest of the bench is not needed to judge them.
       (gate ? ['S1', 'S2'] : undefined) ?? [
         'S1',
+        'S1-AISDK',
         'S2',
         'S3',
         'S4',
@@ -116,7 +118,8 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
   const cpuProfIndex = argv.indexOf('--cpu-prof');
   const cpuProfArg = cpuProfIndex === -1 ? undefined : argv[cpuProfIndex + 1];
   // A bare `--cpu-prof` (followed by another flag or nothing) profiles actorloop.
-  const cpuProfSide: LoopSide | null = cpuProfIndex === -1 ? null : isLoopSide(cpuProfArg) ? cpuProfArg : 'actorloop';
+  const cpuProfSide: ProfileSide | null =
+    cpuProfIndex === -1 ? null : cpuProfArg === 'ai-sdk' || isLoopSide(cpuProfArg) ? cpuProfArg : 'actorloop';
   const profile = argv.includes('--profile');
   if (profile || cpuProfSide) only.add('PROFILE');
   const s3N = Number(value('--s3-n') ?? (quick ? 300 : 2000));
@@ -230,6 +233,7 @@ async function main(): Promise<void> {
   );
   const results: {
     s1?: S1Result;
+    s1AiSdk?: S1AiSdkResult;
     s2?: S2RunResult[];
     s3?: S3RunResult[];
     s4?: S4Result;
@@ -250,6 +254,10 @@ async function main(): Promise<void> {
     if (flags.only.has('S1')) {
       log(`S1 overhead: ${flags.s1Rounds} rounds, ${flags.reps} reps per side and mode…`);
       results.s1 = await s1(server, { rounds: flags.s1Rounds, reps: flags.reps, warmup: flags.warmup });
+    }
+    if (flags.only.has('S1-AISDK')) {
+      log(`S1-AISDK: aiSdkProvider(@ai-sdk/openai chat) vs openaiProvider, ${flags.s1Rounds} rounds, ${flags.reps} reps per side…`);
+      results.s1AiSdk = await s1AiSdk(server, { rounds: flags.s1Rounds, reps: flags.reps, warmup: flags.warmup });
     }
     if (flags.only.has('S2')) {
       log(`S2 concurrency: N = ${flags.ns.join(', ')}, ${flags.s2Rounds} rounds, latency 25 ms…`);
@@ -433,6 +441,7 @@ function judgeStoredRun(file: string, argv: string[], benchDir: string, baseline
 function render(
   results: {
     s1?: S1Result;
+    s1AiSdk?: S1AiSdkResult;
     s2?: S2RunResult[];
     s3?: S3RunResult[];
     s4?: S4Result;
@@ -507,6 +516,29 @@ function render(
       );
     }
     lines.push('', `server requests ${r.serverRequests} (expected ${r.expectedRequests}); pool ${r.modes[0]?.poolKind ?? '?'}`, '');
+  }
+  if (results.s1AiSdk) {
+    const r = results.s1AiSdk;
+    const row = (label: string, side: S1SideResult) =>
+      `| ${label} | ${fmt(side.cpuUsPerRound.median, 0)} | ${fmt(side.cpuUsPerRound.mean, 0)} | ${fmt(side.cpuUsPerRound.min, 0)} | ${fmt(side.cpuUsPerRound.p10, 0)}–${fmt(side.cpuUsPerRound.p90, 0)} | ${fmt(side.wallMsPerConversation.median, 1)} |`;
+    lines.push(
+      `### S1-AISDK — the machine with aiSdkProvider(@ai-sdk/openai ${r.aiSdkOpenAI} chat model) vs with openaiProvider, same mock: 1 conversation × ${r.rounds} tool rounds, latency 0, streaming, ${r.reps} reps after ${r.warmup} warm-up, interleaved`,
+      '',
+      '| side | CPU µs/round median | mean | best run | p10–p90 | wall ms/conversation |',
+      '|---|---:|---:|---:|---|---:|',
+      row('machine + openaiProvider', r.native),
+      row('machine + aiSdkProvider', r.aiSdk),
+      row('plain loop + openaiProvider', r.nativeProvider),
+      row('plain loop + aiSdkProvider', r.aiSdkProvider),
+      row('floor: hand-written loop, openai SDK', r.raw),
+      row('floor: hand-written loop, AI SDK model doStream', r.rawAiSdk),
+      '',
+      `**aiSdkProvider ÷ openaiProvider: ${fmt(r.ratio, 2)}×** (medians; means ${fmt(r.ratioMean, 2)}×, best runs ${fmt(r.ratioMin, 2)}×; target ≤ 1.10×), ` +
+        `${fmt(r.aiSdk.cpuUsPerRound.median - r.native.cpuUsPerRound.median, 0)} µs a round more; provider layers alone (plain loop) ${fmt(r.ratioProvider, 2)}×. ` +
+        `Of that, the package itself: AI SDK floor ÷ openai SDK floor ${fmt(r.ratioFloor, 2)}× (${fmt(r.rawAiSdk.cpuUsPerRound.median - r.raw.cpuUsPerRound.median, 0)} µs a round); ` +
+        `the adapter's own share ${fmt(r.adapterUsPerRound, 0)} µs a round. server requests ${r.serverRequests} (expected ${r.expectedRequests})`,
+      '',
+    );
   }
   if (results.s2) {
     lines.push(

@@ -7,13 +7,15 @@
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createBenchClient } from './client.js';
+import { createActorloopLoop } from './actorloop-loop.js';
+import { benchAiSdkProvider } from './s1-ai-sdk.js';
 import { sideLoop } from './side-loop.js';
 import type { WireServerHandle } from './wire.js';
-import { runInWorker, type Job, type LoopSide } from './worker-process.js';
+import { runInWorker, type Job, type ProfileSide } from './worker-process.js';
 
 export type ProfileRow = { fn: string; where: string; selfMs: number; pct: number; pctNonIdle: number };
 export type ProfileResult = {
-  side: LoopSide;
+  side: ProfileSide;
   file: string;
   totalMs: number;
   idleMs: number;
@@ -32,7 +34,9 @@ function categoryOf(url: string, functionName: string): string {
     if (functionName === '(program)') return '(program)';
     return 'native (other)';
   }
+  if (url.includes('/src/providers/ai-sdk/')) return 'actorloop/ai-sdk adapter';
   if (url.includes('/src/')) return 'actorloop src';
+  if (url.includes('node_modules/@ai-sdk/')) return 'AI SDK packages';
   if (url.includes('node_modules/xstate/')) return 'xstate';
   if (url.includes('node_modules/zod/') || url.includes('node_modules/ajv/')) return 'zod / ajv';
   if (url.includes('node_modules/openai/')) return 'openai SDK';
@@ -45,7 +49,8 @@ function categoryOf(url: string, functionName: string): string {
 export async function runProfileJob(job: Extract<Job, { kind: 'profile' }>): Promise<{ conversations: number; steadyFromUs: number }> {
   const client = await createBenchClient(job.baseURL, { connections: 4 });
   const options = { model: 'bench-model', stream: job.stream, maxRounds: job.rounds };
-  const run = sideLoop(job.side, client.client, options);
+  const run =
+    job.side === 'ai-sdk' ? createActorloopLoop(benchAiSdkProvider(client, options), options) : sideLoop(job.side, client.client, options);
   // Warm-up (module loading, JIT) is left out of the summary: samples before this instant are skipped.
   for (let i = 0; i < 10; i++) await run('warm-up');
   const steadyFromUs = Number(process.hrtime.bigint() / 1000n);
@@ -129,7 +134,7 @@ export function summarizeCpuProfile(file: string, top = 15, fromUs = 0): Omit<Pr
 
 export async function profileS1(
   server: WireServerHandle,
-  options: { side: LoopSide; rounds: number; conversations: number; stream: boolean; dir: string },
+  options: { side: ProfileSide; rounds: number; conversations: number; stream: boolean; dir: string },
 ): Promise<ProfileResult> {
   await server.configure({ latencyMs: 0, rounds: options.rounds });
   mkdirSync(options.dir, { recursive: true });

@@ -62,7 +62,8 @@ export type S1Result = {
   expectedRequests: number;
 };
 
-function summarize(cpu: number[], wall: number[]): S1SideResult {
+/** A side's samples: CPU µs per round and wall ms per conversation. */
+export function summarizeSide(cpu: number[], wall: number[]): S1SideResult {
   return {
     cpuUsPerRound: {
       median: median(cpu),
@@ -139,11 +140,11 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
     await minimalClient.close();
     await rawNodeHttpClient.close();
     await actorNodeHttpClient.close();
-    const actorloop = summarize(samples.actorloop.cpu, samples.actorloop.wall);
-    const raw = summarize(samples.raw.cpu, samples.raw.wall);
-    const rawSignal = summarize(samples.rawSignal.cpu, samples.rawSignal.wall);
-    const provider = summarize(samples.provider.cpu, samples.provider.wall);
-    const minimal = summarize(samples.minimal.cpu, samples.minimal.wall);
+    const actorloop = summarizeSide(samples.actorloop.cpu, samples.actorloop.wall);
+    const raw = summarizeSide(samples.raw.cpu, samples.raw.wall);
+    const rawSignal = summarizeSide(samples.rawSignal.cpu, samples.rawSignal.wall);
+    const provider = summarizeSide(samples.provider.cpu, samples.provider.wall);
+    const minimal = summarizeSide(samples.minimal.cpu, samples.minimal.wall);
     out.push({
       mode,
       actorloop,
@@ -154,8 +155,8 @@ export async function runS1Job(job: Extract<Job, { kind: 's1' }>): Promise<S1Mod
       ratioSignal: actorloop.cpuUsPerRound.median / rawSignal.cpuUsPerRound.median,
       ratioProvider: provider.cpuUsPerRound.median / raw.cpuUsPerRound.median,
       minimal,
-      rawNodeHttp: summarize(samples.rawNodeHttp.cpu, samples.rawNodeHttp.wall),
-      actorloopNodeHttp: summarize(samples.actorloopNodeHttp.cpu, samples.actorloopNodeHttp.wall),
+      rawNodeHttp: summarizeSide(samples.rawNodeHttp.cpu, samples.rawNodeHttp.wall),
+      actorloopNodeHttp: summarizeSide(samples.actorloopNodeHttp.cpu, samples.actorloopNodeHttp.wall),
       ratioMinimal: minimal.cpuUsPerRound.median / raw.cpuUsPerRound.median,
       ratioOverMinimal: actorloop.cpuUsPerRound.median / minimal.cpuUsPerRound.median,
       poolKind: rawClient.poolKind,

@@ -9,6 +9,7 @@ import type { Transport } from './client.js';
 
 export type Job =
   | { kind: 's1'; baseURL: string; rounds: number; reps: number; warmup: number; modes: Array<'stream' | 'json'> }
+  | { kind: 's1-ai-sdk'; baseURL: string; rounds: number; reps: number; warmup: number }
   | { kind: 's2'; baseURL: string; side: LoopSide; n: number; rounds: number; connections: number; transport: Transport }
   | { kind: 's3'; baseURL: string; side: LoopSide; n: number; wave: number; blockAt: number; connections: number; snapshotDir?: string }
   | { kind: 's4'; sizes: number[]; reps: number }
@@ -21,7 +22,7 @@ export type Job =
       connections: number;
     }
   | { kind: 'engine'; rounds: number; reps: number; warmup: number; operations: number }
-  | { kind: 'profile'; baseURL: string; side: LoopSide; rounds: number; conversations: number; stream: boolean }
+  | { kind: 'profile'; baseURL: string; side: ProfileSide; rounds: number; conversations: number; stream: boolean }
   | { kind: 'agents'; reps: number; warmup: number; parked: number }
   | { kind: 'controls'; reps: number; warmup: number };
 export type Side = 'actorloop' | 'raw';
@@ -31,6 +32,9 @@ export type Side = 'actorloop' | 'raw';
  */
 export const loopSides = ['actorloop', 'raw', 'minimal'] as const;
 export type LoopSide = (typeof loopSides)[number];
+
+/** What `--cpu-prof` can profile: a loop side, or S1-AISDK's adapter side (the machine with `aiSdkProvider`). */
+export type ProfileSide = LoopSide | 'ai-sdk';
 
 /** Whether a flag's text names one of the `loopSides`. */
 export function isLoopSide(text: string | undefined): text is LoopSide {

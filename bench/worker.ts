@@ -5,6 +5,8 @@ async function run(job: Job): Promise<unknown> {
   switch (job.kind) {
     case 's1':
       return (await import('./s1-overhead.js')).runS1Job(job);
+    case 's1-ai-sdk':
+      return (await import('./s1-ai-sdk.js')).runS1AiSdkJob(job);
     case 's2':
       return (await import('./s2-concurrency.js')).runS2Job(job);
     case 's3':

@@ -1,7 +1,10 @@
 /**
  * docs/behaviour.md "Behaviour every run keeps" as properties: random fault schedules (test/support/fault-server.ts), random tool sets,
  * random options and random cancel / approval points, over the real `openai` (Chat Completions and
- * Responses) and `@anthropic-ai/sdk` clients. Each run is checked by `runCase` (test/support/property-run.ts):
+ * Responses) and `@anthropic-ai/sdk` clients, and over `aiSdkProvider` with the real chat models of
+ * `@ai-sdk/openai-compatible` and `@ai-sdk/openai` (the `ai-sdk` sample: Chat Completions through the
+ * adapter, so every guarantee below holds through it too, and a fallback list mixes it with the native providers).
+ * Each run is checked by `runCase` (test/support/property-run.ts):
  *
  * - the run reaches a final state and `toPromise` resolves; nothing escapes (unhandled rejection,
  *   uncaught exception);
@@ -38,19 +41,62 @@
  * retries on a retryable error, never after a fatal one, at most list length − 1 times a request.
  *
  * A fixed seed keeps the sample reproducible; `PROPERTY_SEED=<n>` replays another one, and
- * `PROPERTY_RUNS=<n>` changes the size. The big run is `npm run test:soak -- --runs 10000`.
+ * `PROPERTY_RUNS=<n>` changes the size (runs over all the wires, shared out evenly). The big run is
+ * `npm run test:soak -- --runs 10000`.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { runCase, runCaseArbFor, type RunCase } from './support/property-run.js';
-import type { Wire } from './support/fault-server.js';
+import { aiSdkWires, runCase, runCaseArbFor, type RunCase, type RunWire } from './support/property-run.js';
 
 const seed = Number(process.env.PROPERTY_SEED ?? 20_261_202);
-const runsPerWire = Number(process.env.PROPERTY_RUNS ?? 100);
+/**
+ * What the adapter got wrong before these properties ran through it, each the smallest case, on
+ * both packages: a key the server echoed left in the error (the adapter now redacts the model's
+ * credentials); an empty body and a connection dropped mid-stream taken as fatal errors (now broken
+ * transfers, retried). Run before the drawn cases.
+ */
+const adapterCases: RunCase[] = aiSdkWires.flatMap((wire) =>
+  (
+    [
+      [{ kind: 'rateLimit', retryAfter: null, echoKey: true }],
+      [{ kind: 'status', status: 401, echoKey: true }],
+      [{ kind: 'empty', body: false }],
+      [{ kind: 'cut', how: 'destroy' }],
+    ] satisfies RunCase['plan'][]
+  ).map(
+    (plan): RunCase => ({
+      wire,
+      stream: true,
+      tools: ['ok'],
+      plan,
+      options: {
+        maxToolIterations: 1,
+        retry: { maxRetries: 1, initialDelayMs: 0, maxDelayMs: 3, jitter: false },
+        toolTimeoutMs: 20,
+        requestTimeoutMs: 300,
+        doomLoop: false,
+      },
+      system: false,
+      cancel: null,
+      approvals: [],
+      asyncDecisions: false,
+      strayMessageAfterEvents: null,
+    }),
+  ),
+);
+
+/** One sample per wire; the adapter's draws its package for each case. */
+const wires: Array<{ name: string; drawn: [RunWire, ...RunWire[]]; examples?: RunCase[] }> = [
+  { name: 'openai', drawn: ['openai'] },
+  { name: 'anthropic', drawn: ['anthropic'] },
+  { name: 'responses', drawn: ['responses'] },
+  { name: 'ai-sdk', drawn: [...aiSdkWires], examples: adapterCases },
+];
+// The 300 runs the three native wires had, shared by the four: a wire more costs no time.
+const runsPerWire = Math.ceil(Number(process.env.PROPERTY_RUNS ?? 300) / wires.length);
 
 describe('docs/behaviour.md "Behaviour every run keeps" holds under random faults, tools, options, cancels and approvals', () => {
-  const wires: Wire[] = ['openai', 'anthropic', 'responses'];
-  for (const [position, wire] of wires.entries()) {
+  for (const [position, { name: wire, drawn, examples = [] }] of wires.entries()) {
     it(`over the ${wire} wire (${runsPerWire} runs, seed ${seed + position})`, { timeout: 120_000 }, async () => {
       console.log(
         `properties (${wire}): seed ${seed + position}, ${runsPerWire} runs — replay with PROPERTY_SEED=${seed} (wire offset ${position})`,
@@ -59,7 +105,7 @@ describe('docs/behaviour.md "Behaviour every run keeps" holds under random fault
       let withControls = 0;
       let runs = 0;
       await fc.assert(
-        fc.asyncProperty(runCaseArbFor(wire), async (testCase: RunCase) => {
+        fc.asyncProperty(runCaseArbFor(...drawn), async (testCase: RunCase) => {
           runs++;
           if (testCase.controls) withControls++;
           const report = await runCase(testCase, { checkResources: true, watchdogMs: 15_000 });
@@ -69,6 +115,7 @@ describe('docs/behaviour.md "Behaviour every run keeps" holds under random fault
         {
           seed: seed + position,
           numRuns: runsPerWire,
+          examples: examples.map((example) => [example]),
           endOnFailure: false,
           interruptAfterTimeLimit: 100_000,
           markInterruptAsFailure: false,

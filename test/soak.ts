@@ -5,7 +5,9 @@
  * at every level of the tree, then `--controls-runs` runs of the long-conversation controls (default a
  * quarter of `--runs`; test/support/controls-run.ts: context window, budgets, guardrails, steering,
  * interrupts, fallback chains), with the same drain and escape checks between chunks.
- * Cases come from the same arbitrary as `test/properties.test.ts` (fast-check, seeded; about half draw
+ * Cases come from the same arbitrary as `test/properties.test.ts` (fast-check, seeded; the first provider on
+ * one of the wires `openai`, `anthropic`, `responses`, and `ai-sdk-compatible` / `ai-sdk-openai` — aiSdkProvider over
+ * `@ai-sdk/openai-compatible`'s or `@ai-sdk/openai`'s chat model; about half draw
  * the long-conversation `controls` of DESIGN §12: guardrails, budgets, steering, interrupts, fallback), run several
  * at a time in one process against their own fault servers; after each chunk the process must
  * drain back to the handles it had before. Prints runs, final states by status and reason, faults
@@ -47,6 +49,8 @@ if (only !== undefined) console.log(`replaying run #${only}: ${JSON.stringify(ca
 const byStatus = new Map<string, number>();
 const byFault = new Map<string, number>();
 const byWire = new Map<string, number>();
+/** The wires of the providers after the first in fallback lists (`ai-sdk-…`: aiSdkProvider). */
+const byFallbackWire = new Map<string, number>();
 const errorCauses = new Map<string, number>();
 const knownBugs = new Map<string, number>();
 const byControl = new Map<string, number>();
@@ -80,6 +84,7 @@ for (let chunkStart = 0; chunkStart < cases.length; chunkStart += chunkSize) {
       for (const key of Object.keys(testCase.controls ?? {})) bump(byControl, key);
       if (testCase.controls?.steering === 'queue') bump(byControl, "steering 'queue'");
       if (testCase.controls?.fallback) bump(byControl, `fallback list of ${testCase.controls.fallback.length + 1}`);
+      for (const entry of testCase.controls?.fallback ?? []) bump(byFallbackWire, entry.wire);
       for (const note of report.notes) bump(byNote, note);
       for (const bug of report.knownBugs) bump(knownBugs, bug);
       if (report.output?.status === 'error') {
@@ -198,6 +203,13 @@ console.log(
   `wires: ${sorted(byWire)
     .map(([key, value]) => `${key} ${value}`)
     .join(', ')}`,
+);
+console.log(
+  `fallback providers by wire: ${
+    sorted(byFallbackWire)
+      .map(([key, value]) => `${key} ${value}`)
+      .join(', ') || 'none'
+  }`,
 );
 console.log(`HTTP requests: ${requests}; tool executions: ${executions}`);
 console.log('final states:');

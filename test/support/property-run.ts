@@ -2,8 +2,9 @@
  * One property-test run: a random case (wire, tools, options, fault plan, cancel and approval
  * decisions, and now and then the long-conversation `controls` of DESIGN §12: guardrails, budgets,
  * steering, interrupts, a fallback list over one or more fault servers sharing the plan) played
- * through the real SDK providers against a {@link startFaultServer}, and every guarantee of
- * docs/behaviour.md (and of §12 for the controls) checked afterwards. Shared by `test/properties.test.ts` (a fast sample
+ * through the real SDK providers, or `aiSdkProvider` over real AI SDK provider packages, against a
+ * {@link startFaultServer}, and every guarantee of docs/behaviour.md (and of §12 for the controls)
+ * checked afterwards. Shared by `test/properties.test.ts` (a fast sample
  * under vitest) and `test/soak.ts` (thousands of runs). Cases are plain JSON, so a failing one can
  * be printed, pasted into a regression test and replayed with {@link runCase}.
  *
@@ -28,6 +29,9 @@ import { textOfParts } from '../../src/machines/response-commit.js';
 import type { Provider } from '../../src/model/provider.js';
 import { findMessagesProblem, type Message, userContentText } from '../../src/model/messages.js';
 import { serializeResult } from '../../src/util/serialize-result.js';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { aiSdkProvider } from '../../src/providers/ai-sdk/index.js';
 import { anthropicProvider } from '../../src/providers/anthropic/index.js';
 import { toAnthropicMessages } from '../../src/providers/anthropic/to-anthropic-messages.js';
 import { openaiProvider } from '../../src/providers/openai/index.js';
@@ -93,8 +97,25 @@ export type CaseOptions = {
 
 export type Decision = 'approve' | 'deny' | 'cancel' | 'bogus-then-approve';
 
+/**
+ * `aiSdkProvider` over a real AI SDK provider package's chat model: `@ai-sdk/openai-compatible`'s
+ * (`createOpenAICompatible(…).chatModel(…)`) or `@ai-sdk/openai`'s (`createOpenAI(…).chat(…)`), speaking
+ * Chat Completions to the same fault server as `'openai'`, always streamed (the adapter calls `doStream`).
+ */
+export const aiSdkWires = ['ai-sdk-compatible', 'ai-sdk-openai'] as const;
+export type AiSdkWire = (typeof aiSdkWires)[number];
+/** Which client a case's provider is: a native provider over its wire, or the adapter ({@link aiSdkWires}). */
+export type RunWire = Wire | AiSdkWire;
+export const runWires: readonly RunWire[] = ['openai', 'anthropic', 'responses', ...aiSdkWires];
+const isAiSdk = (wire: RunWire): wire is AiSdkWire => (aiSdkWires as readonly string[]).includes(wire);
+/** The wire the fault server speaks to a provider of this kind. */
+export const serverWire = (wire: RunWire): Wire => (isAiSdk(wire) ? 'openai' : wire);
+/** Whether the provider streams: the adapter always does, whatever the case drew. */
+export const streams = (wire: RunWire, stream: boolean): boolean => isAiSdk(wire) || stream;
+
 export type RunCase = {
-  wire: Wire;
+  wire: RunWire;
+  /** Always true on the adapter's wires (it always streams). */
   stream: boolean;
   tools: ToolKind[];
   plan: FaultStep[];
@@ -130,7 +151,7 @@ export type GuardrailSpec = {
 
 /** One extra provider of a fallback list. */
 export type FallbackSpec = {
-  wire: Wire;
+  wire: RunWire;
   stream: boolean;
   /** On a fault server of its own (always so when its wire is not the case's); every server shares the plan. */
   ownServer: boolean;
@@ -347,7 +368,13 @@ export const runControlsArb: fc.Arbitrary<RunControls> = fc
     ),
     fallback: sometimes(
       fc.array(
-        fc.record({ wire: fc.constantFrom<Wire>('openai', 'anthropic', 'responses'), stream: fc.boolean(), ownServer: fc.boolean() }),
+        fc
+          .record({
+            wire: fc.constantFrom<RunWire>(...runWires),
+            stream: fc.boolean(),
+            ownServer: fc.boolean(),
+          })
+          .map((entry) => ({ ...entry, stream: streams(entry.wire, entry.stream) })),
         { minLength: 1, maxLength: 2 },
       ),
     ),
@@ -361,7 +388,7 @@ export const runControlsArb: fc.Arbitrary<RunControls> = fc
 
 /** A whole random case: about half of them with controls. */
 const baseCaseArb: fc.Arbitrary<RunCase> = fc.record({
-  wire: fc.constantFrom<Wire>('openai', 'anthropic'),
+  wire: fc.constantFrom<RunWire>(...runWires),
   stream: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   tools: fc.array(fc.constantFrom(...toolKinds), { minLength: 1, maxLength: 4 }),
   // Steps, and now and then a run of the same call (a doom loop in the making).
@@ -389,12 +416,16 @@ const baseCaseArb: fc.Arbitrary<RunCase> = fc.record({
   strayMessageAfterEvents: fc.option(fc.integer({ min: 1, max: 30 }), { nil: null, freq: 3 }),
 });
 
-export const runCaseArb: fc.Arbitrary<RunCase> = fc
+/** As drawn: `stream` not yet set for the adapter, which always streams. */
+const drawnCaseArb: fc.Arbitrary<RunCase> = fc
   .tuple(baseCaseArb, fc.option(runControlsArb, { nil: null, freq: 2 }))
   .map(([base, controls]) => (controls === null ? base : { ...base, controls }));
 
-/** A case for one wire only. */
-export const runCaseArbFor = (wire: Wire): fc.Arbitrary<RunCase> => runCaseArb.map((value) => ({ ...value, wire }));
+export const runCaseArb: fc.Arbitrary<RunCase> = drawnCaseArb.map((value) => ({ ...value, stream: streams(value.wire, value.stream) }));
+
+/** A case for one wire only, or for one of a few. */
+export const runCaseArbFor = (...wires: [RunWire, ...RunWire[]]): fc.Arbitrary<RunCase> =>
+  fc.tuple(drawnCaseArb, fc.constantFrom(...wires)).map(([value, wire]) => ({ ...value, wire, stream: streams(wire, value.stream) }));
 
 // ---------------------------------------------------------------------------------------------
 // Tools
@@ -1063,12 +1094,13 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
     ),
   };
   // The case's own provider, then its fallback list; each asks for a model of its own, so
-  // `request.started` and `provider.fallback` say which one it was.
+  // `request.started` and `provider.fallback` say which one it was. The adapter and the native
+  // Chat Completions provider speak one wire: they may share a server.
   const chain: Chain = [{ wire: testCase.wire, stream: testCase.stream, ownServer: false }, ...(controls.fallback ?? [])].map(
     (entry, position) => ({
       wire: entry.wire,
-      stream: entry.stream,
-      ownServer: position > 0 && (entry.ownServer || entry.wire !== testCase.wire),
+      stream: streams(entry.wire, entry.stream),
+      ownServer: position > 0 && (entry.ownServer || serverWire(entry.wire) !== serverWire(testCase.wire)),
       model: modelFor(entry.wire, position),
     }),
   );
@@ -1082,14 +1114,16 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
   const system = testCase.system ? 'You are a property test. Be terse.' : undefined;
 
   try {
-    server = await startFaultServer({ wire: testCase.wire, plan: testCase.plan, toolNames, apiKey, stallMs: 2_000, log });
-    servers.push({ server, wire: testCase.wire });
+    const wire = serverWire(testCase.wire);
+    server = await startFaultServer({ wire, plan: testCase.plan, toolNames, apiKey, stallMs: 2_000, log });
+    servers.push({ server, wire });
     const providers: Provider[] = [];
     for (const entry of chain) {
       let target = server;
       if (entry.ownServer) {
-        target = await startFaultServer({ wire: entry.wire, plan: testCase.plan, toolNames, apiKey, stallMs: 2_000, log });
-        servers.push({ server: target, wire: entry.wire });
+        const entryWire = serverWire(entry.wire);
+        target = await startFaultServer({ wire: entryWire, plan: testCase.plan, toolNames, apiKey, stallMs: 2_000, log });
+        servers.push({ server: target, wire: entryWire });
       }
       providers.push(providerFor(entry.wire, target.baseURL, apiKey, entry.stream, entry.model));
     }
@@ -1606,11 +1640,17 @@ type SentInterrupt = {
   /** Sent from a timer to an active run: taken at once. */
   whileActive: boolean;
 };
-type Chain = Array<{ wire: Wire; stream: boolean; ownServer: boolean; model: string }>;
+type Chain = Array<{ wire: RunWire; stream: boolean; ownServer: boolean; model: string }>;
 
-const baseModels = { openai: 'gpt-4o-mini', anthropic: 'claude-haiku-4-5', responses: 'gpt-5-mini' } as const;
+const baseModels = {
+  openai: 'gpt-4o-mini',
+  anthropic: 'claude-haiku-4-5',
+  responses: 'gpt-5-mini',
+  'ai-sdk-compatible': 'gpt-4.1-mini',
+  'ai-sdk-openai': 'gpt-4.1-nano',
+} as const;
 /** The model the provider at this position of a fallback list asks for: the wire's own first, then one per position. */
-const modelFor = (wire: Wire, position: number) => (position === 0 ? baseModels[wire] : `${baseModels[wire]}-fallback-${position}`);
+const modelFor = (wire: RunWire, position: number) => (position === 0 ? baseModels[wire] : `${baseModels[wire]}-fallback-${position}`);
 /** The position in the chain of the provider that asks for `model` (-1: none). */
 const positionOf = (chain: Chain, model: unknown) => chain.findIndex((entry) => entry.model === model);
 /** The model of a `provider.fallback` label (`name:model`). */
@@ -2046,8 +2086,8 @@ function fallbackProblems({ chain, output, events, log, maxAttempts }: Observed)
   });
   if (chain.length === 1 && events.some((event) => event.type === 'provider.fallback'))
     problems.push('provider.fallback with one provider');
-  // A run ending on a fatal error did not fall back after it.
-  if (output.status === 'error' && output.error?.retryable === false) {
+  // A run ending on a fatal provider error did not fall back after it (a guardrail's error may come after a fallback, before its request).
+  if (output.status === 'error' && output.error?.retryable === false && !output.error.code?.startsWith('guardrail_')) {
     const lastStarted = events.findLastIndex((event) => event.type === 'request.started');
     if (events.slice(lastStarted + 1).some((event) => event.type === 'provider.fallback'))
       problems.push('a fallback after the request that failed the run');
@@ -2056,8 +2096,13 @@ function fallbackProblems({ chain, output, events, log, maxAttempts }: Observed)
 }
 
 /** The provider of a wire, pointed at a fault server. */
-function providerFor(wire: Wire, baseURL: string, apiKey: string, stream: boolean, model = modelFor(wire, 0)): Provider {
+function providerFor(wire: RunWire, baseURL: string, apiKey: string, stream: boolean, model = modelFor(wire, 0)): Provider {
   switch (wire) {
+    // The real provider packages over real HTTP; `includeUsage` asks for the usage chunk as the native provider does.
+    case 'ai-sdk-compatible':
+      return aiSdkProvider(createOpenAICompatible({ name: 'compatible', baseURL, apiKey, includeUsage: true }).chatModel(model));
+    case 'ai-sdk-openai':
+      return aiSdkProvider(createOpenAI({ baseURL, apiKey }).chat(model));
     case 'openai':
       return openaiProvider({ model, apiKey, baseURL, stream });
     case 'responses':

@@ -158,16 +158,18 @@ const credentialHeaders = new Set(['authorization', 'proxy-authorization', 'x-ap
 /**
  * The credentials a model sends. The specification carries no key: the provider packages
  * (`@ai-sdk/openai`, `-openai-compatible`, `-google`, `-anthropic`, `-mistral`, …) keep theirs in
- * `config.headers()`, read here only when there is an error to report; a model without it gives
- * only the adapter's own `headers`.
+ * `config.headers()`, read here only when there is an error to report, and only when they are at
+ * hand (headers made asynchronously, e.g. an access token fetched per request, are not waited for).
+ * A model without them gives only the adapter's own `headers`.
  */
-async function credentialsOf(model: AiSdkLanguageModel, extra: Record<string, string> | undefined): Promise<string[]> {
+function credentialsOf(model: AiSdkLanguageModel, extra: Record<string, string> | undefined): string[] {
   const headers: Record<string, unknown> = { ...extra };
   try {
     const config: unknown = (model as { config?: unknown }).config;
     if (isRecord(config) && typeof config.headers === 'function') {
-      const own: unknown = await (config.headers as () => unknown)();
-      if (isRecord(own)) Object.assign(headers, own);
+      const own: unknown = (config.headers as () => unknown)();
+      if (isRecord(own) && typeof own.then === 'function') (own as unknown as Promise<unknown>).then(undefined, () => undefined);
+      else if (isRecord(own)) Object.assign(headers, own);
     }
   } catch {
     // No key to read (a package that loads it lazily and has none): nothing it could echo either.
@@ -232,7 +234,7 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
   const name = options.name ?? (typeof model.provider === 'string' ? (model.provider.split('.')[0] ?? model.provider) : 'ai-sdk');
   // Every other option is a call setting the specification names: sent with each request as given.
   const { name: _name, ...settings } = options;
-  const failure = async (error: unknown) => withoutCredentials(aiSdkError(error), await credentialsOf(model, options.headers));
+  const failure = (error: unknown) => withoutCredentials(aiSdkError(error), credentialsOf(model, options.headers));
 
   return {
     name,
@@ -269,7 +271,7 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
         const { stream } = await model.doStream(call as never);
         reader = stream.getReader();
       } catch (error) {
-        throw await failure(error);
+        throw failure(error);
       }
       const content: ProviderContentPart[] = [];
       const open = new Map<string, OpenPart & { index: number }>();
@@ -282,7 +284,7 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
           try {
             next = await reader.read();
           } catch (error) {
-            throw await failure(error);
+            throw failure(error);
           }
           if (next.done) break;
           const part = next.value as AiSdkStreamPart;
@@ -347,7 +349,7 @@ export function aiSdkProvider(model: AiSdkLanguageModel, options: AiSdkProviderO
               break;
             }
             case 'error':
-              throw await failure(part.error);
+              throw failure(part.error);
             case 'finish': {
               // The provider packages report `{ unified: 'other', raw: undefined }` when the wire never
               // said why it stopped: a stream cut short (Gemini's has no end marker), not an answer.
