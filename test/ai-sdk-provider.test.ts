@@ -251,6 +251,40 @@ describe('the adapter itself', () => {
     });
   });
 
+  it('a garbled or cut answer is an incomplete stream; a 200 with a failure underneath is classified by that failure', () => {
+    for (const name of ['AI_JSONParseError', 'AI_InvalidResponseDataError'])
+      expect(aiSdkError(Object.assign(new Error('bad chunk'), { name }))).toMatchObject({ code: 'incomplete_stream', retryable: true });
+    // provider-utils wraps a connection dropped mid-body as "Failed to process successful response", status 200.
+    const dropped = Object.assign(new Error('Failed to process successful response'), {
+      name: 'AI_APICallError',
+      statusCode: 200,
+      isRetryable: false,
+    });
+    expect(
+      aiSdkError(Object.assign(dropped, { cause: Object.assign(new TypeError('terminated'), { cause: { code: 'ECONNRESET' } }) })),
+    ).toMatchObject({
+      retryable: true,
+    });
+    expect(
+      aiSdkError(Object.assign(new Error('Failed to process successful response'), { statusCode: 200, cause: new Error('?') })),
+    ).toMatchObject({
+      code: 'incomplete_stream',
+      retryable: true,
+    });
+  });
+
+  it("Bedrock's 403 UnrecognizedClientException is a bad key (authentication), its AccessDenied a permission", () => {
+    const bedrock = (type: string) =>
+      Object.assign(new Error('denied'), {
+        name: 'AI_APICallError',
+        statusCode: 403,
+        isRetryable: false,
+        responseHeaders: { 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/` },
+      });
+    expect(aiSdkError(bedrock('UnrecognizedClientException'))).toMatchObject({ code: 'authentication', status: 403, retryable: false });
+    expect(aiSdkError(bedrock('AccessDeniedException'))).toMatchObject({ code: 'permission', status: 403 });
+  });
+
   it('the prompt: v4 wraps file data; a native wire’s reasoning is left out; a tool result with an image goes as content', () => {
     const history: Message[] = [
       { role: 'user', content: [{ type: 'image', data: 'https://example.com/a.png' }] },
