@@ -88,7 +88,7 @@ describe("without Node's globals (workerd without nodejs_compat)", () => {
     }
   }
 
-  it("utf8Length counts as Buffer.byteLength does, lone surrogates included, when there is no Buffer", () => {
+  it('utf8Length counts as Buffer.byteLength does, lone surrogates included, when there is no Buffer', () => {
     const texts = fc.sample(fc.string({ unit: 'binary', maxLength: 40 }), { numRuns: 2_000, seed: 47 });
     texts.push('', 'é', '€', '😀', '\ud83d', '\ude00x', 'a\ud83d\ude00b');
     const expected = texts.map((text) => Buffer.byteLength(text, 'utf8'));
