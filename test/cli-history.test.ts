@@ -7,12 +7,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stepTurns } from '../src/cli/step-turns.js';
 import { actorloop } from './support/cli-process.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-cli-history-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-type Step = { seq: number; at: number; status: string; state: unknown };
+type Step = { seq: number; turn: number | null; at: number; status: string; state: unknown };
 
 /**
  * Each test runs the CLI as a process nine or ten times in a row (about 0.35 s each alone): beside
@@ -20,31 +21,56 @@ type Step = { seq: number; at: number; status: string; state: unknown };
  */
 const cliProcessesTimeoutMs = 90_000;
 
+describe('the turn of a step', () => {
+  it('counts user messages: the first step its own, each later one those it gained; a compaction starts no turn', () => {
+    expect(stepTurns([1, 1, 1, 2, 2, 3])).toEqual([1, 1, 1, 2, 2, 3]);
+    // Steps the store no longer keeps: the first kept step counts its history.
+    expect(stepTurns([4, 4, 5])).toEqual([4, 4, 5]);
+    // A summary replaced two old user messages (3 → 1); the next message is still the fourth turn.
+    expect(stepTurns([3, 3, 1, 1, 2])).toEqual([3, 3, 3, 3, 4]);
+    // A step that cannot be read has no turn; the next is counted from the last one read.
+    expect(stepTurns([1, undefined, 2])).toEqual([1, null, 2]);
+    expect(stepTurns([undefined, 1])).toEqual([null, 1]);
+    expect(stepTurns([])).toEqual([]);
+  });
+});
+
 describe('actorloop history and fork', () => {
   it(
-    'lists the steps of a stored conversation, and forks from a step mid-run and from the last step',
+    'lists the steps of a stored conversation with their turns, and forks from a step mid-run and from the last step',
     async () => {
       const db = join(work, 'history.db');
       const run = await actorloop(['run', '--db', db, '--id', 'c-1', 'what is 17*23?']);
       expect(run.code, run.stderr).toBe(0);
+      const again = await actorloop(['run', '--db', db, '--id', 'c-1', 'convert 100 °F to celsius']);
+      expect(again.code, again.stderr).toBe(0);
 
       const listed = await actorloop(['history', '--db', db, 'c-1']);
       expect(listed.code, listed.stderr).toBe(0);
-      const lines = listed.stdout.trim().split('\n');
+      const [header, ...lines] = listed.stdout.trim().split('\n');
+      expect(header).toBe('seq\tturn\ttime\tstatus\tstate');
       // Changes that land while a write is in flight share the next one, so how many steps a run has
       // depends on timing: at least the first request, the request after the tool's result, the end.
-      expect(lines.length).toBeGreaterThanOrEqual(3);
-      expect(lines[0]).toMatch(/^1\t\d{4}-\d\d-\d\dT[\d:.]+Z\trunning\trequesting\.\w+$/);
-      expect(lines.at(-1)).toMatch(/\tdone\tdone$/);
+      expect(lines.length).toBeGreaterThanOrEqual(6);
+      expect(lines[0]).toMatch(/^1\t1\t\d{4}-\d\d-\d\dT[\d:.]+Z\trunning\trequesting\.\w+$/);
+      expect(lines.at(-1)).toMatch(/^\d+\t2\t.+\tdone\tdone$/);
       expect(lines.slice(1).some((line) => /\trunning\trequesting\./.test(line))).toBe(true);
+      // Turn n: the steps after the n-th user message — the first run's steps, then the second's.
+      const turns = lines.map((line) => Number(line.split('\t')[1]));
+      expect(turns).toEqual([...turns].sort((a, b) => a - b));
+      expect(new Set(turns)).toEqual(new Set([1, 2]));
+      expect(lines[turns.lastIndexOf(1)]).toMatch(/\tdone\tdone$/);
 
       const json = await actorloop(['history', '--db', db, '--json', 'c-1']);
       const steps = JSON.parse(json.stdout) as Step[];
       expect(steps.map((step) => step.seq)).toEqual(lines.map((_, index) => index + 1));
+      expect(steps.map((step) => step.turn)).toEqual(turns);
       const shownBefore = (await actorloop(['show', '--db', db, '--json', 'c-1'])).stdout;
 
-      // The step after the calculator's result: the fork makes the last request again and ends.
-      const afterTool = steps.findLast((step) => typeof step.state === 'object' && step.state !== null && 'requesting' in step.state)!;
+      // The step of the first turn after the calculator's result: the fork makes the last request again and ends.
+      const afterTool = steps.findLast(
+        (step) => step.turn === 1 && typeof step.state === 'object' && step.state !== null && 'requesting' in step.state,
+      )!;
       const midRun = await actorloop(['fork', '--db', db, 'c-1', '--seq', String(afterTool.seq), '--new-id', 'c-1-again']);
       expect(midRun.code, midRun.stderr).toBe(0);
       expect(midRun.stderr).toContain(`forking c-1 at step ${afterTool.seq} (running, requesting.`);
@@ -62,7 +88,9 @@ describe('actorloop history and fork', () => {
       const newId = atRest.stdout.trim();
       expect(newId).toMatch(new RegExp(`^c-1-${last.seq}-[0-9a-f]{6}$`));
       const copy = JSON.parse((await actorloop(['show', '--db', db, '--json', newId])).stdout) as { status: string; messages: unknown[] };
-      expect(copy).toMatchObject({ status: 'done', messages: forked.messages });
+      expect(forked.messages).toHaveLength(4);
+      expect(copy).toMatchObject({ status: 'done', messages: (JSON.parse(shownBefore) as { messages: unknown[] }).messages });
+      expect(copy.messages).toHaveLength(8);
 
       // The original is as it was.
       expect((await actorloop(['show', '--db', db, '--json', 'c-1'])).stdout).toBe(shownBefore);

@@ -1,6 +1,7 @@
 /**
  * `actorloop serve`: the conversation routes of actorloop/http on a local port, behind a bearer
- * token, as a process; conversations in a SQLite file outlive it.
+ * token, as a process; conversations in a SQLite file outlive it, and a client following a stream
+ * when it is stopped gets `event: resume` (docs/http.md, "A host that closes").
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -87,7 +88,19 @@ describe('actorloop serve', () => {
     expect(openApi.openapi).toMatch(/^3\.1/);
     expect(Object.keys(openApi.paths)).toContain('/chat');
 
+    // A client still following when the server is stopped: docs/http.md promises it `event: resume` before the end.
+    const open = await fetch(`${url}/conversations/c1/events?from=now`, { headers: { authorization: `Bearer ${token}` } });
+    const reader = (open.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let following = decoder.decode((await reader.read()).value);
+    expect(following).toBe('retry: 1000\n\n');
     child.kill('SIGINT');
+    for (;;) {
+      const { done: ended, value } = await reader.read();
+      if (ended) break;
+      following += decoder.decode(value, { stream: true });
+    }
+    expect(following).toMatch(/event: resume\ndata: \{"lastEventId":null,"reason":"host_closed"\}\n\n$/);
     const result = await done;
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('stopping');

@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cliFailure } from '../src/cli/cli-failure.js';
+import { cliFailure, helpPointer } from '../src/cli/cli-failure.js';
 import { CliUsageError } from '../src/cli/cli-usage-error.js';
 import { CommandRefusedError } from '../src/cli/command-refused-error.js';
 import { promptContent } from '../src/cli/attachments.js';
-import { parseArguments, usage } from '../src/cli/parse-arguments.js';
+import { parseArguments, usage, usageLineOf } from '../src/cli/parse-arguments.js';
 import { MissingDependencyError } from '../src/errors/missing-dependency-error.js';
 import { EventRejectedError } from '../src/host/errors/event-rejected-error.js';
 import { SqliteStoreError } from '../src/stores/sqlite/sqlite-store-error.js';
@@ -311,18 +311,24 @@ describe.concurrent('actorloop usage errors', () => {
     [['fly'], {}, 'unknown command "fly"'],
     [['resume', 'c1'], {}, 'resume needs --db <file>'],
   ] as const) {
-    it(`${args.join(' ')} → a one-line error and the usage, exit 1`, async () => {
+    it(`${args.join(' ')} → a one-line error, its command's usage line (if it is one) and a pointer to --help, exit 1`, async () => {
       const { code, stdout, stderr } = await actorloop([...args], env);
       expect(code).toBe(1);
       expect(stdout).toBe('');
-      const [first] = stderr.split('\n');
-      expect(first).toContain(message);
-      expect(first?.startsWith('actorloop: ')).toBe(true);
-      expect(stderr).toContain('Usage:\n  actorloop run');
+      // The error stays in sight: not buried under the whole usage (issue 48 item 7).
+      const line = usageLineOf(args[0]);
+      expect(stderr.split('\n')).toEqual([
+        expect.stringMatching(/^actorloop: /),
+        ...(line === undefined ? [] : [`usage: ${line}`]),
+        helpPointer,
+        '',
+      ]);
+      expect(stderr.split('\n')[0]).toContain(message);
+      expect(stderr).not.toContain('Usage:');
     });
   }
 
-  // The same path as the rows above (a CliUsageError, exit 1 with the usage), so their messages are checked in this process.
+  // The same path as the rows above (a CliUsageError, exit 1 with its command's usage line), so their messages are checked in this process.
   for (const [args, message] of [
     [['resume', '--db', 'c.db'], 'resume needs a conversation id, e.g. actorloop resume --db conversations.db c1'],
     [['resume', '--db', 'c.db', 'c1', 'go on'], 'resume takes one conversation id, got "c1", "go on"'],
@@ -368,12 +374,35 @@ describe.concurrent('actorloop usage errors', () => {
     expect(stdout).toContain('Exit codes: 0 done, 2 halted, 1 error, 3 refused\n');
     expect(stdout).toContain('130 cancelled (Ctrl-C).');
     for (const command of ['run', 'list', 'show', 'resume', 'cancel', 'inspect']) expect(stdout).toContain(`  actorloop ${command} `);
+    expect(stdout).toBe(`${usage}\n`);
   });
 });
 
 describe('cliFailure: the exit code and text of each error class', () => {
-  it('CliUsageError → exit 1, its message and the usage', () => {
-    expect(cliFailure(new CliUsageError('run needs a prompt'))).toEqual({ code: 1, text: `run needs a prompt\n\n${usage}` });
+  it("CliUsageError → exit 1, its message, its command's usage line (when the command is one) and where the whole usage is", () => {
+    expect(cliFailure(new CliUsageError('run needs a prompt'), 'run')).toEqual({
+      code: 1,
+      text: `run needs a prompt\nusage: actorloop run [options] "prompt"\n${helpPointer}`,
+    });
+    expect(cliFailure(new CliUsageError('unknown command "fly"'), 'fly')).toEqual({
+      code: 1,
+      text: `unknown command "fly"\n${helpPointer}`,
+    });
+    expect(cliFailure(new CliUsageError('--seq needs a step number'), 'fork').text).toBe(
+      `--seq needs a step number\nusage: actorloop fork --db <file> <id> --seq <n> [--new-id <id>] [options]\n${helpPointer}`,
+    );
+    // What the pointer names is the whole usage.
+    expect(helpPointer).toContain('actorloop --help');
+    expect(parseArguments(['--help'])).toEqual({ command: 'help' });
+  });
+
+  it('usageLineOf: the line of each command in the usage, without its description', () => {
+    expect(usageLineOf('history')).toBe('actorloop history --db <file> <id>');
+    expect(usageLineOf('view')).toBe('actorloop view [--db <file>] [options]');
+    expect(usageLineOf('serve')).toBe('actorloop serve [--db <file>] [options]');
+    for (const command of ['run', 'list', 'show', 'resume', 'cancel', 'history', 'fork', 'view', 'inspect', 'serve'])
+      expect(usageLineOf(command)).toMatch(new RegExp(`^actorloop ${command} \\S`));
+    for (const word of ['fly', 'help', '--frobnicate', undefined]) expect(usageLineOf(word)).toBeUndefined();
   });
 
   it('an actorloop error → exit 1, its message alone (no usage)', () => {
@@ -402,12 +431,12 @@ describe('cliFailure: the exit code and text of each error class', () => {
     });
   });
 
-  it('classes are told by isInstance: a CliUsageError of another copy of actorloop still gets the usage', () => {
+  it('classes are told by isInstance: a CliUsageError of another copy of actorloop still gets the pointer to the usage', () => {
     const fromAnotherCopy = Object.assign(new Error('unknown command "fly"'), {
       [Symbol.for('actorloop.error.ActorloopError')]: true,
       [Symbol.for('actorloop.error.CliUsageError')]: true,
     });
-    expect(cliFailure(fromAnotherCopy)).toEqual({ code: 1, text: `unknown command "fly"\n\n${usage}` });
+    expect(cliFailure(fromAnotherCopy, 'fly')).toEqual({ code: 1, text: `unknown command "fly"\n${helpPointer}` });
   });
 
   it('anything else → exit 1, its message (or name) and never its stack', () => {

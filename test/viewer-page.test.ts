@@ -4,12 +4,15 @@
  * and messages at that step), returns to live, forks from a step and switches to the fork, denies
  * and cancels on other conversations, and shows an unknown id as an inline error while the page
  * goes on working; a conversation's images (a user's, a tool result's) show as thumbnails beside
- * their labels. A screenshot per control is kept in test-artifacts/viewer/.
+ * their labels; without elkjs (`actorloop view` in a process that cannot load it) the chart area says
+ * what to install and why. A screenshot per control is kept in test-artifacts/viewer/.
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -27,7 +30,9 @@ import {
   toolContent,
 } from '../src/index.js';
 import { createViewerHandler } from '../src/observe/inspect/index.js';
+import { supportScript } from './support/built-tree.js';
 import { launchChromium } from './support/chromium.js';
+import { actorloop, type CliResult } from './support/cli-process.js';
 import { scriptedModel } from './support/scripted-model.js';
 import { viewerHost } from './support/viewer-host.js';
 
@@ -324,5 +329,55 @@ describe('the viewer page with images and files', () => {
     expect(requested.filter((address) => !address.startsWith(mediaUrl) && !address.startsWith('data:'))).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
+  }, 60_000);
+});
+
+describe('the viewer page without elkjs', () => {
+  it('says in the chart area what to install and why, as `actorloop view` says once at start; the rest works', async () => {
+    // `actorloop view` as a fresh install runs it: elkjs, an optional peer, cannot be loaded in that process.
+    let child: ChildProcess | undefined;
+    let done: Promise<CliResult> | undefined;
+    const address = await new Promise<string>((resolve, reject) => {
+      const hideElk = { NODE_OPTIONS: `--import=${pathToFileURL(supportScript('without-elkjs.ts')).href}` };
+      done = actorloop(['view', '--port', '0'], hideElk, (spawned) => {
+        child = spawned;
+        let out = '';
+        spawned.stdout?.on('data', (data: Buffer) => {
+          out += data.toString();
+          if (out.includes('\n')) resolve((JSON.parse(out.split('\n')[0] as string) as { url: string }).url);
+        });
+      });
+      done.then((result) => reject(new Error(`view exited: ${result.code} ${result.stderr}`)));
+    });
+    const page = await browser.context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    try {
+      await page.goto(address);
+      await page.waitForSelector('#chart .missing-package');
+      const said = (await page.textContent('#chart')) ?? '';
+      expect(said).toContain('No statechart.');
+      expect(said).toContain('optional package elkjs, which is not installed');
+      expect(said).toContain('reload the page');
+      expect(await page.textContent('#chart .missing-package pre')).toBe('npm install elkjs');
+      // Said in words, not as the problem's JSON.
+      expect(said).not.toContain('{');
+      expect(said).not.toContain('urn:actorloop');
+      // The rest of the page works: the (empty) list of conversations is read, and no error is shown.
+      await until(page, 'the list read', async () => (await page.textContent('#status')) === 'no conversation yet');
+      expect(await (await fetch(`${address}api/conversations`)).json()).toEqual([]);
+      expect(await page.textContent('#error')).toBe('');
+      await shot(page, 'without-elkjs');
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+      child?.kill('SIGTERM');
+    }
+    const { code, stderr } = await (done as Promise<CliResult>);
+    expect(code).toBe(0);
+    const hint = stderr.split('\n').filter((line) => line.includes('npm install elkjs'));
+    expect(hint).toEqual([
+      'actorloop: the statechart is laid out by the optional package elkjs, which is not installed: install it beside actorloop (npm install elkjs), then reload the page; conversations, steps, approvals and forks work without it',
+    ]);
   }, 60_000);
 });

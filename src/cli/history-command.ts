@@ -10,23 +10,29 @@ import type { ForkCommand } from './parse-arguments.js';
 import { cliHostId } from './process-owner.js';
 import { type CliEnvironment, chooseProvider, cliMachine, offlineNotice } from './run-command.js';
 import { readingHost, reportTo } from './stored-commands.js';
+import { withTurns } from './step-turns.js';
 import { loadStored } from './stored-conversation.js';
 
+/** The header row of `actorloop history`'s text output: its columns, tab-separated like the rows. */
+export const historyHeader = ['seq', 'turn', 'time', 'status', 'state'].join('\t');
+
 /**
- * `actorloop history --db file id`: the conversation's stored steps, oldest first, one a line —
- * `seq`, time, status, state — or `--json`: `host.history(id)`. Reads only; a missing file or
- * conversation is an error and nothing is created.
+ * `actorloop history --db file id`: the conversation's stored steps, oldest first — a header row,
+ * then one step a line: `seq`, turn (n: after the n-th user message; `-` for a step that cannot
+ * be read), time, status, state — or `--json`: `host.history(id)`, each step with its `turn`
+ * (`null` when unreadable). Reads only; a missing file or conversation is an error and nothing is created.
  */
 export async function historyStored(db: string, id: string, json: boolean, environment: CliEnvironment): Promise<number> {
   const store = sqliteStore({ path: db, create: false });
   const host = readingHost(store, environment);
   try {
     await loadStored(store, id, db);
-    const steps = await host.history(id, { limit: 10_000 });
+    const steps = await withTurns(host, id, await host.history(id, { limit: 10_000 }));
     if (json) environment.stdout.write(`${JSON.stringify(steps)}\n`);
     else {
-      for (const { seq, at, status, state } of steps) {
-        environment.stdout.write(`${seq}\t${new Date(at).toISOString()}\t${status}\t${stateKeyOf(state)}\n`);
+      environment.stdout.write(`${historyHeader}\n`);
+      for (const { seq, turn, at, status, state } of steps) {
+        environment.stdout.write(`${seq}\t${turn ?? '-'}\t${new Date(at).toISOString()}\t${status}\t${stateKeyOf(state)}\n`);
       }
     }
     return 0;

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConversationHost } from '../host/conversation-host.js';
 import type { CliEnvironment } from './run-command.js';
@@ -25,23 +25,43 @@ export async function listenServer(server: Server, port: number, hostname: strin
   return `http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${bound}`;
 }
 
+/** How long answers still being written when the host has closed get to end before their connections are cut. */
+const closeGraceMs = 2_000;
+
 /**
- * Serves until SIGINT/SIGTERM (`environment.onStop`) or the server closes, then closes the server —
- * its open event streams too, which would keep it waiting for ever; their clients resume elsewhere —
- * and the host. Resolves with the exit code, 0.
+ * Serves until SIGINT/SIGTERM (`environment.onStop`) or the server closes, then stops: the server
+ * takes no new connection; the host closes — its open event streams end with `event: resume`
+ * (`host_closed`, docs/http.md), so their clients know to reconnect with their last id; the
+ * answers being written end (cut after `closeGraceMs` if they do not, as a request whose body never
+ * comes); then the connections close. Resolves with the exit code, 0.
  */
 export async function serveUntilStopped(
   server: Server,
   host: ConversationHost,
   environment: CliEnvironment & { onStop?: (stop: () => void) => () => void },
 ): Promise<number> {
+  const answering = new Set<ServerResponse>();
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    answering.add(response);
+    response.once('close', () => answering.delete(response));
+  });
   await new Promise<void>((resolve) => {
     const stopSignals = environment.onStop?.(resolve);
     server.once('close', () => stopSignals?.());
   });
   environment.stderr.write('actorloop: stopping\n');
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   await host.close();
+  await allEnded(answering, closeGraceMs);
+  server.closeAllConnections();
+  await closed;
   return 0;
+}
+
+/** Resolves once every response of `answering` has ended, or after `timeoutMs`. */
+async function allEnded(answering: Set<ServerResponse>, timeoutMs: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const ended = Promise.all([...answering].map((response) => new Promise((resolve) => response.once('close', resolve))));
+  await Promise.race([ended, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
 }

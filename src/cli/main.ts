@@ -80,7 +80,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    const { code, text } = cliFailure(error);
+    const { code, text } = cliFailure(error, process.argv[2]);
     process.stderr.write(`actorloop: ${text}\n`);
     process.exitCode = code;
   },

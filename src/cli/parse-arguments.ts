@@ -7,7 +7,7 @@ export const usage = `Usage:
   actorloop show --db <file> <id>              print a stored conversation: status, history, approvals, last run
   actorloop resume --db <file> <id> [options]  continue an interrupted run, on the provider given here
   actorloop cancel --db <file> <id>            end an interrupted or waiting run, every tool call answered
-  actorloop history --db <file> <id>           list a conversation's stored steps: seq, time, status, state
+  actorloop history --db <file> <id>           list a conversation's stored steps: seq, turn, time, status, state
   actorloop fork --db <file> <id> --seq <n> [--new-id <id>] [options]
                                                a new conversation from stored step n; a step in the middle
                                                of a run goes on from there, on the provider given here
@@ -56,6 +56,24 @@ cancel, history, fork, inspect and view never create a database.
 
 Keys come from OPENAI_API_KEY and ANTHROPIC_API_KEY. Exit codes: 0 done, 2 halted, 1 error, 3 refused
 (the conversation is not in a state the command acts on; nothing changed), 130 cancelled (Ctrl-C).`;
+
+/**
+ * A command's line of the usage without its description (`actorloop history --db <file> <id>`),
+ * or `undefined` for a word that is no command: what a usage error of that command shows.
+ *
+ * @example
+ * ```ts
+ * usageLineOf('list'); // 'actorloop list --db <file>'
+ * ```
+ */
+export function usageLineOf(command: string | undefined): string | undefined {
+  if (command === 'help') return undefined;
+  for (const line of usage.split('\n')) {
+    const [, synopsis, name] = /^ {2}(actorloop (\S+)(?: .*)?)$/.exec(line) ?? [];
+    if (synopsis !== undefined && name === command) return synopsis.split(/ {2,}/)[0];
+  }
+  return undefined;
+}
 
 export type ProviderChoice = 'openai' | 'anthropic' | 'compatible' | 'offline';
 

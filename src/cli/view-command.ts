@@ -4,6 +4,7 @@ import { createConversationHost } from '../host/conversation-host.js';
 import { memoryStore } from '../host/memory-store.js';
 import { toNodeListener } from '../http/node-listener.js';
 import { createViewerHandler } from '../observe/inspect/index.js';
+import { missingChartPackage, missingChartPackageHint } from '../observe/inspect/viewer/chart-package.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import type { ViewCommand } from './parse-arguments.js';
 import { cliHostId } from './process-owner.js';
@@ -26,7 +27,8 @@ function hostName(header: string | null): string {
  * stored conversation, the newest followed, time travel over its steps, approve / deny / cancel
  * and fork. A run an approval lets go on runs here, on the provider given (the offline model when
  * there is no key). It answers requests addressed to this machine's loopback names or to
- * `--hostname` only. Prints `{ url }` on stdout; runs until SIGINT or SIGTERM.
+ * `--hostname` only. Prints `{ url }` on stdout; runs until SIGINT or SIGTERM. Without `elkjs` (an
+ * optional peer) it says at start what to install for the statechart, as the page does.
  */
 export async function viewCommand(
   command: ViewCommand,
@@ -41,6 +43,8 @@ export async function viewCommand(
     await store.close();
     throw error;
   }
+  // The chart's optional package, loaded while the rest starts: the first chart is drawn without waiting for it.
+  const chartPackage = missingChartPackage().catch(() => undefined);
   const host = createConversationHost({
     machine: cliMachine(command, chosen.provider),
     store,
@@ -54,10 +58,13 @@ export async function viewCommand(
     onError: reportTo(environment),
   });
   const server = createServer(toNodeListener(handler));
+  const missing = await chartPackage;
   const origin = await listenServer(server, command.port, command.hostname, host);
   const url = `${origin}/`;
   const { stderr, stdout } = environment;
   if (chosen.offline) stderr.write(offlineNotice);
+  // Said once here, as the page says it where the chart would be: a fresh install lacks this optional peer.
+  if (missing !== undefined) stderr.write(`actorloop: ${missingChartPackageHint(missing)}\n`);
   stderr.write(`actorloop: the viewer on ${command.db ?? 'conversations in memory'}: ${url} (Ctrl-C to stop)\n`);
   stdout.write(`${JSON.stringify({ url })}\n`);
 

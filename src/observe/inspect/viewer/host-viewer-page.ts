@@ -33,6 +33,9 @@ h2 { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: 
 #chart { overflow: auto; max-height: calc(100vh - 110px); }
 #chart.overview svg { display: block; width: 100%; height: auto; max-height: calc(100vh - 120px); }
 #chart.full svg { display: block; }
+#chart .missing-package { padding: 8px 12px; border: 1px solid #fde68a; border-radius: 6px; background: #fffbeb; }
+#chart .missing-package p { margin: 0 0 8px; }
+#chart .missing-package pre { margin: 0; padding: 6px 10px; background: #0f172a; color: #f8fafc; border-radius: 4px; font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 13px; user-select: all; }
 #status { display: flex; gap: 12px; flex-wrap: wrap; align-items: baseline; }
 #status .value { font-size: 18px; font-weight: 700; }
 #status .status { padding: 1px 8px; border-radius: 999px; background: #e2e8f0; font-size: 12px; }
@@ -423,13 +426,33 @@ function renderAgents() {
   if (view.agents.length === 0) tree.append(el('li', 'empty', 'no agent calls in this run'));
 }
 
+/**
+ * What the chart area shows when the chart route answers a problem: its detail in words, never the
+ * raw JSON; an optional package left out (\`package\`) gets the command that installs it.
+ */
+function chartProblem(status, text) {
+  let problem = null;
+  try { problem = JSON.parse(text); } catch { problem = null; }
+  const detail = problem && typeof problem.detail === 'string' ? problem.detail : status + ' ' + text.slice(0, 200);
+  if (!problem || typeof problem.package !== 'string') return [el('p', 'empty', 'The chart could not be drawn: ' + detail)];
+  const box = el('div', 'missing-package');
+  box.dataset.package = problem.package;
+  const lead = el('p');
+  lead.append(el('strong', '', 'No statechart.'), ' ' + detail.charAt(0).toUpperCase() + detail.slice(1) + '.');
+  box.append(lead, el('pre', '', 'npm install ' + problem.package));
+  return [box];
+}
+
 async function loadChart() {
   const holder = $('chart');
   holder.className = view.kind;
   if (view.chart !== view.kind) {
     try {
       const response = await fetch(config.base + '/chart/' + view.kind + '.svg');
-      if (!response.ok) throw new Error(await response.text());
+      if (!response.ok) {
+        holder.replaceChildren(...chartProblem(response.status, await response.text()));
+        return;
+      }
       // The chart's own <style> is in this page already (the page's policy would refuse it).
       holder.innerHTML = (await response.text()).replace(/<style>[\\s\\S]*?<\\/style>/, '');
       view.chart = view.kind;

@@ -1,14 +1,16 @@
 import { InvalidOptionsError } from '../../../errors/invalid-options-error.js';
+import { MissingDependencyError } from '../../../errors/missing-dependency-error.js';
 import type { FollowOptions } from '../../../host/conversation-stream.js';
 import type { ConversationUserEvent } from '../../../machines/types.js';
 import { isRecord } from '../../../util/is-record.js';
 import { maxTimerMs, option, resolveOptionsWith } from '../../../util/option-schema.js';
 import { ChartStore, type ChartKind } from '../chart-store.js';
+import { missingChartPackageHint } from './chart-package.js';
 import { hostViewerPage } from './host-viewer-page.js';
 import { readViewerBody } from './read-viewer-body.js';
 import { viewerEvents } from './viewer-events.js';
 import type { ViewerHost } from './viewer-host.js';
-import { answerToError } from './viewer-problem.js';
+import { answerToError, problemAnswer } from './viewer-problem.js';
 import { ViewerRequestError } from './viewer-request-error.js';
 
 /**
@@ -215,7 +217,8 @@ type Action = 'approve' | 'deny' | 'cancel' | 'fork';
  * history (time travel) showing the chart, messages, tool calls and usage of that step; approve,
  * deny and cancel buttons; fork from the selected step; and the agent tree of its agent calls.
  *
- * Routes under `basePath`: `GET /` the page; `GET /chart/overview.svg`, `/chart/full.svg`;
+ * Routes under `basePath`: `GET /` the page; `GET /chart/overview.svg`, `/chart/full.svg` (501
+ * `missing-dependency` with `package: "elkjs"` when it is not installed: the page says what to install);
  * `GET /api/conversations?after&limit`; `GET /api/conversations/{id}`, `…/history?afterSeq&limit`,
  * `…/steps/{seq}`, `…/events` (Server-Sent Events); `POST …/approve` `{ toolCallId }`, `…/deny`
  * `{ toolCallId, reason? }`, `…/cancel` `{ reason? }`, `…/fork` `{ seq, newId? }`. Every refusal is
@@ -263,7 +266,14 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
   }
 
   async function chart(kind: ChartKind): Promise<Response> {
-    const svg = await (charts.svg(chartId, kind) as Promise<string>);
+    let svg: string;
+    try {
+      svg = await (charts.svg(chartId, kind) as Promise<string>);
+    } catch (error) {
+      // Not a fault to report: an optional package left out. The page says what to install where the chart would be.
+      if (!MissingDependencyError.isInstance(error)) throw error;
+      return problemAnswer(501, missingChartPackageHint(error.packageName), undefined, {}, { package: error.packageName });
+    }
     return new Response(svg, {
       headers: { 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' },
     });

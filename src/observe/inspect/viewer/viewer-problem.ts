@@ -19,20 +19,28 @@ const problemNames: Record<number, { name: string; title: string }> = {
   413: { name: 'body-too-large', title: 'Request body too large' },
   415: { name: 'unsupported-media-type', title: 'Unsupported media type' },
   500: { name: 'internal-error', title: 'Internal error' },
+  501: { name: 'missing-dependency', title: 'Optional package not installed' },
   503: { name: 'host-closed', title: 'Service shutting down' },
 };
 
 /**
- * A viewer problem as RFC 9457 problem details (`application/problem+json`), never cached.
+ * A viewer problem as RFC 9457 problem details (`application/problem+json`), never cached;
+ * `members` are extension members (`package` of a `missing-dependency`).
  *
  * @example
  * ```ts
  * return problemAnswer(404, 'id: expected a conversation that exists, got "c-9"', 'id');
  * ```
  */
-export function problemAnswer(status: number, detail: string, field?: string, headers: Record<string, string> = {}): Response {
+export function problemAnswer(
+  status: number,
+  detail: string,
+  field?: string,
+  headers: Record<string, string> = {},
+  members: Record<string, string> = {},
+): Response {
   const { name, title } = problemNames[status] ?? { name: 'error', title: 'Error' };
-  const body = { type: `urn:actorloop:problem:${name}`, title, status, detail, ...(field === undefined ? {} : { field }) };
+  const body = { type: `urn:actorloop:problem:${name}`, title, status, detail, ...(field === undefined ? {} : { field }), ...members };
   return new Response(JSON.stringify(body), {
     status,
     headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...headers },
