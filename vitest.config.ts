@@ -34,6 +34,7 @@ const floorFiles = [
   'test/xstate-version.test.ts',
   'test/resume.test.ts',
   'test/xstate-restore.test.ts',
+  'test/verify-workflow.test.ts',
   'test/host.test.ts',
   'test/mcp.test.ts',
   'test/mcp-lifecycle.test.ts',

@@ -11,6 +11,7 @@
 
 // The engine
 export { createConversationMachine } from './machines/conversation.js';
+export { conversationInput, type ConversationInputOptions } from './machines/conversation-input.js';
 export { agentTool, type AgentTool, type AgentToolOptions, type AgentCallSpec } from './machines/agent-tool.js';
 export { defineAgent, type Agent, type AgentDefinition } from './machines/define-agent.js';
 export type { ConversationOptions, RetryOptions, DoomLoopOptions } from './machines/options.js';
@@ -74,6 +75,12 @@ export type { Guardrail, GuardrailContext, GuardrailVerdict } from './tools/guar
 export { resultTexts } from './machines/tool-round.js';
 export type { ModelPrice, PriceTable, RunCost } from './machines/pricing.js';
 export type { OutputOptions, InferObject } from './machines/structured-output.js';
+
+// Workflows: your machines that invoke or spawn conversations
+export { verifyWorkflow, type VerifyWorkflowOptions } from './machines/workflow/verify-workflow.js';
+export { assertWorkflow } from './machines/workflow/assert-workflow.js';
+export type { WorkflowProblem, WorkflowProblemKind } from './machines/workflow/workflow-problem.js';
+export { WorkflowProblemsError } from './machines/workflow/workflow-problems-error.js';
 
 // Shaping requests
 export type { RequestMiddleware, NextRequest } from './middleware/request-middleware.js';

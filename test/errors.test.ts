@@ -29,6 +29,7 @@ async function loadCopy() {
     leaseLost,
     postgres,
     toolContent,
+    workflowProblems,
   ] = await Promise.all([
     import('../src/errors/actorloop-error.js'),
     import('../src/errors/invalid-options-error.js'),
@@ -49,6 +50,7 @@ async function loadCopy() {
     import('../src/host/errors/conversation-lease-lost-error.js'),
     import('../src/stores/postgres/postgres-store-error.js'),
     import('../src/tools/tool-content-error.js'),
+    import('../src/machines/workflow/workflow-problems-error.js'),
   ]);
   return {
     ActorloopError: base.ActorloopError,
@@ -70,6 +72,7 @@ async function loadCopy() {
     ConversationLeaseLostError: leaseLost.ConversationLeaseLostError,
     PostgresStoreError: postgres.PostgresStoreError,
     ToolContentError: toolContent.ToolContentError,
+    WorkflowProblemsError: workflowProblems.WorkflowProblemsError,
   };
 }
 
@@ -177,6 +180,14 @@ const samples: Record<ClassName, { make: (copy: Copy) => Error; fields: Record<s
   ToolContentError: {
     make: (copy) => new copy.ToolContentError('toolContent part 1.data is a file: URL'),
     fields: { name: 'ToolContentError', message: 'toolContent part 1.data is a file: URL' },
+  },
+  WorkflowProblemsError: {
+    make: (copy) => new copy.WorkflowProblemsError('wf', [{ state: 'stuck', kind: 'unreachable-final', message: 'no way out' }]),
+    fields: {
+      machineId: 'wf',
+      problems: [{ state: 'stuck', kind: 'unreachable-final', message: 'no way out' }],
+      message: 'workflow "wf" has 1 problem:\n- stuck (unreachable-final): no way out',
+    },
   },
 };
 

@@ -23,6 +23,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createActor,
   createEmptyActor,
+  getInitialSnapshot,
   initialTransition,
   toPromise,
   waitFor,
@@ -1118,6 +1119,13 @@ describe('conversation machine graph (xstate/graph, pure traversal)', { timeout:
           }
         }
       }
+    }
+    // A prompt in the input starts the run in the initial step (`hasPrompt`), before any event: the
+    // initial snapshot with one has left idle, the prompt its first user message.
+    for (const config of [capConfigs[1]!, guardrailsConfig]) {
+      const { machine } = buildGraph(config);
+      const started = getInitialSnapshot(machine, { messages: [], prompt: 'Go.' }) as Snapshot;
+      if (!started.matches('idle') && started.context.messages[0]?.content === 'Go.') covered.add('conversation.idle always #1');
     }
     // Malformed input never reaches the graph (it starts from valid input); the test below runs it.
     const uncovered = [...all].filter((name) => !covered.has(name) && name !== 'conversation.idle always #0');

@@ -94,7 +94,7 @@ describe('visualizations/conversation.machine.json is a machine config', () => {
       'transition conversation.requesting.waiting xstate.after.requestTimeout.conversation.requesting.waiting #1 -> conversation.retrying [canRetryFailure] (recordFailure)',
     );
     expect(shape).toContain(
-      'transition conversation.preparing always #0 -> conversation.checkingInput [and(hasQueuedMessages, hasInputGuardrails)] (takeQueuedMessage, startChecks)',
+      'transition conversation.preparing always #0 -> conversation.checkingInput [queuedMessagesWithInputGuardrails] (takeQueuedMessage, startChecks)',
     );
     expect(shape).toContain('invoke conversation.compacting.summarizing id=compaction src=compaction');
     expect(shape).toContain('state conversation.done final');
@@ -212,6 +212,49 @@ describe('machineConfigOf round-trips through createMachine()', () => {
       }
     });
     expect(withoutState).toContain('missing: state conversation.compacting.backingOff atomic');
+  });
+});
+
+/** Every `guard` a config names, wherever it sits (transitions, invokes' onDone / onError, `after`, `always`). */
+function guardsNamedIn(value: unknown, found: unknown[] = []): unknown[] {
+  if (Array.isArray(value)) for (const item of value) guardsNamedIn(item, found);
+  else if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === 'guard') found.push(inner);
+      else guardsNamedIn(inner, found);
+    }
+  }
+  return found;
+}
+
+describe('every guard of an exported config is a plain name the machine implements (DESIGN §18)', () => {
+  const plainName = /^[A-Za-z][A-Za-z0-9]*$/;
+  const machines: Record<string, () => AnyStateMachine> = {
+    'the default machine': () => visualizedMachines().conversation as AnyStateMachine,
+    'a machine with agents': machineWithAgents,
+    'a machine with every §12 control on': machineWithControls,
+  };
+  /** The guards a Stately user would have to write: each a plain name, none a combination such as `and(a, b)`. */
+  const problemsOf = (guards: unknown[], implemented: Record<string, unknown>) =>
+    guards.flatMap((guard) => {
+      if (typeof guard !== 'string' || !plainName.test(guard)) return [`not a plain name: ${JSON.stringify(guard)}`];
+      return typeof implemented[guard] === 'function' ? [] : [`not implemented by the machine: ${guard}`];
+    });
+
+  for (const [name, make] of Object.entries(machines)) {
+    it(`${name}: machineConfigOf names only guards the machine implements`, () => {
+      const machine = make();
+      const guards = guardsNamedIn(machineConfigOf(machine));
+      expect(guards.length).toBeGreaterThan(40);
+      expect(problemsOf(guards, machine.implementations.guards)).toEqual([]);
+    });
+  }
+
+  it('visualizations/conversation.machine.json names only guards the machine implements', () => {
+    const machine = visualizedMachines().conversation as AnyStateMachine;
+    const guards = guardsNamedIn(JSON.parse(readFileSync(join(root, visualizationsDir, 'conversation.machine.json'), 'utf8')));
+    expect(guards.length).toBeGreaterThan(40);
+    expect(problemsOf(guards, machine.implementations.guards)).toEqual([]);
   });
 });
 

@@ -13,6 +13,7 @@ import { runLimits } from '../src/machines/budget.js';
 import type { Effects } from '../src/machines/effects.js';
 import { answerError, objectRecorded, partialObjectStreamed, repairStarted } from '../src/machines/answer-repair.js';
 import { createConversationMachine } from '../src/machines/conversation.js';
+import { type CombinedGuardName, combinedGuards } from '../src/machines/combined-guards.js';
 import { conversationGuards } from '../src/machines/guards.js';
 import { resolveOptions } from '../src/machines/options.js';
 import { errorRecorded, failureOf, failureRecorded, retryEvent, retryScheduled, runErrorOf } from '../src/machines/request-failure.js';
@@ -501,7 +502,7 @@ describe('run-context', () => {
     expect(context).toMatchObject({ runStart: 1, iterations: 0, sessionData: { a: 1 }, billing: { cost: { total: 0 } } });
     expect(context.inputProblem).toBeUndefined();
     expect(initialContext(undefined, false)).toMatchObject({ messages: [], runStart: 0, billing: { cost: null } });
-    expect(initialContext('nope' as never, false).inputProblem).toBe('input must be an object { messages?, sessionData? }');
+    expect(initialContext('nope' as never, false).inputProblem).toBe('input must be an object { messages?, prompt?, sessionData? }');
     expect(initialContext({ messages: 'x' as never }, false)).toMatchObject({
       messages: [],
       runStart: 0,
@@ -669,6 +670,79 @@ const contextArb = fc
   );
 const doneProviderCall = { type: 'xstate.done.actor.providerCall' } as unknown as ConversationEvent;
 
+describe('combined guards (src/machines/combined-guards.ts)', () => {
+  const guardrail = { name: 'topic', check: () => ({ tripped: false }), timeoutMs: 1_000 };
+  const stub = (name: string): Provider => ({ name, async *stream() {} });
+  const settled = (toolCallId: string) => ({ type: 'tool-result' as const, toolCallId, toolName: 'add', result: 'r' });
+  const withControls = conversationGuards(
+    resolveOptions({
+      provider: [stub('first'), stub('second')],
+      tools: [addTool],
+      maxToolIterations: 2,
+      output: { schema: { type: 'object' }, maxRepairs: 1 },
+      guardrails: { input: [guardrail], output: [guardrail] },
+      steering: 'queue',
+    }),
+  );
+  const events = [
+    doneProviderCall,
+    { type: 'xstate.error.actor.providerCall', error: new ProviderError('down', { code: 'network', retryable: true }) },
+    { type: 'user.message', content: 'hi' },
+    { type: 'user.interrupt', content: 'stop' },
+    { type: 'user.message', content: 42 },
+    { type: 'agent.emitted', childId: 'agent:nobody', events: [] },
+  ] as unknown as ConversationEvent[];
+  const argsArb = fc
+    .record({
+      context: contextArb,
+      queued: fc.boolean(),
+      round: fc.constantFrom<RoundCall[] | null>(
+        null,
+        [call('a', 'running')],
+        [call('a', 'settled', { result: settled('a') })],
+        [call('a', 'settled', { handoff: 'billing', result: settled('a') })],
+      ),
+      provider: fc.constantFrom(0, 1),
+      event: fc.constantFrom(...events),
+    })
+    .map(({ context, queued, round, provider, event }) => ({
+      context: { ...context, round, control: { ...context.control, provider, queued: queued ? ['later'] : [] } },
+      event,
+    }));
+
+  it('each holds exactly when every guard it lists holds, with the options off and on', () => {
+    const held = new Set<string>();
+    fc.assert(
+      fc.property(argsArb, (args) => {
+        for (const machineGuards of [guards, withControls]) {
+          for (const [name, parts] of Object.entries(combinedGuards)) {
+            const holds = machineGuards[name as CombinedGuardName](args);
+            expect(holds, name).toBe(parts.every((part) => machineGuards[part](args)));
+            if (holds) held.add(name);
+          }
+        }
+      }),
+      { numRuns: 1000, seed: 48 },
+    );
+    // Each was seen holding (but the tree budget's, which needs a child's spend over a budget: test/agents.test.ts).
+    expect([...held].sort()).toEqual(
+      Object.keys(combinedGuards)
+        .filter((name) => name !== 'agentBatchOverTreeBudget')
+        .sort(),
+    );
+  });
+
+  it('none holds without the options it needs: no guardrails, no queueing, one provider', () => {
+    const args = { context: base({ control: { ...base().control, queued: ['later'] } }), event: events[2] as ConversationEvent };
+    expect(guards.validMessageWithInputGuardrails(args)).toBe(false);
+    expect(guards.steeringQueuesValidMessage(args)).toBe(false);
+    expect(guards.queuedMessagesWithInputGuardrails(args)).toBe(false);
+    expect(withControls.validMessageWithInputGuardrails(args)).toBe(true);
+    expect(withControls.steeringQueuesValidMessage(args)).toBe(true);
+    expect(withControls.queuedMessagesWithInputGuardrails(args)).toBe(true);
+  });
+});
+
 describe('guards on one transition list', () => {
   it('onDone of providerCall: the guards after the retry pair hold for at most one context, and the fallback only when none does', () => {
     const stepGuards = [
@@ -695,13 +769,16 @@ describe('guards on one transition list', () => {
     expect(seen.size).toBe(8);
   });
 
-  it('onDone of providerCall, documented order: `and(missingResponse, canRetryFailure)` is tried before `missingResponse` alone', () => {
+  it('onDone of providerCall, documented order: `missingResponseCanRetry` is tried before `missingResponse` alone', () => {
     // The pair is one decision (retry if allowed, else fail): the second branch is the first's else.
     const noResponse = base({ attempt: 1 });
     expect(guards.missingResponse({ context: noResponse, event: doneProviderCall })).toBe(true);
     expect(guards.canRetryFailure({ context: noResponse, event: doneProviderCall })).toBe(true);
+    expect(guards.missingResponseCanRetry({ context: noResponse, event: doneProviderCall })).toBe(true);
     const exhausted = base({ attempt: settings.retry.maxRetries + 1 });
     expect(guards.canRetryFailure({ context: exhausted, event: doneProviderCall })).toBe(false);
+    expect(guards.missingResponseCanRetry({ context: exhausted, event: doneProviderCall })).toBe(false);
+    expect(guards.missingResponse({ context: exhausted, event: doneProviderCall })).toBe(true);
   });
 
   it('after requestTimeout, documented order: a window with progress starts a new window even with retries left', async () => {

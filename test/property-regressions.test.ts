@@ -282,3 +282,71 @@ describe('a tool result that comes after its deadline is a timeout', () => {
     expect(toolResults).toEqual([expect.objectContaining({ result: 'tool "lookup" timed out after 28 ms', isError: true })]);
   });
 });
+
+describe('the time limit is judged when the machine decides, not when a listener hears of it', () => {
+  // Issue 48, item 8: the soak saw "a request started 44.1 ms into the run, maxDurationMs 40" once
+  // and never on replay. Timed both ways on 1,500 runs (seed 7, 3 at a time): the step that started
+  // each request always began before the deadline (1 ms at least), but XState calls emitted events'
+  // listeners after the step, one after another, and the harness's own snapshot checks on the
+  // step's earlier events (tool.result, tool.finished) delayed its `request.started` listener by up
+  // to 9 ms. The engine was right; the harness now leaves its own listener time out of an event's time.
+  const busy = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until) {
+      // a slow listener
+    }
+  };
+  async function timedRun(tool: ReturnType<typeof defineTool>, onResult: () => void) {
+    server = await startFaultServer({
+      wire: 'openai',
+      plan: [
+        { kind: 'tools', calls: [{ tool: 0, args: 'valid', n: 1 }], thinking: false, text: false },
+        { kind: 'text', thinking: false },
+      ],
+      toolNames: ['lookup'],
+      apiKey: 'sk-regression',
+    });
+    const machine = createConversationMachine({
+      provider: openaiProvider({ model: 'gpt-4o-mini', apiKey: 'sk-regression', baseURL: server.baseURL }),
+      tools: [tool],
+      retry: false,
+      budget: { maxDurationMs: 500 },
+    });
+    const actor = createActor(machine, { input: { messages: [] } });
+    const starts: number[] = [];
+    actor.on('tool.result', onResult);
+    actor.on('request.started', () => starts.push(performance.now()));
+    actor.start();
+    const sentAt = performance.now();
+    actor.send({ type: 'user.message', content: 'Look it up.' });
+    const output = await toPromise(actor);
+    return { output, startsAfter: starts.map((at) => at - sentAt) };
+  }
+
+  it('a request decided in time is made though a listener of its step runs past the deadline', async () => {
+    const { output, startsAfter } = await timedRun(lookup, () => busy(700));
+    // The second request was decided before the deadline and heard of after it; the limit then ends the run.
+    expect(startsAfter).toHaveLength(2);
+    expect(startsAfter[1]).toBeGreaterThan(500);
+    expect(output.status).toBe('halted');
+    expect(output.reason).toBe('budget');
+    expect(output.budget).toMatchObject({ limit: 'maxDurationMs', max: 500 });
+  });
+
+  it('a step that begins past the deadline starts no request', async () => {
+    const slow = defineTool({
+      name: 'lookup',
+      description: 'Look a number up',
+      parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      execute: () => {
+        busy(700);
+        return 'found it, late';
+      },
+    });
+    const { output, startsAfter } = await timedRun(slow, () => {});
+    expect(startsAfter).toHaveLength(1);
+    expect(output.status).toBe('halted');
+    expect(output.reason).toBe('budget');
+    expect(output.budget).toMatchObject({ limit: 'maxDurationMs', max: 500 });
+  });
+});

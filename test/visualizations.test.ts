@@ -9,6 +9,7 @@ import {
   visualizationsDir,
   visualizedMachines,
 } from '../scripts/visualize-lib.js';
+import { partsOfGuard } from '../src/machines/combined-guards.js';
 import { guardWords } from '../src/observe/chart/overview-words.js';
 
 const dir = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), visualizationsDir);
@@ -81,7 +82,7 @@ describe('visualizations/ is generated from src/machines', async () => {
         'stateDiagram-v2',
         '  [*] --> idle',
         '  idle --> checkingInput : user.message or<br/>interrupt<br/>(input guardrails)',
-        '  idle --> preparing : user.message<br/>interrupt',
+        '  idle --> preparing : user.message<br/>interrupt<br/>a prompt in the input',
         '  idle --> error : invalid input',
         '  checkingInput --> halted : tripped',
         '  checkingInput --> preparing : passed',
@@ -127,8 +128,8 @@ describe('visualizations/ is generated from src/machines', async () => {
       if (Array.isArray(value)) for (const item of value) collect(item);
       else if (value && typeof value === 'object') {
         for (const [key, inner] of Object.entries(value)) {
-          if (key === 'guard' && typeof inner === 'string')
-            for (const name of inner.replace(/^and\((.*)\)$/, '$1').split(', ')) guards.add(name);
+          // A combined guard reads as the guards it lists.
+          if (key === 'guard' && typeof inner === 'string') for (const name of partsOfGuard(inner) ?? [inner]) guards.add(name);
           else collect(inner);
         }
       }
@@ -178,7 +179,7 @@ describe('visualizations/ is generated from src/machines', async () => {
       'halted --> [*]',
       'error --> [*]',
       'idle --> preparing : user.message [isValidUserMessage]',
-      'idle --> checkingInput : user.message [and(isValidUserMessage, hasInputGuardrails)]',
+      'idle --> checkingInput : user.message [validMessageWithInputGuardrails]',
       'preparing --> halted : always [budgetReached]',
       'preparing --> compacting : always [contextOverWindow]',
       'preparing --> requesting : always [else]',

@@ -1,4 +1,4 @@
-import { and, setup } from 'xstate';
+import { setup } from 'xstate';
 import type { StandardSchemaV1 } from '../tools/standard-schema.js';
 import type { JSONSchema } from '../tools/validate.js';
 import { conversationActions } from './actions.js';
@@ -19,6 +19,8 @@ import type {
   RunOutput,
 } from './types.js';
 import { restoreOnXState } from './xstate-restore.js';
+import { markConversationMachine } from './conversation-mark.js';
+import { relayEventsToWorkflows } from './workflow-events.js';
 
 /**
  * Creates the conversation machine: one actor is one run, a user turn and the whole tool loop that
@@ -68,7 +70,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     actions: conversationActions(settings),
   }).createMachine({
     id: 'conversation',
-    context: ({ input }) => initialContext(input, settings.prices !== undefined, agents),
+    context: ({ input }) => initialContext(input, settings.prices !== undefined, agents, settings.maxMediaBytes),
     initial: 'idle',
     // `cancel` is declared on each non-final state rather than here, so final states take no event.
     // An error event of an actor the current state does not hold can only come from a caller; XState
@@ -81,7 +83,11 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     },
     states: {
       idle: {
-        always: { guard: 'hasInputProblem', target: 'error', actions: 'failOnInput' },
+        always: [
+          { guard: 'hasInputProblem', target: 'error', actions: 'failOnInput' },
+          // Started with a prompt (`conversationInput`): it waits in the queue, and `preparing` takes it.
+          { guard: 'hasPrompt', target: 'preparing', actions: ['startRun', 'firstAttempt'] },
+        ],
         on: {
           // A `user.interrupt` with nothing to interrupt starts the run as a message would.
           'user.message': startTransitions,
@@ -112,7 +118,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       preparing: {
         always: [
           {
-            guard: and(['hasQueuedMessages', 'hasInputGuardrails']),
+            guard: 'queuedMessagesWithInputGuardrails',
             target: 'checkingInput',
             // One at a time, each checked on its own.
             actions: ['takeQueuedMessage', 'startChecks'],
@@ -168,13 +174,13 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           // the last, unguarded branch is taken when none does. Only the first three are ordered: the
           // others are the else of the first (no response: retry, else fall back, else fail).
           onDone: [
-            { guard: and(['missingResponse', 'canRetryFailure']), target: 'retrying', actions: 'recordFailure' },
-            { guard: and(['missingResponse', 'canFallBack']), target: 'preparing', actions: ['recordFailure', 'fallBack'] },
+            { guard: 'missingResponseCanRetry', target: 'retrying', actions: 'recordFailure' },
+            { guard: 'missingResponseCanFallBack', target: 'preparing', actions: ['recordFailure', 'fallBack'] },
             { guard: 'missingResponse', target: 'error', actions: 'recordFailure' },
-            // The option (or queue) first: `and` stops at the first that does not hold, and without
-            // guardrails or a queued message these are a field read.
-            { guard: and(['hasOutputGuardrails', 'answerAccepted']), target: 'checkingOutput', actions: [...acceptAnswer, 'startChecks'] },
-            { guard: and(['hasQueuedMessages', 'answerAccepted']), target: 'preparing', actions: ['commitResponse', 'firstAttempt'] },
+            // These two look at the option (or the queue) before `answerAccepted` (combined-guards.ts):
+            // without guardrails or a queued message, each is a field read.
+            { guard: 'answerAcceptedWithOutputGuardrails', target: 'checkingOutput', actions: [...acceptAnswer, 'startChecks'] },
+            { guard: 'answerAcceptedWithQueuedMessages', target: 'preparing', actions: ['commitResponse', 'firstAttempt'] },
             { guard: 'answerAccepted', target: 'done', actions: acceptAnswer },
             { guard: 'answerRepairable', target: 'repairing', actions: 'commitResponse' },
             { guard: 'noToolCalls', target: 'error', actions: ['recordFinalText', 'commitResponse', 'failOnAnswer'] },
@@ -254,7 +260,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
         exit: 'stopRunningCalls',
         // A round with a handoff call hands the conversation on as it completes (`handingOff`).
         always: [
-          { guard: and(['roundSettled', 'handoffPending']), target: 'handingOff' },
+          { guard: 'roundSettledWithHandoff', target: 'handingOff' },
           { guard: 'roundSettled', target: 'preparing', actions: 'completeRound' },
         ],
         // `tool.approve` / `tool.deny` are handled in `running`: an approval may be for a child's call.
@@ -274,7 +280,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
           // An agent call's child spent over the tree's budget (its `request.finished` came up with `agent.emitted`).
           'agent.emitted': [
             {
-              guard: and(['isAgentBatch', 'treeBudgetReached']),
+              guard: 'agentBatchOverTreeBudget',
               target: 'halted',
               actions: ['forwardAgentEvent', 'finishRunningAgents', 'haltOnTreeBudget'],
             },
@@ -353,10 +359,16 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
     output: ({ context }) => runOutput(context, rootAgent),
   });
   // Restoring a run (resume semantics, timers) is the one thing XState's public API cannot say: xstate-restore.ts.
-  return restoreOnXState(machine, {
-    isIdempotent: settings.isIdempotent,
-    agentMachineOf: (toolName) => settings.agentCalls.get(toolName)?.machine,
-  }) as unknown as ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>>;
+  // Marked so that a workflow check (`verifyWorkflow`) knows its outcomes: conversation-mark.ts.
+  // A workflow that invokes it hears its events as `agent.event`s: workflow-events.ts.
+  return markConversationMachine(
+    relayEventsToWorkflows(
+      restoreOnXState(machine, {
+        isIdempotent: settings.isIdempotent,
+        agentMachineOf: (toolName) => settings.agentCalls.get(toolName)?.machine,
+      }),
+    ),
+  ) as unknown as ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>>;
 }
 
 /** The calls whose time is up get the timeout result (their children stopped), and queued calls take their places. */
@@ -368,7 +380,7 @@ const cancelTransition = { target: '#conversation.halted', actions: ['finishRunn
 /** A valid first message starts the run: through the input guardrails when there are any. */
 const startTransitions = [
   {
-    guard: and(['isValidUserMessage', 'hasInputGuardrails']),
+    guard: 'validMessageWithInputGuardrails',
     target: 'checkingInput',
     actions: ['appendUserMessage', 'startRun', 'startChecks'],
   },
@@ -393,7 +405,7 @@ const interruptTransition = <const TState extends string>(state: TState) =>
  */
 const busyTransitions = {
   'user.message': [
-    { guard: and(['steeringQueues', 'isValidUserMessage']), actions: 'queueMessage' },
+    { guard: 'steeringQueuesValidMessage', actions: 'queueMessage' },
     { guard: 'steeringQueues', actions: 'rejectInvalidMessage' },
     { actions: 'rejectOutOfState' },
   ],

@@ -15,14 +15,32 @@ import { budgetReached, childSpendRecorded } from './budget.js';
 import { canFallBack } from './fallback.js';
 import { compactionProblem, compactsAfter, overWindow } from './compaction.js';
 import { committed } from './response-commit.js';
+import { type CombinedGuardName, combinedGuards } from './combined-guards.js';
 
 type GuardArgs = { context: ConversationContext; event: ConversationEvent };
 
+type Guard = (args: GuardArgs) => boolean;
+
 /**
  * The conversation machine's guards, by the name the chart uses. The names are the chart's words
- * (`src/observe/chart/overview-words.ts`), so a guard keeps its name when its body changes.
+ * (`src/observe/chart/overview-words.ts`), so a guard keeps its name when its body changes. The
+ * combined ones (combined-guards.ts) hold when every guard they list holds, tried in order.
  */
 export function conversationGuards(settings: ResolvedOptions) {
+  const plain = plainGuards(settings);
+  const allOf =
+    (parts: readonly (keyof typeof plain)[]): Guard =>
+    (args) =>
+      parts.every((part) => plain[part](args));
+  const combined = Object.fromEntries(Object.entries(combinedGuards).map(([name, parts]) => [name, allOf(parts)])) as Record<
+    CombinedGuardName,
+    Guard
+  >;
+  return { ...plain, ...combined };
+}
+
+/** The guards that combine no other. */
+function plainGuards(settings: ResolvedOptions) {
   const limits = { maxToolIterations: settings.maxToolIterations, maxRepairs: settings.output?.maxRepairs ?? 0 };
   const { prices, guardrails } = settings;
   // Whether the run is over its budget once the pending response is counted (only machines with a budget look).
@@ -85,6 +103,8 @@ export function conversationGuards(settings: ResolvedOptions) {
     moreInputChecks: ({ context }: GuardArgs) => context.control.check + 1 < guardrails.input.length,
     moreOutputChecks: ({ context }: GuardArgs) => context.control.check + 1 < guardrails.output.length,
     hasQueuedMessages: ({ context }: GuardArgs) => context.control.queued.length > 0,
+    // In `idle`, the one message queued is the input's prompt (`initialContext`).
+    hasPrompt: ({ context }: GuardArgs) => context.control.queued.length > 0,
     steeringQueues: () => settings.steering === 'queue',
     budgetReached: ({ context }: GuardArgs) => budgetReached(context, Date.now()) !== undefined,
     treeBudgetReached: ({ context, event }: GuardArgs) => {

@@ -1,6 +1,6 @@
 import { finishProblem, providerEventProblem } from '../model/provider-event-problem.js';
 import { type ImagePart, isMediaPart, mediaLabel } from '../model/media.js';
-import { userContentProblem } from '../model/user-content.js';
+import { storedUserContent, userContentProblem } from '../model/user-content.js';
 import { findMessagesProblem, textOf, type Message } from '../model/messages.js';
 import { upgradedMessages } from './snapshot-migrations.js';
 import { isRecord } from '../util/is-record.js';
@@ -41,15 +41,23 @@ export function initialContext(
   input: ConversationInput | undefined,
   priced: boolean,
   agents?: { start: string; known: ReadonlySet<string> },
+  maxMediaBytes?: number,
 ): ConversationContext {
   // A history an earlier release wrote is upgraded as a stored snapshot's is (DESIGN §16, old histories).
   const messages = (upgradedMessages(input?.messages) as ConversationInput['messages']) ?? [];
   const inputProblem =
     input === undefined || typeof input === 'object'
-      ? (findMessagesProblem(messages) ?? findJsonProblem(input?.sessionData, 'input.sessionData') ?? agentProblem(input?.agent, agents))
-      : 'input must be an object { messages?, sessionData? }';
+      ? (findMessagesProblem(messages) ??
+        promptProblem(input?.prompt, maxMediaBytes) ??
+        findJsonProblem(input?.sessionData, 'input.sessionData') ??
+        agentProblem(input?.agent, agents))
+      : 'input must be an object { messages?, prompt?, sessionData? }';
   const depth = agentDepthOf(input);
   const limits = inheritedBudgetOf(input?.budget) ?? noFields;
+  // The prompt waits in the queue: the idle state starts the run with it, and it joins the history
+  // (through the input guardrails) as a queued message does.
+  const prompt = inputProblem === undefined && input?.prompt !== undefined ? storedUserContent(input.prompt) : undefined;
+  const control = limits === noFields ? startingGroups.control : { ...startingGroups.control, limits };
   return {
     messages: Array.isArray(messages) ? messages : [],
     ...(input?.sessionData === undefined ? {} : { sessionData: input.sessionData }),
@@ -76,8 +84,14 @@ export function initialContext(
             approvals: noEntries,
             ...(agents ? { active: typeof input?.agent === 'string' && agents.known.has(input.agent) ? input.agent : agents.start } : {}),
           },
-    control: limits === noFields ? startingGroups.control : { ...startingGroups.control, limits },
+    control: prompt === undefined ? control : { ...control, queued: [prompt] },
   };
+}
+
+function promptProblem(prompt: unknown, maxMediaBytes: number | undefined): string | undefined {
+  if (prompt === undefined) return undefined;
+  const problem = userContentProblem(prompt, maxMediaBytes);
+  return problem === undefined ? undefined : `input.prompt ${problem}; got ${JSON.stringify(prompt)?.slice(0, 80)}`;
 }
 
 function agentProblem(agent: unknown, agents: { known: ReadonlySet<string> } | undefined): string | undefined {

@@ -131,6 +131,13 @@ export type ConversationInput = {
   /** The history so far (e.g. the previous run's `output.messages`). */
   messages?: Message[];
   /**
+   * A user message the run starts with at once, after `messages`: no `user.message` needed. How a
+   * workflow starts a conversation it invokes ({@link conversationInput}). Checked as a
+   * `user.message`'s content is (and by the input guardrails): an invalid one ends the run in
+   * `error`, naming what was wrong.
+   */
+  prompt?: UserContent;
+  /**
    * Per-conversation data (plain JSON, persisted with the run): handed to every tool as
    * `execute(args, { sessionData })` and to the provider (a handler's `sessionData`) untouched.
    */

@@ -1,12 +1,15 @@
+import { partsOfGuard } from '../../machines/combined-guards.js';
 import type { Chart, ChartNote, ChartTransition } from './chart.js';
 import { addArrow, chartStatesOf } from './full-chart.js';
 import { asStateDefinition, type JsonObject, type StateDefinition } from './machine-definition.js';
 import { camelCaseWords, childEvents, eventlessWords, eventWords, fallbackWords, guardWords } from './overview-words.js';
 import { invokeSourcesOf, type LabelledTransition, stateTransitions, statePath } from './transition-label.js';
 
-/** `and(a, b)` → `['a', 'b']`; any other guard is one part. */
-function guardParts(guard: string | undefined): string[] {
+/** A combined guard of the chart (`validMessageWithInputGuardrails`) or `and(a, b)` → its parts; any other guard is one part. */
+function guardParts(guard: string | undefined): readonly string[] {
   if (guard === undefined) return [];
+  const combined = partsOfGuard(guard);
+  if (combined) return combined;
   const and = /^and\((.*)\)$/.exec(guard);
   return and?.[1] ? and[1].split(', ') : [guard];
 }

@@ -9,6 +9,7 @@ export type GuardWords = { words: string | null; negated?: string };
 
 export const guardWords: Record<string, GuardWords> = {
   hasInputProblem: { words: 'invalid input' },
+  hasPrompt: { words: 'a prompt in the input' },
   isRestored: { words: 'restored from a snapshot' },
   isValidUserMessage: { words: null },
   isAgentBatch: { words: null },
