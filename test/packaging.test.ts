@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pkg from '../package.json' with { type: 'json' };
 import latest from './support/latest-majors.json' with { type: 'json' };
 import { nodeHasSqlite } from './support/sqlite-drivers.js';
+import { runtimeBinaryPath } from './support/runtime-binaries.js';
 
 const root = join(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'actorloop-pack-'));
@@ -174,14 +175,14 @@ const runtimes: Array<{ label: string; expected: RegExp; find: () => Found }> = 
   {
     label: `Bun ${pkg.devDependencies.bun}`,
     expected: new RegExp(`^bun ${pkg.devDependencies.bun}$`),
-    find: () => packagedBinary('Bun', '@oven/bun-linux-x64/bin/bun', []),
+    find: () => packagedBinary('Bun', runtimeBinaryPath('bun'), []),
   },
   {
     label: `Deno ${pkg.devDependencies.deno}`,
     expected: new RegExp(`^deno ${pkg.devDependencies.deno}$`),
     // An npm project to Deno: its packages from the project's own node_modules, as npm installed them.
     find: () =>
-      packagedBinary('Deno', '@deno/linux-x64-glibc/deno', ['run', '--allow-all', '--node-modules-dir=manual'], {
+      packagedBinary('Deno', runtimeBinaryPath('deno'), ['run', '--allow-all', '--node-modules-dir=manual'], {
         DENO_DIR: join(work, 'deno'),
         DENO_NO_UPDATE_CHECK: '1',
         NO_COLOR: '1',

@@ -19,6 +19,7 @@ import { environmentVariable, nodeBuiltin, runtimeName } from '../src/util/runti
 import { utf8Length } from '../src/util/utf8-length.js';
 import { builtCli } from './support/built-tree.js';
 import { root } from './support/cli-process.js';
+import { runtimeBinary } from './support/runtime-binaries.js';
 
 const disguises = {
   bun: { key: 'Bun', value: { version: '1.4.5' }, label: 'Bun' },
@@ -146,8 +147,8 @@ describe.each(Object.keys(disguises) as Disguise[])('dressed as %s', (runtime) =
 
 describe('the CLI under another runtime', () => {
   const runtimes = {
-    Bun: [join(root, 'node_modules/@oven/bun-linux-x64/bin/bun')],
-    Deno: [join(root, 'node_modules/@deno/linux-x64-glibc/deno'), 'run', '--allow-all', '--no-prompt'],
+    Bun: [runtimeBinary('bun')],
+    Deno: [runtimeBinary('deno'), 'run', '--allow-all', '--no-prompt'],
   };
   it.each(Object.entries(runtimes))('%s: stops at once, saying it needs Node', (label, [binary = '', ...args]) => {
     const result = spawnSync(binary, [...args, builtCli(), 'run', 'hello'], { cwd: root, encoding: 'utf8', timeout: 60_000 });

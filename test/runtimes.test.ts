@@ -23,14 +23,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtTree, supportScript } from './support/built-tree.js';
 import { root } from './support/cli-process.js';
 import { runtimeToken } from './support/runtime-app.js';
+import { runtimeBinary } from './support/runtime-binaries.js';
 
 type Runtime = 'node' | 'bun' | 'deno' | 'workerd';
 
-const binaries = {
-  bun: join(root, 'node_modules/@oven/bun-linux-x64/bin/bun'),
-  deno: join(root, 'node_modules/@deno/linux-x64-glibc/deno'),
-  workerd: join(root, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd'),
-};
+const binaries = { bun: runtimeBinary('bun'), deno: runtimeBinary('deno'), workerd: runtimeBinary('workerd') };
 
 /** An OpenAI Chat Completions server scripted as runtime-app's handler model is: `add a b` → a call of `add`, then an answer quoting the tool. */
 function startModelServer(): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
