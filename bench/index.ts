@@ -10,7 +10,7 @@
  *   --transports fetch,node-http  S2's transports (default both)
  *   --s2-reps R        S2 runs per side, transport and N; the best (most rounds/s) stands (default 1; --gate 3)
  *   --s2-minimal       S2 also runs the minimal statechart loop (a third side: what XState's own actors reach)
- *   --only S1,S3       scenarios to run (S1,S1-AISDK,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES,MEDIA; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S1-AISDK,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,WORKFLOW,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES,MEDIA; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --s3-wave N        S3's warm-up wave (default the smaller of N and 500; N: hash tables already sized for N)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
@@ -43,6 +43,7 @@ import { type RestateResult, restateScenario } from './restate.js';
 import { s4, type S4Result, type S4ThroughputResult } from './s4-persistence.js';
 import type { AgentsResult } from './agents.js';
 import type { ControlsResult } from './controls.js';
+import type { WorkflowResult } from './workflow.js';
 import type { EngineResult } from './engine.js';
 import { type HttpResult, httpFanOut } from './http.js';
 import { observe, type ObserveResult } from './observe.js';
@@ -106,6 +107,7 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
         'ENGINE',
         'AGENTS',
         'CONTROLS',
+        'WORKFLOW',
         'OBSERVE',
         'HOST_OBSERVE',
         'HTTP',
@@ -241,6 +243,7 @@ async function main(): Promise<void> {
     engine?: EngineResult;
     agents?: AgentsResult;
     controls?: ControlsResult;
+    workflow?: WorkflowResult;
     observe?: ObserveResult;
     media?: MediaResult;
     hostObserve?: HostObserveResult;
@@ -316,6 +319,15 @@ async function main(): Promise<void> {
         kind: 'controls',
         reps: flags.quick ? 60 : 300,
         warmup: flags.quick ? 40 : 150,
+      });
+    }
+    if (flags.only.has('WORKFLOW')) {
+      log('WORKFLOW: a two-conversation workflow beside the same two conversations run by hand…');
+      results.workflow = await runInWorker<WorkflowResult>({
+        kind: 'workflow',
+        reps: flags.quick ? 60 : 300,
+        warmup: flags.quick ? 40 : 150,
+        deltas: 10,
       });
     }
     if (flags.only.has('AGENTS')) {
@@ -449,6 +461,7 @@ function render(
     engine?: EngineResult;
     agents?: AgentsResult;
     controls?: ControlsResult;
+    workflow?: WorkflowResult;
     observe?: ObserveResult;
     media?: MediaResult;
     hostObserve?: HostObserveResult;
@@ -702,6 +715,19 @@ function render(
     lines.push(`| plain request | ${fmt(c.plainUsPerRun, 0)} | 1.00 |`);
     lines.push(`| + 2 guardrails | ${fmt(c.guardrailsUsPerRun, 0)} | ${fmt(c.guardrailsRatio, 2)} |`);
     lines.push(`| + compaction round | ${fmt(c.compactionUsPerRun, 0)} | ${fmt(c.compactionRatio, 2)} |`, '');
+  }
+  if (results.workflow) {
+    const w = results.workflow;
+    lines.push(
+      `### WORKFLOW — a writer and a reviewer (each a tool round and an answer in ${w.deltas} deltas, zero-latency scripted model) in a workflow, beside the same two run by hand; ${w.reps} reps after ${w.warmup} warm-up, interleaved; medians`,
+      '',
+    );
+    lines.push('| side | CPU µs per pair (4 requests) | ÷ by hand |', '|---|---:|---:|');
+    lines.push(`| by hand: two actors, one after the other | ${fmt(w.byHandUsPerPair, 0)} | 1.00 |`);
+    lines.push(
+      `| workflow: invoked with conversationInput, ${fmt(w.eventsPerPair, 0)} agent.events followed | ${fmt(w.workflowUsPerPair, 0)} | ${fmt(w.ratio, 2)} |`,
+      '',
+    );
   }
   if (results.observe) {
     const o = results.observe;

@@ -24,7 +24,8 @@ export type Job =
   | { kind: 'engine'; rounds: number; reps: number; warmup: number; operations: number }
   | { kind: 'profile'; baseURL: string; side: ProfileSide; rounds: number; conversations: number; stream: boolean }
   | { kind: 'agents'; reps: number; warmup: number; parked: number }
-  | { kind: 'controls'; reps: number; warmup: number };
+  | { kind: 'controls'; reps: number; warmup: number }
+  | { kind: 'workflow'; reps: number; warmup: number; deltas: number };
 export type Side = 'actorloop' | 'raw';
 /**
  * S3 (always), S2 (with `--s2-minimal`) and the CPU profile (`--cpu-prof minimal`) also measure

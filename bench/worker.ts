@@ -23,6 +23,8 @@ async function run(job: Job): Promise<unknown> {
       return (await import('./agents.js')).agents(job);
     case 'controls':
       return (await import('./controls.js')).controls(job);
+    case 'workflow':
+      return (await import('./workflow.js')).workflow(job);
   }
 }
 
