@@ -20,6 +20,8 @@ if (name === undefined || !available.includes(name)) {
   console.error(`Examples: ${available.join(', ')} (see examples/README.md)`);
   process.exit(2);
 }
-// The example reads its own arguments from process.argv[2] on, as when run directly.
-process.argv.splice(2, 1);
-await import(pathToFileURL(folders.includes(name) ? `${examplesDir}${name}/main.ts` : `${examplesDir}${name}.ts`).href);
+// The example reads its own arguments from process.argv[2] on, and its own path from process.argv[1]
+// (an example that exports its machine runs only when it is the entry), as when run directly.
+const file = folders.includes(name) ? `${examplesDir}${name}/main.ts` : `${examplesDir}${name}.ts`;
+process.argv.splice(1, 2, file);
+await import(pathToFileURL(file).href);

@@ -182,6 +182,87 @@ describe('examples run offline', { timeout: 90_000 }, () => {
     expect(stdout).toContain('[mcp] closed: the server process has ended.');
   });
 
+  example('workflow-review', (stdout) => {
+    // Each conversation and each decision in turn: a rejection sends the draft back to the writer, then it is published.
+    const lines = stdout.split('\n').slice(1, -1);
+    expect(lines.map((line) => /^\[[\w.]+\]/.exec(line)?.[0])).toEqual([
+      '[writer]',
+      '[reviewer]',
+      '[person]',
+      '[writer]',
+      '[reviewer]',
+      '[person]',
+      '[output]',
+      '[published]',
+    ]);
+    expect(lines[2]).toBe('[person] review.reject: Say what it costs and when it ships.');
+    // The second draft answers the note: the writer got it.
+    expect(lines[3]).toBe('[writer] Lumen, our desk lamp, ships on 3 March for €89. Warm light, one touch, no app.');
+    expect(lines[5]).toBe('[person] review.approve: Good to go.');
+    expect(lines[6]).toBe('[output] published after 1 revision(s)');
+    expect(lines[7]).toBe(`[published] ${lines[3]?.slice('[writer] '.length)}`);
+  });
+
+  example('workflow-map-reduce', (stdout) => {
+    // How many summarizers ran at once, from their events as printed (a request is all a summarizer does).
+    const running = new Set<string>();
+    let most = 0;
+    const started: string[] = [];
+    for (const [, id, what] of stdout.matchAll(/^\[(summary-\d)\] request\.(started|finished)/gm)) {
+      if (what === 'started') started.push(id!);
+      if (what === 'started') running.add(id!);
+      else running.delete(id!);
+      most = Math.max(most, running.size);
+    }
+    expect(most).toBe(4);
+    expect(started.sort()).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => `summary-${i}`));
+    expect(running.size).toBe(0);
+    // The reducer starts once every summarizer is done.
+    const summarizersDone = Math.max(...[...stdout.matchAll(/^\[summary-\d\] request\.finished/gm)].map(({ index }) => index));
+    expect(stdout.indexOf('[reduce] request.started')).toBeGreaterThan(summarizersDone);
+    expect(stdout).toContain('[output] done: 7 of 7 summaries reduced, at most 4 at once\n');
+    const summary = /^\[summary\] (.*)$/m.exec(stdout)?.[1] ?? '';
+    expect(summary).toMatch(/^7 facts: /);
+    for (const fact of ['Otters hold hands', 'The Pharos of Alexandria', 'Honey found', 'three hearts', 'Venus', 'Bananas', 'Eiffel Tower'])
+      expect(summary).toContain(fact);
+  });
+
+  example('workflow-router', (stdout) => {
+    const routes = stdout.split('\n').filter((line) => line.startsWith('[routed]'));
+    expect(routes).toEqual([
+      '[routed] "billing" → billing: answered',
+      '[routed] "Technical." → technical: answered',
+      '[routed] "other" → general: answered',
+      '[routed] "shipping" → fallback: answered',
+    ]);
+    // The specialists' own events, by their paths: each question reached the one it was routed to, and only that one.
+    const specialists = [...stdout.matchAll(/^ {2}\[(\w+)\] request\.started/gm)]
+      .map(([, path]) => path)
+      .filter((path) => path !== 'classifier');
+    expect(specialists).toEqual(['billing', 'billing', 'technical', 'general', 'fallback']);
+    expect(stdout).toContain(
+      '  [billing] tool.call find_invoice({"invoiceId":"INV-1042"})\n  [billing] tool.result find_invoice → INV-1042: €49, charged 2 time(s)\n',
+    );
+    expect(stdout).toContain('[answer] I checked INV-1042: €49, charged 2 time(s). The second charge is refunded within five days.');
+    expect(stdout).toContain('[answer] Is this about an order you placed, or one you are about to place?');
+  });
+
+  example('workflow-agent-tree', (stdout) => {
+    // The agent tree's events with their whole path: the workflow's invoke id, then the agent call's id.
+    const paths = new Set([...stdout.matchAll(/^\[([\w/]+)\] /gm)].map(([, path]) => path));
+    expect(paths).toEqual(new Set(['research', 'research/call_0_0', 'research/call_0_1', 'format', 'output']));
+    expect(stdout).toContain('[research] agent.started ask_researcher (call_0_0)\n[research] agent.started ask_researcher (call_0_1)\n');
+    expect(stdout).toContain(
+      '[research/call_0_0] tool.result look_up → The Pharos of Alexandria, finished around 280 BC, stood for about 1,500 years.',
+    );
+    expect(stdout).toContain('[research/call_0_1] tool.result look_up → A Fresnel lens, introduced in 1823, lets a lighthouse beam reach');
+    // The second step starts once the first has ended.
+    expect(stdout.indexOf('[format] request.started')).toBeGreaterThan(stdout.lastIndexOf('[research'));
+    expect(stdout).toContain(
+      '[output] done\n[list]\n- The Pharos of Alexandria, finished around 280 BC, stood for about 1,500 years.\n- A Fresnel lens, introduced in 1823, lets a lighthouse beam reach more than 30 km.\n',
+    );
+  });
+
   covered.add('save-and-restore');
   it('examples/save-and-restore.ts: saved by one process, finished by another', async () => {
     const file = join(work, 'run.json');

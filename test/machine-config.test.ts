@@ -332,7 +332,7 @@ describe('machineConfigOf: the config shapes XState has', () => {
     const working = config.states?.working;
     expect(working).toMatchObject({ type: 'parallel', onDone: { target: 'finished' } });
     expect(working?.states?.left?.states?.remembered).toEqual({ type: 'history', history: 'deep', target: 'b' });
-    expect(working?.states?.left?.states?.a?.on?.NEXT).toEqual({ target: 'b', guard: 'and(isReady, not(hasAtLeast({"count":2})))' });
+    expect(working?.states?.left?.states?.a?.on?.NEXT).toEqual({ target: 'b', guard: 'isReadyAndNotHasAtLeast' });
     const right = working?.states?.right;
     expect(right).toMatchObject({
       id: 'rightSide',
@@ -341,7 +341,7 @@ describe('machineConfigOf: the config shapes XState has', () => {
     });
     expect(right?.states?.c?.on?.NEXT).toEqual({
       target: '#shapes.finished',
-      guard: 'or(isReady, inline:shapes.working.right.c/on/NEXT/0/guard/1)',
+      guard: 'isReadyOrInline',
       reenter: true,
       description: 'jump',
     });

@@ -5,7 +5,7 @@
  * with its path — through nested workflows and into a conversation's own agent tree. Real
  * conversation machines over scripted models.
  */
-import { type AnyActorRef, assign, createActor, setup, spawnChild, toPromise } from 'xstate';
+import { type AnyActorRef, and, assign, createActor, not, setup, spawnChild, toPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import {
   agentTool,
@@ -15,6 +15,7 @@ import {
   handlerProvider,
   type RunOutput,
 } from '../src/index.js';
+import { machineConfigOf } from '../src/observe/inspect/index.js';
 import { scriptedModel, type ScriptedTurn } from './support/scripted-model.js';
 
 const outputOf = (event: unknown) => (event as { output: RunOutput }).output;
@@ -243,5 +244,32 @@ describe('a workflow of conversations', () => {
     expect(seen).toContainEqual(['lead', 'agent.finished']);
     // Flattened: never an agent.event inside an agent.event.
     expect(seen.some(([, type]) => type === 'agent.event')).toBe(false);
+  });
+});
+
+describe("a workflow's config (machineConfigOf from actorloop/inspect)", () => {
+  it('names the conversations it invokes, and a combined guard by one plain name', () => {
+    const { machine: writer } = conversation([]);
+    const machine = setup({ actors: { writer }, guards: { approved: () => true, withinBudget: () => true } }).createMachine({
+      id: 'flow',
+      initial: 'writing',
+      states: {
+        writing: {
+          invoke: {
+            id: 'w',
+            src: 'writer',
+            input: conversationInput('Write.'),
+            onDone: [{ guard: and(['approved', not('withinBudget')]), target: 'done' }, { target: 'done' }],
+          },
+        },
+        done: { type: 'final' },
+      },
+    });
+    const config = machineConfigOf(machine);
+    expect(config.states?.writing?.invoke).toMatchObject({
+      id: 'w',
+      src: 'writer',
+      onDone: [{ target: 'done', guard: 'approvedAndNotWithinBudget' }, { target: 'done' }],
+    });
   });
 });

@@ -4,7 +4,7 @@
  * transition (source id, event type, target ids, guard, actions, reenter). Two machines with the
  * same lines have the same states and transitions. It names implementations on its own, not with
  * `machineConfigOf`'s code: a function is `inline` (and `inline:<where>`, the config's name for
- * one, too), a built-in action its type, `and` / `or` / `not` by their operands.
+ * one, too), a built-in action its type, `and` / `or` / `not` by the combined name a config gives them.
  */
 import type { AnyStateMachine, AnyStateNode } from 'xstate';
 
@@ -15,13 +15,29 @@ function nameOfString(name: string): string {
   return name.replace(/\b(inline|xstate\.[A-Za-z.]+):[^,()]+/g, '$1');
 }
 
+/**
+ * A higher-order guard by the one plain name an exported config gives it (DESIGN §18): its operands'
+ * names joined (`isReadyAndNotHasAtLeast`, `aOrB`, `notA`), params left out, `inline` for a function.
+ */
+function combinedName(kind: string, operands: unknown): string {
+  const names = (Array.isArray(operands) ? operands : [operands]).map((operand): string => {
+    if (typeof operand === 'string') return operand;
+    const nested = (operand as { guards?: unknown } | undefined)?.guards;
+    if (typeof operand === 'function' && nested !== undefined) return combinedName(operand.name, nested);
+    if (operand && typeof operand === 'object' && typeof (operand as { type?: unknown }).type === 'string')
+      return (operand as { type: string }).type;
+    return 'inline';
+  });
+  const upper = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+  if (kind === 'not') return `not${upper(names[0] ?? 'inline')}`;
+  return names.map((name, index) => (index === 0 ? name : `${kind === 'and' ? 'And' : 'Or'}${upper(name)}`)).join('');
+}
+
 function nameOf(value: unknown): string {
   if (typeof value === 'string') return nameOfString(value);
   if (typeof value === 'function') {
     const operands = (value as { guards?: unknown }).guards;
-    if (operands !== undefined && ['and', 'or', 'not'].includes(value.name)) {
-      return `${value.name}(${(Array.isArray(operands) ? operands : [operands]).map(nameOf).join(', ')})`;
-    }
+    if (operands !== undefined && ['and', 'or', 'not'].includes(value.name)) return combinedName(value.name, operands);
     const type = (value as { type?: unknown }).type;
     return 'resolve' in value && typeof type === 'string' ? type : 'inline';
   }

@@ -9,7 +9,7 @@
 import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import type { Json, JsonObject } from './machine-definition.js';
 
-/** A guard in a config: a name, or a name with params. Higher-order guards are named `and(a, b)`, `or(a, b)`, `not(a)`. */
+/** A guard in a config: a name, or a name with params. A higher-order guard gets one combined name (`aAndNotB`). */
 export type GuardConfigJson = string | { type: string; params?: Json };
 
 /** An action in a config: a name, or a name with params. */
@@ -120,34 +120,43 @@ function isHigherOrder(guard: unknown): guard is HigherOrderGuard & ((...args: n
   return typeof guard === 'function' && ['and', 'or', 'not'].includes(guard.name) && 'guards' in guard;
 }
 
-/** A guard inside `and` / `or` / `not`, as words: params, when there are any, in brackets. */
-function operandName(guard: unknown, at: string): string {
-  if (typeof guard === 'string') return guard;
-  if (isHigherOrder(guard)) return higherOrderName(guard, at);
-  if (typeof guard === 'function') return `inline:${at}`;
-  if (guard && typeof guard === 'object' && typeof (guard as { type?: unknown }).type === 'string') {
-    const { type, params } = guard as { type: string; params?: unknown };
-    const json = jsonOf(params);
-    return json === undefined ? type : `${type}(${JSON.stringify(json)})`;
-  }
-  return String(guard);
-}
+/** `hasAtLeast` → `HasAtLeast`: the second and later words of a combined guard's name. */
+const capitalized = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
-function higherOrderName(guard: HigherOrderGuard, at: string): string {
-  const operands = Array.isArray(guard.guards) ? guard.guards : [guard.guards];
-  return `${guard.name}(${operands.map((operand, index) => operandName(operand, `${at}/${index}`)).join(', ')})`;
+/**
+ * A guard inside `and` / `or` / `not`, by its plain name: a named guard's type (its params left
+ * out), `inline` for an inline function, a higher-order guard's combined name.
+ */
+function operandName(guard: unknown): string {
+  if (typeof guard === 'string') return guard;
+  if (isHigherOrder(guard)) return combinedName(guard);
+  if (guard && typeof guard === 'object' && typeof (guard as { type?: unknown }).type === 'string') return (guard as { type: string }).type;
+  return 'inline';
 }
 
 /**
- * A guard by name: a named guard as given, `and(a, b)` / `or(a, b)` / `not(a)` for higher-order
- * guards (XState has no JSON form for them), `inline:<where>` for an inline function.
+ * A higher-order guard under one plain name a Stately user can implement: `and(['isReady',
+ * not('hasAtLeast')])` → `isReadyAndNotHasAtLeast`, `or(['a', 'b'])` → `aOrB`, `not('a')` → `notA`.
+ */
+function combinedName(guard: HigherOrderGuard): string {
+  const operands = (Array.isArray(guard.guards) ? guard.guards : [guard.guards]).map((operand) => operandName(operand));
+  if (guard.name === 'not') return `not${capitalized(operands[0] ?? 'inline')}`;
+  const joiner = guard.name === 'and' ? 'And' : 'Or';
+  return operands.map((operand, index) => (index === 0 ? operand : `${joiner}${capitalized(operand)}`)).join('');
+}
+
+/**
+ * A guard by name: a named guard as given (with its params), a higher-order guard by one combined
+ * name (`isReadyAndNotHasAtLeast`: XState has no JSON form for `and` / `or` / `not`, and a name is
+ * what an imported config can implement), `inline:<where>` for an inline function.
  */
 function guardConfig(guard: unknown, at: string): GuardConfigJson {
   if (typeof guard === 'string') return guard;
   if (guard && typeof guard === 'object' && typeof (guard as { type?: unknown }).type === 'string') {
     return reference(guard as { type: string; params?: unknown });
   }
-  return operandName(guard, at);
+  if (isHigherOrder(guard)) return combinedName(guard);
+  return `inline:${at}`;
 }
 
 /**
@@ -329,8 +338,8 @@ function stateConfig(node: AnyStateNode): StateConfigJson {
  * actors and delays by the names the machine gives them. Targets are a sibling's key or a path
  * from the parent when they can be, else an id (`#conversation.halted`). What only code can say
  * is left out: `context` and `output` (functions of the input), invoke `input` factories.
- * Higher-order guards are named `and(a, b)` / `or(a, b)` / `not(a)`; inline functions are named
- * by where they are (`inline:conversation.idle/on/user.message/0/guard`). The same machine
+ * A higher-order guard gets one combined name (`and(['a', not('b')])` → `aAndNotB`); inline functions
+ * are named by where they are (`inline:conversation.idle/on/user.message/0/guard`). The same machine
  * always gives the same JSON: keys in a fixed order, states and events in the machine's order.
  *
  * @example

@@ -9,6 +9,7 @@
  * ```
  * @packageDocumentation
  */
+export { machineConfigOf, type MachineConfigJson } from '../chart/machine-config.js';
 export { createStatelyInspector, type StatelyInspector, type StatelyInspectorOptions } from './stately-inspector.js';
 export { redactContent, redacted, type InspectableJson } from './inspectable.js';
 export { MissingDependencyError } from '../../errors/missing-dependency-error.js';
