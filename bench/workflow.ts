@@ -71,7 +71,11 @@ export function workflowMachines(deltas: number) {
           src: 'writer',
           input: conversationInput('Write about otters.'),
           onDone: [
-            { guard: ({ event }) => event.output.status === 'done', target: 'reviewing', actions: assign({ draft: ({ event }) => event.output.text }) },
+            {
+              guard: ({ event }) => event.output.status === 'done',
+              target: 'reviewing',
+              actions: assign({ draft: ({ event }) => event.output.text }),
+            },
             { target: 'failed' },
           ],
           onError: 'failed',
@@ -82,7 +86,11 @@ export function workflowMachines(deltas: number) {
           src: 'reviewer',
           input: ({ context }) => conversationInput(`Review: ${context.draft}`),
           onDone: [
-            { guard: ({ event }) => event.output.status === 'done', target: 'published', actions: assign({ verdict: ({ event }) => event.output.text }) },
+            {
+              guard: ({ event }) => event.output.status === 'done',
+              target: 'published',
+              actions: assign({ verdict: ({ event }) => event.output.text }),
+            },
             { target: 'failed' },
           ],
           onError: 'failed',
