@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findLayerProblems, type ImportEdge, importsOf } from './layers.js';
+import { findImportCircles, findLayerProblems, type ImportEdge, importsOf } from './layers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -34,4 +34,12 @@ if (problems.length > 0) {
   console.error(`\n${problems.length} import(s) against the layer direction (see scripts/layers.ts).`);
   process.exit(1);
 }
-console.log(`layers: ${files.length} files, ${edges.length} imports, all in direction (${relative(process.cwd(), root) || '.'})`);
+const circles = findImportCircles(edges);
+for (const circle of circles) console.error(`import circle: ${circle.join(' → ')}`);
+if (circles.length > 0) {
+  console.error(`\n${circles.length} import circle(s): move what both sides need into a file of its own (DESIGN §15).`);
+  process.exit(1);
+}
+console.log(
+  `layers: ${files.length} files, ${edges.length} imports, all in direction, no circle (${relative(process.cwd(), root) || '.'})`,
+);

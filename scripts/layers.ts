@@ -80,3 +80,59 @@ export function findLayerProblems(edges: ImportEdge[], files: string[]): LayerPr
   }
   return problems;
 }
+
+/**
+ * Every import circle among the files (type-only imports too: a circle of types is still two files
+ * that cannot be read one after the other), each once, as the files in import order back to the
+ * first. DESIGN §15: no import circles inside a room.
+ */
+export function findImportCircles(edges: ImportEdge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  // Tarjan's strongly connected components: a component of two or more files holds a circle.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file) as number);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of next.get(file) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file) as number, low.get(target) as number));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file) as number, index.get(target) as number));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string | undefined;
+    do {
+      member = stack.pop() as string;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1) circles.push(circleThrough(component.sort(), next));
+  };
+  for (const file of [...next.keys()].sort()) if (!index.has(file)) visit(file);
+  return circles;
+}
+
+/** One circle through a component's first file, following imports inside the component. */
+function circleThrough(component: string[], next: Map<string, string[]>): string[] {
+  const members = new Set(component);
+  const start = component[0] as string;
+  const path = [start];
+  const seen = new Set(path);
+  for (;;) {
+    const current = path.at(-1) as string;
+    const targets = (next.get(current) ?? []).filter((target) => members.has(target));
+    if (targets.includes(start) && path.length > 1) return [...path, start];
+    const onward = targets.find((target) => !seen.has(target)) ?? targets[0];
+    if (onward === undefined || seen.has(onward)) return [...path, onward ?? start];
+    path.push(onward);
+    seen.add(onward);
+  }
+}

@@ -14,7 +14,8 @@ export { createConversationMachine } from './machines/conversation.js';
 export { conversationInput, type ConversationInputOptions } from './machines/conversation-input.js';
 export { agentTool, type AgentTool, type AgentToolOptions, type AgentCallSpec } from './machines/agent-tool.js';
 export { defineAgent, type Agent, type AgentDefinition } from './machines/define-agent.js';
-export type { ConversationOptions, RetryOptions, DoomLoopOptions } from './machines/options.js';
+export type { ConversationOptions, DoomLoopOptions } from './machines/options.js';
+export type { RetryOptions } from './machines/retry-policy.js';
 export type {
   ConversationMachine,
   ConversationActor,

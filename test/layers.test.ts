@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { findLayerProblems, importsOf, layerOf } from '../scripts/layers.js';
+import { findImportCircles, findLayerProblems, importsOf, layerOf } from '../scripts/layers.js';
 
 describe('layer direction check (docs/architecture.md)', () => {
   it('finds static, type-only, re-export and dynamic imports with their lines', () => {
@@ -57,8 +57,16 @@ describe('layer direction check (docs/architecture.md)', () => {
     expect(findLayerProblems([], ['src/misc/thing.ts'])[0]?.message).toMatch(/belongs to no layer/);
   });
 
+  it('finds import circles, type-only ones too, each once, naming the files around it', () => {
+    const edge = (from: string, to: string) => ({ from: `src/machines/${from}.ts`, to: `src/machines/${to}.ts`, line: 1 });
+    expect(findImportCircles([edge('a', 'b'), edge('b', 'c'), edge('c', 'a'), edge('c', 'd'), edge('d', 'e')])).toEqual([
+      ['src/machines/a.ts', 'src/machines/b.ts', 'src/machines/c.ts', 'src/machines/a.ts'],
+    ]);
+    expect(findImportCircles([edge('a', 'b'), edge('b', 'c'), edge('a', 'c')])).toEqual([]);
+  });
+
   it('passes on the source tree as it is', () => {
     const output = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/check-layers.ts'], { encoding: 'utf8' });
-    expect(output).toMatch(/all in direction/);
+    expect(output).toMatch(/all in direction, no circle/);
   });
 });

@@ -56,12 +56,11 @@ import {
   unanswered,
   untilEarliestDeadline,
 } from '../src/machines/round-results.js';
+import { haltRecorded, outcomeMarked } from '../src/machines/run-outcome.js';
 import {
-  haltRecorded,
   initialContext,
   invalidMessageText,
   lastAssistantText,
-  outcomeMarked,
   outOfStateText,
   runOutput,
   unknownCallText,

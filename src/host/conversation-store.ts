@@ -1,21 +1,11 @@
 import type { ContextCompactedEvent, RunOutput, ToolCallEvent, ToolResultEvent } from '../machines/types.js';
 import type { Message, UserMessage } from '../model/messages.js';
 import type { ConversationLease, SaveOptions } from './conversation-lease.js';
+import type { ConversationStatus } from './conversation-status.js';
 import type { ConversationStreamItem } from './conversation-stream.js';
 import type { StoredMedia } from './stored-media.js';
 
-/**
- * Where a conversation stands: `idle` before its first message, `running` while a run requests or
- * executes tools (or waits to retry), `awaitingApproval` while tool calls wait for `tool.approve` /
- * `tool.deny`, and the outcome of its last run once that run ended.
- *
- * @example
- * ```ts
- * const view = await host.get('c-42');
- * if (view?.status === 'awaitingApproval') showApprovals(view.pendingApprovals);
- * ```
- */
-export type ConversationStatus = 'idle' | 'running' | 'awaitingApproval' | 'done' | 'halted' | 'error';
+export type { ConversationStatus } from './conversation-status.js';
 
 /**
  * One conversation as a store keeps it: the persisted snapshot of its current (or last) run as JSON

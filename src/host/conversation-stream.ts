@@ -1,5 +1,5 @@
 import type { ConversationEmittedEvent, ConversationStateValue, RunOutput } from '../machines/types.js';
-import type { ConversationStatus } from './conversation-store.js';
+import type { ConversationStatus } from './conversation-status.js';
 
 /**
  * A state change as a conversation's stream carries it: where the run is, and the run's output

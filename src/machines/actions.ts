@@ -29,15 +29,7 @@ import {
   thrownRecorded,
 } from './round-results.js';
 import { storedUserContent } from '../model/user-content.js';
-import {
-  haltRecorded,
-  invalidMessageText,
-  invalidProviderEventText,
-  outcomeMarked,
-  outOfStateText,
-  runOutput,
-  unknownCallText,
-} from './run-context.js';
+import { invalidMessageText, invalidProviderEventText, outOfStateText, runOutput, unknownCallText } from './run-context.js';
 import { handedOff, requestStartedEvent } from './handoffs.js';
 import {
   agentEventForwarded,
@@ -51,7 +43,9 @@ import {
 import { errorResult, resultTexts, toolResult } from './tool-round.js';
 import type { GuardrailCheckOutput } from '../actors/guardrail-check.js';
 import { agentCallIdOf } from './agent-calls.js';
-import { budgetDeadlineId, budgetHalted, budgetReached, budgetResultText, childSpendRecorded, runLimits, timeReached } from './budget.js';
+import { budgetDeadlineId, budgetReached, childSpendRecorded, runLimits, timeReached } from './budget.js';
+import { budgetHalted, budgetResultText } from './budget-halt.js';
+import { haltRecorded, outcomeMarked } from './run-outcome.js';
 import { fellBack } from './fallback.js';
 import {
   type CompactionOutput,

@@ -3,9 +3,6 @@ import type { Usage } from '../model/usage.js';
 import { isRecord } from '../util/is-record.js';
 import { option, type OptionSchema } from '../util/option-schema.js';
 import { addCost, findPrice, type PriceTable, zeroCost } from './pricing.js';
-import type { Effects } from './effects.js';
-import { roundClosed } from './round-results.js';
-import { haltRecorded } from './run-context.js';
 import type { BudgetReached, ConversationContext, ConversationEmittedEvent, InheritedBudget } from './types.js';
 
 /**
@@ -175,21 +172,4 @@ export function childSpendRecorded(
   }
   if (spend === undefined || spend === context.control.childSpend[toolCallId]) return undefined;
   return { control: { ...context.control, childSpend: { ...context.control.childSpend, [toolCallId]: spend } } };
-}
-
-/** The result the calls of a round a budget stopped get, naming the limit. */
-export const budgetResultText = (reached: Pick<BudgetReached, 'limit'>) => `not executed: the run reached its budget (${reached.limit})`;
-
-/**
- * The run halts on a budget: the limit is kept for the output, and a round in progress is closed
- * (every call without a result gets one naming the limit), so the history stays valid.
- */
-export function budgetHalted(context: ConversationContext, reached: BudgetReached): Effects {
-  const halted: Partial<ConversationContext> = {
-    ...haltRecorded(context.outcome, 'budget'),
-    control: { ...context.control, budget: reached },
-  };
-  if (!context.round) return { context: { ...halted, response: null } };
-  const closed = roundClosed(context.round, budgetResultText(reached), context.messages);
-  return { context: { ...halted, ...closed.context }, ...(closed.emitted ? { emitted: closed.emitted } : {}) };
 }

@@ -2,7 +2,8 @@ import type { Guardrail, ResolvedGuardrails } from '../tools/guardrail.js';
 import { option, type OptionSchema } from '../util/option-schema.js';
 import type { ConversationContext, GuardrailCheckedEvent, GuardrailTripped, RunError } from './types.js';
 import type { Effects } from './effects.js';
-import { haltRecorded, lastAssistantText } from './run-context.js';
+import { lastAssistantText } from './run-context.js';
+import { haltRecorded } from './run-outcome.js';
 import { textOf } from '../model/messages.js';
 
 /**

@@ -13,37 +13,13 @@ import { type BudgetOptions, budgetSchema, checkPricedModels } from './budget.js
 import { type GuardrailOptions, guardrailsSchema } from './guardrails.js';
 import type { ResolvedGuardrails } from '../tools/guardrail.js';
 import { modelPrices } from './model-prices.js';
+import type { RetryOptions } from './retry-policy.js';
 import { type ContextOptions, checkWindow, contextSchema, type ResolvedContext } from './compaction.js';
 import { type OutputOptions, type ResolvedOutput, resolveOutput } from './structured-output.js';
 import type { StandardSchemaV1 } from '../tools/standard-schema.js';
 import type { JSONSchema } from '../tools/validate.js';
 import { defaultMaxMediaBytes } from '../model/media.js';
 import { childPath, option, type OptionSchema, resolveOptionsWith } from '../util/option-schema.js';
-
-/**
- * Retry policy for provider requests. The machine retries, not the SDK, so every attempt is a
- * visible `retrying` state with a `request.retry` event; `retry: false` makes the first failure final.
- *
- * @example
- * ```ts
- * createConversationMachine({ provider, retry: { maxRetries: 5, initialDelayMs: 1_000, maxRetryAfterMs: 10_000 } });
- * ```
- */
-export type RetryOptions = {
-  /** Retries after the first attempt (so `maxRetries + 1` attempts at most). Default 2. */
-  maxRetries?: number;
-  /** Backoff before the first retry. Default 500 ms; doubles each retry. */
-  initialDelayMs?: number;
-  /** Backoff cap. Default 30 s. */
-  maxDelayMs?: number;
-  /** Randomise backoff (between half and all of it) so many clients do not retry in step. Default true. */
-  jitter?: boolean;
-  /**
-   * The longest `retry-after` the run will wait for. A server asking for longer ends the run in
-   * `error` instead of blocking it for minutes. Default 60 s.
-   */
-  maxRetryAfterMs?: number;
-};
 
 /**
  * Doom-loop detection: the same tool calls (name + arguments) repeating. The model first gets a

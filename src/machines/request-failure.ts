@@ -3,9 +3,8 @@ import type { Message } from '../model/messages.js';
 import { toProviderError } from '../model/errors/classify-error.js';
 import { ProviderError } from '../model/errors/provider-error.js';
 import { addUsage } from '../model/usage.js';
-import type { RetryOptions } from './options.js';
 import { addCost, type PriceTable } from './pricing.js';
-import { retryAfterCapNote, retryDelay } from './retry-policy.js';
+import { type RetryOptions, retryAfterCapNote, retryDelay } from './retry-policy.js';
 import type { ConversationContext, RequestRetryEvent, RunError } from './types.js';
 
 /** The failure behind an event that ends a request attempt without a usable response. */

@@ -1,4 +1,27 @@
-import type { RetryOptions } from './options.js';
+/**
+ * Retry policy for provider requests. The machine retries, not the SDK, so every attempt is a
+ * visible `retrying` state with a `request.retry` event; `retry: false` makes the first failure final.
+ *
+ * @example
+ * ```ts
+ * createConversationMachine({ provider, retry: { maxRetries: 5, initialDelayMs: 1_000, maxRetryAfterMs: 10_000 } });
+ * ```
+ */
+export type RetryOptions = {
+  /** Retries after the first attempt (so `maxRetries + 1` attempts at most). Default 2. */
+  maxRetries?: number;
+  /** Backoff before the first retry. Default 500 ms; doubles each retry. */
+  initialDelayMs?: number;
+  /** Backoff cap. Default 30 s. */
+  maxDelayMs?: number;
+  /** Randomise backoff (between half and all of it) so many clients do not retry in step. Default true. */
+  jitter?: boolean;
+  /**
+   * The longest `retry-after` the run will wait for. A server asking for longer ends the run in
+   * `error` instead of blocking it for minutes. Default 60 s.
+   */
+  maxRetryAfterMs?: number;
+};
 
 /**
  * Backoff before retry number `attempt` (1 = first retry): exponential from `initialDelayMs`,

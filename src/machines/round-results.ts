@@ -3,7 +3,7 @@ import type { Message, ToolResultContentPart, ToolResultPart } from '../model/me
 import type { Effects } from './effects.js';
 import { freshAttempt } from './fresh-attempt.js';
 import { errorResult, resultTexts, settleRemaining, toolMessage, toolResult } from './tool-round.js';
-import { haltRecorded } from './run-context.js';
+import { haltRecorded } from './run-outcome.js';
 import {
   agentActorId,
   agentCallIdOf,

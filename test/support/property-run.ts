@@ -23,7 +23,7 @@ import { createConversationMachine } from '../../src/machines/conversation.js';
 import type { ConversationOptions } from '../../src/machines/options.js';
 import type { ConversationEmittedEvent, RunOutput } from '../../src/machines/types.js';
 import { resultTexts } from '../../src/machines/tool-round.js';
-import { budgetResultText } from '../../src/machines/budget.js';
+import { budgetResultText } from '../../src/machines/budget-halt.js';
 import { interruptedByUserText } from '../../src/machines/steering.js';
 import { textOfParts } from '../../src/machines/response-commit.js';
 import type { Provider } from '../../src/model/provider.js';

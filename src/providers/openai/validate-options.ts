@@ -2,7 +2,7 @@ import { isRecord } from '../../util/is-record.js';
 import { childPath, type OptionSchema, option, type ResolvedOption, resolveOptionsWith } from '../../util/option-schema.js';
 import type { OpenAIResponsesClientLike, OpenAIResponsesRequestParams } from '../openai-responses/wire-types.js';
 import type { FetchFunction } from '../transport/fetch-function.js';
-import type { OpenAIClientLike, OpenAIRequestParams } from './openai-provider.js';
+import type { OpenAIClientLike, OpenAIRequestParams } from './openai-chat-request.js';
 import { type OpenAIReasoningEffort, reasoningEfforts } from './reasoning-effort.js';
 
 function hasMethod(value: unknown, path: string[]): boolean {

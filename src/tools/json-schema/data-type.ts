@@ -1,8 +1,8 @@
-import type { SchemaObject } from './types.js';
+import type { JSONType, SchemaObject } from './types.js';
 
-const jsonTypes = ['string', 'number', 'integer', 'boolean', 'null', 'object', 'array'] as const;
+export type { JSONType } from './types.js';
 
-export type JSONType = (typeof jsonTypes)[number];
+const jsonTypes: readonly JSONType[] = ['string', 'number', 'integer', 'boolean', 'null', 'object', 'array'];
 
 function isJSONType(value: unknown): value is JSONType {
   return typeof value === 'string' && (jsonTypes as readonly string[]).includes(value);

@@ -1,5 +1,7 @@
 import type { ErrorObject } from 'ajv';
-import type { JSONType } from './data-type.js';
+
+/** A JSON Schema `type` name. */
+export type JSONType = 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'object' | 'array';
 
 /** A schema object, as parsed from JSON. Subschemas may be anything: only the meta-schema's places are checked. */
 export type SchemaObject = { [keyword: string]: unknown };
