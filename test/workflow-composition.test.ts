@@ -273,3 +273,15 @@ describe("a workflow's config (machineConfigOf from actorloop/inspect)", () => {
     });
   });
 });
+
+describe("a workflow's budget, handed to a conversation", () => {
+  it('conversationInput(prompt, { budget }) bounds the conversation: the tighter of it and its own budget halts it', async () => {
+    const { machine, model } = conversation([
+      { toolCalls: [{ id: 'c1', name: 'nothing', args: {} }], usage: { prompt: 60, completion: 40 } } as ScriptedTurn,
+      { text: 'never asked' },
+    ]);
+    const output = await toPromise(createActor(machine, { input: conversationInput('Go.', { budget: { maxTotalTokens: 50 } }) }).start());
+    expect(output).toMatchObject({ status: 'halted', reason: 'budget', budget: { limit: 'maxTotalTokens', max: 50 } });
+    expect(model.requests).toHaveLength(1);
+  });
+});

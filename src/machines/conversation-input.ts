@@ -6,6 +6,12 @@ import type { ConversationInput } from './types.js';
 export type ConversationInputOptions = Pick<ConversationInput, 'sessionData' | 'agent' | 'conversationId'> & {
   /** The history before the prompt (when the first argument is a prompt). */
   messages?: Message[];
+  /**
+   * What the conversation may still spend of the workflow's budget (`deadline` in epoch ms), the
+   * tighter of this and the machine's own `budget` applying — as an agent call's child inherits its
+   * caller's rest. E.g. `{ maxTotalTokens: limit - context.tokensSpent, deadline: context.deadline }`.
+   */
+  budget?: ConversationInput['budget'];
 };
 
 /**
