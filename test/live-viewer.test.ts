@@ -18,6 +18,7 @@ import {
 import { MissingDependencyError } from '../src/errors/missing-dependency-error.js';
 import { importOptional } from '../src/observe/import-optional.js';
 import { type ConversationFeed, type LiveViewer, type RunDetail, startLiveViewer } from '../src/observe/inspect/index.js';
+import { legibleLabelPx } from '../src/observe/inspect/light-chart-script.js';
 import { launchChromium, resultsDir } from './support/chromium.js';
 import { deferred } from './support/run-conversation.js';
 import { partialThenFail } from './support/scripted-actor.js';
@@ -45,6 +46,30 @@ afterEach(async () => {
 
 /** The states lit up in the chart on the page. */
 const litStates = (page: Page) => page.$$eval('#chart g.state.active', (nodes) => nodes.map((node) => node.getAttribute('data-state')));
+/** What the page functions below read of the DOM, as plain shapes: the suite's types leave the DOM library out. */
+type Drawn = { getBoundingClientRect(): { left: number; top: number; right: number; bottom: number; width: number } };
+type Styles = { getComputedStyle(node: unknown): { fontSize: string } };
+/** The smallest transition label of the chart as drawn: its font size times the chart's scale. */
+const smallestLabelPx = (page: Page) =>
+  page.$eval('#chart svg', (svg) => {
+    const chart = svg as unknown as Drawn & { viewBox: { baseVal: { width: number } } };
+    const scale = chart.getBoundingClientRect().width / chart.viewBox.baseVal.width;
+    const labels = [...svg.querySelectorAll('text.transition-label')];
+    const styles = globalThis as unknown as Styles;
+    return Math.min(...labels.map((label) => Number.parseFloat(styles.getComputedStyle(label).fontSize) * scale));
+  });
+/** Whether the innermost lit state lies within what the chart's holder shows. */
+const litInView = (page: Page) =>
+  page.$eval('#chart', (holder) => {
+    const box = ([...holder.querySelectorAll('g.state.active')].at(-1) as unknown as Drawn).getBoundingClientRect();
+    const frame = holder.getBoundingClientRect();
+    return (
+      box.left >= frame.left &&
+      box.top >= frame.top &&
+      box.right <= frame.left + holder.clientWidth &&
+      box.bottom <= frame.top + holder.clientHeight
+    );
+  });
 const logTexts = (page: Page) => page.$$eval('#log li .text', (nodes) => nodes.map((node) => node.textContent ?? ''));
 
 describe('the live viewer in headless Chromium', () => {
@@ -113,12 +138,16 @@ describe('the live viewer in headless Chromium', () => {
     expect(await litStates(page)).toEqual(['executingTools']);
     await page.locator('#text', { hasText: /^Let me add that\.$/ }).waitFor();
     expect(await logTexts(page)).toEqual(expect.arrayContaining(['add({"a":2,"b":3})', '→ executingTools.running']));
+    // At a 1400 px wide window the overview keeps its labels legible: it scrolls, the lit state in view.
+    expect(await smallestLabelPx(page)).toBeGreaterThanOrEqual(legibleLabelPx);
+    expect(await litInView(page)).toBe(true);
     await page.screenshot({ path: join(shots, '2-executing-tools.png') });
 
     // The full chart lights up the nested state as well.
     await page.click('#chart-tabs button[data-kind="full"]');
     await page.waitForSelector('#chart.full g.state.active[data-state="executingTools.running"]');
     expect(await litStates(page)).toEqual(['executingTools', 'executingTools.running']);
+    expect(await litInView(page)).toBe(true);
     await page.screenshot({ path: join(shots, '3-executing-tools-full-chart.png') });
     await page.click('#chart-tabs button[data-kind="overview"]');
     await page.waitForSelector('#chart.overview g.state.active[data-state="executingTools"]');

@@ -5,7 +5,10 @@
  * and cancels on other conversations, and shows an unknown id as an inline error while the page
  * goes on working; a conversation's images (a user's, a tool result's) show as thumbnails beside
  * their labels; without elkjs (`actorloop view` in a process that cannot load it) the chart area says
- * what to install and why. A screenshot per control is kept in test-artifacts/viewer/.
+ * what to install and why. A past step shows the text that was streaming at that step under a
+ * heading naming the step; the charts keep their labels legible at a 1400 px wide window (the holder
+ * scrolls rather than the chart shrinking), and open with the lit state in the middle and a margin
+ * around the chart. A screenshot per control is kept in test-artifacts/viewer/.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -29,11 +32,13 @@ import {
   memoryStore,
   toolContent,
 } from '../src/index.js';
+import { legibleLabelPx } from '../src/observe/inspect/light-chart-script.js';
 import { createViewerHandler } from '../src/observe/inspect/index.js';
 import { supportScript } from './support/built-tree.js';
 import { launchChromium } from './support/chromium.js';
 import { actorloop, type CliResult } from './support/cli-process.js';
-import { scriptedModel } from './support/scripted-model.js';
+import { deferred } from './support/run-conversation.js';
+import { gatedAnswer, gatedText, scriptedModel } from './support/scripted-model.js';
 import { viewerHost } from './support/viewer-host.js';
 
 const shots = join(import.meta.dirname, '..', 'test-artifacts', 'viewer');
@@ -68,8 +73,10 @@ async function waiting(id: string): Promise<void> {
 
 type Opened = { page: Page; problems: string[] };
 
-async function open(address: string): Promise<Opened> {
+/** A page at `address`; `viewport` for one other than the browser's 1400×1000. */
+async function open(address: string, viewport?: { width: number; height: number }): Promise<Opened> {
   const page = await browser.context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
   page.on('console', (message) => {
@@ -95,6 +102,72 @@ async function until(page: Page, what: string, check: () => Promise<boolean>): P
 }
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`) });
+
+/** What the page functions below read of the DOM, as plain shapes: the suite's types leave the DOM library out. */
+type Box = { left: number; top: number; right: number; bottom: number; width: number; height: number };
+type Drawn = { getBoundingClientRect(): Box };
+type Rect = { x: number; y: number; width: number; height: number };
+type Svg = Drawn & { viewBox: { baseVal: Rect } };
+type Styles = { getComputedStyle(node: unknown, pseudo?: string): { fontSize: string; content: string } };
+
+/** The transition labels of the chart shown, as drawn: the smallest font size and line height on the screen. */
+const labelSizes = (page: Page) =>
+  page.$eval('#chart svg', (svg) => {
+    const chart = svg as unknown as Svg;
+    const scale = chart.getBoundingClientRect().width / chart.viewBox.baseVal.width;
+    const labels = [...svg.querySelectorAll('text.transition-label')];
+    const styles = globalThis as unknown as Styles;
+    const fonts = labels.map((label) => Number.parseFloat(styles.getComputedStyle(label).fontSize) * scale);
+    const lines = labels.flatMap((label) => [...label.querySelectorAll('tspan')].map((line) => line.getBoundingClientRect().height));
+    return { count: labels.length, smallestFont: Math.min(...fonts), smallestLine: Math.min(...lines) };
+  });
+
+/** Where the innermost lit state is: its middle's offset from the middle of what the holder shows. */
+const litPlace = (page: Page) =>
+  page.$eval('#chart', (holder) => {
+    const lit = [...holder.querySelectorAll('g.state.active')].at(-1) as unknown as Drawn;
+    const box = lit.getBoundingClientRect();
+    const frame = holder.getBoundingClientRect();
+    const shown = { left: frame.left, top: frame.top, right: frame.left + holder.clientWidth, bottom: frame.top + holder.clientHeight };
+    return {
+      inView: box.left >= shown.left && box.right <= shown.right && box.top >= shown.top && box.bottom <= shown.bottom,
+      offset: { x: (box.left + box.right - shown.left - shown.right) / 2, y: (box.top + box.bottom - shown.top - shown.bottom) / 2 },
+    };
+  });
+const litInView = async (page: Page) => (await litPlace(page)).inView;
+
+/** The texts of the chart whose box reaches past its viewBox. */
+const textOutsideChart = (page: Page) =>
+  page.$eval('#chart svg', (svg) => {
+    const view = (svg as unknown as Svg).viewBox.baseVal;
+    return [...svg.querySelectorAll('text')]
+      .map((text) => ({ text: text.textContent, box: (text as unknown as { getBBox(): Rect }).getBBox() }))
+      .filter(
+        ({ box }) =>
+          box.x < view.x || box.y < view.y || box.x + box.width > view.x + view.width || box.y + box.height > view.y + view.height,
+      )
+      .map(({ text }) => text);
+  });
+
+/** Whether the chart keeps a margin of at least 16 px from each edge of its holder, scrolled to that edge. */
+const chartMargins = (page: Page) =>
+  page.$eval('#chart', (holder) => {
+    const gap = () => {
+      const chart = (holder.querySelector('svg') as unknown as Drawn).getBoundingClientRect();
+      const frame = holder.getBoundingClientRect();
+      return {
+        left: chart.left - frame.left,
+        top: chart.top - frame.top,
+        right: frame.left + holder.clientWidth - chart.right,
+        bottom: frame.top + holder.clientHeight - chart.bottom,
+      };
+    };
+    holder.scrollTo(0, 0);
+    const start = gap();
+    holder.scrollTo(holder.scrollWidth, holder.scrollHeight);
+    const end = gap();
+    return { left: start.left >= 16, top: start.top >= 16, right: end.right >= 16, bottom: end.bottom >= 16 };
+  });
 const lit = (page: Page) => page.$$eval('#chart g.state.active', (nodes) => nodes.map((node) => node.getAttribute('data-state')));
 
 describe('the viewer page', () => {
@@ -192,6 +265,46 @@ describe('the viewer page', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it('draws the overview no smaller than its labels read at a 1400 px wide window: the chart scrolls instead', async () => {
+    await waiting('p-labels');
+    const { page, problems } = await open(`${url}#p-labels`, { width: 1400, height: 900 });
+    await until(page, 'p-labels waiting', async () => (await body(page, 'status')) === 'awaitingApproval');
+    await page.waitForSelector('#chart.overview g.state.active');
+    const sizes = await labelSizes(page);
+    expect(sizes.count).toBeGreaterThan(10);
+    // Each label as drawn: its font size times the chart's scale, and its line's height on the screen.
+    expect(sizes.smallestFont).toBeGreaterThanOrEqual(legibleLabelPx);
+    expect(sizes.smallestLine).toBeGreaterThanOrEqual(legibleLabelPx);
+    // Larger than the holder at that size: it scrolls, the lit state in view.
+    expect(await litInView(page)).toBe(true);
+    await shot(page, 'overview-labels-1400');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('opens the full chart with the lit state in the middle, a margin around the chart, no label past its edge', async () => {
+    await waiting('p-full');
+    const { page, problems } = await open(`${url}#p-full`, { width: 1400, height: 900 });
+    await until(page, 'p-full waiting', async () => (await body(page, 'status')) === 'awaitingApproval');
+    await page.click('#chart-tabs button[data-kind="full"]');
+    await page.waitForSelector('#chart.full g.state.active[data-state="awaitingApproval"]');
+    const { offset } = await litPlace(page);
+    expect(Math.abs(offset.x)).toBeLessThan(2);
+    expect(Math.abs(offset.y)).toBeLessThan(2);
+    expect(await textOutsideChart(page)).toEqual([]);
+    await shot(page, 'full-chart-centred');
+    expect(await chartMargins(page)).toEqual({ left: true, top: true, right: true, bottom: true });
+
+    // A state at the chart's edge (halted, at its bottom) is brought as near the middle as the chart goes, in view.
+    await page.click('#cancel');
+    await until(page, 'p-full halted', async () => (await body(page, 'status')) === 'halted');
+    await page.waitForSelector('#chart.full g.state.active[data-state="halted"]');
+    expect(await litInView(page)).toBe(true);
+    await shot(page, 'full-chart-edge-state');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
 
   it('shows an unknown id in the address as an inline error, and goes on working', async () => {
     const { page, problems } = await open(`${url}#nope`);
@@ -327,6 +440,90 @@ describe('the viewer page with images and files', () => {
       '<span class="media-label">[file audio/wav, 3 B]</span>',
     ]);
     expect(requested.filter((address) => !address.startsWith(mediaUrl) && !address.startsWith('data:'))).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+});
+
+describe('the viewer page at a past step of a streamed answer', () => {
+  const gate = deferred();
+  const reached = deferred();
+  let streamHost: ConversationHost;
+  let streamServer: Server;
+  let streamUrl: string;
+
+  beforeAll(async () => {
+    // The first answer's text is done (then its tool runs); the second streams, held halfway by the gate.
+    const model = scriptedModel([
+      { text: 'Let me look that up.', toolCalls: [{ id: 'call_look', name: 'lookup', args: {} }] },
+      gatedAnswer(gate.promise, reached.resolve),
+    ]);
+    const machine = createConversationMachine({
+      provider: handlerProvider(model.handler),
+      tools: [defineTool({ name: 'lookup', description: 'Looks it up', parameters: z.object({}), execute: async () => 'found' })],
+    });
+    streamHost = createConversationHost({ machine, store: memoryStore() });
+    streamServer = createServer(toNodeListener(createViewerHandler(streamHost, { title: 'streaming under test' })));
+    await new Promise<void>((resolve) => streamServer.listen(0, '127.0.0.1', resolve));
+    streamUrl = `http://127.0.0.1:${(streamServer.address() as AddressInfo).port}/`;
+  });
+  afterAll(async () => {
+    gate.resolve();
+    streamServer?.closeAllConnections();
+    await new Promise((resolve) => streamServer?.close(resolve));
+    await streamHost?.close();
+  });
+
+  const shownText = async (page: Page) => ({
+    text: await page.textContent('#text'),
+    heading: await page.textContent('#text-when'),
+    state: await page.textContent('#status-when'),
+  });
+
+  it('shows the text streamed at the step the slider is on, under a heading naming it; the newest step is live again', async () => {
+    await streamHost.send('s-stream', { type: 'user.message', content: 'Look it up' });
+    await reached.promise;
+    const halfway = gatedText.slice(0, 20);
+    const { page, problems } = await open(`${streamUrl}#s-stream`);
+    await until(page, 'the second answer streaming', async () => (await page.textContent('#text')) === halfway);
+    expect(await shownText(page)).toEqual({ text: halfway, heading: 'now', state: 'now' });
+    const steps = (await streamHost.history('s-stream')) as ConversationStep[];
+    expect(steps.map((step) => JSON.stringify(step.state))).toEqual([
+      '{"requesting":"waiting"}',
+      '{"executingTools":"running"}',
+      '{"requesting":"waiting"}',
+    ]);
+    const [first, tools] = steps as [ConversationStep, ConversationStep];
+    await until(page, 'all three steps', async () => (await page.getAttribute('#slider', 'max')) === '2');
+
+    // Back to the first request: its answer's text, while the second one goes on streaming.
+    await page.fill('#slider', '0');
+    await until(page, 'the first step', async () => (await body(page, 'step')) === String(first.seq));
+    expect(await shownText(page)).toEqual({ text: 'Let me look that up.', heading: `at step ${first.seq}`, state: `at step ${first.seq}` });
+    await shot(page, 'streamed-at-past-step');
+
+    // The tools' step: no answer was streaming.
+    await page.fill('#slider', '1');
+    await until(page, 'the tools step', async () => (await body(page, 'step')) === String(tools.seq));
+    expect(await shownText(page)).toEqual({ text: '', heading: `at step ${tools.seq}`, state: `at step ${tools.seq}` });
+    const placeholder = await page.$eval('#text', (node) => (globalThis as unknown as Styles).getComputedStyle(node, '::before').content);
+    expect(placeholder).toBe('"nothing streaming"');
+
+    // The newest step is live: the text streaming now, and what streams from then on.
+    await page.fill('#slider', '2');
+    await until(page, 'live', async () => (await body(page, 'step')) === 'live');
+    expect(await shownText(page)).toEqual({ text: halfway, heading: 'now', state: 'now' });
+    expect(await page.getAttribute('#live', 'aria-pressed')).toBe('true');
+    gate.resolve();
+    await until(page, 'the second answer whole', async () => (await page.textContent('#text')) === gatedText);
+    await until(page, 'done', async () => (await body(page, 'status')) === 'done');
+    await shot(page, 'streamed-live');
+
+    // The second request, now a past step, shows its whole answer.
+    await page.fill('#slider', '2');
+    await until(page, 'the second request', async () => (await body(page, 'step')) === String(steps[2]?.seq));
+    expect(await shownText(page)).toEqual({ text: gatedText, heading: `at step ${steps[2]?.seq}`, state: `at step ${steps[2]?.seq}` });
+    expect(await page.textContent('#error')).toBe('');
     expect(problems).toEqual([]);
     await page.close();
   }, 60_000);

@@ -1,12 +1,36 @@
 /**
- * The pages' chart lighting, as client script: `lightChart(holder, paths, previous, cause,
- * keepInView)` marks the active states of an inline chart SVG (`g.state[data-state]`), the arrow
- * just taken from `previous` to `paths` (`g.transition[data-source][data-target]`), or the note of
- * the user event that caused the change (`g.note[data-events]`). Shared by the live viewer's page
- * and the host viewer's page.
+ * The pages' chart lighting, as client script: `lightChart(holder, paths, previous, cause)` marks
+ * the active states of an inline chart SVG (`g.state[data-state]`), the arrow just taken from
+ * `previous` to `paths` (`g.transition[data-source][data-target]`), or the note of the user event
+ * that caused the change (`g.note[data-events]`), and brings the state just lit into view;
+ * `fitChart(holder)` sizes a chart just inserted. Shared by the live viewer's page and the host
+ * viewer's page, with the style of their chart holder (`#chart`, class `overview` or `full`).
  */
+import { chartMetrics } from '../chart/layout-chart.js';
+
+/** The smallest an arrow's label may be drawn, in CSS pixels: a chart that would shrink below it scrolls instead. */
+export const legibleLabelPx = 11;
+
+/** Room around a chart in its holder, so a label at the chart's edge never lies against the holder's edge. */
+const chartMarginPx = 24;
+
+/** The chart holder's look; each page adds how tall the holder may grow. */
+export const chartHolderStyle = `
+#chart { overflow: auto; }
+#chart svg { display: block; margin: ${chartMarginPx}px; }
+#chart.overview svg { width: calc(100% - ${2 * chartMarginPx}px); height: auto; }
+`;
+
 export const lightChartScript = `
-function lightChart(holder, paths, previous, cause, keepInView) {
+const legibleChartScale = ${legibleLabelPx / chartMetrics.labelFontSize};
+
+/** The overview fills its holder's width, but never below the scale its labels read at: past that the holder scrolls. */
+function fitChart(holder) {
+  const svg = holder.querySelector('svg');
+  if (svg && svg.viewBox.baseVal) svg.style.minWidth = Math.ceil(svg.viewBox.baseVal.width * legibleChartScale) + 'px';
+}
+
+function lightChart(holder, paths, previous, cause) {
   let innermost = null;
   for (const node of holder.querySelectorAll('g.state')) {
     const active = paths.includes(node.dataset.state);
@@ -28,11 +52,13 @@ function lightChart(holder, paths, previous, cause, keepInView) {
     );
   }
   for (const arrow of arrows) arrow.classList.toggle('taken', taken.includes(arrow));
-  // A chart drawn at its own size: keep the current state in view.
-  if (keepInView && innermost) {
+  // A chart larger than its holder: the state just lit comes to the middle. Only when another state
+  // (or a chart just inserted) is lit, so a reader scrolling around is not pulled back at every update.
+  if (innermost && holder.centred !== innermost) {
+    holder.centred = innermost;
     const box = innermost.getBoundingClientRect();
     const frame = holder.getBoundingClientRect();
-    holder.scrollBy({ left: box.left + box.width / 2 - (frame.left + frame.width / 2), top: box.top + box.height / 2 - (frame.top + frame.height / 2) });
+    holder.scrollBy({ left: box.left + box.width / 2 - (frame.left + holder.clientWidth / 2), top: box.top + box.height / 2 - (frame.top + holder.clientHeight / 2) });
   }
 }
 `;

@@ -5,7 +5,7 @@
  */
 
 import { chartStyle } from '../chart/render-svg.js';
-import { lightChartScript } from './light-chart-script.js';
+import { chartHolderStyle, lightChartScript } from './light-chart-script.js';
 import { messagePartsScript, messagePartsStyle } from './message-parts-script.js';
 
 const escapeHtml = (text: string) =>
@@ -29,9 +29,8 @@ h2 { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: 
 #side { display: flex; flex-direction: column; gap: 12px; min-width: 0; }
 #chart-tabs button { font: inherit; font-size: 12px; border: 1px solid var(--line); background: #fff; border-radius: 4px; padding: 1px 8px; cursor: pointer; text-transform: none; letter-spacing: 0; }
 #chart-tabs button[aria-pressed="true"] { background: var(--ink); color: #fff; }
-#chart { overflow: auto; max-height: calc(100vh - 90px); }
-#chart.overview svg { display: block; width: 100%; height: auto; max-height: calc(100vh - 100px); }
-#chart.full svg { display: block; }
+${chartHolderStyle}
+#chart { max-height: calc(100vh - 124px); }
 #status { display: flex; gap: 16px; flex-wrap: wrap; align-items: baseline; }
 #status .value { font-size: 18px; font-weight: 700; }
 #status .status { padding: 1px 8px; border-radius: 999px; background: #e2e8f0; font-size: 12px; }
@@ -171,13 +170,14 @@ async function loadChart() {
     if (!response.ok) { holder.replaceChildren(el('p', 'empty', 'The chart could not be drawn: ' + await response.text())); return; }
     // The chart's own <style> is in this page already (the page's policy would refuse it).
     holder.innerHTML = (await response.text()).replace(/<style>[\\s\\S]*?<\\/style>/, '');
+    fitChart(holder);
     view.chart = key;
   }
   highlight(view.detail.activePaths, view.detail.previousPaths, view.detail.cause);
 }
 
 function highlight(paths, previous, cause) {
-  lightChart($('chart'), paths, previous, cause, view.kind === 'full');
+  lightChart($('chart'), paths, previous, cause);
 }
 
 function appendLog(entry) {

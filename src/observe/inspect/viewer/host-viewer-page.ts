@@ -5,7 +5,7 @@
  */
 
 import { chartStyle } from '../../chart/render-svg.js';
-import { lightChartScript } from '../light-chart-script.js';
+import { chartHolderStyle, lightChartScript } from '../light-chart-script.js';
 import { messagePartsScript, messagePartsStyle } from '../message-parts-script.js';
 
 const escapeHtml = (text: string) =>
@@ -30,9 +30,8 @@ h2 { font-size: 12px; text-transform: uppercase; letter-spacing: 0.06em; color: 
 #side { display: flex; flex-direction: column; gap: 12px; min-width: 0; }
 #chart-tabs button { font: inherit; font-size: 12px; border: 1px solid var(--line); background: #fff; border-radius: 4px; padding: 1px 8px; cursor: pointer; text-transform: none; letter-spacing: 0; }
 #chart-tabs button[aria-pressed="true"] { background: var(--ink); color: #fff; }
-#chart { overflow: auto; max-height: calc(100vh - 110px); }
-#chart.overview svg { display: block; width: 100%; height: auto; max-height: calc(100vh - 120px); }
-#chart.full svg { display: block; }
+${chartHolderStyle}
+#chart { max-height: calc(100vh - 120px); }
 #chart .missing-package { padding: 8px 12px; border: 1px solid #fde68a; border-radius: 6px; background: #fffbeb; }
 #chart .missing-package p { margin: 0 0 8px; }
 #chart .missing-package pre { margin: 0; padding: 6px 10px; background: #0f172a; color: #f8fafc; border-radius: 4px; font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 13px; user-select: all; }
@@ -57,6 +56,9 @@ button.deny, #cancel { border-color: #dc2626; }
 #usage { font-size: 13px; }
 #text { white-space: pre-wrap; min-height: 1.5em; max-height: 140px; overflow: auto; font-size: 13px; }
 #text:empty::before { content: 'nothing streaming'; color: var(--muted); }
+#text[data-known="false"]:empty::before { content: 'not known: streamed before the run this page follows'; }
+h2 .when { font-size: 11px; text-transform: none; letter-spacing: 0; font-weight: 600; padding: 0 7px; border-radius: 999px; background: #dcfce7; color: #166534; }
+h2 .when[data-past] { background: #fde68a; color: #78350f; }
 #agents, #agents ul { list-style: none; margin: 0; padding-left: 14px; font-size: 13px; }
 #agents { padding-left: 0; }
 #agents .agent-status { margin-left: 6px; font-size: 11px; color: var(--muted); }
@@ -71,7 +73,7 @@ const config = JSON.parse(document.getElementById('viewer-config').textContent);
 const api = (path) => config.base + '/api/conversations' + path;
 const view = {
   id: null, pinned: false, list: [], steps: [], step: null, current: null, shown: null,
-  source: null, agents: [], text: '', kind: 'overview', chart: null, seen: null, refreshing: null, again: false,
+  source: null, agents: [], text: '', items: [], kind: 'overview', chart: null, seen: null, refreshing: null, again: false,
 };
 const $ = (id) => document.getElementById(id);
 const el = (tag, className, text) => { const node = document.createElement(tag); if (className) node.className = className; if (text !== undefined) node.textContent = text; return node; };
@@ -164,6 +166,7 @@ async function select(id, pinned) {
   view.seen = null;
   view.agents = [];
   view.text = '';
+  view.items = [];
   if (view.source) { view.source.close(); view.source = null; }
   renderPicker();
   clearError();
@@ -182,14 +185,14 @@ function connect(id) {
     if (view.id !== id) return;
     let item;
     try { item = JSON.parse(message.data); } catch { return; }
+    keep(item);
     streamed(item.event);
   };
 }
 
 function streamed(event) {
   switch (event.type) {
-    case 'request.started': view.text = ''; $('text').textContent = ''; break;
-    case 'text.delta': view.text += event.delta; $('text').textContent = view.text; break;
+    case 'request.started': case 'request.retry': case 'text.delta': view.text = nextText(view.text, event); renderText(); break;
     case 'agent.started': case 'agent.finished': case 'agent.event': agentEvent([], event); renderAgents(); break;
     case 'state': case 'tool.approval.requested': refresh(); break;
     default: break;
@@ -234,6 +237,71 @@ async function load() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The text streamed at a step.
+
+/** The text of the response after one more event: '' at a request, and at a retry that drops what came. */
+function nextText(text, event) {
+  if (event.type === 'text.delta') return text + event.delta;
+  if (event.type === 'request.started' || (event.type === 'request.retry' && event.discardPartial)) return '';
+  return text;
+}
+
+const textTypes = ['request.started', 'request.retry', 'text.delta', 'request.finished', 'request.interrupted', 'state'];
+
+/**
+ * Keeps what a past step's text is made of. A stream id's first number is the stored step (revision)
+ * whose write carries the event: what streamed while step n was the newest has revision n + 1.
+ */
+function keep(item) {
+  if (!textTypes.includes(item.event.type)) return;
+  view.items.push({ revision: Number(String(item.id).split('.')[0]), event: item.event });
+}
+
+/** Where step seq ends in the kept items: at the state change that made the step after it. */
+function stepEnd(seq) {
+  const index = view.items.findIndex((item) => item.revision > seq + 1 || (item.revision === seq + 1 && item.event.type === 'state'));
+  return index < 0 ? view.items.length : index;
+}
+
+/**
+ * The text being streamed at step seq: what had come of the response when the run left that step,
+ * or '' when no response was streaming then (none open as the step began, none started in it).
+ * null: the step is older than the stream this page follows (it starts at the run's first event).
+ */
+function textAt(seq) {
+  if (view.items.length > 0 && view.items[0].revision > seq) return null;
+  const start = stepEnd(seq - 1);
+  const end = stepEnd(seq);
+  let text = '';
+  let open = false;
+  let streaming = false;
+  for (let index = 0; index < end; index++) {
+    if (index === start) streaming = open;
+    const event = view.items[index].event;
+    text = nextText(text, event);
+    if (event.type === 'request.started') open = true;
+    else if (event.type === 'request.finished' || event.type === 'request.interrupted') open = false;
+    if (index >= start && (event.type === 'request.started' || event.type === 'text.delta')) streaming = true;
+  }
+  if (start >= end) streaming = open;
+  return streaming ? text : '';
+}
+
+/** Live: the text streaming now. At a past step: the text streaming then, and the headings say which step. */
+function renderText() {
+  const past = view.step !== null;
+  const text = past ? textAt(view.step) : view.text;
+  const box = $('text');
+  box.textContent = text || '';
+  box.dataset.known = String(text !== null);
+  box.dataset.step = past ? String(view.step) : 'live';
+  for (const when of document.querySelectorAll('h2 .when')) {
+    when.textContent = past ? 'at step ' + view.step : 'now';
+    when.toggleAttribute('data-past', past);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Time travel.
 
 async function showStep(index) {
@@ -242,6 +310,7 @@ async function showStep(index) {
   const id = view.id;
   view.step = step.seq;
   renderTravel();
+  renderText();
   try {
     const shown = await call(api('/' + enc(id) + '/steps/' + step.seq));
     if (view.id !== id || view.step !== step.seq) return;
@@ -265,6 +334,7 @@ function goLive() {
 
 function render() {
   renderStatus();
+  renderText();
   renderTravel();
   renderControls();
   renderMessages();
@@ -455,6 +525,7 @@ async function loadChart() {
       }
       // The chart's own <style> is in this page already (the page's policy would refuse it).
       holder.innerHTML = (await response.text()).replace(/<style>[\\s\\S]*?<\\/style>/, '');
+      fitChart(holder);
       view.chart = view.kind;
     } catch (error) {
       holder.replaceChildren(el('p', 'empty', 'The chart could not be drawn: ' + error.message));
@@ -470,7 +541,7 @@ function lightShown() {
   const shown = view.shown;
   const index = stepIndex();
   const before = index > 0 ? view.steps[index - 1] : undefined;
-  lightChart($('chart'), shown ? activePaths(shown.value) : [], before && shown ? activePaths(before.state) : [], undefined, view.kind === 'full');
+  lightChart($('chart'), shown ? activePaths(shown.value) : [], before && shown ? activePaths(before.state) : []);
 }
 
 for (const button of document.querySelectorAll('#chart-tabs button')) {
@@ -487,7 +558,8 @@ $('picker').addEventListener('change', () => {
 });
 $('slider').addEventListener('input', () => {
   const index = Number($('slider').value);
-  if (index === view.steps.length - 1 && view.step === null) return;
+  // The newest step is the live view: what streams from now on shows as it comes.
+  if (index === view.steps.length - 1) { if (view.step !== null) goLive(); return; }
   showStep(index);
 });
 $('live').addEventListener('click', goLive);
@@ -530,11 +602,11 @@ ${chartStyle}</style>
 <main>
 <section id="chart-panel"><h2>Statechart <span id="chart-tabs"><button type="button" data-kind="overview" aria-pressed="true">overview</button> <button type="button" data-kind="full" aria-pressed="false">full chart</button></span></h2><div id="chart"><p class="empty">Drawing the chart…</p></div></section>
 <div id="side">
-<section><h2>Now</h2><div id="status"></div></section>
+<section><h2>State <span class="when" id="status-when">now</span></h2><div id="status"></div></section>
 <section><h2>Time travel</h2><div id="travel"><input id="slider" type="range" min="0" max="0" value="0" aria-label="Step"><button type="button" id="live" class="control" aria-pressed="true">live</button><button type="button" id="fork" class="control">fork from this step</button><div id="step-label"></div></div></section>
 <section id="controls"><h2>Approvals</h2><ol id="approvals"></ol><button type="button" id="cancel" class="control">cancel run</button></section>
 <section><h2>Usage</h2><div id="usage"></div></section>
-<section><h2>Response being streamed</h2><div id="text"></div></section>
+<section><h2>Response being streamed <span class="when" id="text-when">now</span></h2><div id="text"></div></section>
 <section><h2>Agent tree</h2><ul id="agents"></ul></section>
 <section><h2>Messages</h2><ol id="messages"></ol></section>
 </div>

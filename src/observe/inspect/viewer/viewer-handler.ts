@@ -214,8 +214,9 @@ type Action = 'approve' | 'deny' | 'cancel' | 'fork';
  * `actorloop/http`). One page, everything inline (no network, no CDN): the statechart of
  * `host.machine` (drawn server-side, `elkjs` an optional peer) lit at the selected conversation's
  * state, following the newest conversation until you pick one; a step slider over its stored
- * history (time travel) showing the chart, messages, tool calls and usage of that step; approve,
- * deny and cancel buttons; fork from the selected step; and the agent tree of its agent calls.
+ * history (time travel) showing the chart, messages, tool calls, usage and streamed text of that
+ * step; approve, deny and cancel buttons; fork from the selected step; and the agent tree of its
+ * agent calls.
  *
  * Routes under `basePath`: `GET /` the page; `GET /chart/overview.svg`, `/chart/full.svg` (501
  * `missing-dependency` with `package: "elkjs"` when it is not installed: the page says what to install);
