@@ -12,7 +12,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { type AgentEventEvent, conversationInput, createConversationMachine, type Provider, type RunOutput } from 'actorloop';
-import { assign, createActor, setup, spawnChild, toPromise } from 'xstate';
+import { assign, createActor, enqueueActions, setup, spawnChild, toPromise } from 'xstate';
 import { chooseModel, printMode } from './support/model.js';
 
 export type MapReduceOutput = {
@@ -65,7 +65,11 @@ export function mapReduceWorkflow(provider: Provider, { maxAtOnce = 4 } = {}) {
     },
     actions: {
       recordFailure: assign({ failures: ({ context, event }) => [...context.failures, failureOf(event)] }),
-      oneLessRunning: assign({ running: ({ context }) => context.running - 1 }),
+      // A finished summarizer is stopped, so the workflow's snapshot does not carry its history on.
+      oneLessRunning: enqueueActions(({ context, event, enqueue }) => {
+        enqueue.assign({ running: context.running - 1 });
+        enqueue.stopChild((event as unknown as { actorId: string }).actorId);
+      }),
     },
   }).createMachine({
     id: 'map-reduce',

@@ -1,10 +1,13 @@
 /**
- * The big property run: `npm run test:soak -- --runs 10000 [--tree-runs T] [--seed S] [--concurrency C] [--verbose]`;
+ * The big property run: `npm run test:soak -- --runs 10000 [--tree-runs T] [--controls-runs C] [--workflow-runs W] [--seed S] [--concurrency K] [--verbose]`;
  * `--seed S --only N` replays run #N of that sample alone. After the single-conversation runs come
  * `--tree-runs` agent trees (default a quarter of `--runs`; test/support/agent-tree-run.ts), checked
  * at every level of the tree, then `--controls-runs` runs of the long-conversation controls (default a
  * quarter of `--runs`; test/support/controls-run.ts: context window, budgets, guardrails, steering,
- * interrupts, fallback chains), with the same drain and escape checks between chunks.
+ * interrupts, fallback chains), then `--workflow-runs` workflows (default a quarter of `--runs`;
+ * test/support/workflow-run.ts: user machines of conversations — sequences, parallel states, nested
+ * workflows, capped maps — under faults, cancels and kill/restore), checked at every level, with the
+ * same drain and escape checks between chunks.
  * Cases come from the same arbitrary as `test/properties.test.ts` (fast-check, seeded; the first provider on
  * one of the wires `openai`, `anthropic`, `responses`, and `ai-sdk-compatible` / `ai-sdk-openai` — aiSdkProvider over
  * `@ai-sdk/openai-compatible`'s or `@ai-sdk/openai`'s chat model; about half draw
@@ -17,6 +20,7 @@
 import fc from 'fast-check';
 import { runTreeCase, type TreeCase, treeCaseArb } from './support/agent-tree-run.js';
 import { type ControlsCase, controlsCaseArb, runControlsCase } from './support/controls-run.js';
+import { runWorkflowCase, type WorkflowCase, workflowCaseArb } from './support/workflow-run.js';
 import { activeResources, runCase, runCaseArb, takeEscapes, waitForDrain, type RunCase, type RunReport } from './support/property-run.js';
 
 function argument(name: string): string | undefined {
@@ -29,6 +33,7 @@ function argument(name: string): string | undefined {
 const runs = Number(argument('runs') ?? 1_000);
 const treeRuns = Number(argument('tree-runs') ?? Math.floor(runs / 4));
 const controlsRuns = Number(argument('controls-runs') ?? Math.floor(runs / 4));
+const workflowRuns = Number(argument('workflow-runs') ?? Math.floor(runs / 4));
 const seed = Number(argument('seed') ?? Date.now() % 2 ** 31);
 const concurrency = Number(argument('concurrency') ?? 8);
 const chunkSize = Number(argument('chunk') ?? 200);
@@ -36,7 +41,9 @@ const verbose = process.argv.includes('--verbose');
 /** Replays one run of the sample (its index as printed with a violation). */
 const only = argument('only') === undefined ? undefined : Number(argument('only'));
 if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !Number.isInteger(concurrency) || concurrency < 1) {
-  console.error('usage: npm run test:soak -- --runs N [--seed S] [--concurrency C] [--chunk K] [--verbose]');
+  console.error(
+    'usage: npm run test:soak -- --runs N [--tree-runs T] [--controls-runs C] [--workflow-runs W] [--seed S] [--concurrency K] [--chunk N] [--verbose]',
+  );
   process.exit(2);
 }
 
@@ -192,11 +199,61 @@ for (let chunkStart = 0; chunkStart < controlsCases.length; chunkStart += chunkS
   process.stdout.write(`\r${controlsDone}/${controlsCases.length} controls runs, ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
+// Workflows of conversations: the same process, the same drain and escape checks between chunks.
+const workflowCases = only === undefined ? fc.sample(workflowCaseArb, { seed, numRuns: Math.max(0, workflowRuns) }) : [];
+const workflowStatus = new Map<string, number>();
+const workflowOutcomes = new Map<string, number>();
+const workflowFaults = new Map<string, number>();
+const workflowEvents = new Map<string, number>();
+const workflowFailures: Array<{ index: number; workflowCase: WorkflowCase; violations: string[] }> = [];
+let workflowConversations = 0;
+let workflowDone = 0;
+for (let chunkStart = 0; chunkStart < workflowCases.length; chunkStart += chunkSize) {
+  const chunk = workflowCases.slice(chunkStart, chunkStart + chunkSize);
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const position = next++;
+      const workflowCase = chunk[position];
+      if (workflowCase === undefined) return;
+      const report = await runWorkflowCase(workflowCase);
+      workflowDone++;
+      const { counts } = report;
+      workflowConversations += counts.conversations;
+      bump(workflowStatus, report.outcome ?? 'no final state');
+      for (const [key, value] of Object.entries(counts.outcomes)) bump(workflowOutcomes, key, value);
+      for (const [key, value] of Object.entries(counts.faults)) bump(workflowFaults, key, value);
+      bump(workflowEvents, 'kills (each restored from its persisted snapshot)', counts.kills);
+      bump(workflowEvents, 'restores', counts.restores);
+      bump(workflowEvents, 'conversations running at a kill', counts.conversationsRestored);
+      bump(workflowEvents, 'cancels', counts.cancels);
+      bump(workflowEvents, 'tool calls executed', counts.executions);
+      bump(workflowEvents, 'idempotent calls run again after a kill', counts.reruns);
+      bump(workflowEvents, "calls answered 'interrupted' after a kill", counts.interrupted);
+      if (counts.kills > 0) bump(workflowEvents, 'workflows killed at least once', 1);
+      if (report.violations.length > 0) {
+        workflowFailures.push({ index: chunkStart + position, workflowCase, violations: report.violations });
+        console.log(
+          `\nVIOLATION in workflow #${chunkStart + position}: ${report.violations.join(' | ')}\n  case: ${JSON.stringify(workflowCase)}`,
+        );
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const growth = await waitForDrain(baseline, 3_000);
+  if (growth.length > 0)
+    globalViolations.push(`after workflows ${chunkStart}–${chunkStart + chunk.length - 1}: resources left behind: ${growth.join(', ')}`);
+  const escaped = takeEscapes();
+  if (escaped.length > 0) globalViolations.push(`between workflow chunks: escaped: ${escaped.map(String).join('; ')}`);
+  process.stdout.write(`\r${workflowDone}/${workflowCases.length} workflows, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
 const sorted = (map: Map<string, number>) => [...map.entries()].sort((a, b) => b[1] - a[1]);
 const violations =
   failures.reduce((sum, failure) => sum + failure.report.violations.length, 0) +
   treeFailures.reduce((sum, failure) => sum + failure.violations.length, 0) +
   controlsFailures.reduce((sum, failure) => sum + failure.violations.length, 0) +
+  workflowFailures.reduce((sum, failure) => sum + failure.violations.length, 0) +
   globalViolations.length;
 console.log(`\n\nruns: ${cases.length}  (seed ${seed}, concurrency ${concurrency})`);
 console.log(
@@ -228,8 +285,16 @@ console.log(`agent trees: ${treeCases.length}, ${treeAgents} agent calls, deepes
 for (const [key, value] of sorted(treeStatus)) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log(`long-conversation controls runs: ${controlsCases.length}; final states:`);
 for (const [key, value] of sorted(controlsStatus)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log(`workflows: ${workflowCases.length}, ${workflowConversations} conversations; final states:`);
+for (const [key, value] of sorted(workflowStatus)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log("workflows' conversations, ends:");
+for (const [key, value] of sorted(workflowOutcomes)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log("workflows' faults and responses injected:");
+for (const [key, value] of sorted(workflowFaults)) console.log(`  ${String(value).padStart(6)}  ${key}`);
+console.log('workflows: kills, restores, cancels:');
+for (const [key, value] of workflowEvents) console.log(`  ${String(value).padStart(6)}  ${key}`);
 console.log(
-  `violations: ${violations} (in ${failures.length} runs, ${treeFailures.length} trees, ${controlsFailures.length} controls runs${globalViolations.length ? `, plus ${globalViolations.length} process-level` : ''})`,
+  `violations: ${violations} (in ${failures.length} runs, ${treeFailures.length} trees, ${controlsFailures.length} controls runs, ${workflowFailures.length} workflows${globalViolations.length ? `, plus ${globalViolations.length} process-level` : ''})`,
 );
 console.log(`wall time: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(violations > 0 ? 1 : 0);

@@ -225,7 +225,8 @@ export const hangMs = 80;
 // ---------------------------------------------------------------------------------------------
 // Arbitraries
 
-const stepArb: fc.Arbitrary<FaultStep> = fc.oneof(
+/** One step of a fault server's plan: an answer (text, tool calls, a repeated call) or a fault. */
+export const stepArb: fc.Arbitrary<FaultStep> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('text' as const), thinking: fc.boolean() }) },
   {
     weight: 8,
@@ -1000,7 +1001,8 @@ export function anthropicBodyProblems(
 
 const escapes: unknown[] = [];
 let listening = false;
-function listenForEscapes(): void {
+/** Starts recording escapes for {@link takeEscapes} (once per process; {@link runCase} calls it). */
+export function listenForEscapes(): void {
   if (listening) return;
   listening = true;
   process.on('unhandledRejection', (reason) => escapes.push(reason));
