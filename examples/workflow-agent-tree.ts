@@ -12,18 +12,11 @@
  * ANTHROPIC_API_KEY or OPENAI_BASE_URL set, a live one does (see examples/support/model.ts).
  */
 import { pathToFileURL } from 'node:url';
-import {
-  type AgentEventEvent,
-  agentTool,
-  conversationInput,
-  createConversationMachine,
-  defineTool,
-  type Provider,
-  type RunOutput,
-} from 'actorloop';
+import { type AgentEventEvent, agentTool, conversationInput, createConversationMachine, defineTool, type Provider } from 'actorloop';
 import { assign, createActor, setup, toPromise } from 'xstate';
 import { z } from 'zod';
 import { chooseModel, printMode } from './support/model.js';
+import { failureOf, outputOf } from './support/workflow-outcome.js';
 
 export type AgentTreeOutput = { status: 'done' | 'failed'; notes: string; list: string; failure?: string };
 
@@ -41,16 +34,6 @@ const lookUp = defineTool({
   parameters: z.object({ topic: z.string() }),
   execute: ({ topic }) => facts[topic.toLowerCase()] ?? `nothing on ${topic}`,
 });
-
-const outputOf = (event: unknown) => (event as { output: RunOutput }).output;
-
-/** Who failed and how, from a conversation's done event (`halted`, `error`) or its actor's error event. */
-function failureOf(event: { type: string; output?: RunOutput; error?: unknown }): string {
-  const who = event.type.replace(/^xstate\.(done|error)\.actor\./, '');
-  if (!event.output) return `${who} could not run: ${String(event.error)}`;
-  const { status, reason, error } = event.output;
-  return `${who} ended ${status}${reason ? ` (${reason})` : ''}${error ? `: ${error.message}` : ''}`;
-}
 
 export function agentTreeWorkflow(provider: Provider) {
   const researcher = createConversationMachine({

@@ -11,9 +11,10 @@
  * OPENAI_BASE_URL set, a live one does (see examples/support/model.ts).
  */
 import { pathToFileURL } from 'node:url';
-import { type AgentEventEvent, conversationInput, createConversationMachine, type Provider, type RunOutput } from 'actorloop';
+import { type AgentEventEvent, conversationInput, createConversationMachine, type Provider } from 'actorloop';
 import { assign, createActor, enqueueActions, setup, spawnChild, toPromise } from 'xstate';
 import { chooseModel, printMode } from './support/model.js';
+import { failureOf, outputOf } from './support/workflow-outcome.js';
 
 export type MapReduceOutput = {
   status: 'done' | 'failed';
@@ -33,18 +34,8 @@ type MapReduceContext = Omit<MapReduceOutput, 'status'> & {
   running: number;
 };
 
-const outputOf = (event: unknown) => (event as { output: RunOutput }).output;
-
 /** The document a summarizer's done or error event is about (its id is `summary-<i>`). */
 const documentOf = (event: unknown) => Number((event as { actorId: string }).actorId.replace('summary-', ''));
-
-/** Who failed and how, from a conversation's done event (`halted`, `error`) or its actor's error event. */
-function failureOf(event: { type: string; output?: RunOutput; error?: unknown }): string {
-  const who = event.type.replace(/^xstate\.(done|error)\.actor\./, '');
-  if (!event.output) return `${who} could not run: ${String(event.error)}`;
-  const { status, reason, error } = event.output;
-  return `${who} ended ${status}${reason ? ` (${reason})` : ''}${error ? `: ${error.message}` : ''}`;
-}
 
 export function mapReduceWorkflow(provider: Provider, { maxAtOnce = 4 } = {}) {
   return setup({

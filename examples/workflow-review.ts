@@ -14,9 +14,10 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { pathToFileURL } from 'node:url';
-import { type AgentEventEvent, conversationInput, createConversationMachine, type Message, type Provider, type RunOutput } from 'actorloop';
+import { type AgentEventEvent, conversationInput, createConversationMachine, type Message, type Provider } from 'actorloop';
 import { assign, createActor, emit, setup, toPromise } from 'xstate';
 import { chooseModel, printMode } from './support/model.js';
+import { failureOf, outputOf } from './support/workflow-outcome.js';
 
 /** What a person sends the workflow while it waits. */
 export type ReviewDecision = { type: 'review.approve'; note?: string } | { type: 'review.reject'; note: string };
@@ -39,16 +40,6 @@ type ReviewContext = Omit<ReviewOutput, 'outcome'> & {
   /** The writer's conversation so far: a revision goes on from it. */
   writerMessages: Message[];
 };
-
-const outputOf = (event: unknown) => (event as { output: RunOutput }).output;
-
-/** Who failed and how, from a conversation's done event (`halted`, `error`) or its actor's error event. */
-function failureOf(event: { type: string; output?: RunOutput; error?: unknown }): string {
-  const who = event.type.replace(/^xstate\.(done|error)\.actor\./, '');
-  if (!event.output) return `${who} could not run: ${String(event.error)}`;
-  const { status, reason, error } = event.output;
-  return `${who} ended ${status}${reason ? ` (${reason})` : ''}${error ? `: ${error.message}` : ''}`;
-}
 
 export function reviewWorkflow(provider: Provider, { maxRevisions = 2 } = {}) {
   return setup({

@@ -13,18 +13,11 @@
  * a live one does (see examples/support/model.ts).
  */
 import { pathToFileURL } from 'node:url';
-import {
-  type AgentEventEvent,
-  conversationInput,
-  createConversationMachine,
-  defineTool,
-  type Provider,
-  type RunOutput,
-  type Tool,
-} from 'actorloop';
+import { type AgentEventEvent, conversationInput, createConversationMachine, defineTool, type Provider, type Tool } from 'actorloop';
 import { assign, createActor, setup, toPromise } from 'xstate';
 import { z } from 'zod';
 import { chooseModel, printMode } from './support/model.js';
+import { failureOf, outputOf } from './support/workflow-outcome.js';
 
 const categories = ['billing', 'technical', 'other'] as const;
 
@@ -56,16 +49,6 @@ const findInvoice = defineTool({
     return `${invoiceId}: €${invoice.amountEur}, charged ${invoice.charged} time(s)`;
   },
 });
-
-const outputOf = (event: unknown) => (event as { output: RunOutput }).output;
-
-/** Who failed and how, from a conversation's done event (`halted`, `error`) or its actor's error event. */
-function failureOf(event: { type: string; output?: RunOutput; error?: unknown }): string {
-  const who = event.type.replace(/^xstate\.(done|error)\.actor\./, '');
-  if (!event.output) return `${who} could not run: ${String(event.error)}`;
-  const { status, reason, error } = event.output;
-  return `${who} ended ${status}${reason ? ` (${reason})` : ''}${error ? `: ${error.message}` : ''}`;
-}
 
 /** Models answer "Billing." as often as "billing". */
 const wordOf = (text: string) =>
