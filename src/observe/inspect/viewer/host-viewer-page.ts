@@ -346,7 +346,8 @@ function render() {
 function renderStatus() {
   const shown = view.shown;
   const status = $('status');
-  document.body.dataset.step = view.step === null ? 'live' : String(view.step);
+  // The step of what is on screen: while a past step loads, the page still shows the one before.
+  document.body.dataset.step = view.step === null ? 'live' : String(shown?.seq ?? view.step);
   if (!shown) {
     delete document.body.dataset.state;
     delete document.body.dataset.status;
