@@ -78,7 +78,8 @@ describe('postgresRelay', () => {
   it('listens again after the server cut its listening connection', async () => {
     const channel = newChannel();
     const errors: unknown[] = [];
-    const a = postgresRelay({ connectionString: postgresUrl, channel, onError: () => undefined });
+    const errorsAtA: unknown[] = [];
+    const a = postgresRelay({ connectionString: postgresUrl, channel, onError: (error) => errorsAtA.push(error) });
     const b = postgresRelay({ connectionString: postgresUrl, channel, onError: (error) => errors.push(error) });
     const atB = recorder(b);
     await Promise.all([a.whenListening(), b.whenListening()]);
@@ -88,8 +89,10 @@ describe('postgresRelay', () => {
     await atB.until(1);
     // Cut both listening connections (b's is one of them).
     for (const { pid } of listeners) await queryOnce('SELECT pg_terminate_backend($1)', [pid]);
+    // Both must have seen the break: a relay that has not yet is still "listening" on its dead
+    // connection, and `whenListening()` would not wait for its new one.
     await new Promise<void>((resolve) => {
-      const check = () => (errors.length > 0 ? resolve() : setTimeout(check, 10));
+      const check = () => (errors.length > 0 && errorsAtA.length > 0 ? resolve() : setTimeout(check, 10));
       check();
     });
     expect(String(errors[0])).toContain(`the listening connection on channel "${channel}" broke; connecting again`);
