@@ -1038,6 +1038,26 @@ export async function waitForDrain(baseline: Record<string, number>, timeoutMs =
   }
 }
 
+/**
+ * What a run left behind once it ended: resources beyond `baseline` that do not drain within a
+ * second (when `checkResources`), and anything that escaped as an unhandled rejection or uncaught
+ * exception (given a turn to surface).
+ */
+export async function leftBehind(baseline: Record<string, number>, checkResources: boolean): Promise<string[]> {
+  const problems: string[] = [];
+  if (checkResources) {
+    const growth = await waitForDrain(baseline, 1_000);
+    if (growth.length > 0) problems.push(`resources left behind: ${growth.join(', ')}`);
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  const escaped = takeEscapes();
+  if (escaped.length > 0)
+    problems.push(
+      `escaped the run: ${escaped.map((value) => (value instanceof Error ? `${value.name}: ${value.message}` : String(value))).join('; ')}`,
+    );
+  return problems;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 const finalStatuses = new Set(['done', 'halted', 'error']);
@@ -1617,16 +1637,7 @@ export async function runCase(testCase: RunCase, runOptions: RunCaseOptions = {}
   } finally {
     await Promise.all(servers.map(({ server: target }) => target.close()));
   }
-  if (runOptions.checkResources) {
-    const growth = await waitForDrain(baseline, 1_000);
-    if (growth.length > 0) violations.push(`resources left behind: ${growth.join(', ')}`);
-  }
-  await new Promise((resolve) => setImmediate(resolve));
-  const escaped = takeEscapes();
-  if (escaped.length > 0)
-    violations.push(
-      `escaped the run: ${escaped.map((value) => (value instanceof Error ? `${value.name}: ${value.message}` : String(value))).join('; ')}`,
-    );
+  violations.push(...(await leftBehind(baseline, runOptions.checkResources === true)));
 
   if (strict) violations.push(...knownBugs);
   return {

@@ -63,7 +63,7 @@ import { openaiProvider } from '../../src/providers/openai/index.js';
 import { defineTool, type Tool } from '../../src/tools/define-tool.js';
 import { HaltError } from '../../src/tools/halt-error.js';
 import { type FaultServer, type FaultStep, startFaultServer, type Wire } from './fault-server.js';
-import { activeResources, hangMs, historyProblems, listenForEscapes, stepArb, takeEscapes, waitForDrain } from './property-run.js';
+import { activeResources, hangMs, historyProblems, leftBehind, listenForEscapes, stepArb, takeEscapes } from './property-run.js';
 
 // ---------------------------------------------------------------------------------------------
 // Cases
@@ -697,16 +697,7 @@ export async function runWorkflowCase(workflowCase: WorkflowCase, options: Workf
   } finally {
     await Promise.all([...conversations.values()].map((conversation) => conversation.server.close()));
   }
-  if (options.checkResources) {
-    const growth = await waitForDrain(baseline, 1_000);
-    if (growth.length > 0) violations.push(`resources left behind: ${growth.join(', ')}`);
-  }
-  await new Promise((resolve) => setImmediate(resolve));
-  const escaped = takeEscapes();
-  if (escaped.length > 0)
-    violations.push(
-      `escaped the run: ${escaped.map((value) => (value instanceof Error ? `${value.name}: ${value.message}` : String(value))).join('; ')}`,
-    );
+  violations.push(...(await leftBehind(baseline, options.checkResources === true)));
   return { violations, outcome, counts, durationMs: performance.now() - started };
 }
 
