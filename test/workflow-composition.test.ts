@@ -16,6 +16,7 @@ import {
   type RunOutput,
 } from '../src/index.js';
 import { machineConfigOf } from '../src/observe/inspect/index.js';
+import { events$ } from '../src/observe/rx/index.js';
 import { scriptedModel, type ScriptedTurn } from './support/scripted-model.js';
 
 const outputOf = (event: unknown) => (event as { output: RunOutput }).output;
@@ -283,5 +284,32 @@ describe("a workflow's budget, handed to a conversation", () => {
     const output = await toPromise(createActor(machine, { input: conversationInput('Go.', { budget: { maxTotalTokens: 50 } }) }).start());
     expect(output).toMatchObject({ status: 'halted', reason: 'budget', budget: { limit: 'maxTotalTokens', max: 50 } });
     expect(model.requests).toHaveLength(1);
+  });
+});
+
+describe("a workflow's events through actorloop/rx", () => {
+  it("events$(workflow, 'agent.event') streams every conversation's events with its path, and completes with the workflow", async () => {
+    const writer = conversation([{ text: 'Drafted.' }]);
+    // Its emitted events declared (docs/workflows.md "Composing"), the workflow is a source rx takes.
+    const machine = setup({ types: { emitted: {} as AgentEventEvent }, actors: { writer: writer.machine } }).createMachine({
+      initial: 'writing',
+      states: {
+        writing: { invoke: { id: 'writer', src: 'writer', input: conversationInput('Write.'), onDone: 'done' } },
+        done: { type: 'final' },
+      },
+    });
+    const actor = createActor(machine);
+    const seen: string[] = [];
+    const completed = new Promise<void>((resolve, reject) =>
+      events$(actor, 'agent.event').subscribe({
+        next: ({ path, event }) => seen.push(`${path.join('/')} ${event.type}`),
+        error: reject,
+        complete: resolve,
+      }),
+    );
+    actor.start();
+    await completed;
+    expect(seen[0]).toBe('writer request.started');
+    expect(seen).toContain('writer request.finished');
   });
 });
