@@ -1,35 +1,10 @@
-/**
- * `actorloop view` as a process: the operable viewer over a host on a SQLite file another process
- * wrote — it prints `{ url }`, serves the page, the stored conversation and its steps, refuses a
- * cancel of a finished run (409), forks it, refuses a missing file with nothing served and a port in
- * use with exit 1, and SIGTERM ends it
- * with exit code 0.
- */
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { actorloop, type CliResult } from './support/cli-process.js';
+import { actorloop, startView } from './support/cli-process.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-view-'));
-
-async function view(args: string[]): Promise<{ url: string; child: ChildProcess; done: Promise<CliResult> }> {
-  let child: ChildProcess | undefined;
-  let done: Promise<CliResult> | undefined;
-  const url = await new Promise<string>((resolve, reject) => {
-    done = actorloop(['view', '--port', '0', ...args], {}, (spawned) => {
-      child = spawned;
-      let out = '';
-      spawned.stdout?.on('data', (data: Buffer) => {
-        out += data.toString();
-        if (out.includes('\n')) resolve((JSON.parse(out.split('\n')[0] as string) as { url: string }).url);
-      });
-    });
-    done.then((result) => reject(new Error(`view exited: ${result.code} ${result.stderr}`)));
-  });
-  return { url, child: child as ChildProcess, done: done as Promise<CliResult> };
-}
 
 describe('actorloop view', () => {
   it('serves the viewer over a stored conversation: its steps, a refused cancel, a fork; SIGTERM exits 0', async () => {
@@ -37,7 +12,7 @@ describe('actorloop view', () => {
     // A conversation another process stored (the offline model's run ends: done).
     const run = await actorloop(['run', '--db', db, '--id', 'c-1', 'what is 17*23?']);
     expect(run.code).toBe(0);
-    const { url, child, done } = await view(['--db', db]);
+    const { url, child, done } = await startView(['--db', db]);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
     const page = await fetch(url);
     expect(page.status).toBe(200);
@@ -69,7 +44,7 @@ describe('actorloop view', () => {
   }, 60_000);
 
   it('a port in use: exit 1 naming it, no stack, and the one already serving goes on', async () => {
-    const { url, child, done } = await view([]);
+    const { url, child, done } = await startView([]);
     const taken = await actorloop(['view', '--port', new URL(url).port]);
     expect(taken.code).toBe(1);
     expect(taken.stderr).toMatch(/EADDRINUSE|address already in use/);

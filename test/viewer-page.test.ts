@@ -1,16 +1,3 @@
-/**
- * The viewer's page in headless Chromium over a real host (`createViewerHandler` on a real socket):
- * it follows the newest conversation, approves, travels back through the stored steps (chart lit
- * and messages at that step), returns to live, forks from a step and switches to the fork, denies
- * and cancels on other conversations, and shows an unknown id as an inline error while the page
- * goes on working; a conversation's images (a user's, a tool result's) show as thumbnails beside
- * their labels; without elkjs (`actorloop view` in a process that cannot load it) the chart area says
- * what to install and why. A past step shows the text that was streaming at that step under a
- * heading naming the step; the charts keep their labels legible at a 1400 px wide window (the holder
- * scrolls rather than the chart shrinking), and open with the lit state in the middle and a margin
- * around the chart. A screenshot per control is kept in test-artifacts/viewer/.
- */
-import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,7 +23,7 @@ import { legibleLabelPx } from '../src/observe/inspect/light-chart-script.js';
 import { createViewerHandler } from '../src/observe/inspect/index.js';
 import { supportScript } from './support/built-tree.js';
 import { launchChromium } from './support/chromium.js';
-import { actorloop, type CliResult } from './support/cli-process.js';
+import { startView } from './support/cli-process.js';
 import { deferred } from './support/run-conversation.js';
 import { gatedAnswer, gatedText, scriptedModel } from './support/scripted-model.js';
 import { viewerHost } from './support/viewer-host.js';
@@ -532,20 +519,8 @@ describe('the viewer page at a past step of a streamed answer', () => {
 describe('the viewer page without elkjs', () => {
   it('says in the chart area what to install and why, as `actorloop view` says once at start; the rest works', async () => {
     // `actorloop view` as a fresh install runs it: elkjs, an optional peer, cannot be loaded in that process.
-    let child: ChildProcess | undefined;
-    let done: Promise<CliResult> | undefined;
-    const address = await new Promise<string>((resolve, reject) => {
-      const hideElk = { NODE_OPTIONS: `--import=${pathToFileURL(supportScript('without-elkjs.ts')).href}` };
-      done = actorloop(['view', '--port', '0'], hideElk, (spawned) => {
-        child = spawned;
-        let out = '';
-        spawned.stdout?.on('data', (data: Buffer) => {
-          out += data.toString();
-          if (out.includes('\n')) resolve((JSON.parse(out.split('\n')[0] as string) as { url: string }).url);
-        });
-      });
-      done.then((result) => reject(new Error(`view exited: ${result.code} ${result.stderr}`)));
-    });
+    const hideElk = { NODE_OPTIONS: `--import=${pathToFileURL(supportScript('without-elkjs.ts')).href}` };
+    const { url: address, child, done } = await startView([], hideElk);
     const page = await browser.context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
@@ -568,9 +543,9 @@ describe('the viewer page without elkjs', () => {
       expect(problems).toEqual([]);
     } finally {
       await page.close();
-      child?.kill('SIGTERM');
+      child.kill('SIGTERM');
     }
-    const { code, stderr } = await (done as Promise<CliResult>);
+    const { code, stderr } = await done;
     expect(code).toBe(0);
     const hint = stderr.split('\n').filter((line) => line.includes('npm install elkjs'));
     expect(hint).toEqual([

@@ -65,3 +65,27 @@ export async function actorloopInterrupted(
   });
   return { sent, result };
 }
+
+/**
+ * `actorloop view --port 0 …args` started as a process: resolves with the address it printed on
+ * its first line, its process (to stop it) and its end; rejects when it exits before printing one.
+ */
+export async function startView(
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ url: string; child: ChildProcess; done: Promise<CliResult> }> {
+  let child: ChildProcess | undefined;
+  let done: Promise<CliResult> | undefined;
+  const url = await new Promise<string>((resolve, reject) => {
+    done = actorloop(['view', '--port', '0', ...args], env, (spawned) => {
+      child = spawned;
+      let out = '';
+      spawned.stdout?.on('data', (data: Buffer) => {
+        out += data.toString();
+        if (out.includes('\n')) resolve((JSON.parse(out.split('\n')[0] as string) as { url: string }).url);
+      });
+    });
+    done.then((result) => reject(new Error(`view exited: ${result.code} ${result.stderr}`)));
+  });
+  return { url, child: child as ChildProcess, done: done as Promise<CliResult> };
+}
