@@ -6,10 +6,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
-import { actorloop, type CliResult } from './support/cli-process.js';
+import { actorloop, type CliResult, startListening } from './support/cli-process.js';
 
 const work = mkdtempSync(join(tmpdir(), 'actorloop-serve-'));
 const running: Array<{ child: ChildProcess; done: Promise<CliResult> }> = [];
@@ -21,23 +22,12 @@ afterEach(async () => {
   }
 });
 
-/** Starts `actorloop serve …args` and resolves with what it printed on stdout (`{ url, token? }`). */
+/** Starts `actorloop serve …args` and resolves with what it printed on stdout (`{ url, token? }`); stopped after each test. */
 async function serve(args: string[], env: Record<string, string> = {}) {
-  let child: ChildProcess | undefined;
-  const started = new Promise<{ url: string; token?: string }>((resolve, reject) => {
-    const done = actorloop(['serve', '--port', '0', ...args], env, (spawned) => {
-      child = spawned;
-      let out = '';
-      spawned.stdout?.on('data', (data: Buffer) => {
-        out += data.toString();
-        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0] as string) as { url: string; token?: string });
-      });
-    });
-    done.then((result) => reject(new Error(`serve exited: ${result.code} ${result.stderr}`)));
-    running.push({ child: child as unknown as ChildProcess, done });
-  });
-  const address = await started;
-  return { ...address, child: child as ChildProcess, done: (running.at(-1) as { done: Promise<CliResult> }).done };
+  const started = startListening<{ url: string; token?: string }>(['serve', '--port', '0', ...args], env);
+  const { printed, child, done } = await started;
+  running.push({ child, done });
+  return { ...printed, child, done };
 }
 
 async function readEvents(url: string, token: string, until: (text: string) => boolean): Promise<string> {
@@ -107,6 +97,28 @@ describe('actorloop serve', () => {
     const store = sqliteStore({ path: db, create: false });
     expect((await store.load('c1'))?.status).toBe('done');
     await store.close();
+  });
+
+  it('stopped while a request is still coming in, it waits a grace for it, then cuts it and exits 0', async () => {
+    const { url, token, child, done } = await serve([], { ACTORLOOP_TOKEN: 'grace-token-0123456789' });
+    // A POST that announces a body and sends half of it: its answer can never be written.
+    const { port, hostname } = new URL(url);
+    const socket = connect(Number(port), hostname);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /chat HTTP/1.1\r\nhost: ${hostname}\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"id":`,
+    );
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stoppedAt = performance.now();
+    child.kill('SIGINT');
+    const result = await done;
+    await closed;
+    expect(result.code).toBe(0);
+    // Not before the grace (2 s) — the answer might still have been written — and not for ever.
+    expect(performance.now() - stoppedAt).toBeGreaterThan(1_500);
+    expect(performance.now() - stoppedAt).toBeLessThan(15_000);
   });
 
   it('takes the token from ACTORLOOP_TOKEN, or makes one up and prints it; refuses a short one', async () => {

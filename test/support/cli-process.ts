@@ -67,25 +67,35 @@ export async function actorloopInterrupted(
 }
 
 /**
- * `actorloop view --port 0 …args` started as a process: resolves with the address it printed on
- * its first line, its process (to stop it) and its end; rejects when it exits before printing one.
+ * An `actorloop` command that listens (`serve`, `view`) started as a process: resolves with the JSON
+ * it printed on its first line (`{ url, … }`), its process (to stop it) and its end; rejects when it
+ * exits before printing one.
  */
-export async function startView(
-  args: string[] = [],
+export async function startListening<TPrinted extends { url: string }>(
+  args: string[],
   env: Record<string, string> = {},
-): Promise<{ url: string; child: ChildProcess; done: Promise<CliResult> }> {
+): Promise<{ printed: TPrinted; child: ChildProcess; done: Promise<CliResult> }> {
   let child: ChildProcess | undefined;
   let done: Promise<CliResult> | undefined;
-  const url = await new Promise<string>((resolve, reject) => {
-    done = actorloop(['view', '--port', '0', ...args], env, (spawned) => {
+  const printed = await new Promise<TPrinted>((resolve, reject) => {
+    done = actorloop(args, env, (spawned) => {
       child = spawned;
       let out = '';
       spawned.stdout?.on('data', (data: Buffer) => {
         out += data.toString();
-        if (out.includes('\n')) resolve((JSON.parse(out.split('\n')[0] as string) as { url: string }).url);
+        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0] as string) as TPrinted);
       });
     });
-    done.then((result) => reject(new Error(`view exited: ${result.code} ${result.stderr}`)));
+    done.then((result) => reject(new Error(`${args[0]} exited: ${result.code} ${result.stderr}`)));
   });
-  return { url, child: child as ChildProcess, done: done as Promise<CliResult> };
+  return { printed, child: child as ChildProcess, done: done as Promise<CliResult> };
+}
+
+/** `actorloop view --port 0 …args` started as a process, with the address it printed. */
+export async function startView(
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ url: string; child: ChildProcess; done: Promise<CliResult> }> {
+  const { printed, child, done } = await startListening(['view', '--port', '0', ...args], env);
+  return { url: printed.url, child, done };
 }
