@@ -585,7 +585,7 @@ describe('bad input', () => {
     [
       'machine',
       () => ({ machine: { restoreSnapshot() {} }, store: memoryStore() }),
-      'Invalid option machine: expected a conversation machine from createConversationMachine(...), got an object',
+      'Invalid option machine: expected a conversation machine from createConversationMachine(...), or a state machine of yours (a workflow), got an object',
     ],
     [
       'store.load',

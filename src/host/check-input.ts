@@ -72,3 +72,48 @@ export function checkEventAfterEndedRun(conversationId: string, event: Conversat
     message: `${event.type} is not accepted: the last run ended (${statusOf(last)}); a user.message starts the next one`,
   });
 }
+
+/** Throws `InvalidOptionsError` unless `event` is an event a caller may send a workflow: `{ type, ... }`, plain JSON (the log keeps it). */
+export function checkWorkflowEvent(event: unknown): asserts event is { type: string } {
+  if (!isRecord(event) || typeof event.type !== 'string' || event.type === '') {
+    throw new InvalidOptionsError(
+      'event',
+      'an event { type: string, ... } the workflow takes (or a user event: tool.approve, tool.deny, cancel)',
+      event,
+    );
+  }
+  if (userEventTypes.has(event.type)) return checkUserEvent(event);
+  if (event.type.startsWith('xstate.')) {
+    throw new InvalidOptionsError('event.type', 'an event of the workflow, not one XState sends itself (xstate.*)', event.type);
+  }
+  const problem = findJsonProblem(event, 'event');
+  if (problem) throw new InvalidOptionsError('event', problem.replace(/^event must be /, ''), event);
+}
+
+/**
+ * The input of a run `host.start` begins: the machine's own `input` (plain JSON: a stored run
+ * restores from it), with `sessionData` as `input.sessionData`; a conversation's gets its id as
+ * `conversationId` (the prompt cache key when `promptCache` names none), as `send` gives it.
+ */
+export function startInput(id: string, options: unknown, workflow: boolean): unknown {
+  if (!isRecord(options)) throw new InvalidOptionsError('options', 'an object { input?, sessionData? }', options);
+  const { input, sessionData } = options;
+  const problem = findJsonProblem(input, 'options.input');
+  if (problem) throw new InvalidOptionsError('options.input', problem.replace(/^options\.input must be /, ''), input);
+  if (sessionData !== undefined) checkSessionData(sessionData);
+  if (input !== undefined && !isRecord(input) && (sessionData !== undefined || !workflow)) {
+    throw new InvalidOptionsError(
+      'options.input',
+      workflow ? 'an object, to take sessionData' : 'a ConversationInput object, e.g. conversationInput(prompt)',
+      input,
+    );
+  }
+  const base = (input ?? {}) as Record<string, unknown>;
+  if (input === undefined && sessionData === undefined && workflow) return undefined;
+  if (!isRecord(input) && input !== undefined) return input;
+  return {
+    ...(workflow ? {} : { conversationId: id }),
+    ...base,
+    ...(sessionData === undefined || sessionData === null ? {} : { sessionData }),
+  };
+}

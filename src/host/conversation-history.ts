@@ -1,4 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
+import type { HostedMachine, HostedSnapshot } from './hosted-machine.js';
 import { currentSchemaVersion } from '../machines/snapshot-migrations.js';
 import type { ConversationMachine, ConversationStateValue } from '../machines/types.js';
 import { findMessagesProblem, type Message } from '../model/messages.js';
@@ -6,7 +7,6 @@ import { isRecord } from '../util/is-record.js';
 import { option, resolveOptionsWith } from '../util/option-schema.js';
 import { checkConversationId } from './check-input.js';
 import type { ConversationStatus, ConversationStore, StoredConversation } from './conversation-store.js';
-import { statusOf } from './conversation-view.js';
 import { type DecodedSnapshot, decodeStored } from './decode-stored.js';
 import { ConversationNotFoundError } from './errors/conversation-not-found-error.js';
 import { ConversationStepNotFoundError } from './errors/conversation-step-not-found-error.js';
@@ -192,12 +192,12 @@ export function forkedSnapshot(step: StoredConversation, machine: ConversationMa
 }
 
 /** The stored record of a fork: revision 1 of `newId`, written by `owner`, at the current schema version. */
-export function forkRecord(newId: string, snapshot: DecodedSnapshot, machine: ConversationMachine, owner: string): StoredConversation {
+export function forkRecord(newId: string, snapshot: HostedSnapshot, hosted: HostedMachine, owner: string): StoredConversation {
   return {
     id: newId,
     schemaVersion: currentSchemaVersion,
-    machineId: machine.id,
-    status: statusOf(snapshot),
+    machineId: hosted.machine.id,
+    status: hosted.statusOf(snapshot),
     snapshot: JSON.stringify(snapshot),
     revision: 1,
     owner,

@@ -1,4 +1,7 @@
+import type { AnyStateMachine, EventFromLogic, InputFrom, OutputFrom } from 'xstate';
 import { storedUserContent } from '../model/user-content.js';
+import { hostedMachineOf, type HostedSnapshot } from './hosted-machine.js';
+import type { WorkflowHaltedOutput } from './workflow-state.js';
 import { mediaAwareStore } from './media-aware-store.js';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../machines/types.js';
@@ -9,9 +12,17 @@ import {
   checkEventAfterEndedRun,
   checkSessionData,
   checkUserEvent as checkEvent,
+  checkWorkflowEvent,
   nextRunInput,
+  startInput,
 } from './check-input.js';
-import type { ConversationLogEvent, ConversationStore, ConversationSummary, ListOptions } from './conversation-store.js';
+import type {
+  ConversationLogEvent,
+  ConversationStore,
+  StoredConversation,
+  ConversationSummary,
+  ListOptions,
+} from './conversation-store.js';
 import type { GetOptions } from './conversation-history.js';
 import { type ConversationRelay, type FollowOptions, parseStreamId, type StreamObserver } from './conversation-stream.js';
 import {
@@ -25,7 +36,7 @@ import {
   resolveForkOptions,
   resolveGetOptions,
 } from './conversation-history.js';
-import { type ConversationView, statusOf, viewOf } from './conversation-view.js';
+import { type ConversationView, statusOf } from './conversation-view.js';
 import { type DecodedSnapshot, decodeStored } from './decode-stored.js';
 import { ConversationConflictError } from './errors/conversation-conflict-error.js';
 import { ConversationExistsError } from './errors/conversation-exists-error.js';
@@ -45,9 +56,13 @@ import { StreamHub } from './stream-hub.js';
  * const options: ConversationHostOptions = { machine, store: sqliteStore({ path: 'conversations.db' }), hostId: 'web-1' };
  * ```
  */
-export type ConversationHostOptions = {
-  /** One machine serves every conversation (per-conversation data goes in `sessionData`). */
-  machine: ConversationMachine;
+export type ConversationHostOptions<TMachine extends AnyStateMachine = ConversationMachine> = {
+  /**
+   * One machine serves every conversation (per-conversation data goes in `sessionData`): a
+   * conversation machine, or a workflow — any machine of yours, with conversations inside
+   * (DESIGN §18), whose runs begin with `host.start(id, { input })`.
+   */
+  machine: TMachine;
   /** Owned by the host from now on: `close()` closes it. */
   store: ConversationStore;
   /** How this host signs what it writes (`StoredConversation.owner`). Default: `<hostname>:<pid>:<random>`. */
@@ -100,6 +115,27 @@ export type SendOptions = {
 export type RecoverReport = { resumed: string[]; skipped: string[]; failed: Array<{ id: string; error: unknown }> };
 
 /**
+ * Options of `host.start`: the run's `input` (the machine's own; plain JSON, as it is stored) and
+ * `sessionData`, given to the run as `input.sessionData`.
+ *
+ * @example
+ * ```ts
+ * await host.start('review-7', { input: { topic: 'Lumen' }, sessionData: { userId: 'u1' } });
+ * ```
+ */
+export type StartOptions<TInput = unknown> = { input?: TInput; sessionData?: unknown };
+
+/** The events a host takes for its machine's runs: a conversation's user events, and a workflow's own events too. */
+export type HostEventOf<TMachine extends AnyStateMachine> = TMachine extends ConversationMachine
+  ? ConversationUserEvent
+  : ConversationUserEvent | EventFromLogic<TMachine>;
+
+/** What `host.result(id)` gives: a conversation's `RunOutput`, a workflow's own output (or how `cancel` ended it). */
+export type HostOutputOf<TMachine extends AnyStateMachine> = TMachine extends ConversationMachine
+  ? RunOutput
+  : OutputFrom<TMachine> | WorkflowHaltedOutput;
+
+/**
  * Keeps many conversations by id, each a run of one machine persisted in a store: it survives a
  * restart, a crash, or an approval that waits for days.
  *
@@ -110,11 +146,30 @@ export type RecoverReport = { resumed: string[]; skipped: string[]; failed: Arra
  * const { text } = await host.result('c-42');
  * ```
  */
-export interface ConversationHost {
+export interface ConversationHost<TMachine extends AnyStateMachine = ConversationMachine> {
   /** How this host signs what it writes. */
   readonly hostId: string;
   /** The machine every conversation of this host runs (what a viewer draws). */
-  readonly machine: ConversationMachine;
+  readonly machine: TMachine;
+  /**
+   * Starts a run of the host's machine under `id` from `input` and resolves, with the run as it
+   * then is, once its first state is stored: how a workflow begins (a conversation may begin so
+   * too, with `conversationInput(...)`). A workflow runs until its machine reaches a final state;
+   * its view's `status` is `running` (`awaitingApproval` while a conversation in it waits for one),
+   * then `done` — or `halted` / `error` when its output's `status` says so, `error` when the machine
+   * itself failed. A workflow's id whose last run ended starts again; a conversation's must be new
+   * (`send` continues one). Rejects with `InvalidOptionsError` (bad id or options),
+   * `EventRejectedError` (a run is in progress: `busy` in another host), `ConversationExistsError`.
+   *
+   * @example
+   * ```ts
+   * const host = createConversationHost({ machine: reviewWorkflow(provider), store });
+   * await host.start('review-7', { input: { topic: 'Lumen' } });
+   * await host.send('review-7', { type: 'review.approve' });
+   * const output = await host.result('review-7');
+   * ```
+   */
+  start(id: string, options?: StartOptions<InputFrom<TMachine>>): Promise<ConversationView>;
   /**
    * Applies a caller's event to the conversation and resolves, with the conversation as it then
    * is, once the state the event led to is stored. A `user.message` starts a new conversation, or
@@ -123,7 +178,7 @@ export interface ConversationHost {
    * Rejects with `EventRejectedError` (not taken: nothing stored), `ConversationNotFoundError`,
    * `ConversationLoadError` (bad stored data) or `ConversationConflictError` (another host wrote it).
    */
-  send(id: string, event: ConversationUserEvent, options?: SendOptions): Promise<ConversationView>;
+  send(id: string, event: HostEventOf<TMachine>, options?: SendOptions): Promise<ConversationView>;
   /**
    * The conversation now, or `undefined` when none is stored with this id. With `seq`, the
    * conversation as stored step `seq` of its history left it (time travel: its state, messages,
@@ -174,7 +229,7 @@ export interface ConversationHost {
    * The output of the run in progress, once it ends, or of the last run when none is in progress.
    * Waits only for runs this host drives: a run in another host ends there.
    */
-  result(id: string): Promise<RunOutput>;
+  result(id: string): Promise<HostOutputOf<TMachine>>;
   /**
    * Calls `listener` with every event the conversation's runs emit in this host, a `state` event on
    * each state change and `write.failed`. Returns the function that stops it; the run goes on.
@@ -253,8 +308,8 @@ const relaySchema: OptionSchema<ConversationRelay> = {
 const conversationHostOptionsSchema = option.object(
   {
     machine: option.matching(
-      'a conversation machine from createConversationMachine(...)',
-      (value): value is ConversationMachine =>
+      'a conversation machine from createConversationMachine(...), or a state machine of yours (a workflow)',
+      (value): value is AnyStateMachine =>
         isRecord(value) && typeof value.restoreSnapshot === 'function' && typeof value.getPersistedSnapshot === 'function',
     ),
     store: storeSchema,
@@ -308,7 +363,7 @@ const followOptionsSchema = option.object(
 const recoverPage = 500;
 
 /** The event as the log keeps it: its own fields only. */
-function logEventOf(event: ConversationUserEvent): ConversationLogEvent {
+function logEventOf(event: ConversationUserEvent): ConversationLogEvent | undefined {
   switch (event.type) {
     case 'user.message':
     case 'user.interrupt':
@@ -320,7 +375,18 @@ function logEventOf(event: ConversationUserEvent): ConversationLogEvent {
       return { type: event.type, toolCallId: event.toolCallId, ...(event.reason === undefined ? {} : { reason: event.reason }) };
     case 'cancel':
       return { type: event.type, ...(event.reason === undefined ? {} : { reason: event.reason }) };
+    default:
+      // A workflow's own event: its steps keep what it led to.
+      return undefined;
   }
+}
+
+/** Why a workflow's machine failed (an action or a guard of it threw), as `result(id)` rejects with it. */
+function workflowFailure(id: string, snapshot: HostedSnapshot): Error {
+  const error = (snapshot as { error?: unknown }).error;
+  if (error instanceof Error) return error;
+  const message = isRecord(error) && typeof error.message === 'string' ? error.message : 'its machine failed';
+  return new Error(`workflow ${JSON.stringify(id)} ended in error: ${message}`);
 }
 
 const describeError = (error: unknown) =>
@@ -348,9 +414,13 @@ const describeError = (error: unknown) =>
  * await host.close();
  * ```
  */
-export function createConversationHost(options: ConversationHostOptions): ConversationHost {
+export function createConversationHost<TMachine extends AnyStateMachine = ConversationMachine>(
+  options: ConversationHostOptions<TMachine>,
+): ConversationHost<TMachine> {
   const resolved = resolveOptionsWith(conversationHostOptionsSchema, options);
-  const { machine, hostId, onError, relay, leaseTtlMs } = resolved;
+  const { hostId, onError, relay, leaseTtlMs } = resolved;
+  const machine = resolved.machine as ConversationMachine;
+  const hosted = hostedMachineOf(machine);
   // A store that keeps media once gets references in every write and gives whole parts on every read.
   const store = mediaAwareStore(resolved.store);
 
@@ -358,7 +428,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
   const live = new Map<string, LiveRun>();
   const listeners = new Map<string, Set<(event: ConversationHostEvent) => void>>();
   const everyListeners = new Set<(event: ConversationHostEvent, conversationId: string) => void>();
-  const resultWaiters = new Map<string, Array<{ resolve: (output: RunOutput) => void; reject: (error: unknown) => void }>>();
+  const resultWaiters = new Map<string, Array<{ resolve: (output: unknown) => void; reject: (error: unknown) => void }>>();
   const queues = new Map<string, { tail: Promise<void>; size: number }>();
   let closed = false;
   let closing: Promise<void> | undefined;
@@ -417,7 +487,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
 
   const settleResults = (
     id: string,
-    settle: (waiter: { resolve: (output: RunOutput) => void; reject: (error: unknown) => void }) => void,
+    settle: (waiter: { resolve: (output: unknown) => void; reject: (error: unknown) => void }) => void,
   ) => {
     const waiting = resultWaiters.get(id);
     if (!waiting) return;
@@ -426,14 +496,17 @@ export function createConversationHost(options: ConversationHostOptions): Conver
   };
 
   const waitForResult = (id: string) =>
-    new Promise<RunOutput>((resolve, reject) => {
+    new Promise<HostOutputOf<TMachine>>((resolve, reject) => {
       const waiting = resultWaiters.get(id);
-      if (waiting) waiting.push({ resolve, reject });
-      else resultWaiters.set(id, [{ resolve, reject }]);
+      const waiter = { resolve: resolve as (output: unknown) => void, reject };
+      if (waiting) waiting.push(waiter);
+      else resultWaiters.set(id, [waiter]);
     });
 
   /** Lets go of a run waiting for approval once nothing is pending for it: it is stored, and reloaded when an event comes. */
   const releaseIfWaiting = (run: LiveRun) => {
+    // A workflow stays in memory until it ends: its charts may go on by themselves (a delay, another conversation).
+    if (hosted.workflow) return;
     if (live.get(run.id) !== run || run.writesPending || queues.has(run.id) || run.status !== 'awaitingApproval') return;
     // A tree waiting for a child's approval still runs (the other calls, the agent call's deadline): it stays live.
     if (run.snapshot.value !== 'awaitingApproval') return;
@@ -443,13 +516,13 @@ export function createConversationHost(options: ConversationHostOptions): Conver
   };
 
   const written: LiveRunOptions['written'] = (run) => {
-    const snapshot = run.snapshot;
-    if (snapshot.status !== 'done') return releaseIfWaiting(run);
+    const snapshot = run.snapshot as HostedSnapshot;
+    if (snapshot.status !== 'done' && snapshot.status !== 'error') return releaseIfWaiting(run);
     if (live.get(run.id) === run) live.delete(run.id);
     run.detach(new Error('the run ended'));
     letGo(run.id);
-    const output = snapshot.output;
-    if (output) settleResults(run.id, (waiter) => waiter.resolve(output));
+    if (snapshot.status === 'error') settleResults(run.id, (waiter) => waiter.reject(workflowFailure(run.id, snapshot)));
+    else if (snapshot.output !== undefined || hosted.workflow) settleResults(run.id, (waiter) => waiter.resolve(snapshot.output));
   };
 
   const failed: LiveRunOptions['failed'] = (run, error, awaited) => {
@@ -464,7 +537,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
   const hold = (id: string, from: LiveRunOptions['from'], revision: number, updatedAt: number) => {
     const run = new LiveRun({
       id,
-      machine,
+      hosted,
       store,
       owner: hostId,
       revision,
@@ -520,6 +593,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
   /** The run an event goes to: held in memory, or loaded from the store (a waiting run, or the next run of a finished one). */
   async function runFor(id: string, event: ConversationUserEvent, sendOptions: ResolvedSendOptions): Promise<LiveRun> {
     const held = live.get(id);
+    if (hosted.workflow) return workflowRunFor(id, event, held);
     if (held?.snapshot.status === 'done') {
       // Ended, its last write still under way: the next run starts from it once that is stored.
       await held.written();
@@ -574,14 +648,107 @@ export function createConversationHost(options: ConversationHostOptions): Conver
     return hold(id, { snapshot: decoded }, stored.revision, stored.updatedAt);
   }
 
+  /** A run `recover()` resumes: one that runs, or — a workflow, whose charts go on by themselves — one with a conversation waiting for approval. */
+  const inFlight = (snapshot: HostedSnapshot) => {
+    const status = hosted.statusOf(snapshot);
+    return status === 'running' || (hosted.workflow && status === 'awaitingApproval' && snapshot.status === 'active');
+  };
+
+  /** One page of the runs `recover()` looks at, by id. */
+  async function recoverable(after: string | undefined) {
+    const from = after === undefined ? {} : { after };
+    const running = await store.list({ status: 'running', limit: recoverPage, ...from });
+    if (!hosted.workflow) return running;
+    const waiting = await store.list({ status: 'awaitingApproval', limit: recoverPage, ...from });
+    // Both pages in id order, cut where the shorter full one ends: the next page starts after it.
+    const merged = [...running, ...waiting].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const full = [running, waiting].filter((page) => page.length === recoverPage).map((page) => page.at(-1)?.id as string);
+    const cut = full.length === 0 ? undefined : full.sort()[0];
+    return (cut === undefined ? merged : merged.filter((summary) => summary.id <= cut)).slice(0, recoverPage);
+  }
+
+  /** The workflow run an event goes to: held here, or one this host resumes (stored between steps, its host gone). */
+  async function workflowRunFor(id: string, event: { type: string }, held: LiveRun | undefined): Promise<LiveRun> {
+    const rejected = (code: 'busy' | 'rejected', message: string) =>
+      new EventRejectedError({ conversationId: id, eventType: event.type, code, message });
+    if (held && held.status !== 'done' && held.status !== 'halted' && held.status !== 'error') return held;
+    if (!held && !(await leases.claim(id))) throw rejected('busy', 'another host holds its lease (it runs the workflow there)');
+    const stored = held ? undefined : await store.load(id);
+    ensureOpen(`send to ${JSON.stringify(id)}`);
+    if (!held && !stored) throw new ConversationNotFoundError(id, `${event.type} needs a run; host.start(id, { input }) starts a workflow`);
+    const decoded = held ? (held.snapshot as HostedSnapshot) : hosted.decode(stored as StoredConversation);
+    const status = hosted.statusOf(decoded);
+    if (decoded.status !== 'active') {
+      throw rejected('rejected', `the workflow's run ended (${status}); host.start(${JSON.stringify(id)}, { input }) starts another`);
+    }
+    if (status === 'running') {
+      const owner = stored ? JSON.stringify(stored.owner) : 'another';
+      throw rejected('busy', `it is running in host ${owner}; if that process has stopped, call recover() to resume the run here`);
+    }
+    // Stored waiting for an approval, its host gone: this host takes it over and sends the event there.
+    const run = hold(id, { snapshot: decoded }, (stored as StoredConversation).revision, (stored as StoredConversation).updatedAt);
+    run.start();
+    return run;
+  }
+
   return {
     hostId,
-    machine,
+    machine: resolved.machine as TMachine,
+
+    async start(id, startOptions = {}) {
+      checkId(id);
+      const input = startInput(id, startOptions, hosted.workflow);
+      ensureOpen(`start ${JSON.stringify(id)}`);
+      return serially(id, async () => {
+        ensureOpen(`start ${JSON.stringify(id)}`);
+        const inProgress = (status: string) =>
+          new EventRejectedError({ conversationId: id, eventType: 'start', code: 'rejected', message: `a run is in progress (${status})` });
+        const held = live.get(id);
+        if (held) {
+          await held.written().catch(() => undefined);
+          if (live.get(id) === held) throw inProgress(held.status);
+        }
+        if (!(await leases.claim(id))) {
+          throw new EventRejectedError({
+            conversationId: id,
+            eventType: 'start',
+            code: 'busy',
+            message: 'another host holds its lease (a run is in progress there)',
+          });
+        }
+        const stored = await store.load(id);
+        ensureOpen(`start ${JSON.stringify(id)}`);
+        if (stored && !hosted.workflow) {
+          throw new ConversationExistsError(
+            id,
+            `start a conversation under an id not in use; send(${JSON.stringify(id)}, …) continues this one`,
+          );
+        }
+        if (stored) {
+          const decoded = hosted.decode(stored);
+          if (decoded.status === 'active') throw inProgress(hosted.statusOf(decoded));
+        }
+        const run = hold(id, { input }, stored?.revision ?? 0, stored?.updatedAt ?? 0);
+        run.start();
+        // Stored at once, whatever its first state: the run exists from now on.
+        run.store();
+        await run.written();
+        return hosted.viewOf(id, run.snapshot as HostedSnapshot, run.updatedAt, run.revision);
+      });
+    },
 
     async send(id, event, sendOptions = {}) {
       checkId(id);
-      checkEvent(event);
+      if (hosted.workflow) checkWorkflowEvent(event);
+      else checkEvent(event);
       const resolved = resolveOptionsWith(sendOptionsSchema, sendOptions);
+      if (hosted.workflow && resolved.sessionData !== undefined) {
+        throw new InvalidOptionsError(
+          'options.sessionData',
+          'no sessionData: a workflow gets it from host.start(id, { sessionData })',
+          resolved.sessionData,
+        );
+      }
       ensureOpen(`send to ${JSON.stringify(id)}`);
       return serially(id, async () => {
         ensureOpen(`send to ${JSON.stringify(id)}`);
@@ -589,7 +756,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
         const run = await runFor(id, event, resolved);
         const fresh = run !== held;
         if (fresh) run.start();
-        const rejection = run.apply(event, logEventOf(event));
+        const rejection = run.apply(event as ConversationUserEvent, logEventOf(event as ConversationUserEvent));
         if (rejection !== undefined) {
           // Loaded (or created) for this event only: nothing changed, nothing to keep in memory.
           if (fresh && !run.writesPending && live.get(id) === run) {
@@ -599,7 +766,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
           throw new EventRejectedError({ conversationId: id, eventType: event.type, code: 'rejected', message: rejection });
         }
         await run.written();
-        return viewOf(id, run.snapshot, run.updatedAt, run.revision);
+        return hosted.viewOf(id, run.snapshot as HostedSnapshot, run.updatedAt, run.revision);
       });
     },
 
@@ -609,14 +776,14 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       ensureOpen(`get ${JSON.stringify(id)}`);
       if (seq !== undefined) {
         const step = await loadStep(store, id, seq);
-        return viewOf(id, decodeStored(step, machine), step.updatedAt, step.revision);
+        return hosted.viewOf(id, hosted.decode(step), step.updatedAt, step.revision);
       }
       const held = live.get(id);
-      if (held) return viewOf(id, held.snapshot, held.updatedAt, held.revision);
+      if (held) return hosted.viewOf(id, held.snapshot as HostedSnapshot, held.updatedAt, held.revision);
       const stored = await store.load(id);
       const now = live.get(id);
-      if (now) return viewOf(id, now.snapshot, now.updatedAt, now.revision);
-      return stored ? viewOf(id, decodeStored(stored, machine), stored.updatedAt, stored.revision) : undefined;
+      if (now) return hosted.viewOf(id, now.snapshot as HostedSnapshot, now.updatedAt, now.revision);
+      return stored ? hosted.viewOf(id, hosted.decode(stored), stored.updatedAt, stored.revision) : undefined;
     },
 
     async history(id, historyOptions) {
@@ -630,7 +797,14 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       const { seq, newId, messages } = resolveForkOptions(forkOptions);
       ensureOpen(`fork ${JSON.stringify(id)}`);
       const step = await loadStep(store, id, seq);
-      const snapshot = forkedSnapshot(step, machine, messages);
+      if (hosted.workflow && messages !== undefined) {
+        throw new InvalidOptionsError(
+          'options.messages',
+          'no messages: a workflow has no one history to replace (fork it as it was)',
+          '(messages)',
+        );
+      }
+      const snapshot = hosted.workflow ? (hosted.decode(step) as DecodedSnapshot) : forkedSnapshot(step, machine, messages);
       const taken = () => new ConversationExistsError(newId, `fork ${JSON.stringify(id)} step ${seq} to an id not in use`);
       return serially(newId, async () => {
         ensureOpen(`fork ${JSON.stringify(id)}`);
@@ -638,7 +812,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
         // Another host starting a conversation under that id holds its lease.
         if (!(await leases.claim(newId))) throw taken();
         if (await store.load(newId)) throw taken();
-        const record = forkRecord(newId, snapshot, machine, hostId);
+        const record = forkRecord(newId, snapshot, hosted, hostId);
         const lease = leases.lease(newId);
         try {
           await (lease ? store.save(record, [], undefined, { lease }) : store.save(record));
@@ -648,7 +822,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
         }
         // A step in the middle of a run goes on from there, as a recovered run does.
         if (record.status === 'running' && !closed) hold(newId, { snapshot }, record.revision, record.updatedAt).start();
-        return viewOf(newId, snapshot, record.updatedAt, record.revision);
+        return hosted.viewOf(newId, snapshot, record.updatedAt, record.revision);
       });
     },
 
@@ -661,8 +835,9 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       // A send may have started a run while the store answered.
       if (live.has(id)) return waitForResult(id);
       if (!stored) throw new ConversationNotFoundError(id, 'no run to wait for');
-      const decoded = decodeStored(stored, machine);
-      if (decoded.status === 'done' && decoded.output) return decoded.output;
+      const decoded = hosted.decode(stored);
+      if (decoded.status === 'error') throw workflowFailure(id, decoded);
+      if (decoded.status === 'done' && (decoded.output !== undefined || hosted.workflow)) return decoded.output as HostOutputOf<TMachine>;
       return waitForResult(id);
     },
 
@@ -718,7 +893,7 @@ export function createConversationHost(options: ConversationHostOptions): Conver
       const outcome: RecoverReport = { resumed: [], skipped: [], failed: [] };
       let after: string | undefined;
       for (;;) {
-        const page = await store.list({ status: 'running', limit: recoverPage, ...(after === undefined ? {} : { after }) });
+        const page = await recoverable(after);
         await Promise.all(
           page.map(({ id }) =>
             serially(id, async () => {
@@ -726,14 +901,15 @@ export function createConversationHost(options: ConversationHostOptions): Conver
               // Another host holds the run's lease: it runs it (a lease lapses only when its holder stopped renewing it).
               if (!(await leases.claim(id))) return void outcome.skipped.push(id);
               const stored = await store.load(id);
-              if (stored?.status !== 'running') return void outcome.skipped.push(id);
-              let decoded: ReturnType<typeof decodeStored>;
+              if (stored?.status !== 'running' && !(hosted.workflow && stored?.status === 'awaitingApproval'))
+                return void outcome.skipped.push(id);
+              let decoded: HostedSnapshot;
               try {
-                decoded = decodeStored(stored, machine);
+                decoded = hosted.decode(stored);
               } catch (error) {
                 return void outcome.failed.push({ id, error });
               }
-              if (statusOf(decoded) !== 'running') return void outcome.skipped.push(id);
+              if (!inFlight(decoded)) return void outcome.skipped.push(id);
               // Claimed before anything runs: of two hosts recovering at once, one gets the run, the other a conflict.
               const claimed = { ...stored, revision: stored.revision + 1, owner: hostId, updatedAt: Date.now() };
               const lease = leases.lease(id);

@@ -46,6 +46,30 @@ export type ConversationView = {
    * conversations are not stored step by step (the Restate object).
    */
   seq?: number;
+  /** For a hosted workflow (any machine other than a conversation): the conversations running in it now. */
+  conversations?: WorkflowConversation[];
+  /** For a hosted workflow that reached a final state: its machine's output (what `host.result(id)` gives). */
+  output?: unknown;
+};
+
+/**
+ * One conversation running inside a hosted workflow, as its view lists it.
+ *
+ * @example
+ * ```ts
+ * const view = await host.get('wf-1');
+ * for (const { path, status } of view?.conversations ?? []) console.log(path.join('/'), status);
+ * ```
+ */
+export type WorkflowConversation = {
+  /** The invoke or spawn ids from the workflow down to it (`['review', 'writer']` for one in a nested workflow). */
+  path: string[];
+  status: ConversationStatus;
+  value: ConversationStateValue;
+  messages: Message[];
+  usage: Usage;
+  /** Its calls waiting for approval, `path` from the workflow down (agent calls' `toolCallId`s after the invoke ids). */
+  pendingApprovals: PendingApproval[];
 };
 
 /** What the status and view are computed from: a live snapshot or a stored one. */

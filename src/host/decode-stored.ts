@@ -1,3 +1,4 @@
+import type { AnyStateMachine } from 'xstate';
 import { migrateSnapshot } from '../machines/migrate-snapshot.js';
 import { currentSchemaVersion, firstSchemaVersion } from '../machines/snapshot-migrations.js';
 import { findSnapshotProblem } from '../machines/snapshot-problem.js';
@@ -5,6 +6,7 @@ import type { ConversationMachine, ConversationStateValue, RunOutput } from '../
 import type { ConversationContext } from '../machines/types.js';
 import type { StoredConversation } from './conversation-store.js';
 import { ConversationLoadError } from './errors/conversation-load-error.js';
+import { findWorkflowProblem } from './workflow-state.js';
 
 /** A stored snapshot that passed the checks: what a host reads from it without restoring it. */
 export type DecodedSnapshot = {
@@ -19,6 +21,38 @@ export type DecodedSnapshot = {
  * machine; throws `ConversationLoadError` naming the conversation and the problem (and touches nothing).
  */
 export function decodeStored(stored: StoredConversation, machine: ConversationMachine): DecodedSnapshot {
+  const { parsed, version } = parseStored(stored, machine);
+  // Upgraded in memory only: the store keeps what was written until the run writes its next step.
+  const migrated = migrateSnapshot(parsed, { from: version });
+  if (migrated.problem) throw new ConversationLoadError(stored.id, migrated.problem.kind, migrated.problem.message);
+  const problem = findSnapshotProblem(migrated.snapshot, machine);
+  if (problem) throw new ConversationLoadError(stored.id, problem.kind, problem.message);
+  return migrated.snapshot as DecodedSnapshot;
+}
+
+/** A stored workflow's snapshot (any machine other than a conversation) as persisted: what a host reads of it. */
+export type DecodedWorkflowSnapshot = {
+  status: 'active' | 'done' | 'error' | 'stopped';
+  value: unknown;
+  context: unknown;
+  output?: unknown;
+  children?: unknown;
+};
+
+/**
+ * A stored workflow's snapshot, checked for this machine (its state one of the machine's); throws
+ * `ConversationLoadError` naming the workflow and the problem (and touches nothing). The
+ * conversations in it are upgraded by the conversation machine as XState restores them.
+ */
+export function decodeStoredWorkflow(stored: StoredConversation, machine: AnyStateMachine): DecodedWorkflowSnapshot {
+  const { parsed } = parseStored(stored, machine);
+  const problem = findWorkflowProblem(parsed, machine);
+  if (problem) throw new ConversationLoadError(stored.id, problem.kind, problem.message);
+  return parsed as DecodedWorkflowSnapshot;
+}
+
+/** The stored snapshot's JSON, once its schema version and machine are ones this actorloop and host read. */
+function parseStored(stored: StoredConversation, machine: AnyStateMachine): { parsed: unknown; version: number } {
   // A store written for actorloop 0.1 returns the field under its old name.
   const version: unknown = stored.schemaVersion ?? (stored as { version?: unknown }).version;
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < firstSchemaVersion || version > currentSchemaVersion) {
@@ -38,16 +72,9 @@ export function decodeStored(stored: StoredConversation, machine: ConversationMa
       `it was written for machine ${JSON.stringify(stored.machineId)}, not ${JSON.stringify(machine.id)}`,
     );
   }
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(stored.snapshot);
+    return { parsed: JSON.parse(stored.snapshot), version };
   } catch (error) {
     throw new ConversationLoadError(stored.id, 'corrupt', `the snapshot is not valid JSON (${(error as Error).message})`);
   }
-  // Upgraded in memory only: the store keeps what was written until the run writes its next step.
-  const migrated = migrateSnapshot(parsed, { from: version });
-  if (migrated.problem) throw new ConversationLoadError(stored.id, migrated.problem.kind, migrated.problem.message);
-  const problem = findSnapshotProblem(migrated.snapshot, machine);
-  if (problem) throw new ConversationLoadError(stored.id, problem.kind, problem.message);
-  return migrated.snapshot as DecodedSnapshot;
 }

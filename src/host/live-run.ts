@@ -1,5 +1,6 @@
 import { mediaCodecOf } from './media-aware-store.js';
-import { createActor, type Subscription } from 'xstate';
+import { isRecord } from '../util/is-record.js';
+import { type AnyActorRef, createActor, type InspectionEvent, type Subscription } from 'xstate';
 import { setExecutionGate } from '../machines/execution-gate.js';
 import { currentSchemaVersion } from '../machines/snapshot-migrations.js';
 import type {
@@ -24,8 +25,9 @@ import type {
 } from './conversation-store.js';
 import type { ConversationLease } from './conversation-lease.js';
 import type { ConversationStreamItem, StreamStateEvent } from './conversation-stream.js';
-import { statusOf } from './conversation-view.js';
-import { changesStoredState, type StoredShape, storedShapeOf } from './stored-state.js';
+import type { HostedMachine, HostedSnapshot } from './hosted-machine.js';
+import { stateKeyOf } from './stored-state.js';
+import { approvalHolder, haltedSnapshot } from './workflow-state.js';
 
 /**
  * A state change, as `host.subscribe` reports it beside the run's own events: the run's state, the
@@ -79,13 +81,14 @@ export type ConversationHostEvent = ConversationEmittedEvent | ConversationState
 
 export type LiveRunOptions = {
   id: string;
-  machine: ConversationMachine;
+  /** The machine every run of the host runs: a conversation machine, or a workflow. */
+  hosted: HostedMachine;
   store: ConversationStore;
   owner: string;
   /** The stored revision the run continues from (0: not stored yet). */
   revision: number;
   updatedAt: number;
-  from: { input: ConversationInput } | { snapshot: unknown };
+  from: { input: unknown } | { snapshot: unknown };
   /** The conversation's lease, on a store that hands them out: every write carries it. */
   lease?: ConversationLease | undefined;
   publish: (event: ConversationHostEvent) => void;
@@ -116,7 +119,7 @@ export class LiveRun {
   private readonly options: LiveRunOptions;
   private readonly subscriptions: Subscription[] = [];
   private readonly pendingLog: LogAppend[] = [];
-  private lastShape: StoredShape;
+  private lastShape: unknown;
   private lastPublished: { value: string; status: ConversationStatus };
   /** Counts changes that must be written; `writtenGeneration` says how far the store has caught up. */
   private generation = 0;
@@ -139,6 +142,8 @@ export class LiveRun {
   runStartId: string | undefined;
   private detachedWith: unknown;
   detached = false;
+  /** A workflow that `cancel` ended: its final snapshot, written in place of the stopped actor's. */
+  private halted: Record<string, unknown> | undefined;
 
   constructor(options: LiveRunOptions) {
     this.options = options;
@@ -147,22 +152,36 @@ export class LiveRun {
     this.updatedAt = options.updatedAt;
     this.streamRevision = options.revision + 1;
     this.runStartUnwritten = !('snapshot' in options.from);
+    const { hosted } = options;
+    // A conversation inside a workflow changes nothing in the workflow's snapshot: every actor's is watched.
+    const inspect = hosted.workflow
+      ? (event: InspectionEvent) => {
+          if (event.type === '@xstate.snapshot') this.onSnapshot(this.actor.getSnapshot());
+        }
+      : undefined;
+    const machine = hosted.machine as ConversationMachine;
     this.actor =
       'snapshot' in options.from
-        ? createActor(options.machine, { snapshot: options.from.snapshot as ConversationSnapshot, input: {} })
-        : createActor(options.machine, { input: options.from.input });
+        ? createActor(machine, { snapshot: options.from.snapshot as ConversationSnapshot, input: {}, ...(inspect ? { inspect } : {}) })
+        : createActor(machine, { input: options.from.input as ConversationInput, ...(inspect ? { inspect } : {}) });
     const initial = this.actor.getSnapshot();
-    this.lastMessages = initial.context.messages;
-    this.lastShape = storedShapeOf(initial);
-    this.lastPublished = { value: this.lastShape.value, status: statusOf(initial) };
+    if (!hosted.workflow) this.lastMessages = initial.context.messages;
+    this.lastShape = hosted.shapeOf(initial);
+    this.lastPublished = { value: stateKeyOf(initial.value), status: hosted.statusOf(initial) };
     setExecutionGate(this.actor.system, () => this.gate());
     this.subscriptions.push(
       this.actor.on('*', (event) => this.onEmitted(event)),
-      this.actor.subscribe({
-        next: (snapshot) => this.onSnapshot(snapshot),
-        // The machine routes every failure to a final state; an actor error would be a bug, not a run outcome.
-        error: (error) => this.fail(error),
-      }),
+      this.actor.subscribe(
+        hosted.workflow
+          ? // A workflow's own failure (an action that threw) is its outcome, `error`, stored as any other state
+            // (XState reports it to observers only: no inspection event carries it).
+            { error: () => this.onSnapshot(this.actor.getSnapshot()) }
+          : {
+              next: (snapshot) => this.onSnapshot(snapshot),
+              // The machine routes every failure to a final state; an actor error would be a bug, not a run outcome.
+              error: (error) => this.fail(error),
+            },
+      ),
     );
   }
 
@@ -171,34 +190,90 @@ export class LiveRun {
     this.actor.start();
   }
 
+  /** The run's snapshot now (a workflow's is not a conversation's: read it through `options.hosted`). */
   get snapshot(): ConversationSnapshot {
-    return this.actor.getSnapshot();
+    return (this.halted ?? this.actor.getSnapshot()) as ConversationSnapshot;
   }
 
   get status(): ConversationStatus {
-    return statusOf(this.actor.getSnapshot());
+    return this.options.hosted.statusOf(this.snapshot as HostedSnapshot);
   }
 
   /**
    * Sends a caller's event and logs it when the run takes it. Returns the machine's rejection
    * message when it does not (the machine answers those with `event.rejected`).
    */
-  apply(event: ConversationUserEvent, log: ConversationLogEvent): string | undefined {
-    const entry: LogAppend = { at: Date.now(), event: log };
+  apply(event: ConversationUserEvent, log: ConversationLogEvent | undefined): string | undefined {
+    const entry: LogAppend | undefined = log && { at: Date.now(), event: log };
     // Logged before the send so it goes out with the write of the state the event leads to.
-    this.pendingLog.push(entry);
+    if (entry) this.pendingLog.push(entry);
     const rejections: Array<{ eventType: string; message: string }> = [];
     this.rejections = rejections;
     try {
+      if (this.options.hosted.workflow) {
+        const refused = this.sendToWorkflow(event);
+        if (refused !== undefined) rejections.push({ eventType: event.type, message: refused });
+      }
       // Handled at once: the host never sends from inside the actor's own callbacks.
-      this.actor.send(event);
+      else this.actor.send(event);
     } finally {
       this.rejections = undefined;
     }
     const rejection = rejections.find((rejected) => rejected.eventType === event.type);
     if (!rejection) return undefined;
-    this.pendingLog.splice(this.pendingLog.indexOf(entry), 1);
+    if (entry) this.pendingLog.splice(this.pendingLog.indexOf(entry), 1);
     return rejection.message;
+  }
+
+  /**
+   * A workflow takes an approval where it is waited for (the conversation that holds the call, told
+   * by the view's `path`), a `cancel` its chart does not handle as the end of the whole workflow,
+   * and any other event when its chart takes it now. Returns why it did not take it.
+   */
+  private sendToWorkflow(event: ConversationUserEvent | { type: string }): string | undefined {
+    const root = this.actor.getSnapshot();
+    if (event.type === 'tool.approve' || event.type === 'tool.deny') {
+      const { toolCallId } = event as { toolCallId: string };
+      const path = approvalHolder(root, toolCallId);
+      const holder = path && childAt(this.actor, path);
+      if (holder) {
+        holder.send(event);
+        return undefined;
+      }
+      if (root.can(event as never)) return void this.actor.send(event as never);
+      return `no call ${JSON.stringify(toolCallId)} waits for approval in the workflow (pendingApprovals lists those that do)`;
+    }
+    if (event.type === 'cancel' && !root.can(event as never)) {
+      this.halt((event as { reason?: string }).reason);
+      return undefined;
+    }
+    if (!root.can(event as never)) {
+      return `the workflow in state ${JSON.stringify(root.value)} does not take ${event.type} (its chart has no transition for it now)`;
+    }
+    this.actor.send(event as never);
+    return undefined;
+  }
+
+  /** Ends a workflow `halted`: every conversation in it stops (its request and tools aborted), and the final snapshot is stored. */
+  private halt(reason: string | undefined): void {
+    const halted = haltedSnapshot(this.actor.getPersistedSnapshot(), reason);
+    // The stop below must not reach the store as a change of its own.
+    for (const subscription of this.subscriptions.splice(0)) subscription.unsubscribe();
+    this.stopping = true;
+    this.actor.stop();
+    this.halted = halted;
+    this.onSnapshot(halted as unknown as ConversationSnapshot);
+  }
+
+  /** Set while `halt` stops the actor: its last inspection events are not the run's. */
+  private stopping = false;
+
+  /** Stores the run's state as it is now, changed or not (a run `host.start` began is stored at once). */
+  store(): void {
+    this.generation++;
+    if (this.writing) return;
+    this.writing = true;
+    queueMicrotask(() => void this.writeChanges());
   }
 
   /** Resolves once every change so far is stored; rejects if the run was let go before that. */
@@ -224,6 +299,7 @@ export class LiveRun {
     this.detached = true;
     this.detachedWith = reason;
     for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.stopping = true;
     this.actor.stop();
     const waiting = [...this.waiters, ...this.unassignedGates];
     this.waiters = [];
@@ -256,7 +332,11 @@ export class LiveRun {
   private lastMessages: readonly Message[] = [];
 
   private onEmitted(event: ConversationEmittedEvent): void {
-    if (this.detached) return;
+    if (this.detached || this.stopping) return;
+    // A conversation inside a workflow refused an approval the host sent it.
+    if (event.type === 'agent.event' && event.event.type === 'event.rejected' && this.rejections && this.options.hosted.workflow) {
+      this.rejections.push(event.event);
+    }
     if (event.type === 'tool.call' || event.type === 'tool.result') this.pendingLog.push({ at: Date.now(), event });
     // The snapshot is still the one before the compaction: the messages it removed are logged, so nothing is lost.
     if (event.type === 'context.compacted')
@@ -275,12 +355,13 @@ export class LiveRun {
   }
 
   private onSnapshot(snapshot: ConversationSnapshot): void {
-    if (this.detached) return;
-    this.lastMessages = snapshot.context.messages;
-    const shape = storedShapeOf(snapshot);
-    if (changesStoredState(this.lastShape, shape)) {
+    if (this.detached || (this.stopping && !this.halted)) return;
+    const { hosted } = this.options;
+    if (!hosted.workflow) this.lastMessages = snapshot.context.messages;
+    const shape = hosted.shapeOf(snapshot);
+    if (hosted.changed(this.lastShape, shape)) {
       this.lastShape = shape;
-      if (snapshot.status === 'done' && snapshot.output) {
+      if (!hosted.workflow && snapshot.status === 'done' && snapshot.output) {
         const { messages: _messages, ...outcome } = snapshot.output;
         this.pendingLog.push({ at: Date.now(), event: { type: 'run.ended', ...outcome } });
       }
@@ -291,16 +372,18 @@ export class LiveRun {
         queueMicrotask(() => void this.writeChanges());
       }
     }
-    const status = statusOf(snapshot);
-    if (shape.value !== this.lastPublished.value || status !== this.lastPublished.status) {
-      this.lastPublished = { value: shape.value, status };
+    const status = hosted.statusOf(snapshot);
+    const value = stateKeyOf(snapshot.value);
+    if (value !== this.lastPublished.value || status !== this.lastPublished.status) {
+      this.lastPublished = { value, status };
       const output = snapshot.status === 'done' ? snapshot.output : undefined;
+      const context = snapshot.context as { messages?: unknown } | undefined;
       this.options.publish({
         type: 'state',
         value: snapshot.value,
         status,
-        messages: snapshot.context.messages,
-        ...(output ? { output } : {}),
+        messages: Array.isArray(context?.messages) ? (context.messages as Message[]) : [],
+        ...(output !== undefined ? { output } : {}),
       });
       this.stream(streamStateOf(snapshot.value, status, output));
     }
@@ -311,16 +394,16 @@ export class LiveRun {
     try {
       while (!this.detached && this.writtenGeneration < this.generation) {
         const generation = this.generation;
-        const snapshot = this.actor.getSnapshot();
-        const persisted = this.actor.getPersistedSnapshot();
+        const snapshot = this.snapshot;
+        const persisted = withReadableError(this.halted ?? this.actor.getPersistedSnapshot());
         // A store that keeps media once: the snapshot refers to them, found in the objects (no parse).
         const codec = mediaCodecOf(this.options.store);
         const json = codec ? '' : JSON.stringify(persisted);
         const stored: StoredConversation = {
           id: this.id,
           schemaVersion: currentSchemaVersion,
-          machineId: this.options.machine.id,
-          status: statusOf(snapshot),
+          machineId: this.options.hosted.machine.id,
+          status: this.options.hosted.statusOf(snapshot as HostedSnapshot),
           snapshot: json,
           revision: this.revision + 1,
           owner: this.options.owner,
@@ -374,9 +457,26 @@ export class LiveRun {
   }
 }
 
+/** A failed machine's error as JSON keeps it (an `Error` would be stored as `{}`). */
+function withReadableError(persisted: unknown): unknown {
+  if (!isRecord(persisted) || persisted.status !== 'error' || !(persisted.error instanceof Error)) return persisted;
+  const { name, message } = persisted.error;
+  return { ...persisted, error: { name, message } };
+}
+
+/** The actor at `path` below `root` (invoke and spawn ids), if it is still there. */
+function childAt(root: AnyActorRef, path: readonly string[]): AnyActorRef | undefined {
+  let actor: AnyActorRef | undefined = root;
+  for (const id of path) actor = (actor?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children?.[id];
+  return actor;
+}
+
 /** A state change as the stream carries it: no history (the store has it), the output without it. */
 function streamStateOf(value: ConversationStateValue, status: ConversationStatus, output: RunOutput | undefined): StreamStateEvent {
-  if (!output) return { type: 'state', value, status };
+  if (output === undefined) return { type: 'state', value, status };
+  // A workflow's output is its machine's own: carried as it is.
+  if (!isRecord(output) || !Array.isArray(output.messages))
+    return { type: 'state', value, status, output: output as StreamStateEvent['output'] };
   const { messages: _messages, ...outcome } = output;
   return { type: 'state', value, status, output: outcome };
 }
