@@ -100,9 +100,14 @@ export {
   type ConversationHostOptions,
   type SendOptions,
   type RecoverReport,
+  type StartOptions,
+  type AnyConversationHost,
+  type HostEventOf,
+  type HostOutputOf,
 } from './host/conversation-host.js';
+export type { WorkflowHaltedOutput } from './host/workflow-state.js';
 export type { ConversationHostEvent, ConversationStateEvent, WriteFailedEvent } from './host/live-run.js';
-export type { ConversationView, PendingApproval } from './host/conversation-view.js';
+export type { ConversationView, PendingApproval, WorkflowConversation } from './host/conversation-view.js';
 export type { ConversationStep, ForkOptions, GetOptions, HistoryOptions } from './host/conversation-history.js';
 export type {
   ConversationStreamItem,

@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setup } from 'xstate';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   ConversationLoadError,
   ConversationNotFoundError,
@@ -22,6 +22,7 @@ import {
 } from '../src/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { orderWorkflow } from './support/hosted-workflow.js';
+import { call, openEvents, type Service, startService, until } from './support/http-service.js';
 import { planStepOf } from './support/planned-model.js';
 
 const keep = (store: ConversationStore): ConversationStore => ({ ...store, close: async () => undefined });
@@ -207,5 +208,45 @@ describe('a hosted workflow', () => {
     );
     await stranger.close();
     expect(EventRejectedError.isInstance(new Error())).toBe(false);
+  });
+});
+
+describe('a hosted workflow over HTTP (actorloop/http on a real socket)', () => {
+  const services: Service[] = [];
+  afterEach(async () => {
+    for (const service of services.splice(0)) await service.close();
+  });
+
+  it('start, the stream with each conversation event and its path, approve, the workflow event, the result in the view', async () => {
+    const { machine } = orderWorkflow();
+    const service = await startService({ machine });
+    services.push(service);
+    const events = openEvents(service.url, '/conversations/o-h/events');
+    const started = await call(service.url, 'POST', '/conversations/o-h/start', { body: { input: { item: 'lamp' } } });
+    expect(started.status).toBe(201);
+    expect(started.json()).toMatchObject({ id: 'o-h', status: 'running' });
+    await until(async () => (await call(service.url, 'GET', '/conversations/o-h')).json().status === 'awaitingApproval');
+    const waiting = (await call(service.url, 'GET', '/conversations/o-h')).json();
+    expect(waiting.pendingApprovals).toEqual([{ toolCallId: 'charge-1', name: 'charge', args: { cents: 8900 }, path: ['payer'] }]);
+    expect((await call(service.url, 'POST', '/conversations/o-h/approve', { body: { toolCallId: 'charge-1' } })).status).toBe(200);
+    await until(async () => (await call(service.url, 'GET', '/conversations/o-h')).json().value === 'confirming');
+    const refused = await call(service.url, 'POST', '/conversations/o-h/send', { body: { event: { type: 'order.unknown' } } });
+    expect(refused.status).toBe(409);
+    expect(refused.json()).toMatchObject({ type: 'urn:actorloop:problem:event-rejected' });
+    const badEvent = await call(service.url, 'POST', '/conversations/o-h/send', { body: { event: 'confirm' } });
+    expect(badEvent.status).toBe(400);
+    expect(badEvent.json()).toMatchObject({ field: 'event' });
+    const done = await call(service.url, 'POST', '/conversations/o-h/send', { body: { event: { type: 'order.confirm' } } });
+    expect(done.json()).toMatchObject({ status: 'done', output: { status: 'done', payment: 'paid 89.00' } });
+    await events.until((messages) => messages.some((message) => message.event === 'state' && message.data.status === 'done'));
+    const paths = new Set(
+      events.messages.filter((message) => message.event === 'agent.event').map((message) => (message.data.path as string[]).join('/')),
+    );
+    expect(paths).toEqual(new Set(['left', 'right', 'payer']));
+    events.leave();
+    const again = await call(service.url, 'POST', '/conversations/o-h/start', { body: { input: 'lamp', sessionData: { a: 1 } } });
+    expect(again.status).toBe(400);
+    expect(again.json()).toMatchObject({ field: 'input' });
+    expect(service.reported).toEqual([]);
   });
 });

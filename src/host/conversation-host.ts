@@ -125,6 +125,17 @@ export type RecoverReport = { resumed: string[]; skipped: string[]; failed: Arra
  */
 export type StartOptions<TInput = unknown> = { input?: TInput; sessionData?: unknown };
 
+/**
+ * A host of any machine, conversation or workflow: what code that serves every host takes (the
+ * HTTP handler, the viewer).
+ *
+ * @example
+ * ```ts
+ * function serve(host: AnyConversationHost) { return createConversationHandler(host, { authorize }); }
+ * ```
+ */
+export type AnyConversationHost = ConversationHost<AnyStateMachine>;
+
 /** The events a host takes for its machine's runs: a conversation's user events, and a workflow's own events too. */
 export type HostEventOf<TMachine extends AnyStateMachine> = TMachine extends ConversationMachine
   ? ConversationUserEvent

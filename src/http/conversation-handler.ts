@@ -1,4 +1,4 @@
-import type { ConversationHost } from '../host/conversation-host.js';
+import type { AnyConversationHost } from '../host/conversation-host.js';
 import type { ConversationStore } from '../host/conversation-store.js';
 import { ConversationConflictError } from '../host/errors/conversation-conflict-error.js';
 import { ConversationLoadError } from '../host/errors/conversation-load-error.js';
@@ -138,7 +138,7 @@ const handlerOptionsSchema = option.object(
   },
 );
 
-const isHost = (value: unknown): value is ConversationHost =>
+const isHost = (value: unknown): value is AnyConversationHost =>
   isRecord(value) && ['send', 'get', 'follow'].every((method) => typeof value[method] === 'function');
 
 /** A route's path as a pattern: `{id}` is one path segment. */
@@ -183,7 +183,7 @@ const idField = fields.conversationId('The conversation id');
  * createServer(toNodeListener(handler)).listen(3000);
  * ```
  */
-export function createConversationHandler(host: ConversationHost, options: ConversationHandlerOptions): ConversationHandler {
+export function createConversationHandler(host: AnyConversationHost, options: ConversationHandlerOptions): ConversationHandler {
   if (!isHost(host)) throw new InvalidOptionsError('host', 'a ConversationHost from createConversationHost(...)', host);
   const resolved = resolveOptionsWith(handlerOptionsSchema, options, 'options');
   const { authorize, basePath, onError } = resolved;

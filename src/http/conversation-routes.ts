@@ -99,6 +99,65 @@ export const conversationRoutes: readonly Route[] = [
       ),
   }),
   defineRoute({
+    method: 'POST',
+    path: '/conversations/{id}/start',
+    operationId: 'startRun',
+    summary: 'Start a run from an input (a workflow)',
+    description:
+      "Starts a run of the host's machine from `input` (the machine's own; for a conversation machine a `ConversationInput`, " +
+      'e.g. `{ "prompt": "Hi" }`) with `sessionData` as `input.sessionData`; answers once its first state is stored. A workflow runs ' +
+      'until its machine reaches a final state (`status` `running`, `awaitingApproval` while a conversation in it waits, then ' +
+      "`done`, `halted` or `error`); its events on `GET /conversations/{id}/events`, each conversation's as `agent.event` with its " +
+      'path. A workflow id whose last run ended starts again; a conversation id must be new.',
+    authorize: 'path',
+    body: {
+      input: fields.optional(fields.json("The machine's input (plain JSON)")),
+      sessionData: fields.optional(fields.json('Per-run data, given to the run as `input.sessionData` (plain JSON)')),
+    },
+    answers: [viewAnswer(201, 'Stored; the run has started')],
+    problems: ['event-rejected', 'conversation-busy', 'conversation-exists', 'conversation-conflict', 'stored-conversation-unreadable'],
+    handle: async ({ host, id, body }) => {
+      const options = {
+        ...(body.input === undefined ? {} : { input: body.input }),
+        ...(body.sessionData === undefined ? {} : { sessionData: body.sessionData }),
+      };
+      try {
+        return json(await host.start(id, options as never), 201);
+      } catch (error) {
+        // The host names its own option (`options.input`); the client sent the body's field.
+        if (InvalidOptionsError.isInstance(error) && error.option.startsWith('options.')) {
+          const field = error.option.slice('options.'.length);
+          throw new HttpProblemError('invalid-field', error.message.replace(/^Invalid option options\./, ''), { field });
+        }
+        throw error;
+      }
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/conversations/{id}/send',
+    operationId: 'sendEvent',
+    summary: 'Send a workflow one of its own events',
+    description:
+      "Sends `event` (`{ type, ... }`, plain JSON) to the run in progress: a workflow takes its chart's events when its chart " +
+      'takes them now (else `event-rejected`, nothing stored); `tool.approve` / `tool.deny` go to the conversation in it that ' +
+      'waits for that call; `cancel` ends it `halted` unless its chart handles `cancel` itself. Answers once what the event led to is stored.',
+    authorize: 'path',
+    body: { event: fields.json('The event: an object with a `type`') },
+    answers: [viewAnswer(200, 'Stored')],
+    problems: eventProblems,
+    handle: async ({ host, id, body }) => {
+      try {
+        return json(await host.send(id, body.event as never));
+      } catch (error) {
+        if (InvalidOptionsError.isInstance(error) && error.option.startsWith('event')) {
+          throw new HttpProblemError('invalid-field', error.message.replace(/^Invalid option /, ''), { field: error.option });
+        }
+        throw error;
+      }
+    },
+  }),
+  defineRoute({
     method: 'GET',
     path: '/conversations/{id}',
     operationId: 'getConversation',

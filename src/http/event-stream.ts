@@ -1,4 +1,4 @@
-import type { ConversationHost } from '../host/conversation-host.js';
+import type { AnyConversationHost } from '../host/conversation-host.js';
 import type { ConversationStreamItem, FollowOptions } from '../host/conversation-stream.js';
 import { HostClosedError } from '../host/errors/host-closed-error.js';
 import { concatBytes } from '../util/concat-bytes.js';
@@ -56,7 +56,7 @@ export function encodeStreamItem(item: ConversationStreamItem): Uint8Array {
  * ```
  */
 export function eventStreamResponse(
-  host: ConversationHost,
+  host: AnyConversationHost,
   id: string,
   follow: FollowOptions,
   settings: EventStreamSettings,

@@ -1,4 +1,4 @@
-import type { ConversationHost } from '../host/conversation-host.js';
+import type { AnyConversationHost } from '../host/conversation-host.js';
 import type { ConversationStore } from '../host/conversation-store.js';
 import type { ProblemTypeName } from './problem.js';
 import type { BodyLimits } from './read-json-body.js';
@@ -19,7 +19,7 @@ export type RouteContext<
   Headers extends RequestFields = RequestFields,
 > = {
   request: Request;
-  host: ConversationHost;
+  host: AnyConversationHost;
   /** The conversation id from the path (`''` for a route without one). */
   id: string;
   body: FieldValues<Body>;

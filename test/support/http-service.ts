@@ -5,6 +5,7 @@
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AnyStateMachine } from 'xstate';
 import { z } from 'zod';
 import {
   type ConversationHandlerOptions,
@@ -14,6 +15,7 @@ import {
 } from '../../src/http/index.js';
 import {
   type ConversationHost,
+  type ConversationMachine,
   type ConversationStore,
   createConversationHost,
   createConversationMachine,
@@ -87,11 +89,18 @@ export async function startService(
     reply?: Parameters<typeof conversationalModel>[0];
     handler?: Partial<ConversationHandlerOptions>;
     hostId?: string;
+    /** Another machine to host (a workflow) in place of the conversation machine of `reply`. */
+    machine?: AnyStateMachine;
   } = {},
 ): Promise<Service> {
   const store = settings.store ?? memoryStore();
-  const machine = createConversationMachine({ provider: conversationalModel(settings.reply), tools });
-  const host = createConversationHost({ machine, store, ...(settings.hostId ? { hostId: settings.hostId } : {}) });
+  const machine = settings.machine ?? createConversationMachine({ provider: conversationalModel(settings.reply), tools });
+  // Typed as a conversation host: a workflow's routes are called through `call` with JSON, untyped anyway.
+  const host = createConversationHost({
+    machine: machine as ConversationMachine,
+    store,
+    ...(settings.hostId ? { hostId: settings.hostId } : {}),
+  });
   const reported: unknown[] = [];
   const handler = createConversationHandler(host, {
     authorize: (request) => {
