@@ -18,6 +18,7 @@ import {
 } from '../src/index.js';
 import { type PostgresPool, PostgresStoreError, postgresRelay, postgresStore } from '../src/stores/postgres/index.js';
 import { postgresUrl, queryOnce, testPool, testSchema } from './support/postgres.js';
+import { orderWorkflow } from './support/hosted-workflow.js';
 import { deferred } from './support/run-conversation.js';
 import { gatedAnswer, gatedText, type ScriptedTurn, scriptedModel } from './support/scripted-model.js';
 
@@ -256,5 +257,52 @@ describe('hosts on one Postgres database: the relay', () => {
     expect([...before, ...after]).toEqual(whole);
     await Promise.all([a.host.close(), b.host.close()]);
     expect([...a.errors, ...b.errors]).toEqual([]);
+  });
+});
+
+describe('hosts on one Postgres database: a workflow', () => {
+  it('one host runs it; another answers busy and skips it in recover(); once the lease lapses, recover() there takes it over, the first stops before it writes, nothing runs twice', async () => {
+    const tables = sharedTables();
+    const first = orderWorkflow();
+    const second = orderWorkflow();
+    first.probe.hold.add('right');
+    const errors: unknown[] = [];
+    const a = createConversationHost({
+      machine: first.machine,
+      store: tables.store(),
+      hostId: 'host-a',
+      leaseTtlMs: 300,
+      onError: (error) => errors.push(error),
+    });
+    const b = createConversationHost({ machine: second.machine, store: tables.store(), hostId: 'host-b', leaseTtlMs: 300 });
+    const aEvents: ConversationHostEvent[] = [];
+    a.subscribe('w1', (event) => aEvents.push(event));
+    await a.start('w1', { input: { item: 'lamp' } });
+    await until(() => first.probe.lookups.length === 2);
+    await until(async () => (await a.get('w1'))?.conversations?.length === 1);
+
+    const busy = await b.send('w1', { type: 'order.confirm' }).catch((caught: unknown) => caught);
+    expect(busy).toMatchObject({ code: 'busy', conversationId: 'w1' });
+    const busyStart = await b.start('w1', { input: { item: 'lamp' } }).catch((caught: unknown) => caught);
+    expect(busyStart).toMatchObject({ code: 'busy' });
+    expect(await b.recover()).toEqual({ resumed: [], skipped: ['w1'], failed: [] });
+
+    // Host A stops renewing (as a process paused or gone would): its lease lapses, B takes the run over.
+    await queryOnce(`UPDATE ${tables.table('leases')} SET expires_at = now() - interval '1 second'`);
+    await until(async () => (await b.recover()).resumed.includes('w1'));
+    await until(() => aEvents.some(({ type }) => type === 'write.failed'));
+    first.probe.release();
+    await until(async () => (await b.get('w1'))?.status === 'awaitingApproval');
+    await b.send('w1', { type: 'tool.approve', toolCallId: 'charge-1' });
+    await until(async () => String((await b.get('w1'))?.value) === 'confirming');
+    await b.send('w1', { type: 'order.confirm' });
+    expect(await b.result('w1')).toMatchObject({ status: 'done', findings: ['left found', 'right found'], payment: 'paid 89.00' });
+    // The lookup cut off on A is not run again on B; the charge ran once.
+    expect(second.probe.lookups).toEqual([]);
+    expect(first.probe.charges + second.probe.charges).toBe(1);
+    const store = tables.store();
+    expect(await store.load('w1')).toMatchObject({ owner: 'host-b', status: 'done' });
+    await Promise.all([a.close(), b.close(), store.close()]);
+    expect(errors.map((error) => (error as Error).name)).toEqual(['ConversationLeaseLostError']);
   });
 });
