@@ -80,6 +80,14 @@ export type { OutputOptions, InferObject } from './machines/structured-output.js
 // Workflows: your machines that invoke or spawn conversations
 export { verifyWorkflow, type VerifyWorkflowOptions } from './machines/workflow/verify-workflow.js';
 export { assertWorkflow } from './machines/workflow/assert-workflow.js';
+export {
+  withBudget,
+  budgetOver,
+  type WithBudgetOptions,
+  type WorkflowBudgetHalted,
+  type WorkflowBudgetUnpriced,
+  type WorkflowSpentEvent,
+} from './machines/workflow/with-budget.js';
 export type { WorkflowProblem, WorkflowProblemKind } from './machines/workflow/workflow-problem.js';
 export { WorkflowProblemsError } from './machines/workflow/workflow-problems-error.js';
 

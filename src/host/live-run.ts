@@ -1,6 +1,7 @@
 import { mediaCodecOf } from './media-aware-store.js';
 import { isRecord } from '../util/is-record.js';
 import { type AnyActorRef, createActor, type InspectionEvent, type Subscription } from 'xstate';
+import { isBudgetedWorkflow } from '../machines/budget-mark.js';
 import { setExecutionGate } from '../machines/execution-gate.js';
 import { currentSchemaVersion } from '../machines/snapshot-migrations.js';
 import type {
@@ -240,14 +241,14 @@ export class LiveRun {
         holder.send(event);
         return undefined;
       }
-      if (root.can(event as never)) return void this.actor.send(event as never);
+      if (takes(this.actor, event)) return void this.actor.send(event as never);
       return `no call ${JSON.stringify(toolCallId)} waits for approval in the workflow (pendingApprovals lists those that do)`;
     }
-    if (event.type === 'cancel' && !root.can(event as never)) {
+    if (event.type === 'cancel' && !takes(this.actor, event)) {
       this.halt((event as { reason?: string }).reason);
       return undefined;
     }
-    if (!root.can(event as never)) {
+    if (!takes(this.actor, event)) {
       return `the workflow in state ${JSON.stringify(root.value)} does not take ${event.type} (its chart has no transition for it now)`;
     }
     this.actor.send(event as never);
@@ -462,6 +463,15 @@ function withReadableError(persisted: unknown): unknown {
   if (!isRecord(persisted) || persisted.status !== 'error' || !(persisted.error instanceof Error)) return persisted;
   const { name, message } = persisted.error;
   return { ...persisted, error: { name, message } };
+}
+
+/** Whether the workflow takes `event` now: its chart — for one `withBudget` wraps, the chart inside, where the event goes. */
+function takes(actor: AnyActorRef, event: { type: string }): boolean {
+  const snapshot = actor.getSnapshot() as { can: (event: { type: string }) => boolean; children: Record<string, AnyActorRef | undefined> };
+  if (!snapshot.can(event)) return false;
+  if (!isBudgetedWorkflow((actor as { logic?: unknown }).logic)) return true;
+  const inner = snapshot.children.workflow;
+  return inner !== undefined && takes(inner, event);
 }
 
 /** The actor at `path` below `root` (invoke and spawn ids), if it is still there. */

@@ -1,7 +1,7 @@
 import type { AnyStateMachine } from 'xstate';
 import type { ConversationStateValue } from '../machines/types.js';
 import type { Message } from '../model/messages.js';
-import { addUsage, emptyUsage } from '../model/usage.js';
+import { addUsage, emptyUsage, type Usage } from '../model/usage.js';
 import { isRecord } from '../util/is-record.js';
 import type { ConversationStatus } from './conversation-status.js';
 import { type ConversationView, pendingApprovalsOf, type RunState, statusOf, type WorkflowConversation } from './conversation-view.js';
@@ -109,13 +109,19 @@ export function workflowViewOf(id: string, snapshot: AnySnapshot, updatedAt: num
     value: snapshot.value as ConversationStateValue,
     messages,
     pendingApprovals: conversations.flatMap((conversation) => conversation.pendingApprovals),
-    usage: conversations.reduce((total, conversation) => addUsage(total, conversation.usage), emptyUsage()),
+    // A workflow that counts its own (withBudget) has every conversation's, finished ones too.
+    usage: isUsage(isRecord(context) ? context.usage : undefined)
+      ? (context as { usage: Usage }).usage
+      : conversations.reduce((total, conversation) => addUsage(total, conversation.usage), emptyUsage()),
     updatedAt,
     ...(seq === undefined ? {} : { seq }),
     conversations,
     ...(snapshot.status === 'done' ? { output: snapshot.output } : {}),
   };
 }
+
+const isUsage = (value: unknown): value is Usage =>
+  isRecord(value) && typeof value.totalTokens === 'number' && typeof value.inputTokens === 'number';
 
 const statusFrom = (conversations: WorkflowConversation[]): ConversationStatus =>
   conversations.some((conversation) => conversation.pendingApprovals.length > 0) ? 'awaitingApproval' : 'running';

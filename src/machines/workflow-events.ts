@@ -1,6 +1,8 @@
 import type { AnyActorRef, AnyStateMachine } from 'xstate';
+import { isBudgetedWorkflow } from './budget-mark.js';
 import { isConversationMachine } from './conversation-mark.js';
-import type { AgentEventEvent, ConversationEmittedEvent } from './types.js';
+import type { AgentEventEvent, ConversationEmittedEvent, RequestFinishedEvent } from './types.js';
+import type { WorkflowSpentEvent } from './workflow/with-budget.js';
 
 /** What is read of an actor here: its logic (public) and its listeners' emitter (internal, below). */
 type Ancestor = AnyActorRef & { logic?: unknown; _actorScope?: { emit?: (event: AgentEventEvent) => void } };
@@ -46,6 +48,23 @@ function relay(childId: string, parent: Ancestor, event: ConversationEmittedEven
     ancestor = ancestor._parent as Ancestor
   ) {
     ancestor._actorScope?.emit?.({ type: 'agent.event', path, event: inner });
+    if (inner.type === 'request.finished' && isBudgetedWorkflow(ancestor.logic)) reportSpend(ancestor, inner);
     path = [ancestor.id, ...path];
   }
+}
+
+/**
+ * Tells a budgeted workflow (`withBudget`) what a request cost — an event, as its chart counts it.
+ * Sent after the conversation's own step: sending now would run the workflow's transitions (a
+ * halt that stops this very conversation) in the middle of it.
+ */
+function reportSpend(ancestor: Ancestor, finished: RequestFinishedEvent): void {
+  const spent: WorkflowSpentEvent = {
+    type: 'workflow.spent',
+    usage: finished.usage,
+    ...(finished.model === undefined ? {} : { model: finished.model }),
+  };
+  queueMicrotask(() => {
+    if (ancestor.getSnapshot().status === 'active') ancestor.send(spent);
+  });
 }

@@ -72,6 +72,7 @@ export function orderWorkflow({ id = 'order' }: { id?: string } = {}) {
   const payer = createConversationMachine({ provider, tools: [charge] });
   const outputOf = (event: unknown) => (event as { output: RunOutput }).output;
   const failed = { target: '#order-failed', actions: 'recordFailure' as const };
+  const crashed = { target: '#order-failed', actions: 'recordCrash' as const };
   const machine = setup({
     types: {
       context: {} as { item: string; findings: string[]; payment: string; failure?: string },
@@ -83,6 +84,7 @@ export function orderWorkflow({ id = 'order' }: { id?: string } = {}) {
     guards: { finished: ({ event }) => outputOf(event).status === 'done' },
     actions: {
       recordFailure: assign({ failure: ({ event }) => `${outputOf(event).status}: ${outputOf(event).error?.message ?? ''}` }),
+      recordCrash: assign({ failure: ({ event }) => `crashed: ${String((event as { error?: unknown }).error)}` }),
     },
   }).createMachine({
     id,
@@ -108,6 +110,7 @@ export function orderWorkflow({ id = 'order' }: { id?: string } = {}) {
                     },
                     failed,
                   ],
+                  onError: crashed,
                 },
               },
               found: { type: 'final' },
@@ -129,6 +132,7 @@ export function orderWorkflow({ id = 'order' }: { id?: string } = {}) {
                     },
                     failed,
                   ],
+                  onError: crashed,
                 },
               },
               found: { type: 'final' },
@@ -143,6 +147,7 @@ export function orderWorkflow({ id = 'order' }: { id?: string } = {}) {
           src: 'payer',
           input: ({ context }) => conversationInput(`pay: for ${context.item}`),
           onDone: [{ guard: 'finished', target: 'confirming', actions: assign({ payment: ({ event }) => event.output.text }) }, failed],
+          onError: crashed,
         },
       },
       confirming: {
