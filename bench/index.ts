@@ -728,6 +728,14 @@ function render(
       `| workflow: invoked with conversationInput, ${fmt(w.eventsPerPair, 0)} agent.events followed | ${fmt(w.workflowUsPerPair, 0)} | ${fmt(w.ratio, 2)} |`,
       '',
     );
+    lines.push('| hosted on SQLite | CPU µs per pair | steps stored | ÷ hosted by hand |', '|---|---:|---:|---:|');
+    lines.push(
+      `| by hand: a host per conversation, send then result, twice | ${fmt(w.hostedByHandUsPerPair, 0)} | ${w.hostedByHandSteps} | 1.00 |`,
+    );
+    lines.push(
+      `| workflow: one host, start then result | ${fmt(w.hostedWorkflowUsPerPair, 0)} | ${w.hostedWorkflowSteps} | ${fmt(w.hostedRatio, 2)} |`,
+      '',
+    );
   }
   if (results.observe) {
     const o = results.observe;

@@ -10,10 +10,20 @@
  *   reviewer with the writer's text, its `onDone`s taking each `RunOutput`; and a listener on the
  *   workflow's `agent.event`s (as a UI would follow it), each conversation's events passed up to it.
  * The ratio per round is the ratio per pair: both sides make the same four requests.
+ *
+ * Hosted on SQLite (a file per host, the store's default `keepSteps`), the same two ways:
+ * - hosted by hand: a host per conversation machine; the writer's conversation `send` its prompt
+ *   and `result` awaited, then the reviewer's — every step of each stored;
+ * - hosted workflow: one host of the workflow, `start`ed and its `result` awaited — every step of
+ *   the workflow and of both conversations inside stored.
  */
 import { assign, createActor, setup, toPromise } from 'xstate';
 import { z } from 'zod';
-import { conversationInput, createConversationMachine, defineTool, handlerProvider } from '../src/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { conversationInput, createConversationHost, createConversationMachine, defineTool, handlerProvider } from '../src/index.js';
+import { sqliteStore } from '../src/stores/sqlite/index.js';
 import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { cpuNowUs, median } from './stats.js';
 
@@ -27,6 +37,13 @@ export type WorkflowResult = {
   ratio: number;
   /** `agent.event`s the workflow emitted per pair. */
   eventsPerPair: number;
+  hostedByHandUsPerPair: number;
+  hostedWorkflowUsPerPair: number;
+  /** hosted workflow / hosted by hand. */
+  hostedRatio: number;
+  /** Steps stored per pair: both conversations' by hand, the workflow's (its conversations' inside) hosted. */
+  hostedByHandSteps: number;
+  hostedWorkflowSteps: number;
 };
 
 const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): OpenAIChatCompletionChunk => ({
@@ -125,20 +142,61 @@ export async function workflow(options: { reps: number; warmup: number; deltas: 
     if (output.verdict === '') throw new Error('WORKFLOW: the workflow did not publish');
     return cpuNowUs() - started;
   };
-  const sides = [byHand, inWorkflow] as const;
+  const folder = mkdtempSync(join(tmpdir(), 'actorloop-bench-workflow-'));
+  // A file per host: each host owns (and closes) its store.
+  const store = (name: string) => sqliteStore({ path: join(folder, `${name}.db`) });
+  const writerHost = createConversationHost({ machine: writer, store: store('writer') });
+  const reviewerHost = createConversationHost({ machine: reviewer, store: store('reviewer') });
+  const workflowHost = createConversationHost({ machine: pipeline, store: store('workflow') });
+  let run = 0;
+  const stepsOf = async (host: { history: (id: string) => Promise<unknown[]> }, id: string) => (await host.history(id)).length;
+  const steps = { byHand: 0, workflow: 0 };
+  const hostedByHand = async () => {
+    const id = `pair-${++run}`;
+    const started = cpuNowUs();
+    await writerHost.send(id, { type: 'user.message', content: 'Write about otters.' });
+    const first = await writerHost.result(id);
+    if (first.status !== 'done') throw new Error(`WORKFLOW: the hosted writer ended ${first.status}`);
+    await reviewerHost.send(id, { type: 'user.message', content: `Review: ${first.text}` });
+    const second = await reviewerHost.result(id);
+    if (second.status !== 'done') throw new Error(`WORKFLOW: the hosted reviewer ended ${second.status}`);
+    const used = cpuNowUs() - started;
+    steps.byHand = (await stepsOf(writerHost, id)) + (await stepsOf(reviewerHost, id));
+    return used;
+  };
+  const hostedWorkflow = async () => {
+    const id = `flow-${++run}`;
+    const started = cpuNowUs();
+    await workflowHost.start(id);
+    const output = (await workflowHost.result(id)) as { verdict: string };
+    if (output.verdict === '') throw new Error('WORKFLOW: the hosted workflow did not publish');
+    const used = cpuNowUs() - started;
+    steps.workflow = await stepsOf(workflowHost, id);
+    return used;
+  };
+  const sides = [byHand, inWorkflow, hostedByHand, hostedWorkflow] as const;
   for (let i = 0; i < options.warmup; i++) for (const side of sides) await side();
   events = 0;
-  const samples: [number[], number[]] = [[], []];
+  const samples: [number[], number[], number[], number[]] = [[], [], [], []];
   for (let i = 0; i < options.reps; i++) {
-    // Alternating which goes first, so neither always runs on a warmer cache.
-    for (let k = 0; k < 2; k++) {
-      const index = (i + k) % 2;
+    // Rotating which goes first, so none always runs on a warmer cache.
+    for (let k = 0; k < sides.length; k++) {
+      const index = (i + k) % sides.length;
       samples[index]?.push(await (sides[index] as () => Promise<number>)());
     }
   }
+  await Promise.all([writerHost.close(), reviewerHost.close(), workflowHost.close()]);
+  rmSync(folder, { recursive: true, force: true });
   const byHandUsPerPair = median(samples[0]);
   const workflowUsPerPair = median(samples[1]);
+  const hostedByHandUsPerPair = median(samples[2]);
+  const hostedWorkflowUsPerPair = median(samples[3]);
   return {
+    hostedByHandUsPerPair,
+    hostedWorkflowUsPerPair,
+    hostedRatio: hostedWorkflowUsPerPair / hostedByHandUsPerPair,
+    hostedByHandSteps: steps.byHand,
+    hostedWorkflowSteps: steps.workflow,
     reps: options.reps,
     warmup: options.warmup,
     deltas: options.deltas,
