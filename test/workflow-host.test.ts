@@ -12,6 +12,8 @@ import { setup } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ConversationLoadError,
+  type ConversationMachine,
+  conversationInput,
   ConversationNotFoundError,
   type ConversationStore,
   type ConversationStreamItem,
@@ -208,6 +210,24 @@ describe('a hosted workflow', () => {
     );
     await stranger.close();
     expect(EventRejectedError.isInstance(new Error())).toBe(false);
+  });
+});
+
+describe('host.start on a conversation host', () => {
+  it('starts a conversation from conversationInput; its id must be new (send continues one)', async () => {
+    const { machine } = orderWorkflow();
+    const researcher = (machine as unknown as { implementations: { actors: { researcher: ConversationMachine } } }).implementations.actors
+      .researcher;
+    const host = createConversationHost({ machine: researcher, store: memoryStore() });
+    const started = await host.start('c-1', { input: conversationInput('left: find lamp'), sessionData: { userId: 'u1' } });
+    expect(started).toMatchObject({ id: 'c-1', status: 'running' });
+    expect(started.conversations).toBeUndefined();
+    const output = await host.result('c-1');
+    expect(output).toMatchObject({ status: 'done', text: 'left found' });
+    expect((await host.get('c-1'))?.messages[0]).toEqual({ role: 'user', content: 'left: find lamp' });
+    await expect(host.start('c-1', { input: conversationInput('again') })).rejects.toMatchObject({ name: 'ConversationExistsError' });
+    await expect(host.start('c-2', { input: 'not an input' as never })).rejects.toMatchObject({ option: 'options.input' });
+    await host.close();
   });
 });
 
