@@ -1,5 +1,5 @@
 /**
- * The big property run: `npm run test:soak -- --runs 10000 [--tree-runs T] [--controls-runs C] [--workflow-runs W] [--seed S] [--concurrency K] [--verbose]`;
+ * The big property run: `npm run test:soak -- --runs 10000 [--tree-runs T] [--controls-runs C] [--workflow-runs W] [--hosted-workflows] [--seed S] [--concurrency K] [--verbose]`;
  * `--seed S --only N` replays run #N of that sample alone. After the single-conversation runs come
  * `--tree-runs` agent trees (default a quarter of `--runs`; test/support/agent-tree-run.ts), checked
  * at every level of the tree, then `--controls-runs` runs of the long-conversation controls (default a
@@ -38,11 +38,13 @@ const seed = Number(argument('seed') ?? Date.now() % 2 ** 31);
 const concurrency = Number(argument('concurrency') ?? 8);
 const chunkSize = Number(argument('chunk') ?? 200);
 const verbose = process.argv.includes('--verbose');
+/** The workflows run in a host: a kill is a crash, recovered from the last stored step by a new host. */
+const hostedWorkflows = process.argv.includes('--hosted-workflows');
 /** Replays one run of the sample (its index as printed with a violation). */
 const only = argument('only') === undefined ? undefined : Number(argument('only'));
 if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !Number.isInteger(concurrency) || concurrency < 1) {
   console.error(
-    'usage: npm run test:soak -- --runs N [--tree-runs T] [--controls-runs C] [--workflow-runs W] [--seed S] [--concurrency K] [--chunk N] [--verbose]',
+    'usage: npm run test:soak -- --runs N [--tree-runs T] [--controls-runs C] [--workflow-runs W] [--hosted-workflows] [--seed S] [--concurrency K] [--chunk N] [--verbose]',
   );
   process.exit(2);
 }
@@ -216,14 +218,20 @@ for (let chunkStart = 0; chunkStart < workflowCases.length; chunkStart += chunkS
       const position = next++;
       const workflowCase = chunk[position];
       if (workflowCase === undefined) return;
-      const report = await runWorkflowCase(workflowCase);
+      const report = await runWorkflowCase(workflowCase, { hosted: hostedWorkflows });
       workflowDone++;
       const { counts } = report;
       workflowConversations += counts.conversations;
       bump(workflowStatus, report.outcome ?? 'no final state');
       for (const [key, value] of Object.entries(counts.outcomes)) bump(workflowOutcomes, key, value);
       for (const [key, value] of Object.entries(counts.faults)) bump(workflowFaults, key, value);
-      bump(workflowEvents, 'kills (each restored from its persisted snapshot)', counts.kills);
+      bump(
+        workflowEvents,
+        hostedWorkflows
+          ? 'crashes (each recovered by a new host from the last stored step)'
+          : 'kills (each restored from its persisted snapshot)',
+        counts.kills,
+      );
       bump(workflowEvents, 'restores', counts.restores);
       bump(workflowEvents, 'conversations running at a kill', counts.conversationsRestored);
       bump(workflowEvents, 'cancels', counts.cancels);

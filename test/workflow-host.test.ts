@@ -270,3 +270,30 @@ describe('a hosted workflow over HTTP (actorloop/http on a real socket)', () => 
     expect(service.reported).toEqual([]);
   });
 });
+
+describe('the host’s inspect option', () => {
+  it('sees every actor of every run it drives; a throw in it is reported, the run goes on', async () => {
+    const { machine } = orderWorkflow();
+    const seen = new Set<string>();
+    const errors: unknown[] = [];
+    const host = createConversationHost({
+      machine,
+      store: memoryStore(),
+      onError: (error, id) => errors.push([id, (error as Error).message]),
+      inspect: (event) => {
+        if (event.type === '@xstate.actor') seen.add(event.actorRef.id);
+        if (event.type === '@xstate.event' && event.event.type === 'order.confirm') throw new Error('inspector broke');
+      },
+    });
+    await host.start('i-1', { input: { item: 'lamp' } });
+    await expect.poll(async () => (await host.get('i-1'))?.status).toBe('awaitingApproval');
+    await host.send('i-1', { type: 'tool.approve', toolCallId: 'charge-1' });
+    await expect.poll(async () => (await host.get('i-1'))?.value).toBe('confirming');
+    await host.send('i-1', { type: 'order.confirm' });
+    expect(await host.result('i-1')).toMatchObject({ status: 'done' });
+    expect([...seen]).toEqual(expect.arrayContaining(['left', 'right', 'payer']));
+    expect(errors).toEqual([['i-1', 'inspector broke']]);
+    await expect(async () => createConversationHost({ machine, store: memoryStore(), inspect: 42 as never })).rejects.toThrow(/inspect/);
+    await host.close();
+  });
+});

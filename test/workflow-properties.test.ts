@@ -8,6 +8,11 @@
  * path and none after its end, no call runs twice across a kill unless its tool is idempotent, and
  * nothing is left running or escapes. `WORKFLOW_RUNS=<n>` changes the size, `PROPERTY_SEED=<n>` the
  * sample; `npm run test:soak -- --workflow-runs 1000` runs many more.
+ *
+ * The same cases hosted (`createConversationHost`, `host.start`, a store whose every write takes a
+ * database's round trip): a kill is a crash — nothing more is written, the host closes, and a new
+ * host `recover()`s the run from its last stored step; what the crashed host heard after that step
+ * is a timeline the crash erased. `HOSTED_WORKFLOW_RUNS=<n>`; the soak's `--hosted-workflows`.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +20,7 @@ import { runWorkflowCase, workflowCaseArb } from './support/workflow-run.js';
 
 const seed = Number(process.env.PROPERTY_SEED ?? 20261204);
 const runs = Number(process.env.WORKFLOW_RUNS ?? 40);
+const hostedRuns = Number(process.env.HOSTED_WORKFLOW_RUNS ?? 40);
 
 describe('workflows of conversations under random faults, cancels and kill/restore', () => {
   it(`keep every guarantee at every level (${runs} workflows, seed ${seed})`, { timeout: 120_000 }, async () => {
@@ -40,6 +46,29 @@ describe('workflows of conversations under random faults, cancels and kill/resto
       expect([...ends].sort()).toEqual(['done', 'error', 'halted']);
       expect(kills).toBeGreaterThan(5);
       expect(runningAtKills).toBeGreaterThan(5);
+      expect(afterKill).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('hosted workflows (createConversationHost, host.start) under random faults, cancels and crashes', () => {
+  it(`keep every guarantee at every level, a crash recovered from the last stored step (${hostedRuns} workflows, seed ${seed})`, {
+    timeout: 120_000,
+  }, async () => {
+    const cases = fc.sample(workflowCaseArb, { seed, numRuns: hostedRuns });
+    let kills = 0;
+    let afterKill = 0;
+    const endings = new Set<string>();
+    for (const [index, workflowCase] of cases.entries()) {
+      const report = await runWorkflowCase(workflowCase, { checkResources: true, hosted: true });
+      expect(report.violations, `hosted workflow #${index}: ${JSON.stringify(workflowCase)}`).toEqual([]);
+      endings.add(report.outcome ?? 'none');
+      kills += report.counts.kills;
+      afterKill += report.counts.reruns + report.counts.interrupted;
+    }
+    if (hostedRuns >= 40) {
+      expect([...endings].sort()).toEqual(['cancelled', 'done', 'failed']);
+      expect(kills).toBeGreaterThan(5);
       expect(afterKill).toBeGreaterThan(0);
     }
   });

@@ -1,4 +1,4 @@
-import type { AnyStateMachine, EventFromLogic, InputFrom, OutputFrom } from 'xstate';
+import type { AnyStateMachine, EventFromLogic, InputFrom, InspectionEvent, Observer, OutputFrom } from 'xstate';
 import { storedUserContent } from '../model/user-content.js';
 import { hostedMachineOf, type HostedSnapshot } from './hosted-machine.js';
 import type { WorkflowHaltedOutput } from './workflow-state.js';
@@ -83,6 +83,12 @@ export type ConversationHostOptions<TMachine extends AnyStateMachine = Conversat
    * runs over once it has passed. Default 30000 ms.
    */
   leaseTtlMs?: number;
+  /**
+   * XState's inspection of every run this host drives (`createActor(machine, { inspect })`): an
+   * observer or a function, e.g. `createStatelyInspector().inspect` to watch hosted runs in the
+   * Stately inspector. A throw in it is reported to `onError`, never to the run.
+   */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 };
 
 /**
@@ -330,6 +336,13 @@ const conversationHostOptionsSchema = option.object(
       30_000,
     ),
     hostId: option.orElse(option.string({ nonEmpty: true }), defaultHostId),
+    inspect: option.optional(
+      option.matching(
+        'an inspection observer { next } or a function (event) => void',
+        (value): value is Observer<InspectionEvent> | ((event: InspectionEvent) => void) =>
+          typeof value === 'function' || (isRecord(value) && typeof value.next === 'function'),
+      ),
+    ),
     onError: option.orElse(
       option.callable<(error: unknown, conversationId: string) => void>('a function (error, conversationId) => void'),
       () => (error, id) => console.error(`actorloop host, conversation ${JSON.stringify(id)}:`, error),
@@ -430,6 +443,18 @@ export function createConversationHost<TMachine extends AnyStateMachine = Conver
 ): ConversationHost<TMachine> {
   const resolved = resolveOptionsWith(conversationHostOptionsSchema, options);
   const { hostId, onError, relay, leaseTtlMs } = resolved;
+  const userInspect = resolved.inspect;
+  // The user's observer for one run: its throws reported (with the run's id) rather than thrown into the run.
+  const inspectFor = (id: string) =>
+    userInspect &&
+    ((event: InspectionEvent) => {
+      try {
+        if (typeof userInspect === 'function') userInspect(event);
+        else userInspect.next?.(event);
+      } catch (error) {
+        report(error, id);
+      }
+    });
   const machine = resolved.machine as ConversationMachine;
   const hosted = hostedMachineOf(machine);
   // A store that keeps media once gets references in every write and gives whole parts on every read.
@@ -550,6 +575,7 @@ export function createConversationHost<TMachine extends AnyStateMachine = Conver
       id,
       hosted,
       store,
+      ...(userInspect ? { inspect: inspectFor(id) } : {}),
       owner: hostId,
       revision,
       updatedAt,

@@ -84,6 +84,8 @@ export type LiveRunOptions = {
   id: string;
   /** The machine every run of the host runs: a conversation machine, or a workflow. */
   hosted: HostedMachine;
+  /** The host's `inspect` option: sees every inspection event of the run's actors. */
+  inspect?: (event: InspectionEvent) => void;
   store: ConversationStore;
   owner: string;
   /** The stored revision the run continues from (0: not stored yet). */
@@ -155,11 +157,21 @@ export class LiveRun {
     this.runStartUnwritten = !('snapshot' in options.from);
     const { hosted } = options;
     // A conversation inside a workflow changes nothing in the workflow's snapshot: every actor's is watched.
-    const inspect = hosted.workflow
+    const own = hosted.workflow
       ? (event: InspectionEvent) => {
-          if (event.type === '@xstate.snapshot') this.onSnapshot(this.actor.getSnapshot());
+          // A machine's step (the workflow's, a conversation's): what a promise or callback actor does shows in its parent's.
+          if (event.type === '@xstate.snapshot' && isRecord(event.snapshot) && 'value' in event.snapshot)
+            this.onSnapshot(this.actor.getSnapshot());
         }
       : undefined;
+    const theirs = options.inspect;
+    const inspect =
+      own && theirs
+        ? (event: InspectionEvent) => {
+            theirs(event);
+            own(event);
+          }
+        : (own ?? theirs);
     const machine = hosted.machine as ConversationMachine;
     this.actor =
       'snapshot' in options.from
@@ -360,7 +372,8 @@ export class LiveRun {
     const { hosted } = this.options;
     if (!hosted.workflow) this.lastMessages = snapshot.context.messages;
     const shape = hosted.shapeOf(snapshot);
-    if (hosted.changed(this.lastShape, shape)) {
+    const changed = hosted.changed(this.lastShape, shape);
+    if (changed) {
       this.lastShape = shape;
       if (!hosted.workflow && snapshot.status === 'done' && snapshot.output) {
         const { messages: _messages, ...outcome } = snapshot.output;
@@ -388,7 +401,10 @@ export class LiveRun {
       });
       this.stream(streamStateOf(snapshot.value, status, output));
     }
-    this.assignGates();
+    // In a workflow every actor's snapshot comes here, a tool's own start among them — before the
+    // conversation that started it has the call in its round: its gate waits for the change that has
+    // it (else for the microtask after, by when that change is in).
+    if (changed || !hosted.workflow) this.assignGates();
   }
 
   private async writeChanges(): Promise<void> {
