@@ -281,7 +281,7 @@ describe('the host’s inspect option', () => {
       store: memoryStore(),
       onError: (error, id) => errors.push([id, (error as Error).message]),
       inspect: (event) => {
-        if (event.type === '@xstate.actor') seen.add(event.actorRef.id);
+        if (event.type === '@xstate.actor') seen.add((event.actorRef as unknown as { id: string }).id);
         if (event.type === '@xstate.event' && event.event.type === 'order.confirm') throw new Error('inspector broke');
       },
     });

@@ -1010,27 +1010,26 @@ async function driveHosted(
     await dying.host.close();
     const record = await stored.load(id);
     if (record?.snapshot.includes(apiKey)) violations.push('the stored snapshot holds the API key');
+    // The run goes on from its last stored step: what was heard after it is a timeline the crash erased —
+    // a conversation the stored step has running ends again, one it had not started starts again.
+    // (Everything heard so far is the crashed host's: the new one has not started.)
+    const persisted = record ? (JSON.parse(record.snapshot) as unknown) : undefined;
+    const running = runningIn(persisted);
+    const ended = endedIn(persisted);
+    for (const key of [...ends.keys()]) if (running.has(key) || !ended.has(key)) ends.delete(key);
+    const erased = heard.filter((entry) => !running.has(entry.key) && !ended.has(entry.key));
+    for (const entry of erased) {
+      heard.splice(heard.indexOf(entry), 1);
+      // Its requests were made all the same.
+      if (entry.event.type === 'request.started') startedAfterCrash.set(entry.key, (startedAfterCrash.get(entry.key) ?? 0) + 1);
+    }
     current = live();
     try {
       const report = await current.host.recover();
       if (report.failed.length > 0) violations.push(`recover() failed: ${report.failed.map(({ error }) => String(error)).join('; ')}`);
       counts.restores++;
-      // The run goes on from its last stored step: what was heard after it is a timeline the crash erased —
-      // a conversation the stored step has running ends again, one it had not started starts again.
-      const view = await current.host.get(id);
-      const running = new Set((view?.conversations ?? []).map((conversation) => conversation.path.join('/')));
-      const record = await stored.load(id);
-      const ended = record ? endedIn(JSON.parse(record.snapshot) as unknown) : new Set<string>();
-      for (const key of running) ends.delete(key);
-      for (const key of [...ends.keys()]) if (!ended.has(key)) ends.delete(key);
-      const erased = heard.filter((entry) => !running.has(entry.key) && !ended.has(entry.key));
-      for (const entry of erased) {
-        heard.splice(heard.indexOf(entry), 1);
-        // Its requests were made all the same.
-        if (entry.event.type === 'request.started') startedAfterCrash.set(entry.key, (startedAfterCrash.get(entry.key) ?? 0) + 1);
-      }
       // Crashed before its start was stored, the run does not exist: the start is made again (below).
-      if (view) awaitResult(current);
+      if (record) awaitResult(current);
     } catch (error) {
       violations.push(`recovering the workflow threw: ${String(error)}`);
       settle({ error });
@@ -1086,6 +1085,21 @@ async function driveHosted(
   await current.host.close();
   const leftRunning = result.watchdog ? [] : (view?.conversations ?? []).map((conversation) => conversation.path.join('/'));
   return { heard, ends, result, cancelSent, leftRunning, finalValue: view?.value, startedAfterCrash };
+}
+
+/** The conversations a stored workflow has running: active conversation snapshots among its children, nested ones too. */
+function runningIn(persisted: unknown, path: string[] = []): Set<string> {
+  const found = new Set<string>();
+  if (typeof persisted !== 'object' || persisted === null) return found;
+  const { children } = persisted as { children?: Record<string, { snapshot?: { status?: string; context?: Record<string, unknown> } }> };
+  for (const [childId, child] of Object.entries(children ?? {})) {
+    const snapshot = child?.snapshot;
+    const context = snapshot?.context;
+    const conversation = context !== undefined && Array.isArray(context.messages) && 'outcome' in context;
+    if (conversation && snapshot?.status === 'active') found.add([...path, childId].join('/'));
+    else if (!conversation) for (const key of runningIn(snapshot, [...path, childId])) found.add(key);
+  }
+  return found;
 }
 
 /** The conversations a stored workflow had seen end: the keys of its outcomes, and of each nested workflow's below its id. */
