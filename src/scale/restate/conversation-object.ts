@@ -1,6 +1,8 @@
 import * as restate from '@restatedev/restate-sdk';
+import type { AnyStateMachine } from 'xstate';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { checkConversationId, checkEventAfterEndedRun, checkSessionData, checkUserEvent, nextRunInput } from '../../host/check-input.js';
+import { hostedMachineOf } from '../../host/hosted-machine.js';
 import { type ConversationView, statusOf, viewOf } from '../../host/conversation-view.js';
 import type { DecodedSnapshot } from '../../host/decode-stored.js';
 import { ConversationNotFoundError } from '../../host/errors/conversation-not-found-error.js';
@@ -12,23 +14,29 @@ import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { requireNodeRuntime } from '../../util/runtime.js';
 import { asHandler } from './conversation-error.js';
 import { type ConversationRecord, decodeRecord, stateKeys } from './conversation-record.js';
+import { processing } from './invocation.js';
 import { ensurePromiseWithResolvers } from './promise-with-resolvers.js';
 import { type RestateConversationEvent, runSegment, type SegmentOptions, type SegmentResult } from './run-segment.js';
+import { restateWorkflowObject, type WorkflowObject } from './workflow-object.js';
 
 /** Where the endpoint cannot run: said by the error and in docs/runtimes.md. */
 export const restateElsewhere = 'serve the Restate endpoint from Node.js; callers on any runtime use actorloop/restate/client';
 
 /**
- * What `restateConversations` takes.
+ * What `restateConversations` takes: a conversation machine, or a workflow (any other machine of
+ * yours, with conversations inside: `TMachine`).
  *
  * @example
  * ```ts
  * const options: RestateConversationsOptions = { machine, name: 'support-chat', onEvent: ({ conversationId, event }) => publish(conversationId, event) };
  * ```
  */
-export type RestateConversationsOptions = {
-  /** One machine serves every conversation (per-conversation data goes in `sessionData`). */
-  machine: ConversationMachine;
+export type RestateConversationsOptions<TMachine extends AnyStateMachine = ConversationMachine> = {
+  /**
+   * One machine serves every conversation (per-conversation data goes in `sessionData`). A machine
+   * that is not a conversation is a workflow: its object takes `start` (see `WorkflowHandlers`).
+   */
+  machine: TMachine;
   /** The virtual object's name in Restate (default `conversation`); the client must use the same. */
   name?: string;
   /**
@@ -84,12 +92,6 @@ export type ConversationHandlers = {
  */
 export type ConversationObject = restate.VirtualObjectDefinition<string, ConversationHandlers>;
 
-/** Whether the invocation is past its replay; the SDK has it on its internal context only. */
-function processing(ctx: restate.Context): () => boolean {
-  const internal = ctx as Partial<restate.internal.ContextInternal>;
-  return () => (typeof internal.isProcessing === 'function' ? internal.isProcessing() : true);
-}
-
 const objectOptionsSchema = option.optional(
   option.matching('Restate ObjectOptions', (value): value is restate.ObjectOptions => isRecord(value)),
 );
@@ -124,6 +126,12 @@ const restateConversationsOptionsSchema = option.object(
  * Bind it to an endpoint served by as many worker processes as you like. See
  * docs/scale-out-restate.md.
  *
+ * Given a workflow (any other machine, with conversations inside), it returns a `WorkflowObject`:
+ * `start` begins a run from input, `send` takes the chart's own events and relays `tool.approve` /
+ * `tool.deny` to the conversation that waits, `cancel` halts the tree, `get` gives the workflow's
+ * view and `result` its output — the durable host's rules, with every conversation's steps
+ * journaled.
+ *
  * @example
  * ```ts
  * import http2 from 'node:http2';
@@ -131,14 +139,22 @@ const restateConversationsOptionsSchema = option.object(
  * import { restateConversations } from 'actorloop/restate';
  *
  * const conversations = restateConversations({ machine });
- * const server = http2.createServer(restate.createEndpointHandler({ services: [conversations] }));
+ * const orders = restateConversations({ machine: orderWorkflow, name: 'order' }); // a workflow
+ * const server = http2.createServer(restate.createEndpointHandler({ services: [conversations, orders] }));
  * server.listen(9080, '127.0.0.1'); // then register http://127.0.0.1:9080 with restate-server
  * ```
  */
-export function restateConversations(options: RestateConversationsOptions): ConversationObject {
+export function restateConversations(options: RestateConversationsOptions): ConversationObject;
+export function restateConversations<TMachine extends AnyStateMachine>(options: RestateConversationsOptions<TMachine>): WorkflowObject;
+export function restateConversations(options: RestateConversationsOptions<AnyStateMachine>): ConversationObject | WorkflowObject {
   requireNodeRuntime('actorloop/restate', restateElsewhere);
   ensurePromiseWithResolvers();
-  const { machine, name, onEvent, options: objectOptions } = resolveOptionsWith(restateConversationsOptionsSchema, options);
+  const resolved = resolveOptionsWith(restateConversationsOptionsSchema, options);
+  const { name, onEvent, options: objectOptions } = resolved;
+  if (hostedMachineOf(resolved.machine).workflow) {
+    return restateWorkflowObject({ machine: resolved.machine, name, onEvent, options: objectOptions });
+  }
+  const machine = resolved.machine;
   const journaled = journaledMachine(machine);
 
   const segment = (ctx: restate.ObjectContext, rest: Pick<SegmentOptions, 'from' | 'mode' | 'event' | 'updatedAt'>) =>

@@ -1,5 +1,6 @@
 import type { ConversationStatus } from '../../host/conversation-store.js';
 import { type DecodedSnapshot, decodeStored } from '../../host/decode-stored.js';
+import type { HostedMachine, HostedSnapshot } from '../../host/hosted-machine.js';
 import { ConversationLoadError } from '../../host/errors/conversation-load-error.js';
 import { agentCallIdOf } from '../../machines/agent-calls.js';
 import type { ConversationMachine, RoundCall } from '../../machines/types.js';
@@ -12,6 +13,8 @@ export const stateKeys = {
   waiters: 'waiters',
   /** Counts the run's segments; an `advance` for another segment is stale and does nothing. */
   segment: 'segment',
+  /** A workflow's own pending timers (its chart's `after`, its delayed sends): XState keeps none in a snapshot. */
+  timers: 'timers',
 } as const;
 
 /**
@@ -49,6 +52,24 @@ export function decodeRecord(id: string, record: unknown, machine: ConversationM
     },
     machine,
   );
+}
+
+/** The record's snapshot, checked for the hosted machine (a workflow's too); `ConversationLoadError` when it cannot be loaded. */
+export function decodeHostedRecord(id: string, record: unknown, hosted: HostedMachine): HostedSnapshot {
+  if (!isRecord(record) || typeof record.snapshot !== 'string') {
+    throw new ConversationLoadError(id, 'corrupt', 'its state is not a conversation record { schemaVersion, machineId, snapshot, … }');
+  }
+  const stored = record as ConversationRecord & { version?: number };
+  return hosted.decode({
+    id,
+    schemaVersion: (stored.schemaVersion ?? stored.version) as number,
+    machineId: stored.machineId,
+    status: stored.status,
+    snapshot: stored.snapshot,
+    revision: 0,
+    owner: '',
+    updatedAt: stored.updatedAt,
+  });
 }
 
 /**
@@ -91,4 +112,33 @@ function agentChildrenForState(children: unknown, notStarted: ReadonlySet<string
     stored[id] = { ...child, snapshot: snapshotForState(child.snapshot, notStarted) };
   }
   return stored ?? children;
+}
+
+/** A conversation machine's persisted snapshot, told by its context (as the host tells one in a workflow). */
+function isConversationSnapshot(snapshot: Record<string, unknown>): boolean {
+  const context = snapshot.context;
+  return isRecord(context) && Array.isArray(context.messages) && 'round' in context && isRecord(context.outcome);
+}
+
+/**
+ * A workflow's persisted snapshot as the object stores it: each conversation in it (in nested
+ * workflows too) as `snapshotForState` stores a conversation alone, so a replay writes the same
+ * bytes. The workflow's own context is the user's, stored as it is.
+ */
+export function workflowSnapshotForState<T>(persisted: T, notStarted: ReadonlySet<string>): T {
+  if (!isRecord(persisted) || !isRecord(persisted.children)) return persisted;
+  let children: Record<string, unknown> | undefined;
+  for (const [id, child] of Object.entries(persisted.children)) {
+    if (!isRecord(child) || !isRecord(child.snapshot)) continue;
+    const snapshot = child.snapshot;
+    const stored = isConversationSnapshot(snapshot)
+      ? snapshotForState(snapshot, notStarted)
+      : isRecord(snapshot.children)
+        ? workflowSnapshotForState(snapshot, notStarted)
+        : snapshot;
+    if (stored === snapshot) continue;
+    children ??= { ...persisted.children };
+    children[id] = { ...child, snapshot: stored };
+  }
+  return children ? { ...persisted, children } : persisted;
 }

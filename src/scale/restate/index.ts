@@ -1,8 +1,8 @@
 /**
- * `actorloop/restate`: conversations as Restate virtual objects, served by any number of worker
- * processes. Needs the optional peer `@restatedev/restate-sdk`. Callers use
- * `actorloop/restate/client` (`restateConversationClient`), which needs only
- * `@restatedev/restate-sdk-clients`. See docs/scale-out-restate.md.
+ * `actorloop/restate`: conversations — and workflows with conversations inside — as Restate
+ * virtual objects, served by any number of worker processes. Needs the optional peer
+ * `@restatedev/restate-sdk`. Callers use `actorloop/restate/client` (`restateConversationClient`),
+ * which needs only `@restatedev/restate-sdk-clients`. See docs/scale-out-restate.md.
  *
  * @example
  * ```ts
@@ -30,4 +30,5 @@ export {
   type SendInput,
 } from './conversation-object.js';
 export type { RestateConversationEvent } from './run-segment.js';
+export type { WorkflowHandlers, WorkflowObject, WorkflowSendInput, WorkflowStartInput } from './workflow-object.js';
 export { ensurePromiseWithResolvers } from './promise-with-resolvers.js';

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { type ObjectContext, RestatePromise } from '@restatedev/restate-sdk';
 import type { StepInfo, StepJournal, StepOutcome } from '../../machines/step-journal.js';
 
@@ -17,14 +18,20 @@ type Watched = { promise: RestatePromise<{ key: number; value: unknown }>; take:
 export type RestateStepJournalOptions = {
   /** Provider requests this invocation may make; the next one is declined (the segment ends there). */
   requests: number;
+  /**
+   * Whether this request may be made in this invocation, in place of the `requests` count: a
+   * workflow lets each of its conversations make one, so conversations in parallel states ask at
+   * once. Asked once per request, in the order the machine asks: the same on a replay.
+   */
+  requestAllowed?: (step: Extract<StepInfo, { kind: 'request' }>) => boolean;
   /** Whether tool calls may run in this invocation; declined otherwise. */
   tools: boolean;
   /** Tells which step was declined: the run waits there for the next invocation. */
   declined: (step: StepInfo) => void;
   /** Tells which step started (its events may go out). */
   started: (step: StepInfo) => void;
-  /** Deltas as a request streams them (live output). */
-  streamed?: StepJournal['streamed'];
+  /** Deltas as a request streams them (live output), with the step that streams them when it is known. */
+  streamed?: (event: Parameters<NonNullable<StepJournal['streamed']>>[0], step: StepInfo | undefined) => void;
   /** A journal operation failed (the invocation attempt is over): the run must stop. */
   failed: (error: unknown) => void;
   /** A step was delivered, the run took it, and no step is outstanding now. */
@@ -32,6 +39,8 @@ export type RestateStepJournalOptions = {
 };
 
 const never = new Promise<never>(() => undefined);
+/** The step whose action runs: a delta the action streams is told with its step (whose request it is). */
+const runningStep = new AsyncLocalStorage<StepInfo>();
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
@@ -76,12 +85,14 @@ export class RestateStepJournal implements StepJournal {
     this.ctx = ctx;
     this.options = options;
     this.requestsLeft = options.requests;
-    this.streamed = options.streamed;
+    const { streamed } = options;
+    this.streamed = streamed && ((event) => streamed(event, runningStep.getStore()));
   }
 
   step<T>(step: StepInfo, action: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<StepOutcome<T>> {
     if (this.closed || signal.aborted) return never;
-    const allowed = step.kind === 'request' ? this.requestsLeft > 0 : this.options.tools;
+    const { requestAllowed } = this.options;
+    const allowed = step.kind !== 'request' ? this.options.tools : requestAllowed ? requestAllowed(step) : this.requestsLeft > 0;
     if (!allowed) {
       this.options.declined(step);
       return never;
@@ -107,7 +118,7 @@ export class RestateStepJournal implements StepJournal {
       const started = step.kind === 'tool' && step.atMostOnce ? this.ctx.run(`${name} started`, () => this.attempt) : undefined;
       const run = this.ctx.run<StepRecord>(name, async () => {
         if (started && startedBy !== this.attempt) return { interrupted: true, at: Date.now() };
-        const value = await action(controller.signal);
+        const value = await runningStep.run(step, () => action(controller.signal));
         return { value, at: Date.now() };
       });
       const arrive = (record: unknown) => {
