@@ -9,7 +9,7 @@ import type { CancelCommand } from './parse-arguments.js';
 import { cliHostId } from './process-owner.js';
 import { type CliEnvironment, describeEnd } from './run-command.js';
 import { reportTo } from './stored-commands.js';
-import { checkTakeOver, loadStored, shownStatusOf, unansweredCalls } from './stored-conversation.js';
+import { checkMachineOf, checkTakeOver, loadStored, shownStatusOf, unansweredCalls } from './stored-conversation.js';
 
 /** A model that never answers: the cancelled run makes no request that could reach anyone. */
 const silent: ChunkHandler = ({ signal }) => ({
@@ -45,6 +45,7 @@ export async function cancelStored(command: CancelCommand, environment: CliEnvir
   });
   try {
     const stored = await loadStored(store, id, db);
+    checkMachineOf(stored, host.machine.id, { command: 'cancel', db });
     // Read through the host first: a snapshot it cannot load is reported before anything is taken over.
     await host.get(id);
     const { status } = shownStatusOf(stored);

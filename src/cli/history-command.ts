@@ -7,27 +7,41 @@ import { sqliteStore } from '../stores/sqlite/index.js';
 import { CommandRefusedError } from './command-refused-error.js';
 import { followRun } from './follow-run.js';
 import type { ForkCommand } from './parse-arguments.js';
+import { isConversationMachine } from '../machines/conversation-mark.js';
+import { loadMachine, type MachineSpec } from './machine-module.js';
 import { cliHostId } from './process-owner.js';
 import { type CliEnvironment, chooseProvider, cliMachine, offlineNotice } from './run-command.js';
 import { readingHost, reportTo } from './stored-commands.js';
 import { withTurns } from './step-turns.js';
-import { loadStored } from './stored-conversation.js';
+import { checkMachineOf, loadStored } from './stored-conversation.js';
 
 /** The header row of `actorloop history`'s text output: its columns, tab-separated like the rows. */
 export const historyHeader = ['seq', 'turn', 'time', 'status', 'state'].join('\t');
 
 /**
- * `actorloop history --db file id`: the conversation's stored steps, oldest first — a header row,
- * then one step a line: `seq`, turn (n: after the n-th user message; `-` for a step that cannot
- * be read), time, status, state — or `--json`: `host.history(id)`, each step with its `turn`
- * (`null` when unreadable). Reads only; a missing file or conversation is an error and nothing is created.
+ * `actorloop history --db file id [--machine m]`: the conversation's stored steps, oldest first — a
+ * header row, then one step a line: `seq`, turn (n: after the n-th user message; `-` for a step
+ * that cannot be read), time, status, state — or `--json`: `host.history(id)`, each step with its
+ * `turn` (`null` when unreadable). A run of another machine (a workflow) lists its steps as well,
+ * with `--machine` or without: it has no turns (`-`). Reads only; a missing file or conversation
+ * is an error and nothing is created.
  */
-export async function historyStored(db: string, id: string, json: boolean, environment: CliEnvironment): Promise<number> {
+export async function historyStored(
+  db: string,
+  id: string,
+  json: boolean,
+  environment: CliEnvironment,
+  machine?: MachineSpec,
+): Promise<number> {
+  const loaded = machine === undefined ? undefined : await loadMachine(machine, process.cwd());
   const store = sqliteStore({ path: db, create: false });
-  const host = readingHost(store, environment);
+  const host = readingHost(store, environment, loaded);
   try {
-    await loadStored(store, id, db);
-    const steps = await withTurns(host, id, await host.history(id, { limit: 10_000 }));
+    const stored = await loadStored(store, id, db);
+    const history = await host.history(id, { limit: 10_000 });
+    // Turns count a conversation's user messages: a workflow has no one history to count them in.
+    const conversation = loaded === undefined ? stored.machineId === host.machine.id : isConversationMachine(loaded.machine);
+    const steps = conversation ? await withTurns(host, id, history) : history.map((step) => ({ ...step, turn: null }));
     if (json) environment.stdout.write(`${JSON.stringify(steps)}\n`);
     else {
       environment.stdout.write(`${historyHeader}\n`);
@@ -70,7 +84,7 @@ export async function forkStored(command: ForkCommand, environment: CliEnvironme
     }
   };
   try {
-    await loadStored(store, id, db);
+    checkMachineOf(await loadStored(store, id, db), host.machine.id, { command: 'fork', db });
     const step = await host.get(id, { seq });
     const { stderr, stdout } = environment;
     stderr.write(`actorloop: forking ${id} at step ${seq} (${step?.status}, ${stateKeyOf(step?.value)}) into ${newId} in ${db}\n`);

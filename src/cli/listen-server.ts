@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ConversationHost } from '../host/conversation-host.js';
+import type { AnyConversationHost } from '../host/conversation-host.js';
 import type { CliEnvironment } from './run-command.js';
 
 /**
@@ -8,7 +8,7 @@ import type { CliEnvironment } from './run-command.js';
  * address in brackets). When it cannot listen (the port in use), the host it serves is closed before
  * the error goes on: a command that cannot serve leaves nothing open.
  */
-export async function listenServer(server: Server, port: number, hostname: string, host: ConversationHost): Promise<string> {
+export async function listenServer(server: Server, port: number, hostname: string, host: AnyConversationHost): Promise<string> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -37,7 +37,7 @@ const closeGraceMs = 2_000;
  */
 export async function serveUntilStopped(
   server: Server,
-  host: ConversationHost,
+  host: AnyConversationHost,
   environment: CliEnvironment & { onStop?: (stop: () => void) => () => void },
 ): Promise<number> {
   const answering = new Set<ServerResponse>();

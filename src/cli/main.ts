@@ -4,12 +4,26 @@
  * @packageDocumentation
  */
 import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline/promises';
 import { cliFailure } from './cli-failure.js';
 import { parseArguments, usage } from './parse-arguments.js';
 import { type CliEnvironment, runCommand } from './run-command.js';
 import { requireNodeRuntime } from '../util/runtime.js';
 
+/** A question at the terminal, on stderr: stdout keeps the run's text and output. */
+async function askAtTerminal(question: string, signal: AbortSignal): Promise<string> {
+  const terminal = createInterface({ input: process.stdin, output: process.stderr });
+  // Ctrl-C at a question reaches readline, not the process: passed on, it cancels the run as it does elsewhere.
+  terminal.on('SIGINT', () => process.emit('SIGINT', 'SIGINT'));
+  try {
+    return await terminal.question(question, { signal });
+  } finally {
+    terminal.close();
+  }
+}
+
 const environment: CliEnvironment = {
+  ...(process.stdin.isTTY ? { ask: askAtTerminal } : {}),
   env: process.env,
   stdout: process.stdout,
   stderr: process.stderr,
@@ -57,15 +71,26 @@ async function main(argv: string[]): Promise<number> {
     case 'list':
       return (await import('./stored-commands.js')).listStored(command.db, command.json, environment);
     case 'show':
-      return (await import('./stored-commands.js')).showStored(command.db, command.id, command.json, environment);
+      return (await import('./stored-commands.js')).showStored(command.db, command.id, command.json, environment, command.machine);
     case 'resume':
+      // `--machine`: a run of the user's machine, not one of the CLI's conversations.
+      if (command.machine !== undefined)
+        return (await (await import('./machine-commands.js')).resumeMachineRun({ ...command, machine: command.machine }, environment)).code;
       return (await (await import('./resume-command.js')).resumeStored(command, environment)).code;
     case 'history':
-      return (await import('./history-command.js')).historyStored(command.db, command.id, command.json, environment);
+      return (await import('./history-command.js')).historyStored(command.db, command.id, command.json, environment, command.machine);
     case 'fork':
+      if (command.machine !== undefined)
+        return (await (await import('./machine-commands.js')).forkMachineRun({ ...command, machine: command.machine }, environment)).code;
       return (await (await import('./history-command.js')).forkStored(command, environment)).code;
     case 'cancel':
+      if (command.machine !== undefined)
+        return (await import('./machine-commands.js')).cancelMachineRun({ ...command, machine: command.machine }, environment);
       return (await import('./cancel-command.js')).cancelStored(command, environment);
+    case 'start':
+      return (await (await import('./machine-commands.js')).startRun(command, environment)).code;
+    case 'send':
+      return (await (await import('./machine-commands.js')).sendEvent(command, environment)).code;
     case 'serve':
       return (await import('./serve-command.js')).serveCommand(command, { ...environment, onStop: stopOnSignals });
     case 'view':

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError } from './cli-usage-error.js';
+import { type MachineSpec, machineSpecOf } from './machine-module.js';
 
 export const usage = `Usage:
   actorloop run [options] "prompt"             run one turn (offline scripted model when no key or base URL is set)
@@ -14,6 +15,12 @@ export const usage = `Usage:
   actorloop view [--db <file>] [options]       the viewer you can operate: follow, time travel, approve, fork
   actorloop inspect --db <file>                open the live viewer on a store (read-only)
   actorloop serve [--db <file>] [options]      the HTTP routes of actorloop/http on a local port
+  actorloop start <id> --machine <module>[#export] [--input <json>] [--session-data <json>] [--db <file>]
+                                               start a run of your own machine (a workflow): its conversations'
+                                               text, its events, approvals asked here, its output as JSON
+  actorloop send --db <file> <id> --machine <module>[#export] --event <json>
+                                               send a stored run of your machine an event (an approval too),
+                                               then follow it as start does
   actorloop help | --version
 
 Options of run and resume:
@@ -50,12 +57,25 @@ Options of resume and cancel:
   --force                 take over a run whose process cannot be checked from this machine
   --reason <text>         cancel: the reason stored with the cancel
 
+Your own machine (start and send; serve, show, history, fork, resume and cancel take --machine too):
+  --machine <module>[#export]   a module, relative to the current directory (.js, .mjs, .cjs; .ts with tsx
+                          in the project, or on Node 22.18+); the export named, else default, else its only
+                          machine: a machine, or a function of no arguments that returns one. It brings its own
+                          model: the provider options do not apply
+  --input <json>          start: the machine's input, e.g. '{"topic":"Lumen"}'
+  --session-data <json>   start: given to the run as input.sessionData
+  --event <json>          send: the event, e.g. '{"type":"review.approve"}' or
+                          '{"type":"tool.approve","toolCallId":"call-1"}'
+  --force                 send: take over a run whose process cannot be checked from this machine
+
 A stored run is interrupted when the process that ran it is gone (same hostname, no process with its
 pid and start time); only resume continues it, on the provider given to resume. list, show, resume,
 cancel, history, fork, inspect and view never create a database.
 
 Keys come from OPENAI_API_KEY and ANTHROPIC_API_KEY. Exit codes: 0 done, 2 halted, 1 error, 3 refused
-(the conversation is not in a state the command acts on; nothing changed), 130 cancelled (Ctrl-C).`;
+(the conversation is not in a state the command acts on; nothing changed), 130 cancelled (Ctrl-C).
+start and send (resume and fork with --machine) exit 4 when they leave a run stored waiting (an approval,
+an event) with no terminal to ask at.`;
 
 /**
  * A command's line of the usage without its description (`actorloop history --db <file> <id>`),
@@ -105,8 +125,8 @@ export type RunCommand = ProviderOptions & {
   id: string | undefined;
 };
 
-/** `resume`: a stored conversation, and the provider its interrupted run continues on. */
-export type ResumeCommand = ProviderOptions & { command: 'resume'; db: string; id: string; force: boolean };
+/** `resume`: a stored conversation, and the provider its interrupted run continues on (or, with `--machine`, a run of your machine). */
+export type ResumeCommand = ProviderOptions & { command: 'resume'; db: string; id: string; force: boolean; machine?: MachineSpec };
 
 /** `serve`: the conversation routes over HTTP on a local port, behind a bearer token. */
 export type ServeCommand = ProviderOptions & {
@@ -115,16 +135,54 @@ export type ServeCommand = ProviderOptions & {
   port: number;
   hostname: string;
   token: string | undefined;
+  /** `--machine`: the runs are of this machine (your module's), not of the CLI's conversation machine. */
+  machine?: MachineSpec;
+};
+
+/** `start`: a run of your own machine from `--input`, followed here. */
+export type StartCommand = {
+  command: 'start';
+  id: string;
+  machine: MachineSpec;
+  /** `--input` parsed (`undefined` when not given). */
+  input: unknown;
+  /** `--session-data` parsed (`undefined` when not given). */
+  sessionData: unknown;
+  db: string | undefined;
+};
+
+/** `send`: an event to a stored run of your own machine, which is then followed here. */
+export type SendCommand = {
+  command: 'send';
+  id: string;
+  machine: MachineSpec;
+  event: { type: string } & Record<string, unknown>;
+  db: string;
+  force: boolean;
 };
 
 /** `view`: the viewer you can operate, over a host on a SQLite file, on a local port. */
 export type ViewCommand = ProviderOptions & { command: 'view'; db: string | undefined; port: number; hostname: string };
 
 /** `fork`: a new conversation from a stored step, its run (if the step is mid-run) on the provider given. */
-export type ForkCommand = ProviderOptions & { command: 'fork'; db: string; id: string; seq: number; newId: string | undefined };
+export type ForkCommand = ProviderOptions & {
+  command: 'fork';
+  db: string;
+  id: string;
+  seq: number;
+  newId: string | undefined;
+  machine?: MachineSpec;
+};
 
 /** `cancel`: a stored conversation whose run is ended with the machine's `cancel`. */
-export type CancelCommand = { command: 'cancel'; db: string; id: string; force: boolean; reason: string | undefined };
+export type CancelCommand = {
+  command: 'cancel';
+  db: string;
+  id: string;
+  force: boolean;
+  reason: string | undefined;
+  machine?: MachineSpec;
+};
 
 export type CliCommand =
   | RunCommand
@@ -133,9 +191,11 @@ export type CliCommand =
   | ForkCommand
   | ServeCommand
   | ViewCommand
-  | { command: 'history'; db: string; id: string; json: boolean }
+  | StartCommand
+  | SendCommand
+  | { command: 'history'; db: string; id: string; json: boolean; machine?: MachineSpec }
   | { command: 'list'; db: string; json: boolean }
-  | { command: 'show'; db: string; id: string; json: boolean }
+  | { command: 'show'; db: string; id: string; json: boolean; machine?: MachineSpec }
   | { command: 'inspect'; db: string; port: number | undefined }
   | { command: 'help' }
   | { command: 'version' };
@@ -179,40 +239,78 @@ export function parseArguments(argv: string[]): CliCommand {
       };
     }
     case 'resume':
-      onlyFlags(values, 'resume', [...providerFlags, 'json', 'db', 'id', 'force']);
+      onlyFlags(values, 'resume', [...providerFlags, 'json', 'db', 'id', 'force', 'machine']);
+      // A run of your machine is followed as start follows one: its output is JSON already.
+      if (values.machine !== undefined && values.json !== undefined) throw new CliUsageError('resume --machine does not take --json');
       return {
         command: 'resume',
         ...providerOptions(values),
         db: requireDb(values.db, 'resume'),
         id: oneId(values.id, positionals, 'resume'),
         force: values.force === true,
+        ...machineOption(values),
       };
     case 'cancel':
-      onlyFlags(values, 'cancel', ['db', 'id', 'force', 'reason']);
+      onlyFlags(values, 'cancel', ['db', 'id', 'force', 'reason', 'machine']);
       return {
         command: 'cancel',
         db: requireDb(values.db, 'cancel'),
         id: oneId(values.id, positionals, 'cancel'),
         force: values.force === true,
         reason: values.reason,
+        ...machineOption(values),
       };
     case 'list':
       onlyFlags(values, 'list', ['db', 'json']);
       if (positionals.length > 0) throw new CliUsageError(`list takes no arguments, got "${positionals.join(' ')}"`);
       return { command: 'list', db: requireDb(values.db, 'list'), json: values.json === true };
     case 'show':
-      onlyFlags(values, 'show', ['db', 'id', 'json']);
-      return { command: 'show', db: requireDb(values.db, 'show'), id: oneId(values.id, positionals, 'show'), json: values.json === true };
+      onlyFlags(values, 'show', ['db', 'id', 'json', 'machine']);
+      return {
+        command: 'show',
+        db: requireDb(values.db, 'show'),
+        id: oneId(values.id, positionals, 'show'),
+        json: values.json === true,
+        ...machineOption(values),
+      };
     case 'history':
-      onlyFlags(values, 'history', ['db', 'id', 'json']);
+      onlyFlags(values, 'history', ['db', 'id', 'json', 'machine']);
       return {
         command: 'history',
         db: requireDb(values.db, 'history'),
         id: oneId(values.id, positionals, 'history'),
         json: values.json === true,
+        ...machineOption(values),
       };
+    case 'start': {
+      onlyFlags(values, 'start', ['db', 'id', 'machine', 'input', 'session-data']);
+      return {
+        command: 'start',
+        id: oneId(values.id, positionals, 'start', 'run'),
+        machine: requireMachine(values, 'start'),
+        input: jsonFlag(values.input, '--input', `'{"topic":"Lumen"}' (the machine's input)`),
+        sessionData: jsonFlag(values['session-data'], '--session-data', `'{"userId":"u1"}'`),
+        db: values.db,
+      };
+    }
+    case 'send': {
+      onlyFlags(values, 'send', ['db', 'id', 'machine', 'event', 'force']);
+      const example = `--event '{"type":"review.approve"}'`;
+      if (values.event === undefined) throw new CliUsageError(`send needs --event <json>: the event, e.g. ${example}`);
+      const event = jsonFlag(values.event, '--event', `'{"type":"review.approve"}'`);
+      if (typeof event !== 'object' || event === null || Array.isArray(event) || typeof (event as { type?: unknown }).type !== 'string')
+        throw new CliUsageError(`--event needs a JSON object with a "type", e.g. ${example}, got ${values.event}`);
+      return {
+        command: 'send',
+        id: oneId(values.id, positionals, 'send', 'run'),
+        machine: requireMachine(values, 'send'),
+        event: event as SendCommand['event'],
+        db: requireDb(values.db, 'send'),
+        force: values.force === true,
+      };
+    }
     case 'fork': {
-      onlyFlags(values, 'fork', [...providerFlags, 'json', 'db', 'id', 'seq', 'new-id']);
+      onlyFlags(values, 'fork', [...providerFlags, 'json', 'db', 'id', 'seq', 'new-id', 'machine']);
       if (values.seq === undefined) throw new CliUsageError('fork needs --seq <n>: the step to fork from (see actorloop history)');
       const newId = values['new-id'];
       if (newId !== undefined && newId.trim() === '') throw new CliUsageError('--new-id needs an id');
@@ -223,6 +321,7 @@ export function parseArguments(argv: string[]): CliCommand {
         id: oneId(values.id, positionals, 'fork'),
         seq: positiveNumber(values.seq, '--seq', 'a step number (a positive integer)', true) as number,
         newId,
+        ...machineOption(values),
       };
     }
     case 'inspect': {
@@ -230,7 +329,7 @@ export function parseArguments(argv: string[]): CliCommand {
       return { command: 'inspect', db: requireDb(values.db, 'inspect'), port: portOf(values.port) };
     }
     case 'serve': {
-      onlyFlags(values, 'serve', [...providerFlags, 'db', 'port', 'hostname', 'token']);
+      onlyFlags(values, 'serve', [...providerFlags, 'db', 'port', 'hostname', 'token', 'machine']);
       if (positionals.length > 0) throw new CliUsageError(`serve takes no arguments, got "${positionals.join(' ')}"`);
       if (values.token !== undefined && !/^[\x21-\x7e]{16,}$/.test(values.token))
         throw new CliUsageError('--token needs at least 16 printable characters without spaces');
@@ -242,6 +341,7 @@ export function parseArguments(argv: string[]): CliCommand {
         port: portOf(values.port) ?? 8787,
         hostname: values.hostname ?? '127.0.0.1',
         token: values.token,
+        ...machineOption(values),
       };
     }
     case 'view': {
@@ -258,7 +358,7 @@ export function parseArguments(argv: string[]): CliCommand {
     }
     default:
       throw new CliUsageError(
-        `unknown command "${command}" (expected run, list, show, history, fork, resume, cancel, inspect, view, serve or help)`,
+        `unknown command "${command}" (expected run, list, show, history, fork, resume, cancel, inspect, view, serve, start, send or help)`,
       );
   }
 }
@@ -312,12 +412,47 @@ function providerOptions(values: Flags): ProviderOptions {
   };
 }
 
-/** The one conversation id a command acts on: `--id` or the one positional argument. */
-function oneId(flag: string | undefined, positionals: string[], command: string): string {
+/** The one conversation (or run) id a command acts on: `--id` or the one positional argument. */
+function oneId(flag: string | undefined, positionals: string[], command: string, what: 'conversation' | 'run' = 'conversation'): string {
   const ids = flag === undefined ? positionals : [flag, ...positionals];
-  if (ids.length === 0) throw new CliUsageError(`${command} needs a conversation id, e.g. actorloop ${command} --db conversations.db c1`);
-  if (ids.length > 1) throw new CliUsageError(`${command} takes one conversation id, got ${ids.map((id) => `"${id}"`).join(', ')}`);
+  if (ids.length === 0) {
+    throw new CliUsageError(
+      what === 'run'
+        ? `${command} needs the run's id, e.g. actorloop ${command} order-1 --machine ./workflow.js …`
+        : `${command} needs a conversation id, e.g. actorloop ${command} --db conversations.db c1`,
+    );
+  }
+  if (ids.length > 1) throw new CliUsageError(`${command} takes one ${what} id, got ${ids.map((id) => `"${id}"`).join(', ')}`);
   return ids[0] as string;
+}
+
+/** `--machine` when given; with it the provider options mean nothing (the module brings its model), so they are refused. */
+function machineOption(values: Flags): { machine?: MachineSpec } {
+  if (values.machine === undefined) return {};
+  const provider = providerFlags.find((flag) => values[flag] !== undefined);
+  if (provider !== undefined)
+    throw new CliUsageError(`--${provider} is for the CLI's own conversations: with --machine your module brings its own model`);
+  return { machine: machineSpecOf(values.machine) };
+}
+
+function requireMachine(values: Flags, command: string): MachineSpec {
+  if (values.machine === undefined)
+    throw new CliUsageError(
+      `${command} needs --machine <module>[#export]: the module that makes your machine, e.g. --machine ./workflow.js`,
+    );
+  return machineSpecOf(values.machine);
+}
+
+/** A flag's value as JSON, or a usage error naming the flag, an example and what the parser found. */
+function jsonFlag(value: string | undefined, flag: string, example: string): unknown {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value);
+  } catch (error) {
+    throw new CliUsageError(
+      `${flag} needs JSON, e.g. ${flag} ${example}; ${JSON.stringify(value)} is not JSON (${(error as Error).message})`,
+    );
+  }
 }
 
 function portOf(value: string | undefined): number | undefined {
@@ -372,6 +507,10 @@ function parseFlags(args: string[]) {
       token: { type: 'string' },
       seq: { type: 'string' },
       'new-id': { type: 'string' },
+      machine: { type: 'string' },
+      input: { type: 'string' },
+      'session-data': { type: 'string' },
+      event: { type: 'string' },
     },
   });
 }

@@ -8,7 +8,7 @@ import type { ResumeCommand } from './parse-arguments.js';
 import { cliHostId, describeOwner } from './process-owner.js';
 import { type CliEnvironment, chooseProvider, cliMachine, offlineNotice } from './run-command.js';
 import { reportTo } from './stored-commands.js';
-import { checkTakeOver, loadStored, shownStatusOf } from './stored-conversation.js';
+import { checkMachineOf, checkTakeOver, loadStored, shownStatusOf } from './stored-conversation.js';
 
 /**
  * `actorloop resume --db file id [options]`: continues an interrupted run — one whose process is
@@ -30,6 +30,7 @@ export async function resumeStored(command: ResumeCommand, environment: CliEnvir
   });
   try {
     const stored = await loadStored(store, id, db);
+    checkMachineOf(stored, host.machine.id, { command: 'resume', db });
     const view = await host.get(id);
     const { status } = shownStatusOf(stored);
     if (stored.status !== 'running')

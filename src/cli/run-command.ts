@@ -22,6 +22,11 @@ export type CliEnvironment = {
   stderr: { write(text: string): unknown; isTTY?: boolean };
   /** Registers a Ctrl-C handler; returns a function that removes it. */
   onInterrupt(handler: () => void): () => void;
+  /**
+   * Asks a question at the terminal and resolves with the answer (rejects once `signal` aborts);
+   * absent when stdin is no terminal, so that nothing waits for an answer no one can give.
+   */
+  ask?: (question: string, signal: AbortSignal) => Promise<string>;
 };
 
 /** The provider a run uses, and how to describe it. */

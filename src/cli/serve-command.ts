@@ -7,6 +7,7 @@ import { createConversationHandler } from '../http/conversation-handler.js';
 import { toNodeListener } from '../http/node-listener.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import type { ServeCommand } from './parse-arguments.js';
+import { type LoadedMachine, loadMachine } from './machine-module.js';
 import { cliHostId } from './process-owner.js';
 import { type CliEnvironment, chooseProvider, cliMachine, offlineNotice } from './run-command.js';
 import { reportTo } from './stored-commands.js';
@@ -26,8 +27,8 @@ function tokenCheck(token: string): (request: Request) => boolean {
 }
 
 /**
- * `actorloop serve [--db file] [--port n] [--hostname h] [--token t] [provider options]`: the
- * conversation routes of `actorloop/http` on a local port, for local use (a page, a script, curl)
+ * `actorloop serve [--db file] [--port n] [--hostname h] [--token t] [provider options | --machine m]`:
+ * the conversation routes of `actorloop/http` on a local port, for local use (a page, a script, curl)
  * — every request needs `Authorization: Bearer <token>`, the token from `--token`,
  * `ACTORLOOP_TOKEN`, or made up and printed at start. With `--db` the conversations are stored in
  * that SQLite file (created when there is none); runs a killed server left in flight stay
@@ -38,12 +39,14 @@ export async function serveCommand(
   command: ServeCommand,
   environment: CliEnvironment & { onStop?: (stop: () => void) => () => void },
 ): Promise<number> {
-  const chosen = chooseProvider(command, environment.env);
+  // `--machine`: the user's machine (a workflow, started with POST …/start) with the model its module chose.
+  const loaded: LoadedMachine | undefined = command.machine === undefined ? undefined : await loadMachine(command.machine, process.cwd());
+  const chosen = loaded === undefined ? chooseProvider(command, environment.env) : undefined;
   const given = command.token ?? environment.env[serveTokenVariable];
   const token = given === undefined || given === '' ? randomBytes(24).toString('base64url') : given;
   const store = command.db === undefined ? memoryStore() : sqliteStore({ path: command.db });
   const host = createConversationHost({
-    machine: cliMachine(command, chosen.provider),
+    machine: loaded?.machine ?? cliMachine(command, (chosen as NonNullable<typeof chosen>).provider),
     store,
     hostId: cliHostId(),
     onError: reportTo(environment),
@@ -52,9 +55,14 @@ export async function serveCommand(
   const server = createServer(toNodeListener(handler));
   const { stderr, stdout } = environment;
   const origin = await listenServer(server, command.port, command.hostname, host);
-  if (chosen.offline) stderr.write(offlineNotice);
+  if (chosen?.offline) stderr.write(offlineNotice);
+  const what = loaded === undefined ? 'conversations' : 'runs';
+  const on =
+    loaded === undefined
+      ? `on ${chosen?.label}`
+      : `of machine ${JSON.stringify(loaded.machine.id)} (${loaded.label}); POST ${origin}/conversations/{id}/start starts one`;
   stderr.write(
-    `actorloop: serving ${command.db === undefined ? 'conversations in memory (gone when it stops; --db <file> keeps them)' : `the conversations of ${command.db}`} on ${chosen.label}\n` +
+    `actorloop: serving ${command.db === undefined ? `${what} in memory (gone when it stops; --db <file> keeps them)` : `the ${what} of ${command.db}`} ${on}\n` +
       `actorloop: routes in ${origin}/openapi.json; every request needs "Authorization: Bearer <token>"` +
       `${given ? ` (the token from ${command.token === undefined ? serveTokenVariable : '--token'})` : ''}\n`,
   );

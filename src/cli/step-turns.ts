@@ -1,4 +1,4 @@
-import type { ConversationHost } from '../host/conversation-host.js';
+import type { AnyConversationHost } from '../host/conversation-host.js';
 import type { ConversationStep } from '../host/conversation-history.js';
 import { ConversationLoadError } from '../host/errors/conversation-load-error.js';
 import { ConversationStepNotFoundError } from '../host/errors/conversation-step-not-found-error.js';
@@ -25,7 +25,7 @@ export function stepTurns(userMessages: ReadonlyArray<number | undefined>): Arra
 
 /** Each step of `steps` with its turn (see `stepTurns`), read from the history each step stored. */
 export async function withTurns(
-  host: ConversationHost,
+  host: AnyConversationHost,
   id: string,
   steps: ConversationStep[],
 ): Promise<Array<ConversationStep & { turn: number | null }>> {

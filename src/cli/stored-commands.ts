@@ -1,18 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { createConversationHost } from '../host/conversation-host.js';
+import { type AnyConversationHost, createConversationHost } from '../host/conversation-host.js';
 import type { ConversationStore } from '../host/conversation-store.js';
+import type { ConversationView } from '../host/conversation-view.js';
 import type { ConversationHost } from '../host/conversation-host.js';
+import { isConversationMachine } from '../machines/conversation-mark.js';
 import type { RunOutput } from '../machines/types.js';
 import { type Message, userContentText } from '../model/messages.js';
 import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import { followRun } from './follow-run.js';
+import { shellQuote, stateWaits } from './follow-machine-run.js';
+import { type LoadedMachine, loadMachine, type MachineSpec } from './machine-module.js';
 import { offlineModel } from './offline-model.js';
 import type { RunCommand } from './parse-arguments.js';
 import { promptContent } from './attachments.js';
+import { CommandRefusedError } from './command-refused-error.js';
 import { cliHostId, describeOwner } from './process-owner.js';
 import { type CliEnvironment, chooseProvider, cliMachine, describeEnd, offlineNotice } from './run-command.js';
-import { inFlightRefusal, lastRunOf, listAll, loadStored, shownStatusOf } from './stored-conversation.js';
+import { checkMachineOf, inFlightRefusal, lastRunOf, listAll, loadStored, shownStatusOf } from './stored-conversation.js';
 
 /** What the CLI's hosts report that no caller waits for. */
 export const reportTo =
@@ -21,10 +26,18 @@ export const reportTo =
     environment.stderr.write(`actorloop: ${error instanceof Error ? error.message : String(error)}\n`);
   };
 
-/** A host over a stored file for commands that only read it (show, history): its model is never asked. */
-export function readingHost(store: ConversationStore, environment: CliEnvironment): ConversationHost {
+/**
+ * A host over a stored file for commands that only read it (show, history): of the CLI's
+ * conversation machine, whose model is never asked — or of the user's machine (`--machine`).
+ *
+ * @example
+ * ```ts
+ * const host = readingHost(sqliteStore({ path: 'runs.db', create: false }), environment, await loadMachine(spec, process.cwd()));
+ * ```
+ */
+export function readingHost(store: ConversationStore, environment: CliEnvironment, loaded?: LoadedMachine): AnyConversationHost {
   return createConversationHost({
-    machine: cliMachine(undefined, handlerProvider(offlineModel())),
+    machine: loaded?.machine ?? cliMachine(undefined, handlerProvider(offlineModel())),
     store,
     hostId: cliHostId(),
     onError: reportTo(environment),
@@ -55,6 +68,12 @@ export async function runStored(
   try {
     const id = command.id ?? `c-${randomUUID().slice(0, 8)}`;
     const stored = await store.load(id);
+    if (stored && stored.machineId !== host.machine.id) {
+      throw new CommandRefusedError(
+        `"${id}" in ${command.db} is a run of machine "${stored.machineId}", not a conversation of the CLI: ` +
+          `actorloop send ${id} --db ${command.db} --machine <module> --event <json> sends it an event; nothing was sent`,
+      );
+    }
     if (stored?.status === 'running') throw inFlightRefusal(stored, command.db);
     const before = await host.get(id);
     if (chosen.offline) stderr.write(offlineNotice);
@@ -100,15 +119,25 @@ export async function listStored(db: string, json: boolean, environment: CliEnvi
 }
 
 /**
- * `actorloop show --db file id`: one stored conversation — its status (`interrupted` included, with
- * the process that ran it), state, history, the calls waiting for approval and the outcome of its
- * last finished run. `--json`: the host's view with that status, `owner` and `lastOutput`.
+ * `actorloop show --db file id [--machine m]`: one stored conversation — its status (`interrupted`
+ * included, with the process that ran it), state, history, the calls waiting for approval and the
+ * outcome of its last finished run; with `--machine`, a run of the user's machine (a workflow: the
+ * conversations running in it, their approvals with their path, its output). `--json`: the host's
+ * view with that status, `owner` and `lastOutput`.
  */
-export async function showStored(db: string, id: string, json: boolean, environment: CliEnvironment): Promise<number> {
+export async function showStored(
+  db: string,
+  id: string,
+  json: boolean,
+  environment: CliEnvironment,
+  machine?: MachineSpec,
+): Promise<number> {
+  const loaded = machine === undefined ? undefined : await loadMachine(machine, process.cwd());
   const store = sqliteStore({ path: db, create: false });
-  const host = readingHost(store, environment);
+  const host = readingHost(store, environment, loaded);
   try {
     const stored = await loadStored(store, id, db);
+    if (loaded === undefined) checkMachineOf(stored, host.machine.id, { command: 'show', db });
     const view = await host.get(id);
     if (!view) throw new Error(`no conversation "${id}" in ${db} (see actorloop list --db ${db})`);
     const { status, liveness } = shownStatusOf(stored);
@@ -119,24 +148,46 @@ export async function showStored(db: string, id: string, json: boolean, environm
     }
     const out = environment.stdout;
     out.write(`${view.id}: ${status} (${JSON.stringify(view.value)}), updated ${new Date(view.updatedAt).toISOString()}\n`);
+    const workflow = loaded !== undefined && !isConversationMachine(loaded.machine);
     if (liveness) {
       const owner = describeOwner(stored.owner, liveness);
       out.write(
         status === 'interrupted'
-          ? `${owner} is gone: actorloop resume --db ${db} ${id} [provider options] continues the run, actorloop cancel --db ${db} ${id} ends it\n`
+          ? `${owner} is gone: ${loaded === undefined ? `actorloop resume --db ${db} ${id} [provider options] continues the run, actorloop cancel --db ${db} ${id} ends it` : goOnWith(view, loaded, db)}\n`
           : liveness.state === 'alive'
             ? `running in ${owner}\n`
             : `running in ${owner} (cannot be checked from this machine)\n`,
       );
     }
     for (const message of view.messages) out.write(`${formatMessage(message)}\n`);
-    for (const pending of view.pendingApprovals)
-      out.write(`waiting for approval: ${pending.name}(${JSON.stringify(pending.args)}) [${pending.toolCallId}]\n`);
+    if (workflow) {
+      for (const inner of view.conversations ?? [])
+        out.write(`conversation [${inner.path.join('/')}]: ${inner.status} (${JSON.stringify(inner.value)})\n`);
+    }
+    for (const pending of view.pendingApprovals) {
+      const path = pending.path?.length ? `[${pending.path.join('/')}] ` : '';
+      out.write(`waiting for approval: ${path}${pending.name}(${JSON.stringify(pending.args)}) [${pending.toolCallId}]\n`);
+    }
+    if (workflow && view.output !== undefined) out.write(`output: ${JSON.stringify(view.output)}\n`);
     if (lastOutput) out.write(`last run: ${describeOutcome(lastOutput)}\n`);
     return 0;
   } finally {
     await host.close();
   }
+}
+
+/** What continues an interrupted run of the user's machine: the event its state waits for (`send`), else `resume`; `cancel` ends it. */
+function goOnWith(view: ConversationView, loaded: LoadedMachine, db: string): string {
+  const machine = `--db ${shellQuote(db)} --machine ${shellQuote(loaded.label)}`;
+  const { id } = view;
+  const waits =
+    isConversationMachine(loaded.machine) || (view.conversations?.length ?? 0) > 0 ? undefined : stateWaits(loaded.machine, view.value);
+  const cancel = `actorloop cancel ${shellQuote(id)} ${machine} ends it`;
+  if (waits && !waits.busy) {
+    const event = shellQuote(JSON.stringify({ type: waits.events[0] ?? '…' }));
+    return `it waits for an event (${waits.events.join(', ') || 'none it takes is known'}): actorloop send ${shellQuote(id)} ${machine} --event ${event} sends one, ${cancel}`;
+  }
+  return `actorloop resume ${shellQuote(id)} ${machine} continues the run, ${cancel}`;
 }
 
 /** A finished run in a line: how it ended, its rounds and tokens. */

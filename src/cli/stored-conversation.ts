@@ -1,5 +1,6 @@
 import type { ConversationStatus, ConversationStore, RunEndedLogEvent, StoredConversation } from '../host/conversation-store.js';
 import type { Message } from '../model/messages.js';
+import { CliUsageError } from './cli-usage-error.js';
 import { CommandRefusedError } from './command-refused-error.js';
 import { describeOwner, type OwnerLiveness, ownerLiveness } from './process-owner.js';
 
@@ -55,7 +56,7 @@ export async function lastRunOf(store: ConversationStore, id: string): Promise<O
  */
 export function checkTakeOver(
   stored: StoredConversation,
-  { command, db, force }: { command: 'resume' | 'cancel'; db: string; force: boolean },
+  { command, db, force }: { command: 'resume' | 'cancel' | 'send'; db: string; force: boolean },
 ) {
   const liveness = ownerLiveness(stored.owner);
   if (liveness.state === 'dead' || force) return liveness;
@@ -71,6 +72,23 @@ export function checkTakeOver(
   throw new CommandRefusedError(
     `${name} is running in ${owner}, which cannot be checked from this machine: if that process is gone, ` +
       `add --force (actorloop ${command} --db ${db} --force ${stored.id}); nothing changed`,
+  );
+}
+
+/**
+ * Refuses a stored run of another machine than the one the command runs (a workflow, for a command
+ * on the CLI's own conversations): it names the machine, and `--machine`, which reads it.
+ *
+ * @example
+ * ```ts
+ * checkMachineOf(await loadStored(store, 'o1', 'runs.db'), host.machine.id, { command: 'show', db: 'runs.db' });
+ * ```
+ */
+export function checkMachineOf(stored: StoredConversation, machineId: string, { command, db }: { command: string; db: string }): void {
+  if (stored.machineId === machineId) return;
+  throw new CliUsageError(
+    `"${stored.id}" in ${db} is a run of machine "${stored.machineId}", not of the CLI's conversation machine: ` +
+      `${command} it with --machine <module>[#export], the module that makes that machine`,
   );
 }
 

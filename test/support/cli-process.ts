@@ -10,6 +10,9 @@ export const root = join(import.meta.dirname, '..', '..');
 
 export type CliResult = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
 
+/** Where the command runs: `cwd` (default: the repository's root), as a user's project would run it. */
+export type CliProcessOptions = { cwd?: string };
+
 /**
  * Runs `actorloop …args`; resolves when the process has exited, with what it wrote. `onSpawn` gets
  * the child, to watch its output or signal it.
@@ -19,10 +22,15 @@ export type CliResult = { code: number | null; signal: NodeJS.Signals | null; st
  * const { code, stdout } = await actorloop(['run', 'what is 17*23?']);
  * ```
  */
-export function actorloop(args: string[], env: Record<string, string> = {}, onSpawn?: (child: ChildProcess) => void): Promise<CliResult> {
+export function actorloop(
+  args: string[],
+  env: Record<string, string> = {},
+  onSpawn?: (child: ChildProcess) => void,
+  options: CliProcessOptions = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [builtCli(), ...args], {
-      cwd: root,
+      cwd: options.cwd ?? root,
       env: { PATH: process.env.PATH ?? '', ACTORLOOP_OFFLINE_DELAY_MS: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -53,16 +61,22 @@ export async function actorloopInterrupted(
   args: string[],
   env: Record<string, string>,
   line: string,
+  options: CliProcessOptions = {},
 ): Promise<{ sent: boolean; result: CliResult }> {
   let sent = false;
-  const result = await actorloop(args, env, (child) => {
-    child.stderr?.on('data', (data: Buffer) => {
-      if (!sent && data.toString().includes(line)) {
-        sent = true;
-        child.kill('SIGINT');
-      }
-    });
-  });
+  const result = await actorloop(
+    args,
+    env,
+    (child) => {
+      child.stderr?.on('data', (data: Buffer) => {
+        if (!sent && data.toString().includes(line)) {
+          sent = true;
+          child.kill('SIGINT');
+        }
+      });
+    },
+    options,
+  );
   return { sent, result };
 }
 
@@ -74,18 +88,24 @@ export async function actorloopInterrupted(
 export async function startListening<TPrinted extends { url: string }>(
   args: string[],
   env: Record<string, string> = {},
+  options: CliProcessOptions = {},
 ): Promise<{ printed: TPrinted; child: ChildProcess; done: Promise<CliResult> }> {
   let child: ChildProcess | undefined;
   let done: Promise<CliResult> | undefined;
   const printed = await new Promise<TPrinted>((resolve, reject) => {
-    done = actorloop(args, env, (spawned) => {
-      child = spawned;
-      let out = '';
-      spawned.stdout?.on('data', (data: Buffer) => {
-        out += data.toString();
-        if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0] as string) as TPrinted);
-      });
-    });
+    done = actorloop(
+      args,
+      env,
+      (spawned) => {
+        child = spawned;
+        let out = '';
+        spawned.stdout?.on('data', (data: Buffer) => {
+          out += data.toString();
+          if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0] as string) as TPrinted);
+        });
+      },
+      options,
+    );
     done.then((result) => reject(new Error(`${args[0]} exited: ${result.code} ${result.stderr}`)));
   });
   return { printed, child: child as ChildProcess, done: done as Promise<CliResult> };
