@@ -19,7 +19,11 @@ export type Chart = {
  */
 export type ChartNote = { text: string; state?: string; events?: string[] };
 
-/** One state. `path` is its dotted path under the machine (`requesting.waiting`), unique in the chart. */
+/**
+ * One state. `path` is its dotted path under the machine (`requesting.waiting`), unique in the
+ * chart; a conversation drawn inside a workflow's state has its states under
+ * `<that state>/<invoke id>/` (`paying/payer/awaitingApproval`).
+ */
 export type ChartState = {
   path: string;
   /** The state's key (`waiting`). */
@@ -28,7 +32,15 @@ export type ChartState = {
   /** Marks the initial state of its parent (or of the machine). */
   initial: boolean;
   children: ChartState[];
+  /** Not a state: the box of a conversation the machine invokes or spawns there, its chart inside. */
+  invoked?: InvokedChart;
 };
+
+/**
+ * A conversation drawn inside a workflow's state: the id it runs under (`undefined` for one spawned
+ * with an id decided at run time) and the name of its logic.
+ */
+export type InvokedChart = { id: string | undefined; src: string };
 
 /** One arrow; several transitions between the same two states share an arrow, one label line each. */
 export type ChartTransition = {

@@ -1,6 +1,6 @@
 import type { Chart, ChartState, ChartTransition } from './chart.js';
 import { asStateDefinition, type JsonObject, type StateDefinition } from './machine-definition.js';
-import { invokeSourcesOf, stateTransitions, statePath } from './transition-label.js';
+import { invokeSourcesOf, pathsOf, stateTransitions } from './transition-label.js';
 
 /** Adds a label line to the arrow from `source` to `target`, creating the arrow on first use. */
 export function addArrow(transitions: ChartTransition[], source: string, target: string, line: string): void {
@@ -11,10 +11,11 @@ export function addArrow(transitions: ChartTransition[], source: string, target:
 
 /** The states of a definition as chart states (every level), initial ones marked. */
 export function chartStatesOf(root: StateDefinition, depth = Number.POSITIVE_INFINITY): ChartState[] {
+  const pathOf = pathsOf(root);
   const build = (parent: StateDefinition, level: number): ChartState[] => {
     const initial = parent.initial?.target[0]?.replace(/^#/, '');
     return Object.values(parent.states).map((state) => ({
-      path: statePath(state.id, root.id),
+      path: pathOf(state.id),
       label: state.key,
       final: state.type === 'final',
       initial: initial !== undefined && initial === state.id.replace(/^#/, ''),
@@ -39,13 +40,14 @@ export function chartStatesOf(root: StateDefinition, depth = Number.POSITIVE_INF
 export function fullChart(definition: JsonObject): Chart {
   const root = asStateDefinition(definition);
   const invokeSources = invokeSourcesOf(root);
+  const pathOf = pathsOf(root);
   const transitions: ChartTransition[] = [];
   const visit = (state: StateDefinition) => {
     for (const child of Object.values(state.states)) {
-      const path = statePath(child.id, root.id);
-      for (const transition of stateTransitions(child, invokeSources)) {
+      const path = pathOf(child.id);
+      for (const transition of stateTransitions(child, invokeSources, pathOf)) {
         const targets = transition.target && transition.target.length > 0 ? transition.target : [child.id];
-        for (const target of targets) addArrow(transitions, path, statePath(target, root.id), transition.label);
+        for (const target of targets) addArrow(transitions, path, pathOf(target), transition.label);
       }
       visit(child);
     }
@@ -53,14 +55,13 @@ export function fullChart(definition: JsonObject): Chart {
   visit(root);
   const topLevel = Object.values(root.states).filter((state) => state.type !== 'final');
   const answeredOnly: string[] = [];
-  for (const transition of stateTransitions(root, invokeSources)) {
+  for (const transition of stateTransitions(root, invokeSources, pathOf)) {
     if (!transition.target || transition.target.length === 0) {
       answeredOnly.push(transition.label);
       continue;
     }
     for (const state of topLevel) {
-      for (const target of transition.target)
-        addArrow(transitions, statePath(state.id, root.id), statePath(target, root.id), transition.label);
+      for (const target of transition.target) addArrow(transitions, pathOf(state.id), pathOf(target), transition.label);
     }
   }
   const notes = answeredOnly.length > 0 ? [{ text: `In every state, without a state change: ${answeredOnly.join(', ')}` }] : [];

@@ -1,5 +1,5 @@
 import { importOptional } from '../import-optional.js';
-import { type Chart, type ChartState, chartStates } from './chart.js';
+import { type Chart, type ChartState, chartStates, type InvokedChart } from './chart.js';
 import { textWidth } from './text-width.js';
 
 /** Sizes the drawing uses; the layout reserves exactly this room. */
@@ -23,8 +23,15 @@ export const chartMetrics = {
 type Point = { x: number; y: number };
 type Box = { x: number; y: number; width: number; height: number };
 
-/** A state placed on the canvas (absolute coordinates). */
-export type PlacedState = Box & { path: string; label: string; final: boolean; compound: boolean; depth: number };
+/** A state placed on the canvas (absolute coordinates); `invoked` marks the box of a conversation a workflow runs there. */
+export type PlacedState = Box & {
+  path: string;
+  label: string;
+  final: boolean;
+  compound: boolean;
+  depth: number;
+  invoked?: InvokedChart;
+};
 /** An arrow placed on the canvas: its route and its label box (one text line per transition). */
 export type PlacedTransition = {
   source: string;
@@ -112,12 +119,20 @@ function labelBox(lines: string[]): ElkLabel {
   return { text: lines.join('\n'), width: Math.ceil(width), height: lines.length * lineHeight + 2 * labelPaddingY };
 }
 
-function elkNodes(states: ChartState[], parent: string): ElkNode[] {
+/** Room the box of an invoked conversation takes above and around its chart (whose own padding is inside it). */
+const boxHeader = chartMetrics.compoundHeader - 8;
+
+function elkNodes(states: ChartState[], parent: string, boxes: ReadonlyMap<string, PlacedChart>): ElkNode[] {
   const { stateFontSize, statePaddingX, stateHeight, compoundHeader, compoundPadding, initialSize } = chartMetrics;
   const nodes: ElkNode[] = [];
   if (states.some((state) => state.initial)) nodes.push({ id: initialId(parent), width: initialSize, height: initialSize });
   for (const state of states) {
-    if (state.children.length > 0) {
+    const box = boxes.get(state.path);
+    if (box) {
+      // Laid out already: a block of its own size here.
+      const title = Math.ceil(textWidth(state.label, stateFontSize, true) + 2 * statePaddingX);
+      nodes.push({ id: state.path, width: Math.max(box.width, title), height: box.height + boxHeader });
+    } else if (state.children.length > 0) {
       nodes.push({
         id: state.path,
         layoutOptions: {
@@ -125,7 +140,7 @@ function elkNodes(states: ChartState[], parent: string): ElkNode[] {
           'elk.nodeSize.minimum': `(${Math.ceil(textWidth(state.label, stateFontSize, true) + 2 * statePaddingX)}, ${stateHeight})`,
           'elk.nodeSize.constraints': 'MINIMUM_SIZE',
         },
-        children: elkNodes(state.children, state.path),
+        children: elkNodes(state.children, state.path, boxes),
       });
     } else {
       nodes.push({
@@ -145,10 +160,29 @@ function route(section: ElkSection | undefined): Point[] {
   return [section.startPoint, ...(section.bendPoints ?? []), section.endPoint];
 }
 
+/** Moves a placed chart's elements by `dx`, `dy`, its states `depth` levels down. */
+function shifted(chart: PlacedChart, dx: number, dy: number, depth: number): Pick<PlacedChart, 'states' | 'transitions' | 'initials'> {
+  const point = (at: Point) => ({ x: at.x + dx, y: at.y + dy });
+  return {
+    states: chart.states.map((state) => ({ ...state, x: state.x + dx, y: state.y + dy, depth: state.depth + depth })),
+    transitions: chart.transitions.map((transition) => ({
+      ...transition,
+      points: transition.points.map(point),
+      ...(transition.label ? { label: { ...transition.label, x: transition.label.x + dx, y: transition.label.y + dy } } : {}),
+    })),
+    initials: chart.initials.map((initial) => ({ ...initial, center: point(initial.center), points: initial.points.map(point) })),
+  };
+}
+
+/** How a conversation's chart inside a workflow is laid out: its flow from the initial state down, as its own overview reads. */
+const boxOptions: Record<string, string> = { 'elk.layered.cycleBreaking.strategy': 'MODEL_ORDER' };
+
 /**
  * Places a chart with ELK's layered layout (elkjs, an optional peer dependency): states in
  * layers from the initial state down, compound states around their children, orthogonal arrows,
  * labels placed by the layout so they never overlap a state or each other. The notes go below.
+ * The box of a conversation a workflow runs (`invoked`) is laid out on its own first and placed as
+ * one block, so it looks the same wherever it is and its arrows stay inside it.
  * Deterministic: the same chart gives the same coordinates everywhere (text is measured from a
  * table, not a font on this machine).
  *
@@ -162,28 +196,45 @@ export async function layoutChart(chart: Chart, overrides: Record<string, string
   const elk = await loadElk();
   const parents = new Map<string, string>();
   for (const state of chartStates(chart)) for (const child of state.children) parents.set(child.path, state.path);
-  const edges: ElkEdge[] = chart.transitions.map((transition, index) => ({
+  // The outermost boxes; one inside another is laid out with it.
+  const boxes = new Map<string, PlacedChart>();
+  const inBox = (path: string) => [...boxes.keys()].some((box) => path.startsWith(`${box}/`));
+  for (const state of chartStates(chart)) {
+    if (!state.invoked || inBox(state.path)) continue;
+    const inside = (path: string) => path.startsWith(`${state.path}/`);
+    const transitions = chart.transitions.filter((transition) => inside(transition.source) && inside(transition.target));
+    boxes.set(state.path, await layoutChart({ id: state.path, states: state.children, transitions, notes: [] }, boxOptions));
+  }
+  const drawn = chart.transitions.map((transition, index) => ({ transition, index })).filter(({ transition }) => !inBox(transition.source));
+  const edges: ElkEdge[] = drawn.map(({ transition, index }) => ({
     id: `t${index}`,
     sources: [transition.source],
     targets: [transition.target],
     ...(transition.lines.length > 0 ? { labels: [labelBox(transition.lines)] } : {}),
   }));
   const initialEdges: ElkEdge[] = chartStates({ states: [{ path: '', label: '', final: false, initial: false, children: chart.states }] })
-    .filter((state) => state.initial)
+    .filter((state) => state.initial && !inBox(state.path))
     .map((state) => ({ id: `i:${state.path}`, sources: [initialId(parents.get(state.path) ?? '')], targets: [state.path] }));
   const graph: ElkNode = {
     id: '(machine)',
     layoutOptions: { ...rootOptions, ...overrides },
-    children: elkNodes(chart.states, ''),
+    children: elkNodes(chart.states, '', boxes),
     edges: [...edges, ...initialEdges],
   };
   const laid = await elk.layout(graph);
 
   const states: PlacedState[] = [];
+  const inner: Array<Pick<PlacedChart, 'states' | 'transitions' | 'initials'>> = [];
+  const byPath = new Map(chartStates(chart).map((state) => [state.path, state]));
   const visit = (nodes: ElkNode[], depth: number) => {
     for (const node of nodes) {
+      const box = boxes.get(node.id);
+      if (box) {
+        const x = (node.x ?? 0) + ((node.width ?? 0) - box.width) / 2;
+        inner.push(shifted(box, x, (node.y ?? 0) + boxHeader, depth + 1));
+      }
       if (!node.id.endsWith('#initial')) {
-        const state = chartStates(chart).find((candidate) => candidate.path === node.id);
+        const state = byPath.get(node.id);
         if (state) {
           states.push({
             path: state.path,
@@ -191,6 +242,7 @@ export async function layoutChart(chart: Chart, overrides: Record<string, string
             final: state.final,
             compound: state.children.length > 0,
             depth,
+            ...(state.invoked ? { invoked: state.invoked } : {}),
             x: node.x ?? 0,
             y: node.y ?? 0,
             width: node.width ?? 0,
@@ -204,7 +256,7 @@ export async function layoutChart(chart: Chart, overrides: Record<string, string
   visit(laid.children ?? [], 0);
 
   const allEdges = laid.edges ?? [];
-  const transitions: PlacedTransition[] = chart.transitions.map((transition, index) => {
+  const transitions: PlacedTransition[] = drawn.map(({ transition, index }) => {
     const edge = allEdges.find((candidate) => candidate.id === `t${index}`);
     const label = edge?.labels?.[0];
     return {
@@ -234,6 +286,12 @@ export async function layoutChart(chart: Chart, overrides: Record<string, string
       center: { x: (dot.x ?? 0) + half, y: (dot.y ?? 0) + half },
       points: route(edge.sections?.[0]),
     });
+  }
+
+  for (const part of inner) {
+    states.push(...part.states);
+    transitions.push(...part.transitions);
+    initials.push(...part.initials);
   }
 
   let width = laid.width ?? 0;

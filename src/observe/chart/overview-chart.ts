@@ -2,8 +2,8 @@ import { partsOfGuard } from '../../machines/combined-guards.js';
 import type { Chart, ChartNote, ChartTransition } from './chart.js';
 import { addArrow, chartStatesOf } from './full-chart.js';
 import { asStateDefinition, type JsonObject, type StateDefinition } from './machine-definition.js';
-import { camelCaseWords, childEvents, eventlessWords, eventWords, fallbackWords, guardWords } from './overview-words.js';
-import { invokeSourcesOf, type LabelledTransition, stateTransitions, statePath } from './transition-label.js';
+import { camelCaseWords, childEvents, eventlessWords, eventWords, fallbackWords, type GuardWords, guardWords } from './overview-words.js';
+import { invokeSourcesOf, type LabelledTransition, pathsOf, stateTransitions } from './transition-label.js';
 
 /** A combined guard of the chart (`validMessageWithInputGuardrails`) or `and(a, b)` → its parts; any other guard is one part. */
 function guardParts(guard: string | undefined): readonly string[] {
@@ -14,38 +14,73 @@ function guardParts(guard: string | undefined): readonly string[] {
   return and?.[1] ? and[1].split(', ') : [guard];
 }
 
-function wordsOfGuard(guard: string): string | null {
-  const known = guardWords[guard];
+/** The words a chart is told in: the conversation machine's own (its guards, events and states by name), or none. */
+type Vocabulary = {
+  /** Phrases that end alike are said once (`a or b (retries left)`): the conversation's words are made to. */
+  grouped: boolean;
+  guards: Record<string, GuardWords>;
+  /** When a guard did not hold, in words (`undefined`: said no way). */
+  negated: (guard: string) => string | undefined;
+  events: Record<string, string>;
+  eventless: Record<string, string>;
+  fallbacks: Record<string, string>;
+};
+
+const conversationVocabulary: Vocabulary = {
+  grouped: true,
+  guards: guardWords,
+  negated: (guard) => guardWords[guard]?.negated,
+  events: eventWords,
+  eventless: eventlessWords,
+  fallbacks: fallbackWords,
+};
+// Another machine's `preparing` or `providerCall` is not the conversation's: its names are read as they are.
+const plainVocabulary: Vocabulary = {
+  grouped: false,
+  guards: {},
+  negated: (guard) => `not ${camelCaseWords(guard)}`,
+  events: {},
+  eventless: {},
+  fallbacks: {},
+};
+
+function wordsOfGuard(guard: string, vocabulary: Vocabulary): string | null {
+  const known = vocabulary.guards[guard];
   return known ? known.words : camelCaseWords(guard);
 }
 
 /**
  * A transition in words: what happened (the event), when it applies (its guard), and what earlier
  * transitions on the same event rule out (`request failed, no retry left` is the fallback after
- * `[canRetryFailure]`).
+ * `[canRetryFailure]`); a fallback nothing else names reads `otherwise`.
  */
-function phrase(transition: LabelledTransition, earlier: LabelledTransition[]): string {
+function phrase(transition: LabelledTransition, earlier: LabelledTransition[], vocabulary: Vocabulary): string {
   const parts = guardParts(transition.guard);
-  const event = eventWords[transition.event] ?? transition.event;
+  const event = vocabulary.events[transition.event] ?? transition.event;
   const words: string[] = [];
-  if (transition.isElse && fallbackWords[transition.event]) words.push(fallbackWords[transition.event] ?? '');
+  const fallback = transition.isElse ? vocabulary.fallbacks[transition.event] : undefined;
+  if (fallback) words.push(fallback);
   else if (event !== '') words.push(event);
   for (const part of parts) {
-    const guard = wordsOfGuard(part);
+    const guard = wordsOfGuard(part, vocabulary);
     if (guard) words.push(guard);
   }
+  let ruledOut = false;
   // Earlier guards on the same event that are this one's plus one more: that one more did not hold.
   for (const before of earlier) {
     if (before.eventType !== transition.eventType) continue;
     const beforeParts = guardParts(before.guard);
     const extra = beforeParts.filter((part) => !parts.includes(part));
     if (extra.length === 1 && beforeParts.length === parts.length + 1) {
-      const negated = guardWords[extra[0] ?? '']?.negated;
+      const negated = vocabulary.negated(extra[0] ?? '');
       if (negated && !words.includes(negated)) words.push(negated);
+      if (negated) ruledOut = true;
     }
   }
+  // Without it, the fallback's arrow would read as the guarded one's (`done: payer` beside `done: payer, finished`).
+  if (transition.isElse && !fallback && !ruledOut && words.length > 0) words.push('otherwise');
   const eventless = transition.eventType === '' || transition.eventType === null;
-  return words.join(', ') || (eventless ? eventlessWords[transition.source.split('.').at(-1) ?? ''] : undefined) || transition.event;
+  return words.join(', ') || (eventless ? vocabulary.eventless[transition.source.split('.').at(-1) ?? ''] : undefined) || transition.event;
 }
 
 /** Splits a phrase into lines of at most `width` characters, at spaces. */
@@ -63,12 +98,15 @@ function wrap(text: string, width: number): string[] {
 }
 
 const maxLineLength = 24;
+const plainLineLength = 32;
 
 /**
  * Phrases that end alike are said once: `no response, retries left` and `timed out, retries left`
  * read `no response or timed out (retries left)`. Long phrases wrap.
  */
-function compactLines(lines: string[]): string[] {
+function compactLines(lines: string[], grouped: boolean): string[] {
+  // A machine's own names run longer than the conversation's words, and split badly mid-phrase.
+  if (!grouped) return lines.flatMap((line) => wrap(line, plainLineLength));
   const suffixOf = (line: string) => (line.includes(', ') ? line.slice(line.lastIndexOf(', ') + 2) : undefined);
   // Grouped by ending, in the order the endings first appear; a lone phrase is kept as it is.
   const groups = new Map<string, string[]>();
@@ -98,7 +136,8 @@ function isRejection(transition: LabelledTransition): boolean {
  * What holds in every state — an event that leads every state to the same place (`cancel`), events
  * a state rejects without moving — is said once in a note instead of drawn from every state.
  * `leaveOut` draws a smaller picture: those top-level states and the arrows to them are left out,
- * named in a note with when a run goes there.
+ * named in a note with when a run goes there. `words: 'plain'` (for a machine other than a
+ * conversation) reads guards and events by their own names, not the conversation's words for them.
  *
  * @example
  * ```ts
@@ -106,31 +145,39 @@ function isRejection(transition: LabelledTransition): boolean {
  * chart.transitions; // [{ source: 'idle', target: 'requesting', lines: ['user.message'] }, ...]
  * ```
  */
-export function overviewChart(definition: JsonObject, options: { leaveOut?: ReadonlyArray<{ state: string; when: string }> } = {}): Chart {
+export function overviewChart(
+  definition: JsonObject,
+  options: { leaveOut?: ReadonlyArray<{ state: string; when: string }>; words?: 'conversation' | 'plain' } = {},
+): Chart {
   const root = asStateDefinition(definition);
   const invokeSources = invokeSourcesOf(root);
+  const pathOf = pathsOf(root);
+  const vocabulary = options.words === 'plain' ? plainVocabulary : conversationVocabulary;
   const leftOut = new Set((options.leaveOut ?? []).map((entry) => entry.state));
   const topLevel = Object.values(root.states).filter((state) => !leftOut.has(state.key));
   // A state with an unguarded eventless transition is left at once and never takes an event.
   const transient = (state: StateDefinition) => (state.always ?? []).some((transition) => transition.guard === undefined);
   const running = topLevel.filter((state) => state.type !== 'final' && !transient(state));
-  const topOf = (stateId: string) => statePath(stateId, root.id).split('.')[0] ?? '';
+  const topOf = (stateId: string) => pathOf(stateId).split('.')[0] ?? '';
 
   const perState = new Map<StateDefinition, LabelledTransition[][]>();
   for (const state of topLevel) {
     const groups: LabelledTransition[][] = [];
     const visit = (node: StateDefinition) => {
-      groups.push(stateTransitions(node, invokeSources));
+      groups.push(stateTransitions(node, invokeSources, pathOf));
       for (const child of Object.values(node.states)) visit(child);
     };
     visit(state);
     perState.set(state, groups);
   }
 
-  // An event that takes every running state to the same state, unguarded, is said once.
+  // An event that takes every running state to the same state, unguarded, is said once — when
+  // there are enough of them that arrows from each would crowd the picture.
   const everywhere = new Map<string, string>();
   const candidates = new Set(
-    (perState.get(running[0] ?? root) ?? []).flat().flatMap((transition) => (transition.eventType ? [transition.eventType] : [])),
+    (running.length >= 3 ? (perState.get(running[0] ?? root) ?? []) : [])
+      .flat()
+      .flatMap((transition) => (transition.eventType ? [transition.eventType] : [])),
   );
   for (const eventType of candidates) {
     const targets = running.map((state) => {
@@ -181,13 +228,14 @@ export function overviewChart(definition: JsonObject, options: { leaveOut?: Read
         }
         for (const targetId of transition.target ?? []) {
           const target = topOf(targetId);
-          if (target !== source && !leftOut.has(target)) addArrow(transitions, source, target, phrase(transition, group.slice(0, index)));
+          if (target !== source && !leftOut.has(target))
+            addArrow(transitions, source, target, phrase(transition, group.slice(0, index), vocabulary));
         }
       });
     }
   }
 
-  for (const transition of transitions) transition.lines = compactLines(transition.lines);
+  for (const transition of transitions) transition.lines = compactLines(transition.lines, vocabulary.grouped);
   const notes: ChartNote[] = [];
   for (const [eventType, target] of everywhere)
     notes.push({ text: `${eventType} → ${target}, from any state but a final one`, state: target, events: [eventType] });

@@ -22,6 +22,17 @@ export const chartStyle = [
   '.statechart .note.taken rect { stroke: #b45309; stroke-width: 2.6; stroke-dasharray: none; }',
 ].join('\n');
 
+/**
+ * The look of the box of a conversation a workflow runs (a box of its own, not a state of the
+ * workflow): embedded in the SVGs that have one, so a conversation's own SVG stays as it was, and in
+ * both viewer pages.
+ */
+export const invokedChartStyle = [
+  '.statechart .state.invoked > rect { fill: #f0f9ff; stroke: #0369a1; stroke-dasharray: 6 3; }',
+  '.statechart .state.invoked > text { fill: #075985; }',
+  '.statechart .state.invoked.active > rect { fill: #e0f2fe; stroke: #0369a1; stroke-width: 2.4; }',
+].join('\n');
+
 /** Options of {@link renderChartSvg}. */
 export type ChartSvgOptions = {
   /** Prefixes the ids inside the SVG, so several charts can share one page. Default: the chart id. */
@@ -91,15 +102,20 @@ export function renderChartSvg(chart: PlacedChart, options: ChartSvgOptions = {}
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" class="statechart" viewBox="0 0 ${n(chart.width)} ${n(chart.height)}" width="${n(chart.width)}" height="${n(chart.height)}" role="img" aria-labelledby="${prefix}-title">`,
     `<title id="${prefix}-title">${escapeXml(title)}</title>`,
-    `<style>${chartStyle}</style>`,
+    `<style>${chartStyle}${chart.states.some((state) => state.invoked) ? `\n${invokedChartStyle}` : ''}</style>`,
     `<defs><marker id="${arrow}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#64748b"/></marker></defs>`,
     '<rect width="100%" height="100%" fill="#ffffff"/>',
   );
   // Outer states first, so children and arrows are drawn over them.
   const states = [...chart.states].sort((a, b) => a.depth - b.depth);
   for (const state of states) {
-    const classes = ['state', state.final ? 'final' : '', state.compound ? 'compound' : ''].filter(Boolean).join(' ');
-    out.push(`<g class="${classes}" data-state="${escapeXml(state.path)}">`);
+    const classes = ['state', state.final ? 'final' : '', state.compound ? 'compound' : '', state.invoked ? 'invoked' : '']
+      .filter(Boolean)
+      .join(' ');
+    const invoked = state.invoked
+      ? `${state.invoked.id === undefined ? '' : ` data-invoke="${escapeXml(state.invoked.id)}"`} data-src="${escapeXml(state.invoked.src)}"`
+      : '';
+    out.push(`<g class="${classes}" data-state="${escapeXml(state.path)}"${invoked}>`);
     out.push(`<rect x="${n(state.x)}" y="${n(state.y)}" width="${n(state.width)}" height="${n(state.height)}" rx="8"/>`);
     if (state.final) {
       out.push(

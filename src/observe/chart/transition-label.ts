@@ -6,6 +6,34 @@ export function statePath(stateId: string, rootId: string): string {
   return path === rootId ? '' : path.slice(rootId.length + 1);
 }
 
+/** A state's dotted path by its id (`#order-failed` → `failed`), the root's `''`. */
+export type PathOf = (stateId: string) => string;
+
+/**
+ * The paths of a definition's states by id, read off the tree: a state given an id of its own
+ * (`id: 'order-failed'`) has an id that says nothing of where it is. An id not in the tree falls
+ * back to {@link statePath}.
+ *
+ * @example
+ * ```ts
+ * const pathOf = pathsOf(asStateDefinition(machineDefinitionJson(orderWorkflow)));
+ * pathOf('#order-failed'); // 'failed'
+ * pathOf('order.researching.left.asking'); // 'researching.left.asking'
+ * ```
+ */
+export function pathsOf(root: StateDefinition): PathOf {
+  const paths = new Map<string, string>([[root.id.replace(/^#/, ''), '']]);
+  const visit = (state: StateDefinition, prefix: string) => {
+    for (const child of Object.values(state.states)) {
+      const path = prefix === '' ? child.key : `${prefix}.${child.key}`;
+      paths.set(child.id.replace(/^#/, ''), path);
+      visit(child, path);
+    }
+  };
+  visit(root, '');
+  return (stateId) => paths.get(stateId.replace(/^#/, '')) ?? statePath(stateId, root.id);
+}
+
 /** Generated invoke ids (`0.conversation.requesting`) mapped to the invoked source's name. */
 export function invokeSourcesOf(root: StateDefinition): Map<string, string> {
   const sources = new Map<string, string>();
@@ -17,8 +45,11 @@ export function invokeSourcesOf(root: StateDefinition): Map<string, string> {
   return sources;
 }
 
-/** `xstate.after.retryDelay.conversation.retrying` → `after retryDelay`, `xstate.done.actor.providerCall` → `done: providerCall`, `''` → `always`. */
-export function prettyEvent(eventType: string | null, invokeSources: Map<string, string>): string {
+/**
+ * `xstate.after.retryDelay.conversation.retrying` → `after retryDelay`, `xstate.done.actor.providerCall` →
+ * `done: providerCall`, `xstate.done.state.order.researching` → `done: researching`, `''` → `always`.
+ */
+export function prettyEvent(eventType: string | null, invokeSources: Map<string, string>, pathOf?: PathOf): string {
   if (eventType === null || eventType === '') return 'always';
   const after = /^xstate\.after\.([^.]+)\./.exec(eventType);
   if (after) return `after ${after[1]}`;
@@ -28,7 +59,7 @@ export function prettyEvent(eventType: string | null, invokeSources: Map<string,
     return `${kind}: ${invokeSources.get(id) ?? id}`;
   }
   const doneState = /^xstate\.done\.state\.(.+)$/.exec(eventType);
-  if (doneState) return `done: ${doneState[1]}`;
+  if (doneState) return `done: ${pathOf ? pathOf(doneState[1] ?? '') : doneState[1]}`;
   return eventType;
 }
 
@@ -36,11 +67,15 @@ export function prettyEvent(eventType: string | null, invokeSources: Map<string,
 export type LabelledTransition = TransitionDefinition & { event: string; isElse: boolean; label: string };
 
 /** Labels of one state's transitions: `event [guard]`; an unguarded fallback after guarded ones reads `event [else]`. */
-export function labelTransitions(transitions: TransitionDefinition[], invokeSources: Map<string, string>): LabelledTransition[] {
+export function labelTransitions(
+  transitions: TransitionDefinition[],
+  invokeSources: Map<string, string>,
+  pathOf?: PathOf,
+): LabelledTransition[] {
   const guardedSoFar = new Set<string>();
   return transitions.map((transition) => {
     const key = transition.eventType ?? '';
-    const event = prettyEvent(transition.eventType, invokeSources);
+    const event = prettyEvent(transition.eventType, invokeSources, pathOf);
     const isElse = transition.guard === undefined && guardedSoFar.has(key);
     if (transition.guard !== undefined) guardedSoFar.add(key);
     const guard = transition.guard !== undefined ? ` [${transition.guard}]` : isElse ? ' [else]' : '';
@@ -49,6 +84,6 @@ export function labelTransitions(transitions: TransitionDefinition[], invokeSour
 }
 
 /** A state's own transitions and its eventless ones, labelled. */
-export function stateTransitions(state: StateDefinition, invokeSources: Map<string, string>): LabelledTransition[] {
-  return labelTransitions([...state.transitions, ...(state.always ?? [])], invokeSources);
+export function stateTransitions(state: StateDefinition, invokeSources: Map<string, string>, pathOf?: PathOf): LabelledTransition[] {
+  return labelTransitions([...state.transitions, ...(state.always ?? [])], invokeSources, pathOf);
 }

@@ -1,14 +1,11 @@
 import type { AnyStateMachine } from 'xstate';
-import { fullChart } from '../chart/full-chart.js';
 import { layoutChart } from '../chart/layout-chart.js';
-import { machineDefinitionJson } from '../chart/machine-definition.js';
-import { overviewChart } from '../chart/overview-chart.js';
+import { type ChartKind, machineChart } from '../chart/machine-chart.js';
 import { renderChartSvg } from '../chart/render-svg.js';
 
-/** The two pictures of a machine the viewer offers. */
-export type ChartKind = 'overview' | 'full';
+export type { ChartKind };
 
-/** Charts by machine: an id per machine, each picture drawn once, on first request. */
+/** Charts by machine (a conversation's, or a workflow's with its conversations inside): an id per machine, each picture drawn once, on first request. */
 export class ChartStore {
   private readonly ids = new WeakMap<AnyStateMachine, string>();
   private readonly machines = new Map<string, AnyStateMachine>();
@@ -32,9 +29,7 @@ export class ChartStore {
     const key = `${id}/${kind}`;
     let svg = this.drawn.get(key);
     if (!svg) {
-      const definition = machineDefinitionJson(machine);
-      const chart = kind === 'overview' ? overviewChart(definition) : fullChart(definition);
-      svg = layoutChart(chart).then((placed) =>
+      svg = layoutChart(machineChart(machine, kind)).then((placed) =>
         renderChartSvg(placed, {
           idPrefix: `${id}-${kind}`,
           title: `${machine.id}: ${kind === 'overview' ? 'overview' : 'every state and transition'}`,

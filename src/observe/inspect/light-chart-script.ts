@@ -31,12 +31,15 @@ function fitChart(holder) {
 }
 
 function lightChart(holder, paths, previous, cause) {
-  let innermost = null;
+  const lit = [];
   for (const node of holder.querySelectorAll('g.state')) {
     const active = paths.includes(node.dataset.state);
     node.classList.toggle('active', active);
-    if (active) innermost = node;
+    if (active) lit.push(node);
   }
+  // The innermost lit states: one for a conversation; one per running conversation and parallel region in a workflow.
+  const inside = (outer, inner) => inner.startsWith(outer + '.') || inner.startsWith(outer + '/');
+  const innermost = lit.filter((node) => !lit.some((other) => inside(node.dataset.state, other.dataset.state)));
   // The arrow just taken: from a state the run left to one it entered. A change caused by an event
   // the chart says once in a note (cancel) points at the note instead.
   const note = cause ? [...holder.querySelectorAll('g.note[data-events]')].find((node) => node.dataset.events.split(' ').includes(cause)) : undefined;
@@ -52,13 +55,21 @@ function lightChart(holder, paths, previous, cause) {
     );
   }
   for (const arrow of arrows) arrow.classList.toggle('taken', taken.includes(arrow));
-  // A chart larger than its holder: the state just lit comes to the middle. Only when another state
-  // (or a chart just inserted) is lit, so a reader scrolling around is not pulled back at every update.
-  if (innermost && holder.centred !== innermost) {
-    holder.centred = innermost;
-    const box = innermost.getBoundingClientRect();
+  // A chart larger than its holder: the states just lit come to the middle (all of them, as far as
+  // they fit). Only when other states (or a chart just inserted) are lit, so a reader scrolling
+  // around is not pulled back at every update.
+  const svg = holder.querySelector('svg');
+  const key = innermost.map((node) => node.dataset.state).join(' ');
+  if (innermost.length > 0 && (holder.centred !== key || holder.centredIn !== svg)) {
+    holder.centred = key;
+    holder.centredIn = svg;
+    const boxes = innermost.map((node) => node.getBoundingClientRect());
+    const left = Math.min(...boxes.map((box) => box.left));
+    const right = Math.max(...boxes.map((box) => box.right));
+    const top = Math.min(...boxes.map((box) => box.top));
+    const bottom = Math.max(...boxes.map((box) => box.bottom));
     const frame = holder.getBoundingClientRect();
-    holder.scrollBy({ left: box.left + box.width / 2 - (frame.left + holder.clientWidth / 2), top: box.top + box.height / 2 - (frame.top + holder.clientHeight / 2) });
+    holder.scrollBy({ left: (left + right) / 2 - (frame.left + holder.clientWidth / 2), top: (top + bottom) / 2 - (frame.top + holder.clientHeight / 2) });
   }
 }
 `;

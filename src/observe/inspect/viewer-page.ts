@@ -4,7 +4,7 @@
  * of the selected run. Everything a run produced is set as text (`textContent`), never as HTML.
  */
 
-import { chartStyle } from '../chart/render-svg.js';
+import { chartStyle, invokedChartStyle } from '../chart/render-svg.js';
 import { chartHolderStyle, lightChartScript } from './light-chart-script.js';
 import { messagePartsScript, messagePartsStyle } from './message-parts-script.js';
 
@@ -227,7 +227,8 @@ export function viewerPage(options: { title: string; nonce: string }): string {
 <title>${escapeHtml(title)}</title>
 <link rel="icon" href="data:,">
 <style nonce="${nonce}">${style}
-${chartStyle}</style>
+${chartStyle}
+${invokedChartStyle}</style>
 </head>
 <body>
 <header><h1>${escapeHtml(title)}</h1><nav id="runs" aria-label="Runs"></nav></header>

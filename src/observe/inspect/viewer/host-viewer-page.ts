@@ -4,7 +4,7 @@
  * (`textContent`), never as HTML; only the chart SVG the viewer drew itself is inserted as markup.
  */
 
-import { chartStyle } from '../../chart/render-svg.js';
+import { chartStyle, invokedChartStyle } from '../../chart/render-svg.js';
 import { chartHolderStyle, lightChartScript } from '../light-chart-script.js';
 import { messagePartsScript, messagePartsStyle } from '../message-parts-script.js';
 
@@ -64,6 +64,29 @@ h2 .when[data-past] { background: #fde68a; color: #78350f; }
 #agents .agent-status { margin-left: 6px; font-size: 11px; color: var(--muted); }
 ${messagePartsStyle}
 #messages { max-height: 380px; }
+#output { margin: 8px 0 0; padding: 6px 10px; background: #f8fafc; border: 1px solid var(--line); border-radius: 6px; font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 200px; overflow: auto; }
+#output:empty { display: none; }
+#conversations { list-style: none; margin: 0; padding: 0; }
+#conversations > li { padding: 6px 0; border-bottom: 1px solid #f1f5f9; }
+#conversations .head { display: flex; gap: 8px; align-items: baseline; flex-wrap: wrap; }
+#conversations .path { font-weight: 700; font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: 13px; }
+#conversations .state { font-size: 13px; }
+#conversations .status { padding: 0 7px; border-radius: 999px; background: #e2e8f0; font-size: 12px; }
+#conversations .status[data-status="awaitingApproval"] { background: #fde68a; }
+#conversations .status[data-status="done"] { background: #dcfce7; }
+#conversations .status[data-status="error"] { background: #fee2e2; }
+#conversations .usage { font-size: 12px; color: var(--muted); }
+#conversations .streamed { white-space: pre-wrap; font-size: 13px; margin: 4px 0 0; padding: 4px 8px; border-left: 3px solid #7dd3fc; background: #f0f9ff; max-height: 100px; overflow: auto; }
+#conversations .streamed:empty { display: none; }
+#conversations details { margin-top: 4px; font-size: 12px; }
+#conversations details summary { cursor: pointer; color: var(--muted); }
+#conversations ol.conversation-messages { list-style: none; margin: 4px 0 0; padding: 0; max-height: 240px; overflow: auto; }
+#conversations ol.conversation-messages li { padding: 3px 0; border-bottom: 1px solid #f1f5f9; }
+#conversations ol.conversation-messages .role { display: inline-block; min-width: 60px; font-size: 11px; font-weight: 700; text-transform: uppercase; color: var(--muted); }
+#conversations ol.conversation-messages .part { white-space: pre-wrap; font-size: 12px; }
+body[data-workflow="true"] .conversation-only { display: none; }
+body[data-workflow="false"] .workflow-only { display: none; }
+body[data-workflow="true"][data-messages="0"] #messages-panel { display: none; }
 `;
 
 /** The client: runs in the page, talks only to the viewer's routes under its base path. */
@@ -73,7 +96,7 @@ const config = JSON.parse(document.getElementById('viewer-config').textContent);
 const api = (path) => config.base + '/api/conversations' + path;
 const view = {
   id: null, pinned: false, list: [], steps: [], step: null, current: null, shown: null,
-  source: null, agents: [], text: '', items: [], kind: 'overview', chart: null, seen: null, refreshing: null, again: false,
+  source: null, agents: [], text: '', texts: {}, items: [], kind: 'overview', chart: null, seen: null, refreshing: null, again: false,
 };
 const $ = (id) => document.getElementById(id);
 const el = (tag, className, text) => { const node = document.createElement(tag); if (className) node.className = className; if (text !== undefined) node.textContent = text; return node; };
@@ -109,6 +132,24 @@ function activePaths(value, prefix) {
   return paths;
 }
 const stateLabel = (value) => activePaths(value).at(-1) || String(value);
+/** A value in words, parallel regions side by side: researching (left: found, right: asking). */
+function valueText(value) {
+  if (typeof value !== 'object' || value === null) return String(value);
+  const keys = Object.keys(value);
+  const inner = (key) => typeof value[key] === 'object' && value[key] !== null ? valueText(value[key]) : String(value[key]);
+  if (keys.length === 1) return keys[0] + ' › ' + inner(keys[0]);
+  return keys.map((key) => key + ': ' + inner(key)).join(', ');
+}
+/** A workflow's value with its top state first: researching (left: found, right: asking). */
+function workflowValueText(value) {
+  if (typeof value !== 'object' || value === null) return String(value);
+  const keys = Object.keys(value);
+  if (keys.length !== 1) return valueText(value);
+  const inner = value[keys[0]];
+  return keys[0] + (typeof inner === 'object' && inner !== null && Object.keys(inner).length > 1 ? ' (' + valueText(inner) + ')' : ' › ' + valueText(inner));
+}
+const shownValue = (value) => config.workflow ? workflowValueText(value) : stateLabel(value);
+const pathKey = (path) => path.join('/');
 
 // ---------------------------------------------------------------------------------------------
 // Which conversation: the newest, unless one is pinned.
@@ -166,6 +207,7 @@ async function select(id, pinned) {
   view.seen = null;
   view.agents = [];
   view.text = '';
+  view.texts = {};
   view.items = [];
   if (view.source) { view.source.close(); view.source = null; }
   renderPicker();
@@ -190,7 +232,18 @@ function connect(id) {
   };
 }
 
+/** What of a conversation's events changes what its view shows beyond the text: the page reads the view again. */
+const quietTypes = ['text.delta', 'reasoning.delta', 'tool.call.delta', 'object.delta', 'usage', 'tool.progress'];
+
 function streamed(event) {
+  // A workflow's stream: its conversations' events come wrapped with their path.
+  if (config.workflow && event.type === 'agent.event') {
+    const key = pathKey(event.path);
+    const inner = event.event;
+    if (textTypes.includes(inner.type)) { view.texts[key] = nextText(view.texts[key] || '', inner); renderConversations(); }
+    if (!quietTypes.includes(inner.type)) refresh();
+    return;
+  }
   switch (event.type) {
     case 'request.started': case 'request.retry': case 'text.delta': view.text = nextText(view.text, event); renderText(); break;
     case 'agent.started': case 'agent.finished': case 'agent.event': agentEvent([], event); renderAgents(); break;
@@ -253,14 +306,23 @@ const textTypes = ['request.started', 'request.retry', 'text.delta', 'request.fi
  * whose write carries the event: what streamed while step n was the newest has revision n + 1.
  */
 function keep(item) {
+  const revision = Number(String(item.id).split('.')[0]);
+  // A workflow's: each conversation's text by its path; its own state changes bound every one's steps.
+  if (config.workflow && item.event.type === 'agent.event') {
+    if (textTypes.includes(item.event.event.type)) view.items.push({ revision, path: pathKey(item.event.path), event: item.event.event });
+    return;
+  }
   if (!textTypes.includes(item.event.type)) return;
-  view.items.push({ revision: Number(String(item.id).split('.')[0]), event: item.event });
+  view.items.push({ revision, path: null, event: item.event });
 }
 
+/** The kept items of one conversation of a workflow (and the workflow's state changes), or of the conversation followed. */
+const itemsOf = (key) => key === undefined ? view.items : view.items.filter((item) => item.path === key || item.path === null);
+
 /** Where step seq ends in the kept items: at the state change that made the step after it. */
-function stepEnd(seq) {
-  const index = view.items.findIndex((item) => item.revision > seq + 1 || (item.revision === seq + 1 && item.event.type === 'state'));
-  return index < 0 ? view.items.length : index;
+function stepEnd(items, seq) {
+  const index = items.findIndex((item) => item.revision > seq + 1 || (item.revision === seq + 1 && item.event.type === 'state'));
+  return index < 0 ? items.length : index;
 }
 
 /**
@@ -268,16 +330,17 @@ function stepEnd(seq) {
  * or '' when no response was streaming then (none open as the step began, none started in it).
  * null: the step is older than the stream this page follows (it starts at the run's first event).
  */
-function textAt(seq) {
+function textAt(seq, key) {
+  const items = itemsOf(key);
   if (view.items.length > 0 && view.items[0].revision > seq) return null;
-  const start = stepEnd(seq - 1);
-  const end = stepEnd(seq);
+  const start = stepEnd(items, seq - 1);
+  const end = stepEnd(items, seq);
   let text = '';
   let open = false;
   let streaming = false;
   for (let index = 0; index < end; index++) {
     if (index === start) streaming = open;
-    const event = view.items[index].event;
+    const event = items[index].event;
     text = nextText(text, event);
     if (event.type === 'request.started') open = true;
     else if (event.type === 'request.finished' || event.type === 'request.interrupted') open = false;
@@ -290,7 +353,7 @@ function textAt(seq) {
 /** Live: the text streaming now. At a past step: the text streaming then, and the headings say which step. */
 function renderText() {
   const past = view.step !== null;
-  const text = past ? textAt(view.step) : view.text;
+  const text = config.workflow ? '' : past ? textAt(view.step) : view.text;
   const box = $('text');
   box.textContent = text || '';
   box.dataset.known = String(text !== null);
@@ -334,6 +397,7 @@ function goLive() {
 
 function render() {
   renderStatus();
+  renderConversations();
   renderText();
   renderTravel();
   renderControls();
@@ -355,12 +419,51 @@ function renderStatus() {
     status.replaceChildren(el('span', 'empty', view.id ? 'nothing to show for ' + view.id : 'no conversation yet'));
     return;
   }
-  document.body.dataset.state = stateLabel(shown.value);
+  document.body.dataset.state = shownValue(shown.value);
   document.body.dataset.status = shown.status;
   document.body.dataset.messages = String(shown.messages.length);
   const badge = el('span', 'status', shown.status);
   badge.dataset.status = shown.status;
-  status.replaceChildren(el('span', 'value', stateLabel(shown.value)), badge, el('span', 'empty', shown.id + (shown.seq === undefined ? '' : ' · step ' + shown.seq)));
+  status.replaceChildren(el('span', 'value', shownValue(shown.value)), badge, el('span', 'empty', shown.id + (shown.seq === undefined ? '' : ' · step ' + shown.seq)));
+  // A workflow that ended: what its machine gave.
+  $('output').textContent = shown.output === undefined ? '' : 'output ' + JSON.stringify(shown.output, null, 2);
+}
+
+/** The conversations a workflow runs at the step shown: each with its state, its text streamed then, its messages. */
+function renderConversations() {
+  if (!config.workflow) return;
+  const list = $('conversations');
+  const conversations = (view.shown && view.shown.conversations) || [];
+  document.body.dataset.conversations = conversations.map((one) => pathKey(one.path) + ':' + stateLabel(one.value)).join(' ');
+  const open = new Set([...list.querySelectorAll('li[data-path] details[open]')].map((node) => node.closest('li').dataset.path));
+  list.replaceChildren(...conversations.map((one) => {
+    const key = pathKey(one.path);
+    const item = el('li');
+    item.dataset.path = key;
+    const head = el('div', 'head');
+    const badge = el('span', 'status', one.status);
+    badge.dataset.status = one.status;
+    head.append(el('span', 'path', key));
+    // A status that says the state (awaitingApproval) is said once.
+    if (valueText(one.value) !== one.status) head.append(el('span', 'state', valueText(one.value)));
+    head.append(badge);
+    const usage = one.usage ? el('span', 'usage', one.usage.totalTokens + ' tokens') : null;
+    if (usage) head.append(usage);
+    const text = view.step === null ? (view.texts[key] || '') : (textAt(view.step, key) || '');
+    const details = el('details');
+    details.open = open.has(key);
+    details.append(el('summary', null, one.messages.length + (one.messages.length === 1 ? ' message' : ' messages')));
+    const messages = el('ol', 'conversation-messages');
+    messages.append(...one.messages.map((message) => {
+      const line = el('li');
+      line.append(el('span', 'role', message.role), ...partNodesOf(message));
+      return line;
+    }));
+    details.append(messages);
+    item.append(head, el('div', 'streamed', text), details);
+    return item;
+  }));
+  if (conversations.length === 0) list.append(el('li', 'empty', view.shown ? 'no conversation running' + (view.step === null ? '' : ' at this step') : 'nothing to show'));
 }
 
 function stepIndex() {
@@ -383,7 +486,7 @@ function renderTravel() {
   const step = view.steps[index];
   $('step-label').textContent = count === 0
     ? 'no stored steps'
-    : (view.step === null ? 'live · ' : 'step ') + (index + 1) + ' of ' + count + (step ? ' · seq ' + step.seq + ' · ' + stateLabel(step.state) + ' · ' + step.status + ' · ' + new Date(step.at).toLocaleTimeString() : '');
+    : (view.step === null ? 'live · ' : 'step ') + (index + 1) + ' of ' + count + (step ? ' · seq ' + step.seq + ' · ' + shownValue(step.state) + ' · ' + step.status + ' · ' + new Date(step.at).toLocaleTimeString() : '');
 }
 
 function renderControls() {
@@ -542,7 +645,46 @@ function lightShown() {
   const shown = view.shown;
   const index = stepIndex();
   const before = index > 0 ? view.steps[index - 1] : undefined;
-  lightChart($('chart'), shown ? activePaths(shown.value) : [], before && shown ? activePaths(before.state) : []);
+  const paths = shown ? activePaths(shown.value) : [];
+  lightChart($('chart'), [...paths, ...conversationPaths(paths, shown ? shown.conversations || [] : [])], before && shown ? activePaths(before.state) : []);
+}
+
+/**
+ * Where a workflow's conversations are in its chart: the chart draws each inside the state that
+ * runs it, as <state>/<invoke id>/<its state> (machineChart); one spawned with an id decided at run
+ * time is in the box <state>/*<src> of a running state, when the chart has one such box there. A
+ * conversation of a workflow inside the workflow (path [workflow, conversation]) is in that
+ * workflow's box, in the box of the one state there that runs it, which is lit too.
+ */
+function conversationPaths(active, conversations) {
+  const holder = $('chart');
+  const has = (path) => holder.querySelector('g.state[data-state="' + CSS.escape(path) + '"]') !== null;
+  const hosts = ['', ...active];
+  const lit = [];
+  for (const one of conversations) {
+    let boxes = hosts.map((host) => (host === '' ? '' : host + '/') + one.path[0]).filter(has);
+    if (boxes.length === 0 && one.path.length === 1) {
+      const spawned = [...holder.querySelectorAll('g.state.invoked:not([data-invoke])')].map((node) => node.dataset.state)
+        .filter((box) => hosts.includes(box.slice(0, Math.max(box.lastIndexOf('/'), 0))));
+      boxes = spawned.length === 1 ? spawned : [];
+    }
+    lit.push(...boxes);
+    for (const id of one.path.slice(1)) {
+      // The inner workflow's state is not in the view: the state of its that runs this conversation says it.
+      const inner = [...holder.querySelectorAll('g.state.invoked[data-invoke="' + CSS.escape(id) + '"]')].map((node) => node.dataset.state)
+        .filter((path) => boxes.some((box) => path.startsWith(box + '/')));
+      boxes = inner.length === 1 ? inner : [];
+      for (const box of boxes) {
+        // <outer box>/<state>/<id>: the state and its parents, under the outer box.
+        const host = box.slice(0, box.lastIndexOf('/'));
+        const base = host.slice(0, host.lastIndexOf('/') + 1);
+        const keys = host.slice(base.length).split('.');
+        lit.push(...keys.map((_, index) => base + keys.slice(0, index + 1).join('.')), box);
+      }
+    }
+    for (const box of boxes) lit.push(...activePaths(one.value).map((path) => box + '/' + path));
+  }
+  return lit;
 }
 
 for (const button of document.querySelectorAll('#chart-tabs button')) {
@@ -576,17 +718,19 @@ const start = decodeURIComponent(location.hash.slice(1));
 
 /**
  * The host viewer's page, with the nonce that lets its inline style and script run and the base
- * path its routes live under.
+ * path its routes live under; `workflow` for a host of a workflow (its runs' conversations, output,
+ * and each conversation lit inside the workflow's chart).
  *
  * @example
  * ```ts
  * const html = hostViewerPage({ title: 'support bot', nonce, basePath: '/viewer' });
+ * const runs = hostViewerPage({ title: 'orders', nonce, basePath: '', workflow: true });
  * ```
  */
-export function hostViewerPage(options: { title: string; nonce: string; basePath: string }): string {
-  const { title, nonce, basePath } = options;
+export function hostViewerPage(options: { title: string; nonce: string; basePath: string; workflow?: boolean }): string {
+  const { title, nonce, basePath, workflow = false } = options;
   // JSON in a script element: `<` escaped so no text closes it.
-  const config = JSON.stringify({ base: basePath }).replaceAll('<', '\\u003c');
+  const config = JSON.stringify({ base: basePath, workflow }).replaceAll('<', '\\u003c');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -595,21 +739,23 @@ export function hostViewerPage(options: { title: string; nonce: string; basePath
 <title>${escapeHtml(title)}</title>
 <link rel="icon" href="data:,">
 <style nonce="${nonce}">${style}
-${chartStyle}</style>
+${chartStyle}
+${invokedChartStyle}</style>
 </head>
-<body data-step="live">
-<header><h1>${escapeHtml(title)}</h1><label>conversation <select id="picker" aria-label="Conversation"><option value="">newest (follow)</option></select></label><span id="following" data-pinned="false">following the newest</span></header>
+<body data-step="live" data-workflow="${workflow}">
+<header><h1>${escapeHtml(title)}</h1><label>${workflow ? 'workflow run' : 'conversation'} <select id="picker" aria-label="${workflow ? 'Workflow run' : 'Conversation'}"><option value="">newest (follow)</option></select></label><span id="following" data-pinned="false">following the newest</span></header>
 <div id="error" role="alert"></div>
 <main>
 <section id="chart-panel"><h2>Statechart <span id="chart-tabs"><button type="button" data-kind="overview" aria-pressed="true">overview</button> <button type="button" data-kind="full" aria-pressed="false">full chart</button></span></h2><div id="chart"><p class="empty">Drawing the chart…</p></div></section>
 <div id="side">
-<section><h2>State <span class="when" id="status-when">now</span></h2><div id="status"></div></section>
+<section><h2>State <span class="when" id="status-when">now</span></h2><div id="status"></div><pre id="output"></pre></section>
 <section><h2>Time travel</h2><div id="travel"><input id="slider" type="range" min="0" max="0" value="0" aria-label="Step"><button type="button" id="live" class="control" aria-pressed="true">live</button><button type="button" id="fork" class="control">fork from this step</button><div id="step-label"></div></div></section>
 <section id="controls"><h2>Approvals</h2><ol id="approvals"></ol><button type="button" id="cancel" class="control">cancel run</button></section>
+<section class="workflow-only"><h2>Conversations <span class="when" id="conversations-when">now</span></h2><ol id="conversations"></ol></section>
 <section><h2>Usage</h2><div id="usage"></div></section>
-<section><h2>Response being streamed <span class="when" id="text-when">now</span></h2><div id="text"></div></section>
-<section><h2>Agent tree</h2><ul id="agents"></ul></section>
-<section><h2>Messages</h2><ol id="messages"></ol></section>
+<section class="conversation-only"><h2>Response being streamed <span class="when" id="text-when">now</span></h2><div id="text"></div></section>
+<section class="conversation-only"><h2>Agent tree</h2><ul id="agents"></ul></section>
+<section id="messages-panel"><h2>Messages</h2><ol id="messages"></ol></section>
 </div>
 </main>
 <script type="application/json" id="viewer-config">${config}</script>

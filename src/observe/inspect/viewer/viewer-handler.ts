@@ -1,6 +1,7 @@
 import { InvalidOptionsError } from '../../../errors/invalid-options-error.js';
 import { MissingDependencyError } from '../../../errors/missing-dependency-error.js';
 import type { FollowOptions } from '../../../host/conversation-stream.js';
+import { isConversationMachine } from '../../../machines/conversation-mark.js';
 import type { ConversationUserEvent } from '../../../machines/types.js';
 import { isRecord } from '../../../util/is-record.js';
 import { maxTimerMs, option, resolveOptionsWith } from '../../../util/option-schema.js';
@@ -216,7 +217,10 @@ type Action = 'approve' | 'deny' | 'cancel' | 'fork';
  * state, following the newest conversation until you pick one; a step slider over its stored
  * history (time travel) showing the chart, messages, tool calls, usage and streamed text of that
  * step; approve, deny and cancel buttons; fork from the selected step; and the agent tree of its
- * agent calls.
+ * agent calls. A host of a workflow (any other machine) gets the same page for its runs: the
+ * workflow's chart with each conversation it invokes drawn inside the state that runs it, the
+ * workflow and each running conversation lit at its state; the workflow's status and output; each
+ * running conversation's state, streamed text and messages; approvals with their path.
  *
  * Routes under `basePath`: `GET /` the page; `GET /chart/overview.svg`, `/chart/full.svg` (501
  * `missing-dependency` with `package: "elkjs"` when it is not installed: the page says what to install);
@@ -232,7 +236,7 @@ type Action = 'approve' | 'deny' | 'cancel' | 'fork';
  * import { toNodeListener } from 'actorloop/http';
  * import { createViewerHandler } from 'actorloop/inspect';
  *
- * const host = createConversationHost({ machine, store: memoryStore() });
+ * const host = createConversationHost({ machine, store: memoryStore() }); // or machine: yourWorkflow
  * createServer(toNodeListener(createViewerHandler(host, { title: 'support bot' }))).listen(4400, '127.0.0.1');
  * // open http://127.0.0.1:4400/
  * ```
@@ -242,6 +246,8 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
   const { basePath, authorize, title, heartbeatMs, onError } = resolveOptionsWith(handlerOptionsSchema, options, 'options');
   const charts = new ChartStore();
   const chartId = charts.idOf(host.machine);
+  // Any other machine is a workflow: the page lists its runs, their conversations and output.
+  const workflow = !isConversationMachine(host.machine);
 
   async function allowed(request: Request): Promise<void> {
     let verdict: unknown;
@@ -255,7 +261,7 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
 
   function page(): Response {
     const once = nonce();
-    return new Response(hostViewerPage({ title, nonce: once, basePath }), {
+    return new Response(hostViewerPage({ title, nonce: once, basePath, workflow }), {
       headers: {
         'content-type': 'text/html; charset=utf-8',
         'cache-control': 'no-store',
