@@ -87,6 +87,8 @@ export {
   type WorkflowBudgetHalted,
   type WorkflowBudgetUnpriced,
   type WorkflowSpentEvent,
+  type WorkflowBudgetContext,
+  type BudgetedWorkflow,
 } from './machines/workflow/with-budget.js';
 export type { WorkflowProblem, WorkflowProblemKind } from './machines/workflow/workflow-problem.js';
 export { WorkflowProblemsError } from './machines/workflow/workflow-problems-error.js';

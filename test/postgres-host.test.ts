@@ -267,9 +267,21 @@ describe('hosts on one Postgres database: a workflow', () => {
     const second = orderWorkflow();
     first.probe.hold.add('right');
     const errors: unknown[] = [];
+    // Host A's process stops answering (paused, or gone): its lease renewals no longer get through.
+    let paused = false;
+    const storeOfA = new Proxy(tables.store(), {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        // Read when called, not when taken: the host keeps the methods it takes.
+        if (property === 'renewLease')
+          return async (...args: unknown[]) => (paused ? Promise.reject(new Error('host A is paused')) : value.apply(target, args));
+        return value.bind(target);
+      },
+    });
     const a = createConversationHost({
       machine: first.machine,
-      store: tables.store(),
+      store: storeOfA,
       hostId: 'host-a',
       leaseTtlMs: 300,
       onError: (error) => errors.push(error),
@@ -287,8 +299,8 @@ describe('hosts on one Postgres database: a workflow', () => {
     expect(busyStart).toMatchObject({ code: 'busy' });
     expect(await b.recover()).toEqual({ resumed: [], skipped: ['w1'], failed: [] });
 
-    // Host A stops renewing (as a process paused or gone would): its lease lapses, B takes the run over.
-    await queryOnce(`UPDATE ${tables.table('leases')} SET expires_at = now() - interval '1 second'`);
+    // Host A stops renewing: its lease lapses, B takes the run over, and A stops the run before it writes again.
+    paused = true;
     await until(async () => (await b.recover()).resumed.includes('w1'));
     await until(() => aEvents.some(({ type }) => type === 'write.failed'));
     first.probe.release();
@@ -303,6 +315,6 @@ describe('hosts on one Postgres database: a workflow', () => {
     const store = tables.store();
     expect(await store.load('w1')).toMatchObject({ owner: 'host-b', status: 'done' });
     await Promise.all([a.close(), b.close(), store.close()]);
-    expect(errors.map((error) => (error as Error).name)).toEqual(['ConversationLeaseLostError']);
+    expect(errors.map((error) => (error as Error).name)).toContain('ConversationLeaseLostError');
   });
 });

@@ -1,4 +1,19 @@
-import { type AnyStateMachine, assign, type EventObject, forwardTo, type InputFrom, type OutputFrom, setup } from 'xstate';
+import {
+  type AnyActorRef,
+  type AnyStateMachine,
+  assign,
+  type EventObject,
+  forwardTo,
+  type InputFrom,
+  type MetaObject,
+  type OutputFrom,
+  type ParameterizedObject,
+  type ProvidedActor,
+  type StateMachine,
+  type StateSchema,
+  type StateValue,
+  setup,
+} from 'xstate';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { addUsage, emptyUsage, type Usage } from '../../model/usage.js';
 import { isRecord } from '../../util/is-record.js';
@@ -43,7 +58,51 @@ export type WorkflowBudgetUnpriced = { status: 'error'; reason: 'unpriced_model'
 /** What every conversation inside reports as its requests finish (sent by the relay, see workflow-events.ts). */
 export type WorkflowSpentEvent = { type: 'workflow.spent'; model?: string; usage: Usage };
 
-type BudgetContext = { input: unknown; usage: Usage; cost: RunCost; startedAt: number; reached?: BudgetReached; output?: unknown };
+/**
+ * The context of the chart `withBudget` makes: what it started your workflow with, what every
+ * conversation in it spent so far, when it started, and how it ended.
+ *
+ * @example
+ * ```ts
+ * const { usage, cost } = actor.getSnapshot().context as WorkflowBudgetContext;
+ * ```
+ */
+export type WorkflowBudgetContext = {
+  input: unknown;
+  usage: Usage;
+  cost: RunCost;
+  startedAt: number;
+  reached?: BudgetReached;
+  output?: unknown;
+};
+type BudgetContext = WorkflowBudgetContext;
+
+/**
+ * The machine `withBudget` returns: your workflow's input and output (or how the budget ended it).
+ * Spelled out rather than inferred, so the declaration reads the same with every XState 5 this
+ * package supports.
+ *
+ * @example
+ * ```ts
+ * const budgeted: BudgetedWorkflow<typeof review> = withBudget(review, { maxTotalTokens: 20_000 });
+ * ```
+ */
+export type BudgetedWorkflow<TMachine extends AnyStateMachine> = StateMachine<
+  WorkflowBudgetContext,
+  EventObject,
+  Record<string, AnyActorRef | undefined>,
+  ProvidedActor,
+  ParameterizedObject,
+  ParameterizedObject,
+  string,
+  StateValue,
+  string,
+  InputFrom<TMachine>,
+  OutputFrom<TMachine> | WorkflowBudgetHalted | WorkflowBudgetUnpriced,
+  EventObject,
+  MetaObject,
+  StateSchema
+>;
 
 const limit = (expected: string) => option.optional(option.number({ minimum: 0, expected }));
 const optionsSchema = option.object(
@@ -94,7 +153,7 @@ export function budgetOver(
  * if ('reason' in output && output.reason === 'budget') console.warn('over budget', output.budget);
  * ```
  */
-export function withBudget<TMachine extends AnyStateMachine>(workflow: TMachine, options: WithBudgetOptions) {
+export function withBudget<TMachine extends AnyStateMachine>(workflow: TMachine, options: WithBudgetOptions): BudgetedWorkflow<TMachine> {
   if (!isRecord(workflow) || typeof workflow.transition !== 'function' || typeof workflow.getInitialSnapshot !== 'function') {
     throw new InvalidOptionsError('workflow', 'a state machine (your workflow)', workflow);
   }
@@ -186,5 +245,5 @@ export function withBudget<TMachine extends AnyStateMachine>(workflow: TMachine,
       return context.output as OutputFrom<TMachine>;
     },
   });
-  return markBudgetedWorkflow(machine);
+  return markBudgetedWorkflow(machine) as unknown as BudgetedWorkflow<TMachine>;
 }
