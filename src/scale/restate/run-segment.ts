@@ -15,6 +15,7 @@ import type {
 } from '../../machines/types.js';
 import { type ConversationRecord, snapshotForState, stateKeys } from './conversation-record.js';
 import { RestateStepJournal } from './restate-step-journal.js';
+import { StepAnnouncements } from './step-announcements.js';
 
 /**
  * What a worker tells `onEvent` as the runs it drives go: every event a run emits (`tool.call`,
@@ -102,31 +103,9 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
       ctx.console.warn(`actorloop/restate: onEvent threw for conversation ${JSON.stringify(conversationId)}:`, error);
     }
   };
-  // `request.started` / `tool.started` go out once the step really starts: a declined one starts in a later invocation.
-  const startedSteps = new Set<string>();
-  const declinedSteps = new Set<string>();
-  const heldStarts = new Map<string, ConversationEmittedEvent>();
-  // Each conversation actor of a tree asks for its requests in the order it announces them, so the
-  // n-th request step of an actor is its n-th `request.started` (a child's comes as `agent.event`).
-  const requestsAsked = new Map<string, number>();
-  const requestsAnnounced = new Map<string, number>();
-  const nthRequest = (counts: Map<string, number>, caller: string) => {
-    const index = counts.get(caller) ?? 0;
-    counts.set(caller, index + 1);
-    return `request ${caller} ${index}`;
-  };
-  const stepKey = (step: StepInfo) =>
-    step.kind === 'request'
-      ? nthRequest(requestsAsked, step.caller ?? actor.id)
-      : step.kind === 'guardrail'
-        ? `guardrail ${step.phase} ${step.name}`
-        : `tool ${step.toolCallId}`;
-  const decide = (key: string) => {
-    const held = heldStarts.get(key);
-    if (!held) return;
-    heldStarts.delete(key);
-    if (startedSteps.has(key)) publish(held);
-  };
+  // A child of the tree asks and announces as itself (its `request.started` comes as `agent.event`).
+  const announcements = new StepAnnouncements(publish, mode === 'advance');
+  const stepKey = (step: StepInfo) => announcements.keyOf(step, (step.kind === 'request' ? step.caller : undefined) ?? actor.id);
 
   // A declined request (the root's, or a child's in an agent tree) leaves the rest of the tree
   // running: calls beside the agent call, other children. The segment ends once none of their steps
@@ -143,15 +122,9 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
   const journal = new RestateStepJournal(ctx, {
     requests: mode === 'advance' ? 1 : 0,
     tools: mode === 'advance',
-    started: (step) => {
-      const key = stepKey(step);
-      startedSteps.add(key);
-      decide(key);
-    },
+    started: (step) => announcements.started(stepKey(step)),
     declined: (step) => {
-      const key = stepKey(step);
-      declinedSteps.add(key);
-      heldStarts.delete(key);
+      announcements.declined(stepKey(step));
       if (step.kind === 'tool') notStarted.add(step.toolCallId);
       else {
         // The request belongs to the next invocation; checked after the macrostep, once the steps it started with are asked.
@@ -207,19 +180,7 @@ export function runSegment(options: SegmentOptions): Promise<SegmentResult> {
   const listener = actor.on('*', (event) => {
     if (settled || replayedDeltas.has(event.type)) return;
     const { caller, leaf } = emitterOf(actor.id, event);
-    if (leaf.type === 'request.started') {
-      const key = nthRequest(requestsAnnounced, caller);
-      if (startedSteps.has(key)) publish(event);
-      else if (!declinedSteps.has(key)) heldStarts.set(key, event);
-      return;
-    }
-    if (leaf.type === 'tool.started') {
-      const key = `tool ${leaf.toolCallId}`;
-      if (startedSteps.has(key)) publish(event);
-      else if (mode === 'advance') heldStarts.set(key, event);
-      return;
-    }
-    publish(event);
+    announcements.heard(leaf, caller, event);
   });
   const stop = (reason: unknown) => {
     journal.close(reason);

@@ -14,6 +14,7 @@ import type { JournaledWorkflow } from './journaled-workflow.js';
 import { RestateStepJournal } from './restate-step-journal.js';
 import type { RestateConversationEvent } from './run-segment.js';
 import { SegmentClock } from './segment-clock.js';
+import { StepAnnouncements } from './step-announcements.js';
 
 /** Where a workflow's segment stopped. */
 export type WorkflowSegmentEnd =
@@ -154,33 +155,11 @@ export function runWorkflowSegment(options: WorkflowSegmentOptions): Promise<Wor
   let lastShape = hosted.shapeOf(snapshotNow());
   let lastPublished = { value: stateKeyOf(snapshotNow().value), status: hosted.statusOf(snapshotNow()) };
 
-  // `request.started` / `tool.started` go out once the step really starts: a declined one starts in a later invocation.
-  const startedSteps = new Set<string>();
-  const declinedSteps = new Set<string>();
-  const heldStarts = new Map<string, ConversationEmittedEvent>();
-  // Each conversation asks for its requests in the order it announces them, so the n-th request
-  // step of a caller is its n-th `request.started` (as `agent.event`, its path ending with the caller).
-  const requestsAsked = new Map<string, number>();
-  const requestsAnnounced = new Map<string, number>();
+  // A conversation's `request.started` comes as `agent.event`, its path ending with the caller.
+  const announcements = new StepAnnouncements(publish, mode === 'advance');
   /** The path of each conversation (and agent call's child) heard from, by the last id of its path. */
   const paths = new Map<string, string[]>();
-  const nthRequest = (counts: Map<string, number>, caller: string) => {
-    const index = counts.get(caller) ?? 0;
-    counts.set(caller, index + 1);
-    return `request ${caller} ${index}`;
-  };
-  const stepKey = (step: StepInfo) =>
-    step.kind === 'request'
-      ? nthRequest(requestsAsked, pathIdOf(step.caller ?? ''))
-      : step.kind === 'guardrail'
-        ? `guardrail ${step.phase} ${step.name}`
-        : `tool ${step.toolCallId}`;
-  const decide = (key: string) => {
-    const held = heldStarts.get(key);
-    if (!held) return;
-    heldStarts.delete(key);
-    if (startedSteps.has(key)) publish(held);
-  };
+  const stepKey = (step: StepInfo) => announcements.keyOf(step, pathIdOf((step.kind === 'request' ? step.caller : undefined) ?? ''));
 
   let requestDeclined = false;
   /**
@@ -208,15 +187,9 @@ export function runWorkflowSegment(options: WorkflowSegmentOptions): Promise<Wor
       return true;
     },
     tools: mode === 'advance',
-    started: (step) => {
-      const key = stepKey(step);
-      startedSteps.add(key);
-      decide(key);
-    },
+    started: (step) => announcements.started(stepKey(step)),
     declined: (step) => {
-      const key = stepKey(step);
-      declinedSteps.add(key);
-      heldStarts.delete(key);
+      announcements.declined(stepKey(step));
       if (step.kind === 'tool') notStarted.add(step.toolCallId);
       else {
         requestDeclined = true;
@@ -322,19 +295,7 @@ export function runWorkflowSegment(options: WorkflowSegmentOptions): Promise<Wor
     const caller = path.at(-1) ?? '';
     paths.set(caller, path);
     if (replayedDeltas.has(leaf.type)) return;
-    if (leaf.type === 'request.started') {
-      const key = nthRequest(requestsAnnounced, caller);
-      if (startedSteps.has(key)) publish(emitted);
-      else if (!declinedSteps.has(key)) heldStarts.set(key, emitted);
-      return;
-    }
-    if (leaf.type === 'tool.started') {
-      const key = `tool ${leaf.toolCallId}`;
-      if (startedSteps.has(key)) publish(emitted);
-      else if (mode === 'advance') heldStarts.set(key, emitted);
-      return;
-    }
-    publish(emitted);
+    announcements.heard(leaf, caller, emitted);
   });
   const stop = (reason: unknown) => {
     journal.close(reason);
