@@ -27,7 +27,6 @@ import type {
 import type { ConversationLease } from './conversation-lease.js';
 import type { ConversationStreamItem, StreamStateEvent } from './conversation-stream.js';
 import type { HostedMachine, HostedSnapshot } from './hosted-machine.js';
-import { stateKeyOf } from './stored-state.js';
 import { approvalHolder, haltedSnapshot } from './workflow-state.js';
 
 /**
@@ -180,7 +179,7 @@ export class LiveRun {
     const initial = this.actor.getSnapshot();
     if (!hosted.workflow) this.lastMessages = initial.context.messages;
     this.lastShape = hosted.shapeOf(initial);
-    this.lastPublished = { value: stateKeyOf(initial.value), status: hosted.statusOf(initial) };
+    this.lastPublished = { value: keyOf(this.lastShape), status: hosted.statusOf(initial) };
     setExecutionGate(this.actor.system, () => this.gate());
     this.subscriptions.push(
       this.actor.on('*', (event) => this.onEmitted(event)),
@@ -387,7 +386,8 @@ export class LiveRun {
       }
     }
     const status = hosted.statusOf(snapshot);
-    const value = stateKeyOf(snapshot.value);
+    // The shape has the state as one string already (both shapes do): not made twice a snapshot.
+    const value = keyOf(shape);
     if (value !== this.lastPublished.value || status !== this.lastPublished.status) {
       this.lastPublished = { value, status };
       const output = snapshot.status === 'done' ? snapshot.output : undefined;
@@ -480,6 +480,9 @@ function withReadableError(persisted: unknown): unknown {
   const { name, message } = persisted.error;
   return { ...persisted, error: { name, message } };
 }
+
+/** The state value as one string that every stored shape (a conversation's, a workflow's) carries. */
+const keyOf = (shape: unknown) => (shape as { value: string }).value;
 
 /** Whether the workflow takes `event` now: its chart — for one `withBudget` wraps, the chart inside, where the event goes. */
 function takes(actor: AnyActorRef, event: { type: string }): boolean {
