@@ -97,6 +97,19 @@ describe('withBudget', () => {
     expect(verifyWorkflow(withBudget(machine, { maxTotalTokens: 1_000, maxDurationMs: 60_000 }), { externalEvents })).toEqual([]);
   });
 
+  it('the workflow inside failing (its own action threw) ends the budget `failed` with an error output, hosted too', async () => {
+    const { machine } = orderWorkflow();
+    const host = createConversationHost({ machine: withBudget(machine, { maxTotalTokens: 10_000 }), store: memoryStore() });
+    await host.start('b-2', { input: { item: 'lamp' } });
+    await expect.poll(async () => (await host.get('b-2'))?.status).toBe('awaitingApproval');
+    await host.send('b-2', { type: 'tool.approve', toolCallId: 'charge-1' });
+    await expect.poll(async () => (await host.get('b-2'))?.conversations).toEqual([]);
+    const view = await host.send('b-2', { type: 'order.explode' });
+    expect(view).toMatchObject({ status: 'error', value: 'failed', output: { status: 'error', message: 'the confirm action exploded' } });
+    expect(await host.result('b-2')).toEqual({ status: 'error', message: 'the confirm action exploded' });
+    await host.close();
+  });
+
   it('bad options are named', () => {
     const { machine } = orderWorkflow();
     expect(() => withBudget(machine, {})).toThrow(InvalidOptionsError);
