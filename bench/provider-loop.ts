@@ -10,7 +10,7 @@
  * retries, doom-loop check, cap or snapshots.
  */
 import { defineTool, type Message, type Provider, type ProviderEvent } from '../src/index.js';
-import { errorResult, planResponse, resultTexts, toolMessage, toolResult } from '../src/machines/tool-round.js';
+import { errorResult, planResponse, resultTexts, toolMessage, toolResult } from '../src/machines/rounds/tool-round.js';
 import { capText } from '../src/tools/result-text.js';
 import { serializeResult } from '../src/util/serialize-result.js';
 import type { LoopOptions, LoopResult } from './raw-loop.js';

@@ -28,8 +28,8 @@ import {
   memoryStore,
 } from '../src/index.js';
 import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
-import { findSnapshotProblem } from '../src/machines/snapshot-problem.js';
-import { currentSchemaVersion } from '../src/machines/snapshot-migrations.js';
+import { findSnapshotProblem } from '../src/machines/snapshots/snapshot-problem.js';
+import { currentSchemaVersion } from '../src/machines/snapshots/snapshot-migrations.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { benchOpenAIProvider, createActorloopLoop, createActorloopMachine } from './actorloop-loop.js';
 import { createBenchClient } from './client.js';

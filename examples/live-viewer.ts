@@ -84,9 +84,15 @@ async function converse(index: number) {
 
 if (once) {
   const output = await converse(0);
-  const runs = (await (await fetch(`${viewer.url}api/runs`)).json()) as Array<{ id: string; state: string }>;
+  const runs = (await (await fetch(`${viewer.url}api/conversations`)).json()) as Array<{ id: string }>;
+  const views = await Promise.all(
+    runs.map(
+      async ({ id }) => (await (await fetch(`${viewer.url}api/conversations/${encodeURIComponent(id)}`)).json()) as { value: unknown },
+    ),
+  );
+  const stateOf = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
   console.log(`[output] status=${output.status} text=${output.text.trim()}`);
-  console.log(`[viewer] ${runs.map((run) => `${run.id}:${run.state}`).join(' ')}`);
+  console.log(`[viewer] ${runs.map((run, index) => `${run.id}:${stateOf(views[index]?.value)}`).join(' ')}`);
   await viewer.close();
 } else {
   for (let index = 0; ; index++) {

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findImportCircles, findLayerProblems, type ImportEdge, importsOf } from './layers.js';
+import { findImportCircles, findLayerProblems, findRoomProblems, type ImportEdge, importsOf, machineRooms } from './layers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -34,6 +34,12 @@ if (problems.length > 0) {
   console.error(`\n${problems.length} import(s) against the layer direction (see scripts/layers.ts).`);
   process.exit(1);
 }
+const roomProblems = findRoomProblems(edges, files);
+for (const problem of roomProblems) console.error(problem.message);
+if (roomProblems.length > 0) {
+  console.error(`\n${roomProblems.length} problem(s) with the rooms of src/machines (see machineRooms in scripts/layers.ts).`);
+  process.exit(1);
+}
 const circles = findImportCircles(edges);
 for (const circle of circles) console.error(`import circle: ${circle.join(' → ')}`);
 if (circles.length > 0) {
@@ -41,5 +47,5 @@ if (circles.length > 0) {
   process.exit(1);
 }
 console.log(
-  `layers: ${files.length} files, ${edges.length} imports, all in direction, no circle (${relative(process.cwd(), root) || '.'})`,
+  `layers: ${files.length} files, ${edges.length} imports, all in direction, no circle; src/machines: ${machineRooms.length} rooms, one way (${relative(process.cwd(), root) || '.'})`,
 );

@@ -2,10 +2,15 @@
  * The layer direction of the source tree (docs/architecture.md): each file belongs to one layer and
  * may import only from the layers listed for it. `cli`, `scale`, `observe` → `host` → `machines` →
  * `actors` → `providers` / `tools` → the neutral model. The public entry points (`src/index.ts` and
- * the subpath `index.ts` files named in `entryPoints`) may import anything below them.
+ * the subpath `index.ts` files named in `entryPoints`) may import anything below them. Inside
+ * `machines`, `machineRooms` gives the rooms of the machine a direction of their own.
  */
 
-export type Layer = { name: string; paths: string[]; mayImport: string[] };
+/**
+ * `entries`: of a layer it may import, the only files it may import — a narrow surface instead of
+ * the whole room (the host sees the machine only through `src/machines/hostable.ts`).
+ */
+export type Layer = { name: string; paths: string[]; mayImport: string[]; entries?: Record<string, string[]> };
 
 /** First match wins. */
 export const layers: Layer[] = [
@@ -19,9 +24,16 @@ export const layers: Layer[] = [
   // The machine knows providers only through the `Provider` interface (the model), never a wire.
   { name: 'actors', paths: ['src/actors/'], mayImport: ['model', 'tools', 'middleware', 'actors'] },
   { name: 'machines', paths: ['src/machines/'], mayImport: ['model', 'tools', 'middleware', 'actors', 'machines'] },
-  { name: 'host', paths: ['src/host/'], mayImport: ['model', 'tools', 'machines', 'host'] },
+  // The host depends on a hostable machine, not on the conversation's internals.
+  {
+    name: 'host',
+    paths: ['src/host/'],
+    mayImport: ['model', 'tools', 'machines', 'host'],
+    entries: { machines: ['src/machines/hostable.ts'] },
+  },
   { name: 'stores', paths: ['src/stores/'], mayImport: ['model', 'host', 'stores'] },
-  { name: 'observe', paths: ['src/observe/'], mayImport: ['model', 'tools', 'machines', 'host', 'observe'] },
+  // The viewer is served on a port through http's Fetch-to-node:http listener (`serveViewer`).
+  { name: 'observe', paths: ['src/observe/'], mayImport: ['model', 'tools', 'machines', 'host', 'http', 'observe'] },
   // HTTP over the host: the Fetch API and node:http only, no server library.
   { name: 'http', paths: ['src/http/'], mayImport: ['model', 'tools', 'machines', 'host', 'http'] },
   { name: 'scale', paths: ['src/scale/'], mayImport: ['model', 'tools', 'machines', 'host', 'stores', 'scale'] },
@@ -39,7 +51,7 @@ export const layers: Layer[] = [
 ];
 
 export function layerOf(file: string): Layer | undefined {
-  return layers.find((layer) => layer.paths.some((path) => (path.endsWith('/') ? file.startsWith(path) : file === path)));
+  return claimOf(file, layers);
 }
 
 export type ImportEdge = { from: string; to: string; line: number };
@@ -76,7 +88,98 @@ export function findLayerProblems(edges: ImportEdge[], files: string[]): LayerPr
         line: edge.line,
         message: `${edge.from}:${edge.line} (${from.name}) imports ${edge.to} (${to.name}): ${from.name} may import only ${from.mayImport.join(', ')}`,
       });
+      continue;
     }
+    const entries = from.entries?.[to.name];
+    if (entries && from !== to && !entries.includes(edge.to)) {
+      problems.push({
+        file: edge.from,
+        line: edge.line,
+        message: `${edge.from}:${edge.line} (${from.name}) imports ${edge.to}: ${from.name} may import ${to.name} only through ${entries.join(', ')}`,
+      });
+    }
+  }
+  return problems;
+}
+
+/**
+ * The rooms of `src/machines` (docs/architecture.md), top of the direction first: each file of the
+ * machine belongs to one room and may import only from the rooms listed for it. First match wins.
+ */
+export const machineRooms: Layer[] = [
+  // What a host needs of the machine, and all it may import of it.
+  { name: 'hostable', paths: ['src/machines/hostable.ts'], mayImport: ['workflow', 'snapshots', 'names'] },
+  // The chart (conversation.ts) and its named guards, actions, delays, actors; the machine's options.
+  {
+    name: 'chart',
+    paths: ['src/machines/chart/'],
+    mayImport: ['chart', 'workflow', 'restore', 'controls', 'rounds', 'agents', 'policies', 'names'],
+  },
+  // Conversations inside the user's statecharts: verifyWorkflow, withBudget, conversationInput, the event relay.
+  { name: 'workflow', paths: ['src/machines/workflow/'], mayImport: ['workflow', 'policies', 'names'] },
+  // A stored run started again on XState: restoreOnXState, resume semantics, the journaled machine.
+  {
+    name: 'restore',
+    paths: ['src/machines/restore/'],
+    mayImport: ['restore', 'rounds', 'agents', 'policies', 'snapshots', 'names'],
+  },
+  // Run controls that change a run: guardrails, steering, compaction, fallback, failures, repair, budget halt.
+  { name: 'controls', paths: ['src/machines/controls/'], mayImport: ['controls', 'rounds', 'agents', 'policies', 'names'] },
+  // A request and its round: what a response means, the calls (agent calls too), their results, the run's context.
+  { name: 'rounds', paths: ['src/machines/rounds/'], mayImport: ['rounds', 'agents', 'policies', 'snapshots', 'names'] },
+  // What an agent is: defineAgent, agentTool, profiles, handoffs, the child machine.
+  { name: 'agents', paths: ['src/machines/agents/'], mayImport: ['agents', 'names'] },
+  // The rules a run is held to, as pure functions: prices and budget, retry, doom loop, output schema.
+  { name: 'policies', paths: ['src/machines/policies/'], mayImport: ['policies', 'names'] },
+  // The stored format: schema versions, migrations, what is wrong with a snapshot.
+  { name: 'snapshots', paths: ['src/machines/snapshots/'], mayImport: ['snapshots'] },
+  // The machine's shared names: its types, `Effects`, the conversation mark.
+  { name: 'names', paths: ['src/machines/names/'], mayImport: ['names'] },
+];
+
+function claimOf(file: string, claims: Layer[]): Layer | undefined {
+  return claims.find((claim) => claim.paths.some((path) => (path.endsWith('/') ? file.startsWith(path) : file === path)));
+}
+
+export function roomOf(file: string, rooms: Layer[] = machineRooms): Layer | undefined {
+  return claimOf(file, rooms);
+}
+
+/**
+ * Inside `src/machines`: every file in a room, every import between rooms in their direction, and
+ * the rooms one way — neither the declared direction nor the imports between rooms go round in a
+ * circle.
+ */
+export function findRoomProblems(edges: ImportEdge[], files: string[], rooms: Layer[] = machineRooms): LayerProblem[] {
+  const inMachines = (file: string) => file.startsWith('src/machines/');
+  const problems: LayerProblem[] = [];
+  for (const file of files.filter(inMachines)) {
+    if (!roomOf(file, rooms))
+      problems.push({ file, line: 1, message: `${file} belongs to no room of src/machines: add it to machineRooms in scripts/layers.ts` });
+  }
+  const between: ImportEdge[] = [];
+  for (const edge of edges) {
+    if (!inMachines(edge.from) || !inMachines(edge.to)) continue;
+    const from = roomOf(edge.from, rooms);
+    const to = roomOf(edge.to, rooms);
+    if (!from || !to || from === to) continue;
+    between.push({ from: from.name, to: to.name, line: edge.line });
+    if (!from.mayImport.includes(to.name)) {
+      problems.push({
+        file: edge.from,
+        line: edge.line,
+        message: `${edge.from}:${edge.line} (room ${from.name}) imports ${edge.to} (room ${to.name}): ${from.name} may import only ${from.mayImport.join(', ')}`,
+      });
+    }
+  }
+  const declared = rooms.flatMap((room) =>
+    room.mayImport.filter((name) => name !== room.name).map((name) => ({ from: room.name, to: name, line: 1 })),
+  );
+  for (const circle of findImportCircles(declared)) {
+    problems.push({ file: 'scripts/layers.ts', line: 1, message: `room circle in machineRooms: ${circle.join(' → ')}` });
+  }
+  for (const circle of findImportCircles(between)) {
+    problems.push({ file: 'src/machines', line: 1, message: `room circle in the imports of src/machines: ${circle.join(' → ')}` });
   }
   return problems;
 }

@@ -7,7 +7,7 @@
  * `test/visualizations.test.ts` regenerates them in memory and fails when a committed file is stale.
  */
 import { type AnyStateMachine, createMachine } from 'xstate';
-import { createConversationMachine } from '../src/machines/conversation.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
 import type { Chart } from '../src/observe/chart/chart.js';
 import { fullChart } from '../src/observe/chart/full-chart.js';
 import { layoutChart } from '../src/observe/chart/layout-chart.js';

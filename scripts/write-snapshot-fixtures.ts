@@ -20,7 +20,7 @@
  * 2026-01-01 in steps of one millisecond), so the same code writes the same snapshots.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { currentSchemaVersion } from '../src/machines/snapshot-migrations.js';
+import { currentSchemaVersion } from '../src/machines/snapshots/snapshot-migrations.js';
 import { createConversationHost, createConversationMachine, handlerProvider, type Provider } from '../src/index.js';
 import { anthropicProvider } from '../src/providers/anthropic/index.js';
 import { openaiProvider } from '../src/providers/openai/index.js';

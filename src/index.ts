@@ -10,12 +10,12 @@
  */
 
 // The engine
-export { createConversationMachine } from './machines/conversation.js';
-export { conversationInput, type ConversationInputOptions } from './machines/conversation-input.js';
-export { agentTool, type AgentTool, type AgentToolOptions, type AgentCallSpec } from './machines/agent-tool.js';
-export { defineAgent, type Agent, type AgentDefinition } from './machines/define-agent.js';
-export type { ConversationOptions, DoomLoopOptions } from './machines/options.js';
-export type { RetryOptions } from './machines/retry-policy.js';
+export { createConversationMachine } from './machines/chart/conversation.js';
+export { conversationInput, type ConversationInputOptions } from './machines/workflow/conversation-input.js';
+export { agentTool, type AgentTool, type AgentToolOptions, type AgentCallSpec } from './machines/agents/agent-tool.js';
+export { defineAgent, type Agent, type AgentDefinition } from './machines/agents/define-agent.js';
+export type { ConversationOptions, DoomLoopOptions } from './machines/chart/options.js';
+export type { RetryOptions } from './machines/policies/retry-policy.js';
 export type {
   ConversationMachine,
   ConversationActor,
@@ -63,19 +63,19 @@ export type {
   ProviderFallbackEvent,
   ContextCompactedEvent,
   GuardrailCheckedEvent,
-} from './machines/types.js';
-export type { BudgetOptions } from './machines/budget.js';
-export { modelPrices } from './machines/model-prices.js';
-export type { GuardrailOptions } from './machines/guardrails.js';
-export type { ContextOptions } from './machines/compaction.js';
+} from './machines/names/types.js';
+export type { BudgetOptions } from './machines/policies/budget.js';
+export { modelPrices } from './machines/policies/model-prices.js';
+export type { GuardrailOptions } from './machines/controls/guardrails.js';
+export type { ContextOptions } from './machines/controls/compaction.js';
 export type { CompactionStrategy } from './actors/summarize-call.js';
 export { estimateMessageTokens } from './model/estimate-tokens.js';
 export { imageSize } from './model/image-size.js';
 export { imageTokens, mediaTokens, type MediaTokenRule, unknownMediaTokens } from './model/media-tokens.js';
 export type { Guardrail, GuardrailContext, GuardrailVerdict } from './tools/guardrail.js';
-export { resultTexts } from './machines/tool-round.js';
-export type { ModelPrice, PriceTable, RunCost } from './machines/pricing.js';
-export type { OutputOptions, InferObject } from './machines/structured-output.js';
+export { resultTexts } from './machines/rounds/tool-round.js';
+export type { ModelPrice, PriceTable, RunCost } from './machines/policies/pricing.js';
+export type { OutputOptions, InferObject } from './machines/policies/structured-output.js';
 
 // Workflows: your machines that invoke or spawn conversations
 export { verifyWorkflow, type VerifyWorkflowOptions } from './machines/workflow/verify-workflow.js';

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createActor, toPromise } from 'xstate';
-import { createConversationMachine } from '../src/machines/conversation.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
 import { InvalidOptionsError } from '../src/errors/invalid-options-error.js';
 import {
   anthropicProvider,

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createConversationHost } from '../src/host/conversation-host.js';
 import type { StoredConversation } from '../src/host/conversation-store.js';
-import { createConversationMachine } from '../src/machines/conversation.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
 import type { Message } from '../src/model/messages.js';
 import { handlerProvider } from '../src/providers/handler/handler-provider.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';

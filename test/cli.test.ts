@@ -521,7 +521,7 @@ describe('stored conversations (--db, SQLite)', () => {
         if (!url) return;
         // Give the first poll a moment to read the store.
         for (let tries = 0; tries < 20; tries++) {
-          runs = await (await fetch(`${url}api/runs`)).json();
+          runs = await (await fetch(`${url}api/conversations`)).json();
           if (Array.isArray(runs) && runs.length >= 2) break;
           await new Promise((resolve) => setTimeout(resolve, 200));
         }

@@ -20,7 +20,7 @@ import {
   summaryProblem,
   summaryRequest,
   summarySystemPrompt,
-} from '../src/machines/compaction-plan.js';
+} from '../src/machines/controls/compaction-plan.js';
 import { ProviderError } from '../src/model/errors/provider-error.js';
 import { estimateMessageTokens, estimateTokens } from '../src/model/estimate-tokens.js';
 import type { AssistantContentPart, Message } from '../src/model/messages.js';

@@ -8,7 +8,7 @@
 import { createActor, toPromise } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { fetchOption, replayTransports } from './support/transports.js';
-import { createConversationMachine } from '../src/machines/conversation.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
 import type { Message } from '../src/model/messages.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
 import type { FinishReason } from '../src/model/provider.js';

@@ -7,7 +7,7 @@
  */
 import { createActor, toPromise } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createConversationMachine } from '../src/machines/conversation.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
 import type { Message } from '../src/model/messages.js';
 import { anthropicProvider } from '../src/providers/anthropic/index.js';
 import { openaiProvider } from '../src/providers/openai/index.js';

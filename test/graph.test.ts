@@ -32,13 +32,13 @@ import {
   type SnapshotFrom,
 } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, getStateNodes, type StatePath } from 'xstate/graph';
-import { createConversationMachine } from '../src/machines/conversation.js';
-import { agentTool } from '../src/machines/agent-tool.js';
-import { defineAgent } from '../src/machines/define-agent.js';
-import { recentCallSignatures, maxDoomLoopPeriod } from '../src/machines/doom-loop.js';
-import type { ConversationOptions } from '../src/machines/options.js';
-import { resultTexts } from '../src/machines/tool-round.js';
-import type { ConversationEvent } from '../src/machines/types.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
+import { agentTool } from '../src/machines/agents/agent-tool.js';
+import { defineAgent } from '../src/machines/agents/define-agent.js';
+import { recentCallSignatures, maxDoomLoopPeriod } from '../src/machines/policies/doom-loop.js';
+import type { ConversationOptions } from '../src/machines/chart/options.js';
+import { resultTexts } from '../src/machines/rounds/tool-round.js';
+import type { ConversationEvent } from '../src/machines/names/types.js';
 import { ProviderError } from '../src/model/errors/provider-error.js';
 import { handlerProvider, type HandlerRequest } from '../src/providers/handler/handler-provider.js';
 import type { Message } from '../src/model/messages.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { handlerProvider, type ProviderEvent } from '../src/index.js';
 import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
-import { doomLoopNotice, findRepetition, signatureOf } from '../src/machines/doom-loop.js';
-import { canRetry, retryDelay } from '../src/machines/retry-policy.js';
+import { doomLoopNotice, findRepetition, signatureOf } from '../src/machines/policies/doom-loop.js';
+import { canRetry, retryDelay } from '../src/machines/policies/retry-policy.js';
 
 async function collect(chunks: OpenAIChatCompletionChunk[]): Promise<ProviderEvent[]> {
   const provider = handlerProvider(async function* () {

@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
 import { createConversationMachine, defineTool, handlerProvider, resultTexts } from '../src/index.js';
-import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/step-journal.js';
+import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/restore/step-journal.js';
 import { interruptedText } from '../src/tools/result-text.js';
-import type { ConversationEmittedEvent } from '../src/machines/types.js';
+import type { ConversationEmittedEvent } from '../src/machines/names/types.js';
 import { eventsOf, expectValidHistory } from './support/run-conversation.js';
 import { scriptedModel } from './support/scripted-model.js';
 

@@ -8,15 +8,22 @@ import fc from 'fast-check';
 import { isValidUserContent } from '../src/model/user-content.js';
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
-import { bothEffects } from '../src/machines/agent-calls.js';
-import { runLimits } from '../src/machines/budget.js';
-import type { Effects } from '../src/machines/effects.js';
-import { answerError, objectRecorded, partialObjectStreamed, repairStarted } from '../src/machines/answer-repair.js';
-import { createConversationMachine } from '../src/machines/conversation.js';
-import { type CombinedGuardName, combinedGuards } from '../src/machines/combined-guards.js';
-import { conversationGuards } from '../src/machines/guards.js';
-import { resolveOptions } from '../src/machines/options.js';
-import { errorRecorded, failureOf, failureRecorded, retryEvent, retryScheduled, runErrorOf } from '../src/machines/request-failure.js';
+import { bothEffects } from '../src/machines/rounds/agent-calls.js';
+import { runLimits } from '../src/machines/policies/budget.js';
+import type { Effects } from '../src/machines/names/effects.js';
+import { answerError, objectRecorded, partialObjectStreamed, repairStarted } from '../src/machines/controls/answer-repair.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
+import { type CombinedGuardName, combinedGuards } from '../src/machines/chart/combined-guards.js';
+import { conversationGuards } from '../src/machines/chart/guards.js';
+import { resolveOptions } from '../src/machines/chart/options.js';
+import {
+  errorRecorded,
+  failureOf,
+  failureRecorded,
+  retryEvent,
+  retryScheduled,
+  runErrorOf,
+} from '../src/machines/controls/request-failure.js';
 import {
   committed,
   doomLoopVerdict,
@@ -25,8 +32,8 @@ import {
   roundStarted,
   textOfParts,
   type FinishEvent,
-} from '../src/machines/response-commit.js';
-import { responseStep, type ResponseStep } from '../src/machines/response-step.js';
+} from '../src/machines/rounds/response-commit.js';
+import { responseStep, type ResponseStep } from '../src/machines/rounds/response-step.js';
 import {
   approvalsRequested,
   callApproved,
@@ -55,8 +62,8 @@ import {
   toolResultEvent,
   unanswered,
   untilEarliestDeadline,
-} from '../src/machines/round-results.js';
-import { haltRecorded, outcomeMarked } from '../src/machines/run-outcome.js';
+} from '../src/machines/rounds/round-results.js';
+import { haltRecorded, outcomeMarked } from '../src/machines/rounds/run-outcome.js';
 import {
   initialContext,
   invalidMessageText,
@@ -64,10 +71,10 @@ import {
   outOfStateText,
   runOutput,
   unknownCallText,
-} from '../src/machines/run-context.js';
-import { resolveOutput } from '../src/machines/structured-output.js';
-import { errorResult, resultTexts, toolResult } from '../src/machines/tool-round.js';
-import type { ConversationContext, ConversationEvent, PendingResponse, RoundCall, RoundCallState } from '../src/machines/types.js';
+} from '../src/machines/rounds/run-context.js';
+import { resolveOutput } from '../src/machines/policies/structured-output.js';
+import { errorResult, resultTexts, toolResult } from '../src/machines/rounds/tool-round.js';
+import type { ConversationContext, ConversationEvent, PendingResponse, RoundCall, RoundCallState } from '../src/machines/names/types.js';
 import { ProviderError } from '../src/model/errors/provider-error.js';
 import type { Provider } from '../src/model/provider.js';
 import { defineTool } from '../src/tools/define-tool.js';
@@ -669,7 +676,7 @@ const contextArb = fc
   );
 const doneProviderCall = { type: 'xstate.done.actor.providerCall' } as unknown as ConversationEvent;
 
-describe('combined guards (src/machines/combined-guards.ts)', () => {
+describe('combined guards (src/machines/chart/combined-guards.ts)', () => {
   const guardrail = { name: 'topic', check: () => ({ tripped: false }), timeoutMs: 1_000 };
   const stub = (name: string): Provider => ({ name, async *stream() {} });
   const settled = (toolCallId: string) => ({ type: 'tool-result' as const, toolCallId, toolName: 'add', result: 'r' });

@@ -20,7 +20,7 @@ import {
 } from '../src/index.js';
 import { withMiddleware } from '../src/middleware/with-middleware.js';
 import { estimateTokens } from '../src/model/estimate-tokens.js';
-import { promptTokens } from '../src/machines/compaction-plan.js';
+import { promptTokens } from '../src/machines/controls/compaction-plan.js';
 
 const fixture = (name: string) => new Uint8Array(readFileSync(join(import.meta.dirname, 'fixtures/images', name)));
 

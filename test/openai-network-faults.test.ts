@@ -5,8 +5,8 @@
 import path from 'node:path';
 import { createActor, toPromise } from 'xstate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createConversationMachine } from '../src/machines/conversation.js';
-import type { ConversationOptions } from '../src/machines/options.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
+import type { ConversationOptions } from '../src/machines/chart/options.js';
 import type { Message } from '../src/model/messages.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
 import { defineTool } from '../src/tools/define-tool.js';

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
-import { createConversationMachine } from '../src/machines/conversation.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
 import { InvalidOptionsError } from '../src/errors/invalid-options-error.js';
 import { ProviderError } from '../src/model/errors/provider-error.js';
 import type { Message } from '../src/model/messages.js';

@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
-import { createConversationMachine } from '../src/machines/conversation.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
 import { reasoningEffort } from '../src/middleware/reasoning-effort.js';
 import { InvalidOptionsError } from '../src/errors/invalid-options-error.js';
 import { ProviderError } from '../src/model/errors/provider-error.js';

@@ -20,7 +20,7 @@ import {
   type Provider,
   type RunOutput,
 } from '../src/index.js';
-import { addCost, zeroCost } from '../src/machines/pricing.js';
+import { addCost, zeroCost } from '../src/machines/policies/pricing.js';
 import { addUsage, modelPrices } from '../src/index.js';
 import { withCacheBreakpoints } from '../src/providers/anthropic/cache-breakpoints.js';
 import { fromAnthropicUsage } from '../src/providers/anthropic/from-anthropic-message.js';

@@ -5,8 +5,8 @@
  */
 import { createActor, toPromise } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createConversationMachine } from '../src/machines/conversation.js';
-import type { ConversationOptions } from '../src/machines/options.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
+import type { ConversationOptions } from '../src/machines/chart/options.js';
 import { anthropicProvider } from '../src/providers/anthropic/index.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
 import { defineTool } from '../src/tools/define-tool.js';

@@ -5,7 +5,7 @@
  */
 import { createActor, toPromise } from 'xstate';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createConversationMachine } from '../src/machines/conversation.js';
+import { createConversationMachine } from '../src/machines/chart/conversation.js';
 import type { Provider } from '../src/model/provider.js';
 import { emptyUsage } from '../src/model/usage.js';
 

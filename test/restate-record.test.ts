@@ -19,7 +19,7 @@ import {
   handlerProvider,
   type RunOutput,
 } from '../src/index.js';
-import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/step-journal.js';
+import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/restore/step-journal.js';
 import { snapshotForState } from '../src/scale/restate/conversation-record.js';
 import { scriptedModel, type ScriptedTurn } from './support/scripted-model.js';
 

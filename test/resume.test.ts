@@ -7,8 +7,8 @@ import { createActor, toPromise, waitFor } from 'xstate';
 import { z } from 'zod';
 import { setExecutionGate } from '../src/actors/execution-gate.js';
 import { createConversationMachine, defineTool, handlerProvider, resultTexts, type ConversationEmittedEvent } from '../src/index.js';
-import { compactSnapshot, resumeSnapshot } from '../src/machines/resume-snapshot.js';
-import { currentSchemaVersion } from '../src/machines/snapshot-migrations.js';
+import { compactSnapshot, resumeSnapshot } from '../src/machines/restore/resume-snapshot.js';
+import { currentSchemaVersion } from '../src/machines/snapshots/snapshot-migrations.js';
 import { deferred, eventsOf, expectValidHistory } from './support/run-conversation.js';
 import { scriptedModel, type ScriptedTurn } from './support/scripted-model.js';
 

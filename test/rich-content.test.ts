@@ -33,7 +33,7 @@ import {
 import { mediaPartProblem, storedMediaPart } from '../src/model/media.js';
 import { findMessagesProblem } from '../src/model/messages.js';
 import { messagePartsScript } from '../src/observe/inspect/message-parts-script.js';
-import { invalidMessageText } from '../src/machines/run-context.js';
+import { invalidMessageText } from '../src/machines/rounds/run-context.js';
 import { storedUserContent, userContentProblem } from '../src/model/user-content.js';
 import { base64ByteLength, base64FromBytes, base64Problem, bytesFromBase64 } from '../src/util/base64.js';
 import { call, startService, until } from './support/http-service.js';

@@ -23,8 +23,8 @@ import {
   type Provider,
   resultTexts,
 } from '../src/index.js';
-import { migrateSnapshot, upgradeSnapshot } from '../src/machines/migrate-snapshot.js';
-import * as migrations from '../src/machines/snapshot-migrations.js';
+import { migrateSnapshot, upgradeSnapshot } from '../src/machines/snapshots/migrate-snapshot.js';
+import * as migrations from '../src/machines/snapshots/snapshot-migrations.js';
 import { anthropicProvider } from '../src/providers/anthropic/index.js';
 import { openaiProvider } from '../src/providers/openai/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';

@@ -26,7 +26,7 @@ import {
   ToolContentError,
 } from '../src/index.js';
 import { findMessagesProblem } from '../src/model/messages.js';
-import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/step-journal.js';
+import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/restore/step-journal.js';
 import { toolOutputOf } from '../src/tools/tool-content.js';
 import { responsesStream } from './support/responses-events.js';
 import { eventsOf, expectValidHistory, runConversation } from './support/run-conversation.js';

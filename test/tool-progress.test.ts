@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
 import { createConversationMachine, defineTool, handlerProvider, resultTexts, type ToolProgressEvent } from '../src/index.js';
-import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/step-journal.js';
+import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/restore/step-journal.js';
 import { events$ } from '../src/observe/rx/index.js';
 import { drainProgress, isProgressIterator, progressData } from '../src/tools/tool-progress.js';
 import { eventsOf, expectValidHistory, runConversation } from './support/run-conversation.js';

@@ -9,9 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
 import { createConversationMachine, defineTool, handlerProvider, HaltError, resultTexts, type Tool } from '../src/index.js';
-import { resultOverdue } from '../src/machines/round-results.js';
-import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/step-journal.js';
-import type { ConversationEmittedEvent, RoundCall } from '../src/machines/types.js';
+import { resultOverdue } from '../src/machines/rounds/round-results.js';
+import { journaledMachine, setStepJournal, type StepJournal } from '../src/machines/restore/step-journal.js';
+import type { ConversationEmittedEvent, RoundCall } from '../src/machines/names/types.js';
 import { eventsOf, expectValidHistory } from './support/run-conversation.js';
 import { scriptedModel } from './support/scripted-model.js';
 

@@ -1,6 +1,6 @@
 /** Usage per step and in total, failed attempts counted apart, and cost from a price table (docs/tracing-and-shaping.md "Usage and cost"). */
 import { describe, expect, it } from 'vitest';
-import { addCost, findPrice, zeroCost } from '../src/machines/pricing.js';
+import { addCost, findPrice, zeroCost } from '../src/machines/policies/pricing.js';
 import { createConversationMachine, handlerProvider } from '../src/index.js';
 import type { OpenAIChatCompletionChunk } from '../src/providers/openai/index.js';
 import { eventsOf, runConversation } from './support/run-conversation.js';

@@ -348,7 +348,7 @@ describe('createViewerHandler: refusals', () => {
   });
 
   it('refuses a host that is not one, and bad options, naming them', () => {
-    expect(() => createViewerHandler({} as ViewerHost)).toThrow(/host: expected a ConversationHost/);
+    expect(() => createViewerHandler({} as ViewerHost)).toThrow(/source: expected a ConversationHost/);
     expect(() => createViewerHandler(host, { basePath: 'viewer' })).toThrow(/basePath/);
     expect(() => createViewerHandler(host, { authorize: 'yes' as never })).toThrow(/authorize/);
   });

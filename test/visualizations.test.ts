@@ -9,7 +9,7 @@ import {
   visualizationsDir,
   visualizedMachines,
 } from '../scripts/visualize-lib.js';
-import { partsOfGuard } from '../src/machines/combined-guards.js';
+import { partsOfGuard } from '../src/machines/chart/combined-guards.js';
 import { guardWords } from '../src/observe/chart/overview-words.js';
 
 const dir = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), visualizationsDir);

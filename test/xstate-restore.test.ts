@@ -1,5 +1,5 @@
 /**
- * Pins the workaround in src/machines/xstate-restore.ts to the XState range actorloop supports: this
+ * Pins the workaround in src/machines/restore/xstate-restore.ts to the XState range actorloop supports: this
  * file runs under `npm test` (the latest XState) and `npm run test:floor` (the floor of the peer
  * range). The first block checks each XState internal the file relies on, by its number in that
  * file's header, so a release that changes one fails here with the internal's name; the second
@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, createActor, createMachine, type Snapshot, toPromise, waitFor } from 'xstate';
 import { z } from 'zod';
 import { createConversationMachine, defineTool, handlerProvider, resultTexts } from '../src/index.js';
-import { currentSchemaVersion } from '../src/machines/snapshot-migrations.js';
-import { rearmDelayedTransitions, type RestoreScope } from '../src/machines/xstate-restore.js';
+import { currentSchemaVersion } from '../src/machines/snapshots/snapshot-migrations.js';
+import { rearmDelayedTransitions, type RestoreScope } from '../src/machines/restore/xstate-restore.js';
 import { scriptedModel } from './support/scripted-model.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

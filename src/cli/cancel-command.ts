@@ -1,6 +1,6 @@
 import { createConversationHost } from '../host/conversation-host.js';
-import { createConversationMachine } from '../machines/conversation.js';
-import type { ConversationMachine } from '../machines/types.js';
+import { createConversationMachine } from '../machines/chart/conversation.js';
+import type { ConversationMachine } from '../machines/names/types.js';
 import { type ChunkHandler, handlerProvider } from '../providers/handler/handler-provider.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import { CommandRefusedError } from './command-refused-error.js';

@@ -2,7 +2,7 @@ import type { AnyStateMachine } from 'xstate';
 import type { AnyConversationHost } from '../host/conversation-host.js';
 import type { ConversationView, PendingApproval } from '../host/conversation-view.js';
 import { stateKeyOf } from '../host/stored-state.js';
-import { isConversationMachine } from '../machines/conversation-mark.js';
+import { isConversationMachine } from '../machines/names/conversation-mark.js';
 import { isRecord } from '../util/is-record.js';
 import type { LoadedMachine } from './machine-module.js';
 import type { CliEnvironment } from './run-command.js';

@@ -1,5 +1,5 @@
 import type { ConversationHost } from '../host/conversation-host.js';
-import type { RunOutput } from '../machines/types.js';
+import type { RunOutput } from '../machines/names/types.js';
 import { showProgress } from './progress.js';
 import { type CliEnvironment, exitCodeOf, writeEnd } from './run-command.js';
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConversationStatus, ConversationStore } from '../host/conversation-store.js';
-import type { ConversationEmittedEvent, ConversationStateValue } from '../machines/types.js';
+import type { ConversationEmittedEvent, ConversationStateValue } from '../machines/names/types.js';
 import type { Message } from '../model/messages.js';
 import type { ConversationUpdate } from '../observe/conversation-source.js';
 import { startLiveViewer } from '../observe/inspect/index.js';

@@ -5,7 +5,7 @@ import { ConversationExistsError } from '../host/errors/conversation-exists-erro
 import { memoryStore } from '../host/memory-store.js';
 import { stateKeyOf } from '../host/stored-state.js';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import { isConversationMachine } from '../machines/conversation-mark.js';
+import { isConversationMachine } from '../machines/names/conversation-mark.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import { CliUsageError } from './cli-usage-error.js';
 import { CommandRefusedError } from './command-refused-error.js';

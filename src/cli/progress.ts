@@ -1,4 +1,4 @@
-import type { ConversationActor, ConversationEmittedEvent, ConversationStateValue } from '../machines/types.js';
+import type { ConversationActor, ConversationEmittedEvent, ConversationStateValue } from '../machines/names/types.js';
 
 /** What progress is drawn from: a run's emitted events and its state changes. */
 export type ProgressEvent = ConversationEmittedEvent | { type: 'state'; value: ConversationStateValue };

@@ -1,5 +1,5 @@
 import { createConversationHost } from '../host/conversation-host.js';
-import type { RunOutput } from '../machines/types.js';
+import type { RunOutput } from '../machines/names/types.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import { CommandRefusedError } from './command-refused-error.js';
 import { followRun } from './follow-run.js';

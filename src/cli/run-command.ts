@@ -1,6 +1,6 @@
 import { createActor, toPromise } from 'xstate';
-import { createConversationMachine } from '../machines/conversation.js';
-import type { ConversationMachine, RunOutput } from '../machines/types.js';
+import { createConversationMachine } from '../machines/chart/conversation.js';
+import type { ConversationMachine, RunOutput } from '../machines/names/types.js';
 import type { Message } from '../model/messages.js';
 import type { Provider } from '../model/provider.js';
 import { anthropicProvider } from '../providers/anthropic/anthropic-provider.js';

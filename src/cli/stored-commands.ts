@@ -3,8 +3,8 @@ import { type AnyConversationHost, createConversationHost } from '../host/conver
 import type { ConversationStore } from '../host/conversation-store.js';
 import type { ConversationView } from '../host/conversation-view.js';
 import type { ConversationHost } from '../host/conversation-host.js';
-import { isConversationMachine } from '../machines/conversation-mark.js';
-import type { RunOutput } from '../machines/types.js';
+import { isConversationMachine } from '../machines/names/conversation-mark.js';
+import type { RunOutput } from '../machines/names/types.js';
 import { type Message, userContentText } from '../model/messages.js';
 import { handlerProvider } from '../providers/handler/handler-provider.js';
 import { sqliteStore } from '../stores/sqlite/index.js';

@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { ConversationInput, ConversationUserEvent } from '../machines/types.js';
+import type { ConversationInput, ConversationUserEvent } from '../machines/hostable.js';
 import { isRecord } from '../util/is-record.js';
 import { findJsonProblem } from '../util/json-problem.js';
 import { statusOf } from './conversation-view.js';

@@ -1,7 +1,6 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { HostedMachine, HostedSnapshot } from './hosted-machine.js';
-import { currentSchemaVersion } from '../machines/snapshot-migrations.js';
-import type { ConversationMachine, ConversationStateValue } from '../machines/types.js';
+import { type ConversationMachine, type ConversationStateValue, currentSchemaVersion } from '../machines/hostable.js';
 import { findMessagesProblem, type Message } from '../model/messages.js';
 import { isRecord } from '../util/is-record.js';
 import { option, resolveOptionsWith } from '../util/option-schema.js';

@@ -4,7 +4,7 @@ import { hostedMachineOf, type HostedSnapshot } from './hosted-machine.js';
 import type { WorkflowHaltedOutput } from './workflow-state.js';
 import { mediaAwareStore } from './media-aware-store.js';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../machines/types.js';
+import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../machines/hostable.js';
 import { isRecord } from '../util/is-record.js';
 import { option, type OptionSchema, type ResolvedOption, resolveOptionsWith } from '../util/option-schema.js';
 import {

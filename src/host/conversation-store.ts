@@ -1,4 +1,4 @@
-import type { ContextCompactedEvent, RunOutput, ToolCallEvent, ToolResultEvent } from '../machines/types.js';
+import type { ContextCompactedEvent, RunOutput, ToolCallEvent, ToolResultEvent } from '../machines/hostable.js';
 import type { Message, UserMessage } from '../model/messages.js';
 import type { ConversationLease, SaveOptions } from './conversation-lease.js';
 import type { ConversationStatus } from './conversation-status.js';

@@ -1,4 +1,4 @@
-import type { ConversationEmittedEvent, ConversationStateValue, RunOutput } from '../machines/types.js';
+import type { ConversationEmittedEvent, ConversationStateValue, RunOutput } from '../machines/hostable.js';
 import type { ConversationStatus } from './conversation-status.js';
 
 /**

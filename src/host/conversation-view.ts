@@ -1,4 +1,4 @@
-import type { ConversationContext, ConversationStateValue } from '../machines/types.js';
+import type { ConversationContext, ConversationStateValue } from '../machines/hostable.js';
 import type { Message } from '../model/messages.js';
 import { emptyUsage, type Usage } from '../model/usage.js';
 import type { ConversationStatus } from './conversation-store.js';

@@ -1,9 +1,14 @@
 import type { AnyStateMachine } from 'xstate';
-import { migrateSnapshot } from '../machines/migrate-snapshot.js';
-import { currentSchemaVersion, firstSchemaVersion } from '../machines/snapshot-migrations.js';
-import { findSnapshotProblem } from '../machines/snapshot-problem.js';
-import type { ConversationMachine, ConversationStateValue, RunOutput } from '../machines/types.js';
-import type { ConversationContext } from '../machines/types.js';
+import {
+  type ConversationContext,
+  type ConversationMachine,
+  type ConversationStateValue,
+  currentSchemaVersion,
+  findSnapshotProblem,
+  firstSchemaVersion,
+  migrateSnapshot,
+  type RunOutput,
+} from '../machines/hostable.js';
 import type { StoredConversation } from './conversation-store.js';
 import { ConversationLoadError } from './errors/conversation-load-error.js';
 import { findWorkflowProblem } from './workflow-state.js';

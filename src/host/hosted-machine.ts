@@ -1,5 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
-import { isConversationMachine } from '../machines/conversation-mark.js';
+import { isConversationMachine } from '../machines/hostable.js';
 import type { ConversationStatus } from './conversation-status.js';
 import type { StoredConversation } from './conversation-store.js';
 import { type ConversationView, type RunState, statusOf, viewOf } from './conversation-view.js';

@@ -1,20 +1,20 @@
 import { mediaCodecOf } from './media-aware-store.js';
 import { isRecord } from '../util/is-record.js';
 import { type AnyActorRef, createActor, type InspectionEvent, type Subscription } from 'xstate';
-import { isBudgetedWorkflow } from '../machines/budget-mark.js';
-import { setExecutionGate } from '../machines/execution-gate.js';
-import { currentSchemaVersion } from '../machines/snapshot-migrations.js';
-import type {
-  ContextCompactedEvent,
-  ConversationActor,
-  ConversationEmittedEvent,
-  ConversationInput,
-  ConversationMachine,
-  ConversationSnapshot,
-  ConversationStateValue,
-  ConversationUserEvent,
-  RunOutput,
-} from '../machines/types.js';
+import {
+  type ContextCompactedEvent,
+  type ConversationActor,
+  type ConversationEmittedEvent,
+  type ConversationInput,
+  type ConversationMachine,
+  type ConversationSnapshot,
+  type ConversationStateValue,
+  type ConversationUserEvent,
+  currentSchemaVersion,
+  isBudgetedWorkflow,
+  type RunOutput,
+  setExecutionGate,
+} from '../machines/hostable.js';
 import type { Message } from '../model/messages.js';
 import type {
   ConversationLogEvent,

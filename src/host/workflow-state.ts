@@ -1,5 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
-import type { ConversationStateValue } from '../machines/types.js';
+import type { ConversationStateValue } from '../machines/hostable.js';
 import type { Message } from '../model/messages.js';
 import { addUsage, emptyUsage, type Usage } from '../model/usage.js';
 import { isRecord } from '../util/is-record.js';

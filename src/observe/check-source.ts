@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { ConversationEmittedEvent } from '../machines/types.js';
+import type { ConversationEmittedEvent } from '../machines/names/types.js';
 import { option } from '../util/option-schema.js';
 import { isActorLike, isFeed } from './conversation-source.js';
 

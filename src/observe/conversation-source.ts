@@ -1,6 +1,6 @@
 import type { ConversationStatus } from '../host/conversation-store.js';
 import type { WriteFailedEvent } from '../host/live-run.js';
-import type { ConversationEmittedEvent, ConversationStateValue, RunOutput } from '../machines/types.js';
+import type { ConversationEmittedEvent, ConversationStateValue, RunOutput } from '../machines/names/types.js';
 import type { Message } from '../model/messages.js';
 
 /**

@@ -1,7 +1,7 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { ConversationHost } from '../host/conversation-host.js';
 import type { ConversationView } from '../host/conversation-view.js';
-import type { ConversationMachine } from '../machines/types.js';
+import type { ConversationMachine } from '../machines/names/types.js';
 import type { ConversationFeed, ConversationUpdate } from './conversation-source.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ConversationEmittedEvent } from '../machines/types.js';
+import type { ConversationEmittedEvent } from '../machines/names/types.js';
 import type { ConversationActorLike, SnapshotLike, Unsubscribable } from './conversation-source.js';
 
 /**

@@ -1,5 +1,5 @@
 import { statusOf } from '../host/conversation-view.js';
-import type { ConversationStateValue, RunOutput } from '../machines/types.js';
+import type { ConversationStateValue, RunOutput } from '../machines/names/types.js';
 import type { Message } from '../model/messages.js';
 import type { ConversationStateUpdate, ConversationUpdate, ObservedStatus, SnapshotLike } from './conversation-source.js';
 

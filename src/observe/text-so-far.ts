@@ -1,4 +1,4 @@
-import type { ConversationEmittedEvent } from '../machines/types.js';
+import type { ConversationEmittedEvent } from '../machines/names/types.js';
 
 /** The events that make or reset the text of the response being streamed. */
 export type TextEvent = Extract<ConversationEmittedEvent, { type: 'request.started' | 'request.retry' | 'text.delta' }>;

@@ -1,5 +1,5 @@
 import type { WriteFailedEvent } from '../host/live-run.js';
-import type { ConversationEmittedEvent } from '../machines/types.js';
+import type { ConversationEmittedEvent } from '../machines/names/types.js';
 import type { ConversationFeed, ConversationStateUpdate, ConversationUpdate } from './conversation-source.js';
 
 /** What a feed watcher is told. */

@@ -2,7 +2,7 @@
 // elkjs, and @statelyai/inspect not installed (its bridge must say so, and nothing else break).
 // Type-checked with strict and skipLibCheck: false, then run.
 import { type ConversationActor, createConversationMachine, handlerProvider, type RunOutput } from 'actorloop';
-import { MissingDependencyError, type RunSummary, createStatelyInspector, startLiveViewer } from 'actorloop/inspect';
+import { MissingDependencyError, type WatchedSummary, createStatelyInspector, startLiveViewer } from 'actorloop/inspect';
 import { events$, output$, state$, text$ } from 'actorloop/rx';
 import { distinctUntilChanged, filter, lastValueFrom, map, toArray } from 'rxjs';
 import { createActor } from 'xstate';
@@ -45,8 +45,9 @@ const output: Promise<RunOutput> = lastValueFrom(output$(actor));
 actor.start();
 actor.send({ type: 'user.message', content: 'hi' });
 
-const runs = (await (await fetch(`${viewer.url}api/runs`)).json()) as RunSummary[];
-const chart = await (await fetch(`${viewer.url}charts/${runs[0]?.chart}/overview.svg`)).text();
+const runs = (await (await fetch(`${viewer.url}api/conversations`)).json()) as WatchedSummary[];
+const view = (await (await fetch(`${viewer.url}api/conversations/${runs[0]?.id}`)).json()) as { chart: string };
+const chart = await (await fetch(`${viewer.url}chart/${view.chart}/overview.svg`)).text();
 await viewer.close();
 
 let statelyMissing = 'loaded';

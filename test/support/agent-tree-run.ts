@@ -18,9 +18,9 @@
  */
 import fc from 'fast-check';
 import { createActor, toPromise } from 'xstate';
-import { agentTool } from '../../src/machines/agent-tool.js';
-import { createConversationMachine } from '../../src/machines/conversation.js';
-import type { ConversationEmittedEvent, RunOutput } from '../../src/machines/types.js';
+import { agentTool } from '../../src/machines/agents/agent-tool.js';
+import { createConversationMachine } from '../../src/machines/chart/conversation.js';
+import type { ConversationEmittedEvent, RunOutput } from '../../src/machines/names/types.js';
 import type { HandlerRequest } from '../../src/providers/handler/handler-provider.js';
 import { handlerProvider } from '../../src/providers/handler/handler-provider.js';
 import { defineTool, type Tool } from '../../src/tools/define-tool.js';

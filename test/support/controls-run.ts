@@ -20,9 +20,9 @@
  */
 import fc from 'fast-check';
 import { createActor, toPromise } from 'xstate';
-import { createConversationMachine } from '../../src/machines/conversation.js';
-import type { ConversationOptions } from '../../src/machines/options.js';
-import type { ConversationEmittedEvent, RunOutput } from '../../src/machines/types.js';
+import { createConversationMachine } from '../../src/machines/chart/conversation.js';
+import type { ConversationOptions } from '../../src/machines/chart/options.js';
+import type { ConversationEmittedEvent, RunOutput } from '../../src/machines/names/types.js';
 import type { Message } from '../../src/model/messages.js';
 import type { Provider } from '../../src/model/provider.js';
 import { type HandlerRequest, handlerProvider } from '../../src/providers/handler/handler-provider.js';

@@ -10,7 +10,7 @@
  * says. While it runs the workflow is cancelled at a random moment, and killed and restored at
  * random moments: `actor.getPersistedSnapshot()` (through JSON), `actor.stop()`,
  * `createActor(machine, { snapshot })` — XState restores the conversations inside with their own
- * restore rules (src/machines/xstate-restore.ts).
+ * restore rules (src/machines/restore/xstate-restore.ts).
  *
  * **Cancelling a workflow** is what a user's machine does with a `cancel` it is sent: every step
  * state takes `cancel`, marks the workflow cancelled and `sendTo`s `cancel` to each conversation it
@@ -54,10 +54,10 @@ import {
 } from 'xstate';
 import { type ConversationHost, createConversationHost } from '../../src/host/conversation-host.js';
 import { memoryStore } from '../../src/host/memory-store.js';
-import { conversationInput } from '../../src/machines/conversation-input.js';
-import { createConversationMachine } from '../../src/machines/conversation.js';
-import { resultTexts } from '../../src/machines/tool-round.js';
-import type { AgentEventEvent, ConversationEmittedEvent, RunOutput } from '../../src/machines/types.js';
+import { conversationInput } from '../../src/machines/workflow/conversation-input.js';
+import { createConversationMachine } from '../../src/machines/chart/conversation.js';
+import { resultTexts } from '../../src/machines/rounds/tool-round.js';
+import type { AgentEventEvent, ConversationEmittedEvent, RunOutput } from '../../src/machines/names/types.js';
 import { verifyWorkflow } from '../../src/machines/workflow/verify-workflow.js';
 import type { Provider } from '../../src/model/provider.js';
 import { anthropicProvider } from '../../src/providers/anthropic/index.js';

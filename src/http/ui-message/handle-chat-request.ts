@@ -5,7 +5,7 @@ import { ConversationConflictError } from '../../host/errors/conversation-confli
 import { ConversationNotFoundError } from '../../host/errors/conversation-not-found-error.js';
 import { EventRejectedError } from '../../host/errors/event-rejected-error.js';
 import { HostClosedError } from '../../host/errors/host-closed-error.js';
-import type { ConversationUserEvent } from '../../machines/types.js';
+import type { ConversationUserEvent } from '../../machines/names/types.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { type ChatRequest, chatIdExpected, chatIdProblem, isChatId, parseChatRequest } from './chat-request.js';
 import { trailingAnswerIndex, uiMessageIdAt } from './message-ids.js';

@@ -1,7 +1,7 @@
 import type { ConversationHost } from '../../host/conversation-host.js';
 import type { StreamStateEvent } from '../../host/conversation-stream.js';
 import { statusOf } from '../../host/conversation-view.js';
-import type { ConversationActor, ConversationSnapshot } from '../../machines/types.js';
+import type { ConversationActor, ConversationSnapshot } from '../../machines/names/types.js';
 import { isRecord } from '../../util/is-record.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { trailingAnswerIndex, uiMessageIdAt } from './message-ids.js';

@@ -1,5 +1,5 @@
 import type { PendingApproval } from '../../host/conversation-view.js';
-import { toolErrorType } from '../../machines/tool-round.js';
+import { toolErrorType } from '../../machines/rounds/tool-round.js';
 import { mediaSourceOf } from '../../model/media.js';
 import type { Message, ToolResultPart, UserContentPart } from '../../model/messages.js';
 import { uiMessageIdAt } from './message-ids.js';

@@ -1,7 +1,7 @@
 import type { ConversationStatus } from '../../host/conversation-store.js';
 import type { ConversationStreamEvent } from '../../host/conversation-stream.js';
-import { toolErrorType } from '../../machines/tool-round.js';
-import type { ConversationEmittedEvent, RunError, RunOutput, ToolResultEvent } from '../../machines/types.js';
+import { toolErrorType } from '../../machines/rounds/tool-round.js';
+import type { ConversationEmittedEvent, RunError, RunOutput, ToolResultEvent } from '../../machines/names/types.js';
 import type { FinishReason } from '../../model/provider.js';
 import { toolContentOutput, toolOutputOf } from './tool-output.js';
 import type { UIMessageChunk, UIMessageFinishChunk } from './ui-message-chunk.js';

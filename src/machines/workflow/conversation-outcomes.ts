@@ -11,8 +11,8 @@
  * `HaltReason`, so a guard on one reason leaves the others unhandled, as it would.
  */
 import { type AnyMachineSnapshot, type AnyStateMachine, type AnyStateNode, initialTransition, pathToStateValue } from 'xstate';
-import { isConversationMachine } from '../conversation-mark.js';
-import type { HaltReason, RunOutput } from '../types.js';
+import { isConversationMachine } from '../names/conversation-mark.js';
+import type { HaltReason, RunOutput } from '../names/types.js';
 import {
   allNodes,
   builtInOf,

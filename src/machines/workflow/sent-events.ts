@@ -8,7 +8,7 @@
  * actor's listeners (`actor.on`), never to the machine.
  */
 import type { AnyStateMachine } from 'xstate';
-import { isConversationMachine } from '../conversation-mark.js';
+import { isConversationMachine } from '../names/conversation-mark.js';
 import { allNodes, builtInOf, invokesOf, isStateMachine, logicOfInvoke, logicOfSource, placedActions } from './chart-nodes.js';
 
 /**

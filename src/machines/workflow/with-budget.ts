@@ -18,10 +18,10 @@ import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { addUsage, emptyUsage, type Usage } from '../../model/usage.js';
 import { isRecord } from '../../util/is-record.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
-import { markBudgetedWorkflow } from '../budget-mark.js';
-import { modelPrices } from '../model-prices.js';
-import { addCost, type PriceTable, pricesSchema, type RunCost, zeroCost } from '../pricing.js';
-import type { BudgetReached } from '../types.js';
+import { markBudgetedWorkflow } from './budget-mark.js';
+import { modelPrices } from '../policies/model-prices.js';
+import { addCost, type PriceTable, pricesSchema, type RunCost, zeroCost } from '../policies/pricing.js';
+import type { BudgetReached } from '../names/types.js';
 
 /**
  * What `withBudget` takes: limits over every conversation of the workflow together (as an agent

@@ -14,7 +14,7 @@ import type {
   ToolApprovalRequestedEvent,
   ToolCallEvent,
   UsageEvent,
-} from '../../machines/types.js';
+} from '../../machines/names/types.js';
 import { type ActorEnd, observeActor } from '../observe-actor.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { AnyStateMachine, AnyStateNode } from 'xstate';
-import { isConversationMachine } from '../../machines/conversation-mark.js';
+import { isConversationMachine } from '../../machines/names/conversation-mark.js';
 import {
   allNodes,
   builtInOf,

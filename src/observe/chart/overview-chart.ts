@@ -1,4 +1,4 @@
-import { partsOfGuard } from '../../machines/combined-guards.js';
+import { partsOfGuard } from '../../machines/chart/combined-guards.js';
 import type { Chart, ChartNote, ChartTransition } from './chart.js';
 import { addArrow, chartStatesOf } from './full-chart.js';
 import { asStateDefinition, type JsonObject, type StateDefinition } from './machine-definition.js';

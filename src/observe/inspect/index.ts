@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { createStatelyInspector, startLiveViewer } from 'actorloop/inspect';
+ * import { createStatelyInspector, createViewerHandler, serveViewer, startLiveViewer } from 'actorloop/inspect';
  * ```
  * @packageDocumentation
  */
@@ -13,11 +13,11 @@ export { machineConfigOf, type MachineConfigJson } from '../chart/machine-config
 export { createStatelyInspector, type StatelyInspector, type StatelyInspectorOptions } from './stately-inspector.js';
 export { redactContent, redacted, type InspectableJson } from './inspectable.js';
 export { MissingDependencyError } from '../../errors/missing-dependency-error.js';
-export { startLiveViewer, type LiveViewer, type LiveViewerOptions, type WatchOptions } from './live-viewer.js';
-export type { WatchableHost, WatchHostOptions } from './watch-host.js';
+export { startLiveViewer, type LiveViewer, type LiveViewerOptions } from './live-viewer.js';
+export type { WatchHostOptions, WatchOptions } from './viewer/viewer-sources.js';
+export type { WatchableActor, WatchedSummary } from './viewer/watched-run.js';
+export { serveViewer, type ServedViewer, type ServeViewerOptions } from './viewer/serve-viewer.js';
 export { hostFeed, type HostConversationFeed, type HostConversations } from '../host-feed.js';
-export type { RunSummary, RunDetail } from './run-view.js';
-export type { RunLogEntry, RunLogKind } from './run-log.js';
 export type {
   ConversationActorLike,
   ConversationFeed,
@@ -31,6 +31,7 @@ export {
   type ViewerAuthorize,
   type ViewerHandler,
   type ViewerHandlerOptions,
+  type ViewerSource,
 } from './viewer/viewer-handler.js';
 export type { ViewerHost } from './viewer/viewer-host.js';
 export { ViewerRequestError } from './viewer/viewer-request-error.js';

@@ -1,6 +1,6 @@
 import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
-import { toolErrorType } from '../../machines/tool-round.js';
-import type { ConversationEmittedEvent, RunOutput } from '../../machines/types.js';
+import { toolErrorType } from '../../machines/rounds/tool-round.js';
+import type { ConversationEmittedEvent, RunOutput } from '../../machines/names/types.js';
 import type { Message } from '../../model/messages.js';
 import { mediaTally, tracedMessages } from './traced-media.js';
 

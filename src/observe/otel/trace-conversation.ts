@@ -1,5 +1,5 @@
 import { type Context, context, type Tracer, trace } from '@opentelemetry/api';
-import type { ConversationActor } from '../../machines/types.js';
+import type { ConversationActor } from '../../machines/names/types.js';
 import { observeActor } from '../observe-actor.js';
 import { RunTrace } from './run-trace.js';
 

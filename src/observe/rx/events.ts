@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import type { ConversationEmittedEvent } from '../../machines/types.js';
+import type { ConversationEmittedEvent } from '../../machines/names/types.js';
 import { checkSource } from '../check-source.js';
 import { type ConversationSource, isActorLike } from '../conversation-source.js';
 import { observeActor } from '../observe-actor.js';

@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import type { RunOutput } from '../../machines/types.js';
+import type { RunOutput } from '../../machines/names/types.js';
 import { checkSource } from '../check-source.js';
 import { type ConversationActorLike, isActorLike, type SnapshotLike } from '../conversation-source.js';
 import { observeActor } from '../observe-actor.js';

@@ -7,7 +7,7 @@ import type { ConversationView } from '../../host/conversation-view.js';
 import { ConversationLoadError, type ConversationLoadProblem } from '../../host/errors/conversation-load-error.js';
 import { ConversationNotFoundError } from '../../host/errors/conversation-not-found-error.js';
 import { type EventRejectedCode, EventRejectedError } from '../../host/errors/event-rejected-error.js';
-import type { ConversationMachine } from '../../machines/types.js';
+import type { ConversationMachine } from '../../machines/names/types.js';
 import { isRecord } from '../../util/is-record.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { ensurePromiseWithResolvers } from './promise-with-resolvers.js';

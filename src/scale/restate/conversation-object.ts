@@ -7,8 +7,8 @@ import { type ConversationView, statusOf, viewOf } from '../../host/conversation
 import type { DecodedSnapshot } from '../../host/decode-stored.js';
 import { ConversationNotFoundError } from '../../host/errors/conversation-not-found-error.js';
 import { EventRejectedError } from '../../host/errors/event-rejected-error.js';
-import { journaledMachine } from '../../machines/step-journal.js';
-import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../../machines/types.js';
+import { journaledMachine } from '../../machines/restore/step-journal.js';
+import type { ConversationMachine, ConversationUserEvent, RunOutput } from '../../machines/names/types.js';
 import { isRecord } from '../../util/is-record.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import { requireNodeRuntime } from '../../util/runtime.js';

@@ -2,8 +2,8 @@ import type { ConversationStatus } from '../../host/conversation-store.js';
 import { type DecodedSnapshot, decodeStored } from '../../host/decode-stored.js';
 import type { HostedMachine, HostedSnapshot } from '../../host/hosted-machine.js';
 import { ConversationLoadError } from '../../host/errors/conversation-load-error.js';
-import { agentCallIdOf } from '../../machines/agent-calls.js';
-import type { ConversationMachine, RoundCall } from '../../machines/types.js';
+import { agentCallIdOf } from '../../machines/rounds/agent-calls.js';
+import type { ConversationMachine, RoundCall } from '../../machines/names/types.js';
 import { isRecord } from '../../util/is-record.js';
 
 /** The keys of the object's state. */

@@ -1,7 +1,7 @@
 import type { AnyStateMachine } from 'xstate';
-import { isConversationMachine } from '../../machines/conversation-mark.js';
-import { journaledMachine } from '../../machines/step-journal.js';
-import type { ConversationMachine } from '../../machines/types.js';
+import { isConversationMachine } from '../../machines/names/conversation-mark.js';
+import { journaledMachine } from '../../machines/restore/step-journal.js';
+import type { ConversationMachine } from '../../machines/names/types.js';
 import { isRecord } from '../../util/is-record.js';
 
 /** A workflow's machine with its conversations journaled, and the conversation logics it runs so. */

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type ObjectContext, RestatePromise } from '@restatedev/restate-sdk';
-import type { StepInfo, StepJournal, StepOutcome } from '../../machines/step-journal.js';
+import type { StepInfo, StepJournal, StepOutcome } from '../../machines/restore/step-journal.js';
 
 /** What the journal records for a step: its value, or that an earlier attempt started it; and when it ended. */
 type StepRecord = { value: unknown; at: number } | { interrupted: true; at: number };

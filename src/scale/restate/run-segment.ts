@@ -3,16 +3,16 @@ import { createActor } from 'xstate';
 import { statusOf } from '../../host/conversation-view.js';
 import type { ConversationStateEvent } from '../../host/live-run.js';
 import { changesStoredState, storedShapeOf } from '../../host/stored-state.js';
-import { agentActorId } from '../../machines/agent-calls.js';
-import { currentSchemaVersion } from '../../machines/snapshot-migrations.js';
-import { setStepJournal, type StepInfo } from '../../machines/step-journal.js';
+import { agentActorId } from '../../machines/rounds/agent-calls.js';
+import { currentSchemaVersion } from '../../machines/snapshots/snapshot-migrations.js';
+import { setStepJournal, type StepInfo } from '../../machines/restore/step-journal.js';
 import type {
   ConversationEmittedEvent,
   ConversationInput,
   ConversationMachine,
   ConversationSnapshot,
   ConversationUserEvent,
-} from '../../machines/types.js';
+} from '../../machines/names/types.js';
 import { type ConversationRecord, snapshotForState, stateKeys } from './conversation-record.js';
 import { RestateStepJournal } from './restate-step-journal.js';
 import { StepAnnouncements } from './step-announcements.js';

@@ -1,5 +1,5 @@
-import type { StepInfo } from '../../machines/step-journal.js';
-import type { ConversationEmittedEvent } from '../../machines/types.js';
+import type { StepInfo } from '../../machines/restore/step-journal.js';
+import type { ConversationEmittedEvent } from '../../machines/names/types.js';
 
 /**
  * `request.started` / `tool.started` of a segment, published once the step really starts: a step

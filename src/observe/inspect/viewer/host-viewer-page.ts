@@ -84,6 +84,10 @@ ${messagePartsStyle}
 #conversations ol.conversation-messages li { padding: 3px 0; border-bottom: 1px solid #f1f5f9; }
 #conversations ol.conversation-messages .role { display: inline-block; min-width: 60px; font-size: 11px; font-weight: 700; text-transform: uppercase; color: var(--muted); }
 #conversations ol.conversation-messages .part { white-space: pre-wrap; font-size: 12px; }
+#log { list-style: none; margin: 0; padding: 0; max-height: 260px; overflow: auto; font-size: 12px; font-family: ui-monospace, 'DejaVu Sans Mono', monospace; }
+#log li { padding: 2px 0; border-bottom: 1px solid #f1f5f9; overflow-wrap: anywhere; }
+#log .type { font-weight: 700; margin-right: 6px; }
+#log .path { color: var(--accent); margin-right: 6px; }
 body[data-workflow="true"] .conversation-only { display: none; }
 body[data-workflow="false"] .workflow-only { display: none; }
 body[data-workflow="true"][data-messages="0"] #messages-panel { display: none; }
@@ -96,7 +100,7 @@ const config = JSON.parse(document.getElementById('viewer-config').textContent);
 const api = (path) => config.base + '/api/conversations' + path;
 const view = {
   id: null, pinned: false, list: [], steps: [], step: null, current: null, shown: null,
-  source: null, agents: [], text: '', texts: {}, items: [], kind: 'overview', chart: null, seen: null, refreshing: null, again: false,
+  source: null, agents: [], text: '', texts: {}, items: [], kind: 'overview', chart: null, chartId: null, log: [], seen: null, refreshing: null, again: false,
 };
 const $ = (id) => document.getElementById(id);
 const el = (tag, className, text) => { const node = document.createElement(tag); if (className) node.className = className; if (text !== undefined) node.textContent = text; return node; };
@@ -178,7 +182,7 @@ function renderPicker() {
   const options = [el('option', null, 'newest (follow)')];
   options[0].value = '';
   for (const one of view.list) {
-    const option = el('option', null, one.id + ' · ' + one.status);
+    const option = el('option', null, (one.label && one.label !== one.id ? one.label + ' (' + one.id + ')' : one.id) + ' · ' + one.status);
     option.value = one.id;
     options.push(option);
   }
@@ -209,6 +213,8 @@ async function select(id, pinned) {
   view.text = '';
   view.texts = {};
   view.items = [];
+  view.log = [];
+  renderLog();
   if (view.source) { view.source.close(); view.source = null; }
   renderPicker();
   clearError();
@@ -228,6 +234,7 @@ function connect(id) {
     let item;
     try { item = JSON.parse(message.data); } catch { return; }
     keep(item);
+    logged(item.event);
     streamed(item.event);
   };
 }
@@ -274,6 +281,7 @@ async function load() {
     if (view.id !== id) return true;
     view.current = current;
     view.steps = steps;
+    drawnAs(current);
     view.seen = current.updatedAt;
     if (view.step === null) view.shown = current;
     render();
@@ -287,6 +295,65 @@ async function load() {
     render();
     return false;
   }
+}
+
+/**
+ * One viewer shows conversations and workflows, each drawn with its own machine: a view says which
+ * chart (and whether it is a workflow's); a new one redraws the chart and switches the panels.
+ */
+function drawnAs(current) {
+  if (typeof current.workflow === 'boolean' && current.workflow !== config.workflow) {
+    config.workflow = current.workflow;
+    document.body.dataset.workflow = String(current.workflow);
+  }
+  if (typeof current.chart === 'string' && current.chart !== view.chartId) {
+    view.chartId = current.chart;
+    view.chart = null;
+    loadChart();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The event log: what the followed run did, newest last (deltas left out: the text panel has them).
+
+const unlogged = ['text.delta', 'reasoning.delta', 'tool.call.delta', 'object.delta'];
+const maxLogged = 300;
+
+function logLine(event) {
+  switch (event.type) {
+    case 'state': return valueText(event.value) + ' · ' + event.status;
+    case 'request.started': return 'attempt ' + (event.attempt ?? 1);
+    case 'request.retry': return 'attempt ' + event.attempt + ' in ' + event.delayMs + ' ms' + (event.error && event.error.message ? ' · ' + event.error.message : '');
+    case 'tool.result': return event.name + ' (' + event.toolCallId + ')' + (event.isError ? ' · error' : '');
+    case 'tool.started': case 'tool.approval.requested': return (event.name || '') + ' (' + event.toolCallId + ')';
+    case 'agent.started': case 'agent.finished': return (event.agent || '') + ' (' + event.toolCallId + ')';
+    case 'event.rejected': return event.eventType + ': ' + event.message;
+    default: return '';
+  }
+}
+
+function logged(event) {
+  let path = [];
+  let inner = event;
+  while (inner.type === 'agent.event' && inner.event) { path = path.concat(inner.path); inner = inner.event; }
+  if (unlogged.includes(inner.type)) return;
+  view.log.push({ path: path.join('/'), type: inner.type, line: logLine(inner) });
+  if (view.log.length > maxLogged) view.log.splice(0, view.log.length - maxLogged);
+  renderLog();
+}
+
+function renderLog() {
+  const list = $('log');
+  const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
+  list.replaceChildren(...view.log.map((entry) => {
+    const item = el('li');
+    item.dataset.type = entry.type;
+    if (entry.path) item.append(el('span', 'path', entry.path));
+    item.append(el('span', 'type', entry.type), entry.line);
+    return item;
+  }));
+  if (view.log.length === 0) list.append(el('li', 'empty', 'no events yet'));
+  if (atEnd) list.scrollTop = list.scrollHeight;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -622,7 +689,7 @@ async function loadChart() {
   holder.className = view.kind;
   if (view.chart !== view.kind) {
     try {
-      const response = await fetch(config.base + '/chart/' + view.kind + '.svg');
+      const response = await fetch(config.base + '/chart/' + (view.chartId ? view.chartId + '/' : '') + view.kind + '.svg');
       if (!response.ok) {
         holder.replaceChildren(...chartProblem(response.status, await response.text()));
         return;
@@ -756,6 +823,7 @@ ${invokedChartStyle}</style>
 <section class="conversation-only"><h2>Response being streamed <span class="when" id="text-when">now</span></h2><div id="text"></div></section>
 <section class="conversation-only"><h2>Agent tree</h2><ul id="agents"></ul></section>
 <section id="messages-panel"><h2>Messages</h2><ol id="messages"></ol></section>
+<section id="log-panel"><h2>Events</h2><ol id="log"></ol></section>
 </div>
 </main>
 <script type="application/json" id="viewer-config">${config}</script>

@@ -16,7 +16,13 @@ const maxBufferedBytes = 1_048_576;
  * return viewerEvents(host, 'c-42', { from: 'run' }, request.signal, 15_000);
  * ```
  */
-export function viewerEvents(host: ViewerHost, id: string, follow: FollowOptions, signal: AbortSignal, heartbeatMs: number): Response {
+export function viewerEvents(
+  host: Pick<ViewerHost, 'follow'>,
+  id: string,
+  follow: FollowOptions,
+  signal: AbortSignal,
+  heartbeatMs: number,
+): Response {
   let stop: (() => void) | undefined;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let ended = false;

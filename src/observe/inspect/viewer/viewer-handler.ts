@@ -1,10 +1,13 @@
+import type { AnyStateMachine } from 'xstate';
 import { InvalidOptionsError } from '../../../errors/invalid-options-error.js';
 import { MissingDependencyError } from '../../../errors/missing-dependency-error.js';
 import type { FollowOptions } from '../../../host/conversation-stream.js';
-import { isConversationMachine } from '../../../machines/conversation-mark.js';
-import type { ConversationUserEvent } from '../../../machines/types.js';
+import type { ConversationView } from '../../../host/conversation-view.js';
+import { isConversationMachine } from '../../../machines/names/conversation-mark.js';
+import type { ConversationUserEvent } from '../../../machines/names/types.js';
 import { isRecord } from '../../../util/is-record.js';
 import { maxTimerMs, option, resolveOptionsWith } from '../../../util/option-schema.js';
+import { type ConversationFeed, isActorLike, isFeed } from '../../conversation-source.js';
 import { ChartStore, type ChartKind } from '../chart-store.js';
 import { missingChartPackageHint } from './chart-package.js';
 import { hostViewerPage } from './host-viewer-page.js';
@@ -13,6 +16,8 @@ import { viewerEvents } from './viewer-events.js';
 import type { ViewerHost } from './viewer-host.js';
 import { answerToError, problemAnswer } from './viewer-problem.js';
 import { ViewerRequestError } from './viewer-request-error.js';
+import { isMachine, ViewerSources, type WatchHostOptions, type WatchOptions } from './viewer-sources.js';
+import type { WatchableActor } from './watched-run.js';
 
 /**
  * Decides whether a request may use the viewer (every route: the page shows whole conversations,
@@ -49,18 +54,52 @@ export type ViewerHandlerOptions = {
   heartbeatMs?: number;
   /** Where errors go that are the server's fault (answered 500 with no detail). Default `console.error`. */
   onError?: (error: unknown, request: Request) => void;
+  /** The machine drawn for feeds that bring none, and before a conversation is picked. Default: the first host's. */
+  machine?: AnyStateMachine;
+  /** Runs watched in this process kept in the list; past that, the oldest finished ones are dropped. Default 100. */
+  maxRuns?: number;
+  /** Steps kept per watched run for time travel (the oldest go first). Default 1000. */
+  maxSteps?: number;
+  /** Stream events kept per watched run, replayed to a page that opens it (the oldest go first). Default 1000. */
+  maxLogEntries?: number;
 };
 
 /**
- * The viewer as a Fetch API handler: a `Request` in, a `Response` out.
+ * What one viewer shows: a durable host (its conversations or workflow runs, read through it), a
+ * conversation or workflow actor of this process, a feed (`hostFeed(host, id)`, or your own), or
+ * several of them.
+ *
+ * @example
+ * ```ts
+ * const sources: ViewerSource[] = [host, createActor(machine, { input: {} })];
+ * ```
+ */
+export type ViewerSource = ViewerHost | WatchableActor | ConversationFeed;
+
+/**
+ * The viewer as a Fetch API handler — a `Request` in, a `Response` out — that can be given more to
+ * show while it serves.
  *
  * @example
  * ```ts
  * const viewer: ViewerHandler = createViewerHandler(host);
+ * viewer.watch(createActor(reviewWorkflow, { input }).start(), { label: 'review of #42' });
  * Bun.serve({ fetch: viewer });
  * ```
  */
-export type ViewerHandler = (request: Request) => Promise<Response>;
+export type ViewerHandler = ((request: Request) => Promise<Response>) & {
+  /**
+   * Shows a run of this process: an actor (a conversation or a workflow; its machine drawn, its
+   * state lit, every step kept for time travel, its approvals and cancel operable, any step forked
+   * into a new actor the viewer runs) or a feed (read-only). Returns the function that stops
+   * recording it (it stays listed as it was). Never stops the run.
+   */
+  watch(source: WatchableActor | ConversationFeed, options?: WatchOptions): () => void;
+  /** Shows every conversation of a durable host, read through it; returns the function that takes it off. */
+  watchHost(host: ViewerHost, options?: WatchHostOptions): () => void;
+  /** Stops recording watched runs and stops the forks the viewer started. Hosts and watched actors run on. */
+  close(): void;
+};
 
 const loopbackNames = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -93,8 +132,30 @@ const handlerOptionsSchema = option.object(
       option.callable<(error: unknown, request: Request) => void>('a function (error, request) => void'),
       (error: unknown) => console.error('actorloop/inspect viewer:', error),
     ),
+    machine: option.optional(option.matching('a state machine (createConversationMachine(...), or your workflow)', isMachine)),
+    maxRuns: option.withDefault(option.integer({ minimum: 1 }), 100),
+    maxSteps: option.withDefault(option.integer({ minimum: 1 }), 1000),
+    maxLogEntries: option.withDefault(option.integer({ minimum: 1 }), 1000),
   },
-  { expected: 'an object { basePath?, authorize?, title?, heartbeatMs?, onError? }' },
+  { expected: 'an object { basePath?, authorize?, title?, heartbeatMs?, onError?, machine?, maxRuns?, maxSteps?, maxLogEntries? }' },
+);
+
+const watchOptionsSchema = option.object(
+  {
+    id: option.optional(option.string({ nonEmpty: true })),
+    label: option.optional(option.string()),
+    machine: option.optional(option.matching('a state machine', isMachine)),
+  },
+  { expected: 'an object { id?, label?, machine? }', unknownKeys: 'ignore' },
+);
+
+const watchHostOptionsSchema = option.object(
+  {
+    prefix: option.withDefault(option.string(), ''),
+    machine: option.optional(option.matching('a state machine', isMachine)),
+  },
+  // `stored` (how many stored conversations the old live viewer listed at once) means nothing now: every one is listed.
+  { expected: 'an object { prefix?, machine? }', unknownKeys: 'ignore' },
 );
 
 const isViewerHost = (value: unknown): value is ViewerHost =>
@@ -241,13 +302,32 @@ type Action = 'approve' | 'deny' | 'cancel' | 'fork';
  * // open http://127.0.0.1:4400/
  * ```
  */
-export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOptions = {}): ViewerHandler {
-  if (!isViewerHost(host)) throw new InvalidOptionsError('host', 'a ConversationHost from createConversationHost(...)', host);
-  const { basePath, authorize, title, heartbeatMs, onError } = resolveOptionsWith(handlerOptionsSchema, options, 'options');
+export function createViewerHandler(source?: ViewerSource | readonly ViewerSource[], options: ViewerHandlerOptions = {}): ViewerHandler {
+  const { basePath, authorize, title, heartbeatMs, onError, machine, maxRuns, maxSteps, maxLogEntries } = resolveOptionsWith(
+    handlerOptionsSchema,
+    options,
+    'options',
+  );
+  const host = new ViewerSources({ machine, maxRuns, maxSteps, maxItems: maxLogEntries });
+  const given: readonly unknown[] = source === undefined ? [] : Array.isArray(source) ? source : [source];
+  given.forEach((one, index) => {
+    const field = Array.isArray(source) ? `source[${index}]` : 'source';
+    // A host has `subscribe` too: told apart first.
+    if (isViewerHost(one)) host.watchHost(one);
+    else if (isActorLike(one) || isFeed(one)) host.watch(one);
+    else
+      throw new InvalidOptionsError(
+        field,
+        'a ConversationHost (createConversationHost(...)), an actor, or a feed { subscribe(listener) }',
+        one,
+      );
+  });
   const charts = new ChartStore();
-  const chartId = charts.idOf(host.machine);
-  // Any other machine is a workflow: the page lists its runs, their conversations and output.
-  const workflow = !isConversationMachine(host.machine);
+  /** A view as the page reads it: which chart draws it, and whether it is a workflow's. */
+  const shown = (id: string, view: ConversationView) => {
+    const drawn = host.machineOf(id) ?? host.defaultMachine();
+    return { ...view, ...(drawn ? { chart: charts.idOf(drawn), workflow: !isConversationMachine(drawn) } : {}) };
+  };
 
   async function allowed(request: Request): Promise<void> {
     let verdict: unknown;
@@ -261,6 +341,8 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
 
   function page(): Response {
     const once = nonce();
+    const drawn = host.defaultMachine();
+    const workflow = drawn !== undefined && !isConversationMachine(drawn);
     return new Response(hostViewerPage({ title, nonce: once, basePath, workflow }), {
       headers: {
         'content-type': 'text/html; charset=utf-8',
@@ -272,10 +354,14 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
     });
   }
 
-  async function chart(kind: ChartKind): Promise<Response> {
+  async function chart(url: URL, id: string | undefined, kind: ChartKind): Promise<Response> {
+    const drawn = host.defaultMachine();
+    const chartId = id ?? (drawn ? charts.idOf(drawn) : undefined);
+    const picture = chartId === undefined ? undefined : charts.svg(chartId, kind);
+    if (!picture) throw notFound(url);
     let svg: string;
     try {
-      svg = await (charts.svg(chartId, kind) as Promise<string>);
+      svg = await picture;
     } catch (error) {
       // Not a fault to report: an optional package left out. The page says what to install where the chart would be.
       if (!MissingDependencyError.isInstance(error)) throw error;
@@ -346,7 +432,7 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
       queryOf(url, []);
       const view = await host.get(id);
       if (!view) throw new ViewerRequestError(404, `id: expected a conversation that exists, got ${JSON.stringify(id)}`, 'id');
-      return json(view);
+      return json(shown(id, view));
     }
     switch (what) {
       case 'history': {
@@ -363,7 +449,7 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
         const seq = seqOf(more, 'seq');
         const view = await host.get(id, { seq });
         if (!view) throw new ViewerRequestError(404, `id: expected a conversation that exists, got ${JSON.stringify(id)}`, 'id');
-        return json(view);
+        return json(shown(id, view));
       }
       case 'events': {
         method(request, 'GET');
@@ -399,10 +485,11 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
       method(request, 'GET');
       return page();
     }
-    const drawn = /^\/chart\/(overview|full)\.svg$/.exec(local);
+    // `/chart/full.svg`: the default machine's; `/chart/<chart>/full.svg`: the one a conversation's view names.
+    const drawn = /^\/chart\/(?:([A-Za-z0-9_-]{1,40})\/)?(overview|full)\.svg$/.exec(local);
     if (drawn) {
       method(request, 'GET');
-      return chart(drawn[1] as ChartKind);
+      return chart(url, drawn[1], drawn[2] as ChartKind);
     }
     const segments = local.split('/').slice(1);
     if (segments[0] !== 'api' || segments[1] !== 'conversations') throw notFound(url);
@@ -419,7 +506,7 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
     return conversation(request, url, idOf(segments[2] ?? '', 'id'), segments.slice(3));
   }
 
-  return async (request) => {
+  const handler = async (request: Request): Promise<Response> => {
     try {
       return await answer(request);
     } catch (error) {
@@ -434,4 +521,23 @@ export function createViewerHandler(host: ViewerHost, options: ViewerHandlerOpti
       return response;
     }
   };
+  return Object.assign(handler, {
+    watch(watched: WatchableActor | ConversationFeed, watchOptions: WatchOptions = {}): () => void {
+      if (!isActorLike(watched) && !isFeed(watched))
+        throw new InvalidOptionsError('watch(source)', 'a conversation or workflow actor, or a feed { subscribe(listener) }', watched);
+      const { id, label, machine: drawn } = resolveOptionsWith(watchOptionsSchema, watchOptions, 'watch(source, options)');
+      return host.watch(watched, {
+        ...(id === undefined ? {} : { id }),
+        ...(label === undefined ? {} : { label }),
+        ...(drawn ? { machine: drawn } : {}),
+      });
+    },
+    watchHost(watched: ViewerHost, hostOptions: WatchHostOptions = {}): () => void {
+      if (!isViewerHost(watched))
+        throw new InvalidOptionsError('watchHost(host)', 'a ConversationHost from createConversationHost(...)', watched);
+      const { prefix, machine: drawn } = resolveOptionsWith(watchHostOptionsSchema, hostOptions, 'watchHost(host, options)');
+      return host.watchHost(watched, { prefix, ...(drawn ? { machine: drawn } : {}) });
+    },
+    close: () => host.close(),
+  });
 }
