@@ -100,7 +100,7 @@ const config = JSON.parse(document.getElementById('viewer-config').textContent);
 const api = (path) => config.base + '/api/conversations' + path;
 const view = {
   id: null, pinned: false, list: [], steps: [], step: null, current: null, shown: null,
-  source: null, agents: [], text: '', texts: {}, items: [], kind: 'overview', chart: null, chartId: null, log: [], seen: null, refreshing: null, again: false,
+  source: null, agents: [], text: '', texts: {}, items: [], kind: 'overview', chart: null, chartId: null, log: [], causes: {}, seen: null, refreshing: null, again: false,
 };
 const $ = (id) => document.getElementById(id);
 const el = (tag, className, text) => { const node = document.createElement(tag); if (className) node.className = className; if (text !== undefined) node.textContent = text; return node; };
@@ -214,6 +214,7 @@ async function select(id, pinned) {
   view.texts = {};
   view.items = [];
   view.log = [];
+  view.causes = {};
   renderLog();
   if (view.source) { view.source.close(); view.source = null; }
   renderPicker();
@@ -374,6 +375,8 @@ const textTypes = ['request.started', 'request.retry', 'text.delta', 'request.fi
  */
 function keep(item) {
   const revision = Number(String(item.id).split('.')[0]);
+  // A step a cancel made: the chart says cancel once, in a note, which is what lights then.
+  if (item.event.type === 'state' && item.event.output && item.event.output.reason === 'cancelled') view.causes[revision] = 'cancel';
   // A workflow's: each conversation's text by its path; its own state changes bound every one's steps.
   if (config.workflow && item.event.type === 'agent.event') {
     if (textTypes.includes(item.event.event.type)) view.items.push({ revision, path: pathKey(item.event.path), event: item.event.event });
@@ -713,7 +716,7 @@ function lightShown() {
   const index = stepIndex();
   const before = index > 0 ? view.steps[index - 1] : undefined;
   const paths = shown ? activePaths(shown.value) : [];
-  lightChart($('chart'), [...paths, ...conversationPaths(paths, shown ? shown.conversations || [] : [])], before && shown ? activePaths(before.state) : []);
+  lightChart($('chart'), [...paths, ...conversationPaths(paths, shown ? shown.conversations || [] : [])], before && shown ? activePaths(before.state) : [], shown ? view.causes[shown.seq] : undefined);
 }
 
 /**
@@ -778,15 +781,19 @@ $('cancel').addEventListener('click', () => act('cancel', { reason: 'cancelled i
 window.addEventListener('hashchange', () => { const id = decodeURIComponent(location.hash.slice(1)); if (id) select(id, true); });
 
 render();
-loadChart();
+renderLog();
+// Nothing to draw before a conversation is picked when the viewer has no machine of its own yet.
+if (config.chart) loadChart();
+else $('chart').replaceChildren(el('p', 'empty', 'Nothing to draw yet: the chart shows once there is a conversation to follow.'));
 const start = decodeURIComponent(location.hash.slice(1));
 (start ? select(start, true) : Promise.resolve()).finally(pollList);
 `;
 
 /**
- * The host viewer's page, with the nonce that lets its inline style and script run and the base
- * path its routes live under; `workflow` for a host of a workflow (its runs' conversations, output,
- * and each conversation lit inside the workflow's chart).
+ * The viewer's page, with the nonce that lets its inline style and script run and the base path
+ * its routes live under; `workflow` when the machine drawn first is a workflow (each conversation's
+ * view then says which chart and kind it has); `chart: false` when there is no machine to draw
+ * before a conversation is picked.
  *
  * @example
  * ```ts
@@ -794,10 +801,10 @@ const start = decodeURIComponent(location.hash.slice(1));
  * const runs = hostViewerPage({ title: 'orders', nonce, basePath: '', workflow: true });
  * ```
  */
-export function hostViewerPage(options: { title: string; nonce: string; basePath: string; workflow?: boolean }): string {
-  const { title, nonce, basePath, workflow = false } = options;
+export function hostViewerPage(options: { title: string; nonce: string; basePath: string; workflow?: boolean; chart?: boolean }): string {
+  const { title, nonce, basePath, workflow = false, chart = true } = options;
   // JSON in a script element: `<` escaped so no text closes it.
-  const config = JSON.stringify({ base: basePath, workflow }).replaceAll('<', '\\u003c');
+  const config = JSON.stringify({ base: basePath, workflow, chart }).replaceAll('<', '\\u003c');
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -343,7 +343,7 @@ export function createViewerHandler(source?: ViewerSource | readonly ViewerSourc
     const once = nonce();
     const drawn = host.defaultMachine();
     const workflow = drawn !== undefined && !isConversationMachine(drawn);
-    return new Response(hostViewerPage({ title, nonce: once, basePath, workflow }), {
+    return new Response(hostViewerPage({ title, nonce: once, basePath, workflow, chart: drawn !== undefined }), {
       headers: {
         'content-type': 'text/html; charset=utf-8',
         'cache-control': 'no-store',
