@@ -202,13 +202,9 @@ describe('startLiveViewer: the server', () => {
     const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toContain('retry: 1000');
     await live.close();
-    // The stream ends (its connection closed with the server): the page's EventSource would retry.
+    // The stream ends as a stream ends (not a dropped connection): the page's EventSource would retry.
     let ended = false;
-    while (!ended)
-      ended = await reader.read().then(
-        ({ done }) => done,
-        () => true,
-      );
+    while (!ended) ended = (await reader.read()).done;
     expect(() => live.watch(run)).toThrow(/a viewer that is still open \(it was closed\)/);
     await expect(live.watchHost({} as never)).rejects.toThrow(/a viewer that is still open/);
     await live.close(); // again: nothing more to do

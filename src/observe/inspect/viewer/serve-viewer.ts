@@ -32,7 +32,10 @@ export type ServedViewer = {
   /** The page, e.g. `http://127.0.0.1:41234/`. */
   url: string;
   port: number;
-  /** Ends every page's stream and closes the server (the handler and what it shows stay as they are). */
+  /**
+   * Closes the server: streams already ended (the handler's `close()`) finish, any other open stream
+   * is cut after a second. The handler and what it shows stay as they are.
+   */
   close(): Promise<void>;
 };
 
@@ -82,8 +85,16 @@ export async function serveViewer(
     port,
     close: () => {
       closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+        // Streams the handler ended (its close()) get to send their last bytes: connections are
+        // closed as they go idle, and whatever is still open after a second is cut.
+        const idle = setInterval(() => server.closeIdleConnections(), 10);
+        const cut = setTimeout(() => server.closeAllConnections(), 1_000);
+        server.close(() => {
+          clearInterval(idle);
+          clearTimeout(cut);
+          resolve();
+        });
+        server.closeIdleConnections();
       });
       return closing;
     },

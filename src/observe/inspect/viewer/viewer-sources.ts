@@ -70,6 +70,7 @@ export class ViewerSources {
   private readonly hosts: HostEntry[] = [];
   private readonly owners = new Map<string, HostEntry>();
   private readonly forks = new Set<{ stop(): void }>();
+  private readonly followers = new Set<{ stop(): void; end(): void }>();
   private serial = 0;
   private closed = false;
 
@@ -180,15 +181,28 @@ export class ViewerSources {
   /** Follows a conversation's stream (the route checked it exists, so its owner is known). */
   follow(id: string, observer: StreamObserver, options: FollowOptions = {}): () => void {
     const run = this.runs.get(id);
-    if (run) return run.follow(observer, options);
-    const entry = this.ownerEntry(id);
-    if (!entry) throw new ConversationNotFoundError(id, 'nothing to follow');
-    return entry.host.follow(id.slice(entry.prefix.length), observer, options);
+    const entry = run ? undefined : this.ownerEntry(id);
+    if (!run && !entry) throw new ConversationNotFoundError(id, 'nothing to follow');
+    const stop = run
+      ? run.follow(observer, options)
+      : (entry as HostEntry).host.follow(id.slice((entry as HostEntry).prefix.length), observer, options);
+    // Kept so that `close()` ends each page's stream as a stream ends, not as a dropped connection.
+    const follower = { stop, end: () => observer.error?.(new ViewerRequestError(503, 'the viewer closed')) };
+    this.followers.add(follower);
+    return () => {
+      this.followers.delete(follower);
+      stop();
+    };
   }
 
   /** Stops recording every watched run and every fork the viewer started. Never stops a watched actor or a host. */
   close(): void {
     this.closed = true;
+    for (const follower of this.followers) {
+      follower.stop();
+      follower.end();
+    }
+    this.followers.clear();
     for (const run of this.runs.values()) run.stop();
     for (const fork of this.forks) fork.stop();
     this.forks.clear();
