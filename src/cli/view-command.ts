@@ -4,22 +4,13 @@ import { createConversationHost } from '../host/conversation-host.js';
 import { memoryStore } from '../host/memory-store.js';
 import { toNodeListener } from '../http/node-listener.js';
 import { createViewerHandler } from '../observe/inspect/index.js';
+import { loopbackOnly } from '../observe/inspect/viewer/loopback.js';
 import { missingChartPackage, missingChartPackageHint } from '../observe/inspect/viewer/chart-package.js';
 import { sqliteStore } from '../stores/sqlite/index.js';
 import type { ViewCommand } from './parse-arguments.js';
 import { cliHostId } from './process-owner.js';
 import { type CliEnvironment, chooseProvider, cliMachine, offlineNotice } from './run-command.js';
 import { reportTo } from './stored-commands.js';
-
-const loopbackNames = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/** The host name of a `Host` header (`127.0.0.1:4400` → `127.0.0.1`, `[::1]:4400` → `[::1]`). */
-function hostName(header: string | null): string {
-  if (!header) return '';
-  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1).toLowerCase();
-  const colon = header.lastIndexOf(':');
-  return (colon < 0 ? header : header.slice(0, colon)).toLowerCase();
-}
 
 /**
  * `actorloop view [--db file] [--port n] [--hostname h] [provider options]`: the viewer you can
@@ -51,10 +42,9 @@ export async function viewCommand(
     hostId: cliHostId(),
     onError: reportTo(environment),
   });
-  const allowed = new Set([...loopbackNames, hostName(command.hostname.includes(':') ? `[${command.hostname}]` : command.hostname)]);
   const handler = createViewerHandler(host, {
     title: `actorloop · ${command.db ?? 'in memory'}`,
-    authorize: (request) => allowed.has(hostName(request.headers.get('host'))),
+    authorize: loopbackOnly(command.hostname),
     onError: reportTo(environment),
   });
   const server = createServer(toNodeListener(handler));

@@ -3,7 +3,8 @@ import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { option, resolveOptionsWith } from '../../util/option-schema.js';
 import type { ConversationFeed } from '../conversation-source.js';
 import { serveViewer } from './viewer/serve-viewer.js';
-import { createViewerHandler, type ViewerAuthorize } from './viewer/viewer-handler.js';
+import { loopbackOnly } from './viewer/loopback.js';
+import { createViewerHandler } from './viewer/viewer-handler.js';
 import type { ViewerHost } from './viewer/viewer-host.js';
 import { isMachine, type WatchHostOptions, type WatchOptions } from './viewer/viewer-sources.js';
 import type { WatchableActor } from './viewer/watched-run.js';
@@ -79,17 +80,6 @@ const liveViewerOptionsSchema = option.object(
   { expected: 'an object', unknownKeys: 'ignore' },
 );
 
-/** Host names a browser may use to reach a server bound to a loopback address. */
-const loopbackNames = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/** The host name of a `Host` header (`127.0.0.1:4400` → `127.0.0.1`, `[::1]:4400` → `[::1]`). */
-function hostName(header: string | null): string {
-  if (!header) return '';
-  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1);
-  const colon = header.lastIndexOf(':');
-  return (colon < 0 ? header : header.slice(0, colon)).toLowerCase();
-}
-
 /**
  * Starts the live viewer on a port of this machine: `createViewerHandler` served by `serveViewer`,
  * with nothing to show yet — give it actors, feeds and hosts with `watch` and `watchHost`. One page
@@ -117,12 +107,9 @@ function hostName(header: string | null): string {
  */
 export async function startLiveViewer(options: LiveViewerOptions = {}): Promise<LiveViewer> {
   const { host, port, title, machine, maxLogEntries, maxRuns, maxSteps } = resolveOptionsWith(liveViewerOptionsSchema, options, 'options');
-  const anyHost = host === '0.0.0.0' || host === '::';
-  const allowed = new Set([...loopbackNames, host.toLowerCase(), host.includes(':') ? `[${host.toLowerCase()}]` : host.toLowerCase()]);
-  const authorize: ViewerAuthorize = (request) => anyHost || allowed.has(hostName(request.headers.get('host')));
   const handler = createViewerHandler(undefined, {
     title,
-    authorize,
+    authorize: loopbackOnly(host),
     maxLogEntries,
     maxRuns,
     maxSteps,

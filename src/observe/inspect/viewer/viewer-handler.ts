@@ -16,6 +16,7 @@ import { viewerEvents } from './viewer-events.js';
 import type { ViewerHost } from './viewer-host.js';
 import { answerToError, problemAnswer } from './viewer-problem.js';
 import { ViewerRequestError } from './viewer-request-error.js';
+import { loopbackOnly } from './loopback.js';
 import { isMachine, ViewerSources, type WatchHostOptions, type WatchOptions } from './viewer-sources.js';
 import type { WatchableActor } from './watched-run.js';
 
@@ -101,18 +102,6 @@ export type ViewerHandler = ((request: Request) => Promise<Response>) & {
   close(): void;
 };
 
-const loopbackNames = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-/** The host name of a `Host` header (`127.0.0.1:4400` → `127.0.0.1`, `[::1]:4400` → `[::1]`). */
-function hostName(header: string | null): string {
-  if (!header) return '';
-  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1);
-  const colon = header.lastIndexOf(':');
-  return (colon < 0 ? header : header.slice(0, colon)).toLowerCase();
-}
-
-const loopbackOnly: ViewerAuthorize = (request) => loopbackNames.has(hostName(request.headers.get('host') ?? new URL(request.url).host));
-
 const handlerOptionsSchema = option.object(
   {
     basePath: option.withDefault(
@@ -125,7 +114,7 @@ const handlerOptionsSchema = option.object(
       ),
       '',
     ),
-    authorize: option.withDefault(option.callable<ViewerAuthorize>('a function (request) => boolean | Promise<boolean>'), loopbackOnly),
+    authorize: option.withDefault(option.callable<ViewerAuthorize>('a function (request) => boolean | Promise<boolean>'), loopbackOnly()),
     title: option.withDefault(option.string(), 'actorloop viewer'),
     heartbeatMs: option.withDefault(option.integer({ minimum: 0, maximum: maxTimerMs }), 15_000),
     onError: option.withDefault(
