@@ -37,10 +37,18 @@ export const layers: Layer[] = [
   // HTTP over the host: the Fetch API and node:http only, no server library.
   { name: 'http', paths: ['src/http/'], mayImport: ['model', 'tools', 'machines', 'host', 'http'] },
   { name: 'scale', paths: ['src/scale/'], mayImport: ['model', 'tools', 'machines', 'host', 'stores', 'scale'] },
+  // What users test their agents with (DESIGN §19): a scripted provider, cassettes, the fault soak, evals.
+  // `actors` through its fault hook only: the soak injects faults where requests and tools run.
+  {
+    name: 'testing',
+    paths: ['src/testing/'],
+    mayImport: ['model', 'providers', 'tools', 'middleware', 'actors', 'machines', 'host', 'stores', 'testing'],
+    entries: { actors: ['src/actors/fault-injector.ts'] },
+  },
   {
     name: 'cli',
     paths: ['src/cli/'],
-    mayImport: ['model', 'providers', 'tools', 'middleware', 'machines', 'host', 'stores', 'observe', 'scale', 'http', 'cli'],
+    mayImport: ['model', 'providers', 'tools', 'middleware', 'machines', 'host', 'stores', 'observe', 'scale', 'http', 'testing', 'cli'],
   },
   // Not `scale`: its integrations need optional peers, and the root must load with none installed.
   {

@@ -30,6 +30,12 @@ async function loadCopy() {
     postgres,
     toolContent,
     workflowProblems,
+    trajectory,
+    dataset,
+    judge,
+    cassetteMismatch,
+    cassetteMissing,
+    cassetteFormat,
   ] = await Promise.all([
     import('../src/errors/actorloop-error.js'),
     import('../src/errors/invalid-options-error.js'),
@@ -51,6 +57,12 @@ async function loadCopy() {
     import('../src/stores/postgres/postgres-store-error.js'),
     import('../src/tools/tool-content-error.js'),
     import('../src/machines/workflow/workflow-problems-error.js'),
+    import('../src/testing/trajectory-mismatch-error.js'),
+    import('../src/testing/dataset-error.js'),
+    import('../src/testing/judge-verdict-error.js'),
+    import('../src/testing/cassette-mismatch-error.js'),
+    import('../src/testing/cassette-missing-error.js'),
+    import('../src/testing/cassette-format-error.js'),
   ]);
   return {
     ActorloopError: base.ActorloopError,
@@ -73,6 +85,12 @@ async function loadCopy() {
     PostgresStoreError: postgres.PostgresStoreError,
     ToolContentError: toolContent.ToolContentError,
     WorkflowProblemsError: workflowProblems.WorkflowProblemsError,
+    TrajectoryMismatchError: trajectory.TrajectoryMismatchError,
+    DatasetError: dataset.DatasetError,
+    JudgeVerdictError: judge.JudgeVerdictError,
+    CassetteMismatchError: cassetteMismatch.CassetteMismatchError,
+    CassetteMissingError: cassetteMissing.CassetteMissingError,
+    CassetteFormatError: cassetteFormat.CassetteFormatError,
   };
 }
 
@@ -188,6 +206,30 @@ const samples: Record<ClassName, { make: (copy: Copy) => Error; fields: Record<s
       problems: [{ state: 'stuck', kind: 'unreachable-final', message: 'no way out' }],
       message: 'workflow "wf" has 1 problem:\n- stuck (unreachable-final): no way out',
     },
+  },
+  TrajectoryMismatchError: {
+    make: (copy) => new copy.TrajectoryMismatchError('trajectory differs', { steps: [{ tool: 'add' }], calls: [], difference: '− add' }),
+    fields: { steps: [{ tool: 'add' }], calls: [], difference: '− add', message: 'trajectory differs' },
+  },
+  DatasetError: {
+    make: (copy) => new copy.DatasetError('not JSON', { line: 3, source: 'cases.jsonl' }, { cause }),
+    fields: { line: 3, index: undefined, cause, message: 'cases.jsonl line 3: not JSON' },
+  },
+  JudgeVerdictError: {
+    make: (copy) => new copy.JudgeVerdictError('judge', 'no verdict'),
+    fields: { judge: 'judge', message: 'judge "judge": no verdict' },
+  },
+  CassetteMismatchError: {
+    make: (copy) => new copy.CassetteMismatchError('request #2: no interaction left', { file: 'c.json', request: 2, reason: 'exhausted' }),
+    fields: { file: 'c.json', request: 2, reason: 'exhausted', message: 'request #2: no interaction left' },
+  },
+  CassetteMissingError: {
+    make: (copy) => new copy.CassetteMissingError('c.json'),
+    fields: { file: 'c.json', message: expect.stringContaining('Cassette c.json does not exist') },
+  },
+  CassetteFormatError: {
+    make: (copy) => new copy.CassetteFormatError('c.json', 'interactions', 'expected an array'),
+    fields: { file: 'c.json', field: 'interactions', message: 'Cassette c.json field interactions: expected an array' },
   },
 };
 

@@ -227,6 +227,15 @@ describe('examples run offline', { timeout: 90_000 }, () => {
       expect(summary).toContain(fact);
   });
 
+  example('fault-soak', (stdout) => {
+    // The soak finds the planted bug (a workflow stuck waiting for a review nobody asked for), replays it, and passes the fix.
+    expect(stdout).toMatch(/^actorloop example "fault-soak" — OFFLINE: a SCRIPTED model/);
+    expect(stdout).toMatch(/\[violation\] seed \d+ \(run \d+\): did not end within 250 ms of its last fault: stuck in "awaitingReview"/);
+    expect(stdout).toMatch(/\[reproduction\] faultSoak\(machine, \{ runs: 1, seed: \d+, plan: \{.+\} \}\)/);
+    expect(stdout).toMatch(/\[replayed\] seed \d+: did not end within 250 ms of its last fault: stuck in "awaitingReview"/);
+    expect(stdout).toMatch(/\[fixed\] 20 runs in \d+ ms, .*, 0 violation\(s\)/);
+  });
+
   example('workflow-router', (stdout) => {
     const routes = stdout.split('\n').filter((line) => line.startsWith('[routed]'));
     expect(routes).toEqual([

@@ -462,6 +462,7 @@ describe("today's stack in a consumer project", () => {
       'rxjs',
       'zod',
       'pg',
+      'vitest',
       '@types/node',
     ] as const;
     const installed = execFileSync(
@@ -515,8 +516,10 @@ describe("today's stack in a consumer project", () => {
         restateClient: true,
         rx: true,
         sqlite: true,
+        testing: true,
+        testingVitest: true,
       },
-      used: 11,
+      used: 13,
     });
     const hosted = { status: 'done', text: 'It is 5.', stored: 'done', messages: 4 };
     expect(JSON.parse(run(process.execPath, ['out/sqlite-host.js'], directory))).toEqual({ ...hosted, driver: 'better-sqlite3' });

@@ -7,6 +7,7 @@ import type { Provider, ProviderEvent, ProviderRequest, ToolDescription } from '
 import { invalidProviderEvent, providerEventProblem } from '../model/provider-event-problem.js';
 import { recordRequest, type RequestStepRecord } from './request-step.js';
 import { stepJournalOf } from './step-journal.js';
+import { faultInjectorOf } from './fault-injector.js';
 import { withFields } from '../util/with-fields.js';
 import { nextTask, type TaskHandle } from '../util/next-task.js';
 
@@ -60,7 +61,11 @@ export function createProviderCallLogic(
   requestTimeoutMs: number,
 ) {
   return fromEventObservable<ProviderCallEvent, ProviderCallInput>(({ input, system: actorSystem, self }) => {
-    const { provider, tools, system } = profileOf(input.agent, input.provider ?? 0);
+    const profile = profileOf(input.agent, input.provider ?? 0);
+    const { tools, system } = profile;
+    // A fault soak wraps the provider of each request; without one this is one WeakMap lookup.
+    const injector = faultInjectorOf(actorSystem);
+    const provider = injector ? injector.provider(profile.provider, self._parent ? { caller: self._parent.id } : {}) : profile.provider;
     const request: Omit<ProviderRequest, 'signal'> = {
       ...(system === undefined ? {} : { system }),
       messages: input.messages,

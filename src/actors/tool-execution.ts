@@ -7,6 +7,7 @@ import { drainProgress, isProgressIterator } from '../tools/tool-progress.js';
 import type { JsonValue } from '../model/json.js';
 import type { ToolResultContentPart } from '../model/messages.js';
 import { type ExecutionGate, executionGateOf } from './execution-gate.js';
+import { faultInjectorOf } from './fault-injector.js';
 import { fromLazySignalPromise, type LazySignalPromiseArgs } from './from-lazy-signal-promise.js';
 import { type StepJournal, stepJournalOf } from './step-journal.js';
 
@@ -63,7 +64,21 @@ export function createToolExecutionLogic(tools: ReadonlyMap<string, Tool>, outpu
     if (journal) return journaledExecution(journal, tool, actor, outputOf);
     // An idempotent call needs no write-ahead: should a crash lose the record that it started, running it again does no harm.
     const gate = tool.idempotent ? undefined : executionGateOf(system);
-    const executed = gate ? gatedExecution(gate, tool, actor) : execute(tool, actor);
+    const run = () => (gate ? gatedExecution(gate, tool, actor) : execute(tool, actor));
+    // A fault soak decides how the execution goes; without one this is one WeakMap lookup.
+    const injector = faultInjectorOf(system);
+    const executed = injector
+      ? injector.tool(
+          {
+            toolCallId: input.toolCallId,
+            toolName: input.toolName,
+            idempotent: tool.idempotent === true,
+            ...(actor.self._parent ? { caller: actor.self._parent.id } : {}),
+          },
+          run,
+          () => actor.signal,
+        )
+      : run();
     return executed.then((value) => executionOutput(input.toolCallId, outputOf(value)));
   });
 }

@@ -5,14 +5,39 @@ import { pathToFileURL } from 'node:url';
 import type { AnyStateMachine } from 'xstate';
 import { CliUsageError } from './cli-usage-error.js';
 
+/** A user's module as named on the command line: its path (relative to the current directory) and the export to take, after `#`. */
+export type ModuleSpec = { module: string; exportName: string | undefined };
+
 /** `--machine <module>[#export]` as given: the module's path (relative to the current directory) and the export to take. */
-export type MachineSpec = { module: string; exportName: string | undefined };
+export type MachineSpec = ModuleSpec;
 
 /** A machine loaded from a user's module, and how to name it in messages and hints (`--machine` as given). */
 export type LoadedMachine = { machine: AnyStateMachine; spec: MachineSpec; label: string };
 
 const scriptExtensions = new Set(['.js', '.mjs', '.cjs']);
 const typeScriptExtensions = new Set(['.ts', '.mts', '.cts']);
+
+/**
+ * Reads a `<module>[#export]` value: the module's path, then `#` and the export's name when one is
+ * named (the last `#`: a path may hold one). `flag` names it in errors (`--machine`, `eval`), with
+ * `example` as the path shown. Throws `CliUsageError` for an empty path or export.
+ *
+ * @example
+ * ```ts
+ * moduleSpecOf('./evals.ts#capitals', 'eval', { module: './evals.ts', exportName: 'capitals' });
+ * // { module: './evals.ts', exportName: 'capitals' }
+ * ```
+ */
+export function moduleSpecOf(value: string, flag: string, example: { module: string; exportName: string }): ModuleSpec {
+  const hash = value.lastIndexOf('#');
+  const module = (hash < 0 ? value : value.slice(0, hash)).trim();
+  const exportName = hash < 0 ? undefined : value.slice(hash + 1).trim();
+  if (module === '')
+    throw new CliUsageError(`${flag} needs a module's path, e.g. ${flag} ${example.module} or ${example.module}#${example.exportName}`);
+  if (exportName === '')
+    throw new CliUsageError(`${flag} ${value}: needs an export's name after "#", e.g. ${module}#${example.exportName}`);
+  return { module, exportName };
+}
 
 /**
  * Reads a `--machine` value: the module's path, then `#` and the export's name when one is named
@@ -24,14 +49,8 @@ const typeScriptExtensions = new Set(['.ts', '.mts', '.cts']);
  * machineSpecOf('./workflow.ts');        // { module: './workflow.ts', exportName: undefined }
  * ```
  */
-export function machineSpecOf(value: string): MachineSpec {
-  const hash = value.lastIndexOf('#');
-  const module = (hash < 0 ? value : value.slice(0, hash)).trim();
-  const exportName = hash < 0 ? undefined : value.slice(hash + 1).trim();
-  if (module === '') throw new CliUsageError(`--machine needs a module's path, e.g. --machine ./workflow.js or ./workflow.js#review`);
-  if (exportName === '') throw new CliUsageError(`--machine ${value}: needs an export's name after "#", e.g. ${module}#review`);
-  return { module, exportName };
-}
+export const machineSpecOf = (value: string): MachineSpec =>
+  moduleSpecOf(value, '--machine', { module: './workflow.js', exportName: 'review' });
 
 /**
  * The `--machine` value as given, for messages and for the commands a hint prints.
@@ -41,7 +60,7 @@ export function machineSpecOf(value: string): MachineSpec {
  * machineLabelOf({ module: './workflow.js', exportName: 'review' }); // './workflow.js#review'
  * ```
  */
-export const machineLabelOf = (spec: MachineSpec): string =>
+export const machineLabelOf = (spec: ModuleSpec): string =>
   spec.exportName === undefined ? spec.module : `${spec.module}#${spec.exportName}`;
 
 /**
@@ -89,14 +108,14 @@ function tsxOf(path: string): string | undefined {
  * (Node 22.18+ and 23.6+). `tsx` is registered once for the process, not in a namespace, so the
  * module's `actorloop` and `xstate` are the ones the rest of the process loads.
  */
-async function importTypeScript(path: string, label: string): Promise<Record<string, unknown>> {
+async function importTypeScript(path: string, what: string): Promise<Record<string, unknown>> {
   const tsxApi = tsxOf(path);
   if (tsxApi !== undefined) {
     const { register } = (await import(pathToFileURL(tsxApi).href)) as { register: () => unknown };
     register();
   } else if (!(process.features as { typescript?: unknown }).typescript) {
     throw new CliUsageError(
-      `--machine ${label}: Node ${process.version} cannot load TypeScript by itself: install tsx in your project (npm install --save-dev tsx), ` +
+      `${what}: Node ${process.version} cannot load TypeScript by itself: install tsx in your project (npm install --save-dev tsx), ` +
         'use Node 22.18+ (it strips types), or give the compiled .js module',
     );
   }
@@ -104,7 +123,7 @@ async function importTypeScript(path: string, label: string): Promise<Record<str
 }
 
 /** What a module exports, in words for an error: `default (a function), review (a machine), VERSION`. */
-function describeExports(exports: Record<string, unknown>): string {
+export function describeExports(exports: Record<string, unknown>): string {
   const names = Object.keys(exports);
   if (names.length === 0) return 'it exports nothing';
   const described = names.map((name) => {
@@ -131,10 +150,46 @@ function chooseExport(exports: Record<string, unknown>, spec: MachineSpec, label
   );
 }
 
+/** A user's module imported: its exports, where it is, and how to name it in messages (`--machine ./workflow.ts`). */
+export type ImportedModule = { exports: Record<string, unknown>; path: string; spec: ModuleSpec; label: string; what: string };
+
 /**
- * Loads the machine of `--machine <module>[#export]`: the module (a path relative to `cwd`; `.js`,
- * `.mjs` or `.cjs`, or `.ts` / `.mts` / `.cts` through `tsx` or Node's type stripping), then its
- * export — the one named after `#`, else `default`, else the only export that is a machine. The
+ * Imports a user's module named on the command line (`--machine <module>[#export]`, `eval
+ * <module>`): a path relative to `cwd`; `.js`, `.mjs` or `.cjs`, or `.ts` / `.mts` / `.cts` through
+ * `tsx` or Node's type stripping. What is wrong with the path is a `CliUsageError` starting with
+ * `flag` and the module as given; an error the module throws as it loads goes on with the module
+ * named. Choosing the export is the caller's.
+ *
+ * @example
+ * ```ts
+ * const { exports, what } = await importModule({ module: './evals.ts', exportName: undefined }, process.cwd(), 'eval');
+ * // what: 'eval ./evals.ts', the words every message about it starts with
+ * ```
+ */
+export async function importModule(spec: ModuleSpec, cwd: string, flag: string): Promise<ImportedModule> {
+  const label = machineLabelOf(spec);
+  const what = `${flag} ${label}`;
+  const path = resolve(cwd, spec.module);
+  if (!existsSync(path) || !statSync(path).isFile())
+    throw new CliUsageError(`${what}: no such file (${path}); the path is relative to the current directory`);
+  const extension = extname(path).toLowerCase();
+  if (!scriptExtensions.has(extension) && !typeScriptExtensions.has(extension))
+    throw new CliUsageError(`${what}: expected a JavaScript or TypeScript module (.js, .mjs, .cjs, .ts, .mts, .cts)`);
+  let exports: Record<string, unknown>;
+  try {
+    exports = typeScriptExtensions.has(extension)
+      ? await importTypeScript(path, what)
+      : ((await import(pathToFileURL(path).href)) as Record<string, unknown>);
+  } catch (error) {
+    if (CliUsageError.isInstance(error)) throw error;
+    throw new Error(`${what} could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { exports, path, spec, label, what };
+}
+
+/**
+ * Loads the machine of `--machine <module>[#export]`: the module (see {@link importModule}), then
+ * its export — the one named after `#`, else `default`, else the only export that is a machine. The
  * export is a machine, or a function of no arguments that returns one (or a promise of one), called
  * once. What is wrong with the path or the export is a `CliUsageError` naming `--machine`; an error
  * the module throws as it loads goes on with the module named.
@@ -146,22 +201,7 @@ function chooseExport(exports: Record<string, unknown>, spec: MachineSpec, label
  * ```
  */
 export async function loadMachine(spec: MachineSpec, cwd: string): Promise<LoadedMachine> {
-  const label = machineLabelOf(spec);
-  const path = resolve(cwd, spec.module);
-  if (!existsSync(path) || !statSync(path).isFile())
-    throw new CliUsageError(`--machine ${label}: no such file (${path}); the path is relative to the current directory`);
-  const extension = extname(path).toLowerCase();
-  if (!scriptExtensions.has(extension) && !typeScriptExtensions.has(extension))
-    throw new CliUsageError(`--machine ${label}: expected a JavaScript or TypeScript module (.js, .mjs, .cjs, .ts, .mts, .cts)`);
-  let exports: Record<string, unknown>;
-  try {
-    exports = typeScriptExtensions.has(extension)
-      ? await importTypeScript(path, label)
-      : ((await import(pathToFileURL(path).href)) as Record<string, unknown>);
-  } catch (error) {
-    if (CliUsageError.isInstance(error)) throw error;
-    throw new Error(`--machine ${label} could not be loaded: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  const { exports, label } = await importModule(spec, cwd, '--machine');
   const chosen = chooseExport(exports, spec, label);
   const named = chosen.name === 'default' ? 'its default export' : `export "${chosen.name}"`;
   if (isStateMachine(chosen.value)) return { machine: chosen.value, spec, label };

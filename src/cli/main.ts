@@ -95,6 +95,9 @@ async function main(argv: string[]): Promise<number> {
       return (await import('./serve-command.js')).serveCommand(command, { ...environment, onStop: stopOnSignals });
     case 'view':
       return (await import('./view-command.js')).viewCommand(command, { ...environment, onStop: stopOnSignals });
+    case 'eval':
+      // The eval's modules (actorloop/testing's evaluate, the report) load only for eval.
+      return (await import('./eval-command.js')).evalCommand(command, environment);
     case 'inspect':
       return (await import('./inspect-command.js')).inspectStored(command.db, command.port, environment);
   }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CliUsageError } from './cli-usage-error.js';
-import { type MachineSpec, machineSpecOf } from './machine-module.js';
+import { type MachineSpec, machineLabelOf, machineSpecOf, type ModuleSpec, moduleSpecOf } from './machine-module.js';
 
 export const usage = `Usage:
   actorloop run [options] "prompt"             run one turn (offline scripted model when no key or base URL is set)
@@ -21,6 +21,8 @@ export const usage = `Usage:
   actorloop send --db <file> <id> --machine <module>[#export] --event <json>
                                                send a stored run of your machine an event (an approval too),
                                                then follow it as start does
+  actorloop eval <module>[#export] [options]   run your machine over a dataset and score it: a progress bar, a
+                                               table, results.json and report.html; exit 1 below --threshold
   actorloop help | --version
 
 Options of run and resume:
@@ -68,6 +70,17 @@ Your own machine (start and send; serve, show, history, fork, resume and cancel 
                           '{"type":"tool.approve","toolCallId":"call-1"}'
   --force                 send: take over a run whose process cannot be checked from this machine
 
+Options of eval (the module exports { machine, dataset, scorers }: by name, as its default export, or
+from a default function of no arguments; dataset an array of { id?, input, expected? } or a JSONL file):
+  --dataset <file.jsonl>  the items, one JSON object a line, instead of the module's dataset
+  --out <dir>             where results.json and report.html go (default eval-results/<start time>)
+  --threshold <0..1>      the mean to reach: below it eval exits 1 (default 0, never)
+  --concurrency <n>       items run at once (default 4)
+  --max-cost <usd>        no item starts once the eval has cost this much (the machine's prices)
+  --max-tokens <n>        no item starts once the eval has used this many tokens
+  --item-timeout <ms>     an item that runs longer is cancelled and gets an error
+  --json                  the results as JSON on stdout instead of the table
+
 A stored run is interrupted when the process that ran it is gone (same hostname, no process with its
 pid and start time); only resume continues it, on the provider given to resume. list, show, resume,
 cancel, history, fork, inspect and view never create a database.
@@ -75,7 +88,8 @@ cancel, history, fork, inspect and view never create a database.
 Keys come from OPENAI_API_KEY and ANTHROPIC_API_KEY. Exit codes: 0 done, 2 halted, 1 error, 3 refused
 (the conversation is not in a state the command acts on; nothing changed), 130 cancelled (Ctrl-C).
 start and send (resume and fork with --machine) exit 4 when they leave a run stored waiting (an approval,
-an event) with no terminal to ask at.`;
+an event) with no terminal to ask at. eval exits 1 when the mean is below --threshold, 2 for a dataset it
+cannot use (the bad line named), 130 on Ctrl-C after writing what finished.`;
 
 /**
  * A command's line of the usage without its description (`actorloop history --db <file> <id>`),
@@ -184,8 +198,31 @@ export type CancelCommand = {
   machine?: MachineSpec;
 };
 
+/** `eval`: a module's machine run over a dataset and scored; its results on stdout and under `out`. */
+export type EvalCommand = {
+  command: 'eval';
+  module: ModuleSpec;
+  /** The module as given (`./evals.ts#capitals`), for messages. */
+  label: string;
+  /** `--dataset`: a JSONL file relative to the current directory, in place of the module's dataset. */
+  dataset: string | undefined;
+  /** `--out`: the folder of results.json and report.html (default `eval-results/<start time>`). */
+  out: string | undefined;
+  /** `--threshold`: 0..1, default 0. */
+  threshold: number;
+  concurrency: number | undefined;
+  /** `--max-cost`: the eval's `budget.maxCostUsd`. */
+  maxCostUsd: number | undefined;
+  /** `--max-tokens`: the eval's `budget.maxTokens`. */
+  maxTokens: number | undefined;
+  /** `--item-timeout`: `itemTimeoutMs`. */
+  itemTimeoutMs: number | undefined;
+  json: boolean;
+};
+
 export type CliCommand =
   | RunCommand
+  | EvalCommand
   | ResumeCommand
   | CancelCommand
   | ForkCommand
@@ -356,9 +393,35 @@ export function parseArguments(argv: string[]): CliCommand {
         hostname: values.hostname ?? '127.0.0.1',
       };
     }
+    case 'eval': {
+      onlyFlags(values, 'eval', ['dataset', 'out', 'threshold', 'concurrency', 'max-cost', 'max-tokens', 'item-timeout', 'json']);
+      if (positionals.length === 0)
+        throw new CliUsageError('eval needs a module that exports { machine, dataset, scorers }, e.g. actorloop eval ./evals.ts');
+      if (positionals.length > 1) throw new CliUsageError(`eval takes one module, got ${positionals.map((one) => `"${one}"`).join(', ')}`);
+      const module = moduleSpecOf(positionals[0] as string, 'eval', { module: './evals.ts', exportName: 'capitals' });
+      for (const flag of ['dataset', 'out'] as const)
+        if (values[flag] !== undefined && values[flag].trim() === '')
+          throw new CliUsageError(`--${flag} needs ${flag === 'out' ? 'a folder' : 'the path of a JSONL file'}`);
+      const threshold = values.threshold === undefined ? 0 : Number(values.threshold);
+      if (values.threshold !== undefined && (values.threshold.trim() === '' || !(threshold >= 0 && threshold <= 1)))
+        throw new CliUsageError(`--threshold needs a number from 0 to 1 (the mean to reach, e.g. 0.8), got "${values.threshold}"`);
+      return {
+        command: 'eval',
+        module,
+        label: machineLabelOf(module),
+        dataset: values.dataset,
+        out: values.out,
+        threshold,
+        concurrency: positiveNumber(values.concurrency, '--concurrency', 'a number of items > 0 (e.g. 8)', true),
+        maxCostUsd: positiveNumber(values['max-cost'], '--max-cost', 'an amount in USD > 0 (e.g. 0.50)', false),
+        maxTokens: positiveNumber(values['max-tokens'], '--max-tokens', 'a number of tokens > 0', true),
+        itemTimeoutMs: positiveNumber(values['item-timeout'], '--item-timeout', 'a number of milliseconds > 0 (e.g. 30000)', false),
+        json: values.json === true,
+      };
+    }
     default:
       throw new CliUsageError(
-        `unknown command "${command}" (expected run, list, show, history, fork, resume, cancel, inspect, view, serve, start, send or help)`,
+        `unknown command "${command}" (expected run, list, show, history, fork, resume, cancel, inspect, view, serve, start, send, eval or help)`,
       );
   }
 }
@@ -511,6 +574,12 @@ function parseFlags(args: string[]) {
       input: { type: 'string' },
       'session-data': { type: 'string' },
       event: { type: 'string' },
+      dataset: { type: 'string' },
+      out: { type: 'string' },
+      threshold: { type: 'string' },
+      concurrency: { type: 'string' },
+      'max-cost': { type: 'string' },
+      'item-timeout': { type: 'string' },
     },
   });
 }

@@ -18,7 +18,8 @@ import { actorProgress, showProgress } from './progress.js';
 /** What the command reads from its process: environment, streams, signals. */
 export type CliEnvironment = {
   env: Record<string, string | undefined>;
-  stdout: { write(text: string): unknown; isTTY?: boolean };
+  /** `columns`: the terminal's width, when stdout is one (`eval` fits its table to it). */
+  stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number };
   stderr: { write(text: string): unknown; isTTY?: boolean };
   /** Registers a Ctrl-C handler; returns a function that removes it. */
   onInterrupt(handler: () => void): () => void;

@@ -14,6 +14,9 @@ import * as restate from 'actorloop/restate';
 import * as restateClient from 'actorloop/restate/client';
 import * as rx from 'actorloop/rx';
 import * as sqlite from 'actorloop/sqlite';
+import * as testing from 'actorloop/testing';
+// Registers its matchers with vitest's `expect`, which loads and extends outside a test run too.
+import * as testingVitest from 'actorloop/testing/vitest';
 
 // A few names each, used as a user would, so the declarations behind them are resolved.
 const machine: root.ConversationMachine = root.createConversationMachine({ provider: root.handlerProvider(async function* () {}) });
@@ -31,10 +34,28 @@ const used: Array<(...args: never[]) => unknown> = [
   restate.restateConversations,
   restateClient.restateConversationClient,
   rx.output$,
+  testing.scriptedProvider,
+  testingVitest.matchers.toCallTool,
 ];
 await host.close();
 
-const entryPoints = { root, aiSdk, anthropic, http, inspect, mcp, openai, otel, postgres, restate, restateClient, rx, sqlite };
+const entryPoints = {
+  root,
+  aiSdk,
+  anthropic,
+  http,
+  inspect,
+  mcp,
+  openai,
+  otel,
+  postgres,
+  restate,
+  restateClient,
+  rx,
+  sqlite,
+  testing,
+  testingVitest,
+};
 console.log(
   JSON.stringify({
     exports: Object.fromEntries(Object.entries(entryPoints).map(([name, module]) => [name, Object.keys(module).length > 0])),
