@@ -32,6 +32,7 @@ import {
   type WireServer,
   type WireStep,
 } from './wire-server.js';
+import { prng } from '../../src/testing/fault-plan.js';
 
 export type Wire = 'openai' | 'anthropic' | 'responses';
 
@@ -733,18 +734,6 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
 // ---------------------------------------------------------------------------------------------
 // A plan from a seed, for use without fast-check.
 
-/** mulberry32: a small seeded PRNG. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * A random plan of `length` steps (default 2–10) from a seed: the same seed gives the same plan.
  *
@@ -754,7 +743,8 @@ export function seededRandom(seed: number): () => number {
  * ```
  */
 export function planFromSeed(seed: number, length?: number): FaultStep[] {
-  const random = seededRandom(seed);
+  // The PRNG `faultSoak` plans with (mulberry32).
+  const random = prng(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const int = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
   const bool = () => random() < 0.5;
