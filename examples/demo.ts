@@ -77,14 +77,14 @@ async function* scriptedModel(request: HandlerRequest): AsyncGenerator<OpenAICha
     yield chunk({ tool_calls: [{ index: 0, function: { arguments: '"17 * (23 + 4)"}' } }] });
     yield chunk({
       tool_calls: [
-        { index: 1, id: 'call_list', type: 'function', function: { name: 'list_files', arguments: '{"folder":"src/machines"}' } },
+        { index: 1, id: 'call_list', type: 'function', function: { name: 'list_files', arguments: '{"folder":"src/machines/chart"}' } },
       ],
     });
     yield chunk({}, 'tool_calls');
   } else {
     const [product, files] = results.map((message) => message.content);
     const names = JSON.parse(files ?? '[]') as string[];
-    for (const word of `17 × (23 + 4) = ${product}. The machines folder holds ${names.length} files: ${names.join(', ')}.`.split(
+    for (const word of `17 × (23 + 4) = ${product}. The chart folder holds ${names.length} files: ${names.join(', ')}.`.split(
       /(?<= )/,
     )) {
       yield chunk({ content: word });
@@ -115,7 +115,7 @@ actor.on('tool.result', (event) => console.log(`[tool.result] ${event.name} → 
 actor.start();
 
 console.log('actorloop demo — the model is SCRIPTED (deterministic, offline); the engine and tools are real.');
-actor.send({ type: 'user.message', content: 'What is 17 × (23 + 4), and which files are in src/machines?' });
+actor.send({ type: 'user.message', content: 'What is 17 × (23 + 4), and which files are in src/machines/chart?' });
 const output = await toPromise(actor);
 console.log(`\n\n[output] status=${output.status} iterations=${output.iterations} tokens=${output.usage.totalTokens}`);
 console.log(`[answer] ${output.text}`);
