@@ -84,9 +84,7 @@ async function* scriptedModel(request: HandlerRequest): AsyncGenerator<OpenAICha
   } else {
     const [product, files] = results.map((message) => message.content);
     const names = JSON.parse(files ?? '[]') as string[];
-    for (const word of `17 × (23 + 4) = ${product}. The chart folder holds ${names.length} files: ${names.join(', ')}.`.split(
-      /(?<= )/,
-    )) {
+    for (const word of `17 × (23 + 4) = ${product}. The chart folder holds ${names.length} files: ${names.join(', ')}.`.split(/(?<= )/)) {
       yield chunk({ content: word });
     }
     yield chunk({}, 'stop');
