@@ -333,6 +333,7 @@ describe('the table, the progress bar and the escaping, in this process', () => 
     mean: 0.375,
     scorers: { 'a-scorer-with-a-long-name': { mean: 1, scored: 1 }, short: { mean: 0.5, scored: 1 } },
     usage: { ...emptyUsage(), totalTokens: 1234 },
+    scoringUsage: emptyUsage(),
     costUsd: 0.0123,
     durationMs: 900,
   };

@@ -287,7 +287,12 @@ describe('llmJudge', () => {
         prompts.push(prompt);
         const text = verdict(prompt);
         yield { type: 'text.delta', delta: text };
-        yield { type: 'finish', content: [{ type: 'text', text }], finishReason: 'stop', usage: emptyUsage() };
+        yield {
+          type: 'finish',
+          content: [{ type: 'text', text }],
+          finishReason: 'stop',
+          usage: { ...emptyUsage(), inputTokens: 5, outputTokens: 2, totalTokens: 7 },
+        };
       },
     };
   }
@@ -303,6 +308,9 @@ describe('llmJudge', () => {
     });
     expect(report.items.map((item) => item.scores.judge)).toEqual([1, 0.25, 0.25]);
     expect(report.items[0]?.reasons.judge).toBe('names Paris');
+    // What judging spent is in the eval's totals (and its budget), apart as scoringUsage too.
+    expect(report.scoringUsage.totalTokens).toBe(21);
+    expect(report.usage.totalTokens).toBe(45 + 21);
     expect(judge.prompts[0]).toContain('Rubric:\nNames the right capital.');
     expect(judge.prompts[0]).toContain('The task the assistant was given:\nCapital of France?');
     expect(judge.prompts[0]).toContain('Reference answer:\nParis.');

@@ -75,8 +75,11 @@ export type EvalReport = {
   items: EvalItemResult[];
   mean: number;
   scorers: Record<string, { mean: number; scored: number }>;
+  /** Tokens the runs and the scorers spent together. */
   usage: Usage;
-  /** Present when the machine prices its runs (`prices`). */
+  /** The scorers' share of `usage` (a judge's tokens). */
+  scoringUsage: Usage;
+  /** Present when the machine prices its runs (`prices`), or a judge its verdicts; both counted. */
   costUsd?: number;
   durationMs: number;
   /** Why items were left unrun. */
@@ -122,13 +125,19 @@ function checkOptions(options: EvaluateOptions): void {
   }
 }
 
-/** A score checked: a number in 0..1 (with its reason). */
-function checkedScore(scorer: string, score: Score): { score: number; reason?: string } {
+/** A score checked: a number in 0..1 (with its reason, and what scoring spent). */
+function checkedScore(scorer: string, score: Score): { score: number; reason?: string; usage?: Usage; costUsd?: number } {
   const value = typeof score === 'number' ? score : isRecord(score) ? score.score : Number.NaN;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1)
     throw new InvalidOptionsError(`scorer "${scorer}"`, 'a score from 0 to 1 (a number, or { score, reason? })', score);
-  const reason = isRecord(score) && typeof score.reason === 'string' ? score.reason : undefined;
-  return { score: value, ...(reason === undefined ? {} : { reason }) };
+  if (typeof score === 'number') return { score: value };
+  const { reason, usage, costUsd } = score;
+  return {
+    score: value,
+    ...(typeof reason === 'string' ? { reason } : {}),
+    ...(isRecord(usage) && typeof usage.totalTokens === 'number' ? { usage } : {}),
+    ...(typeof costUsd === 'number' && Number.isFinite(costUsd) ? { costUsd } : {}),
+  };
 }
 
 /**
@@ -161,7 +170,9 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalReport> {
   const stop = () => abort.abort();
   signal?.addEventListener('abort', stop, { once: true });
   if (signal?.aborted) abort.abort();
+  // What the runs and the scorers (a judge) spent: the budget counts both.
   let usage = emptyUsage();
+  let scoringUsage = emptyUsage();
   let cost: number | undefined;
   let stopped: EvalReport['stopped'];
   let next = 0;
@@ -226,6 +237,11 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalReport> {
         );
         scores[scorer.name] = checked.score;
         if (checked.reason !== undefined) reasons[scorer.name] = checked.reason;
+        if (checked.usage) {
+          scoringUsage = addUsage(scoringUsage, checked.usage);
+          usage = addUsage(usage, checked.usage);
+        }
+        if (checked.costUsd !== undefined) cost = (cost ?? 0) + checked.costUsd;
       } catch (error) {
         errors.push(`${scorer.name}: ${errorText(error)}`);
       }
@@ -277,6 +293,7 @@ export async function evaluate(options: EvaluateOptions): Promise<EvalReport> {
     mean: results.length ? results.reduce((sum, result) => sum + result.mean, 0) / results.length : 0,
     scorers: byScorer,
     usage,
+    scoringUsage,
     ...(cost === undefined ? {} : { costUsd: cost }),
     durationMs: performance.now() - started,
     ...(stopped ? { stopped } : {}),

@@ -1,6 +1,7 @@
 import { createActor, toPromise } from 'xstate';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { createConversationMachine } from '../../machines/chart/conversation.js';
+import type { ConversationOptions } from '../../machines/chart/options.js';
 import type { RunOutput } from '../../machines/names/types.js';
 import { conversationInput } from '../../machines/workflow/conversation-input.js';
 import type { Message } from '../../model/messages.js';
@@ -26,6 +27,8 @@ export type LlmJudgeOptions = {
   name?: string;
   /** Repairs of a verdict that is not the verdict object before the item gets an error. Default 1. */
   maxRepairs?: number;
+  /** The judge model's prices, to count what judging cost (as a machine's `prices`). */
+  prices?: ConversationOptions['prices'];
 };
 
 const verdictSchema = {
@@ -82,7 +85,7 @@ function partsText(parts: readonly unknown[]): string {
  */
 export function llmJudge(options: LlmJudgeOptions): Scorer {
   if (!isRecord(options)) throw new InvalidOptionsError('llmJudge(options)', 'an object { provider, rubric, name?, maxRepairs? }', options);
-  const { provider, rubric, name = 'judge', maxRepairs = 1 } = options;
+  const { provider, rubric, name = 'judge', maxRepairs = 1, prices } = options;
   if (!isRecord(provider) || typeof provider.stream !== 'function')
     throw new InvalidOptionsError('llmJudge(options).provider', 'a provider (openaiProvider(...), anthropicProvider(...), …)', provider);
   if (typeof rubric !== 'string' || rubric.trim() === '')
@@ -94,6 +97,7 @@ export function llmJudge(options: LlmJudgeOptions): Scorer {
     provider,
     system,
     output: { schema: verdictSchema, name: 'verdict', description: 'The verdict on the answer', maxRepairs },
+    ...(prices === undefined ? {} : { prices }),
   });
   return {
     name,
@@ -121,7 +125,12 @@ export function llmJudge(options: LlmJudgeOptions): Scorer {
           verdict.error ? `its run ended ${verdict.status}: ${verdict.error.message}` : `no verdict (its run ended ${verdict.status})`,
         );
       }
-      return { score: object.score, ...(typeof object.reason === 'string' ? { reason: object.reason } : {}) };
+      return {
+        score: object.score,
+        ...(typeof object.reason === 'string' ? { reason: object.reason } : {}),
+        usage: verdict.usage,
+        ...(verdict.cost ? { costUsd: verdict.cost.total } : {}),
+      };
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { RunOutput } from '../../machines/names/types.js';
+import type { Usage } from '../../model/usage.js';
 import type { EvalItem } from './eval-dataset.js';
 
 /**
@@ -21,15 +22,16 @@ export type ScoreContext<TExpected = unknown> = {
 };
 
 /**
- * A score from 0 (fail) to 1 (pass), with the reason when the scorer has one. A scorer that throws,
- * or scores outside 0..1, gives its item an error instead — never a pass.
+ * A score from 0 (fail) to 1 (pass), with the reason when the scorer has one, and what scoring
+ * spent when it asked a model (`usage`, `costUsd`: a judge's; the eval's totals and budget count
+ * them). A scorer that throws, or scores outside 0..1, gives its item an error instead — never a pass.
  *
  * @example
  * ```ts
  * const score: Score = { score: 0.5, reason: 'one of the two cities named' };
  * ```
  */
-export type Score = number | { score: number; reason?: string };
+export type Score = number | { score: number; reason?: string; usage?: Usage; costUsd?: number };
 
 /**
  * A way of scoring an answer: the built-in `scorers.*`, `llmJudge(...)`, or your own.
