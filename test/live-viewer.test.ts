@@ -496,7 +496,7 @@ describe('startLiveViewer: a watched workflow actor', () => {
     // Nobody waits for that call: refused, nothing applied.
     expect((await post(live, 'api/conversations/order/approve', { toolCallId: 'charge-9' })).json()).toMatchObject({
       status: 409,
-      detail: expect.stringContaining('no conversation in it waits for tool call "charge-9"'),
+      detail: expect.stringContaining('no call "charge-9" waits for approval in the workflow'),
     });
     // The root's approve goes down to the payer; the workflow moves on to its own event.
     expect((await post(live, 'api/conversations/order/approve', { toolCallId: 'charge-1' })).status).toBe(200);

@@ -1,6 +1,6 @@
 import { mediaCodecOf } from './media-aware-store.js';
 import { isRecord } from '../util/is-record.js';
-import { type AnyActorRef, createActor, type InspectionEvent, type Subscription } from 'xstate';
+import { createActor, type InspectionEvent, type Subscription } from 'xstate';
 import {
   type ContextCompactedEvent,
   type ConversationActor,
@@ -11,7 +11,6 @@ import {
   type ConversationStateValue,
   type ConversationUserEvent,
   currentSchemaVersion,
-  isBudgetedWorkflow,
   type RunOutput,
   setExecutionGate,
 } from '../machines/hostable.js';
@@ -27,7 +26,8 @@ import type {
 import type { ConversationLease } from './conversation-lease.js';
 import type { ConversationStreamItem, StreamStateEvent } from './conversation-stream.js';
 import type { HostedMachine, HostedSnapshot } from './hosted-machine.js';
-import { approvalHolder, haltedSnapshot } from './workflow-state.js';
+import { routeWorkflowEvent } from './route-workflow-event.js';
+import { haltedSnapshot } from './workflow-state.js';
 
 /**
  * A state change, as `host.subscribe` reports it beside the run's own events: the run's state, the
@@ -243,26 +243,10 @@ export class LiveRun {
    * and any other event when its chart takes it now. Returns why it did not take it.
    */
   private sendToWorkflow(event: ConversationUserEvent | { type: string }): string | undefined {
-    const root = this.actor.getSnapshot();
-    if (event.type === 'tool.approve' || event.type === 'tool.deny') {
-      const { toolCallId } = event as { toolCallId: string };
-      const path = approvalHolder(root, toolCallId);
-      const holder = path && childAt(this.actor, path);
-      if (holder) {
-        holder.send(event);
-        return undefined;
-      }
-      if (takes(this.actor, event)) return void this.actor.send(event as never);
-      return `no call ${JSON.stringify(toolCallId)} waits for approval in the workflow (pendingApprovals lists those that do)`;
-    }
-    if (event.type === 'cancel' && !takes(this.actor, event)) {
-      this.halt((event as { reason?: string }).reason);
-      return undefined;
-    }
-    if (!takes(this.actor, event)) {
-      return `the workflow in state ${JSON.stringify(root.value)} does not take ${event.type} (its chart has no transition for it now)`;
-    }
-    this.actor.send(event as never);
+    const route = routeWorkflowEvent(this.actor, event);
+    if ('refused' in route) return route.refused;
+    if ('halt' in route) this.halt((event as { reason?: string }).reason);
+    else route.send.send(event);
     return undefined;
   }
 
@@ -483,22 +467,6 @@ function withReadableError(persisted: unknown): unknown {
 
 /** The state value as one string that every stored shape (a conversation's, a workflow's) carries. */
 const keyOf = (shape: unknown) => (shape as { value: string }).value;
-
-/** Whether the workflow takes `event` now: its chart — for one `withBudget` wraps, the chart inside, where the event goes. */
-function takes(actor: AnyActorRef, event: { type: string }): boolean {
-  const snapshot = actor.getSnapshot() as { can: (event: { type: string }) => boolean; children: Record<string, AnyActorRef | undefined> };
-  if (!snapshot.can(event)) return false;
-  if (!isBudgetedWorkflow((actor as { logic?: unknown }).logic)) return true;
-  const inner = snapshot.children.workflow;
-  return inner !== undefined && takes(inner, event);
-}
-
-/** The actor at `path` below `root` (invoke and spawn ids), if it is still there. */
-function childAt(root: AnyActorRef, path: readonly string[]): AnyActorRef | undefined {
-  let actor: AnyActorRef | undefined = root;
-  for (const id of path) actor = (actor?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)?.children?.[id];
-  return actor;
-}
 
 /** A state change as the stream carries it: no history (the store has it), the output without it. */
 function streamStateOf(value: ConversationStateValue, status: ConversationStatus, output: RunOutput | undefined): StreamStateEvent {

@@ -4,7 +4,7 @@ import { createConversationMachine } from '../../machines/chart/conversation.js'
 import type { ConversationOptions } from '../../machines/chart/options.js';
 import type { RunOutput } from '../../machines/names/types.js';
 import { conversationInput } from '../../machines/workflow/conversation-input.js';
-import type { Message } from '../../model/messages.js';
+import { type Message, type UserContentPart, userContentText } from '../../model/messages.js';
 import type { Provider } from '../../model/provider.js';
 import { isRecord } from '../../util/is-record.js';
 import { JudgeVerdictError } from '../judge-verdict-error.js';
@@ -48,25 +48,19 @@ const system = [
   'Give your verdict as the verdict object: score from 0 (fails the rubric) to 1 (meets it fully), and the reason in one sentence.',
 ].join('\n');
 
-/** The task as the judge reads it: the prompt, a history as lines, any other input as JSON. */
+/** The task as the judge reads it: the prompt, a history as `role: text` lines (media as their labels), any other input as JSON. */
 function taskText(input: unknown): string {
   if (typeof input === 'string') return input;
-  if (Array.isArray(input) && input.every((one) => isRecord(one) && typeof one.role === 'string')) {
-    return (input as Message[])
-      .map(
-        (message) =>
-          `${message.role}: ${typeof message.content === 'string' ? message.content : textOf({ text: partsText(message.content) })}`,
-      )
-      .join('\n');
-  }
-  if (Array.isArray(input)) return partsText(input);
+  if (Array.isArray(input) && input.every((one) => isRecord(one) && typeof one.role === 'string'))
+    return (input as Message[]).map((message) => `${message.role}: ${messageText(message)}`).join('\n');
+  if (Array.isArray(input)) return userContentText(input as UserContentPart[]);
   return JSON.stringify(input) ?? String(input);
 }
 
-function partsText(parts: readonly unknown[]): string {
-  return parts
-    .map((part) => (isRecord(part) && typeof part.text === 'string' ? part.text : isRecord(part) ? `[${String(part.type)}]` : String(part)))
-    .join('\n');
+function messageText(message: Message): string {
+  if (typeof message.content === 'string') return message.content;
+  if (message.role === 'user') return userContentText(message.content);
+  return message.content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : `[${part.type}]`)).join('');
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { RunOutput } from '../../machines/names/types.js';
-import type { Message } from '../../model/messages.js';
 import { compileSchema, type JSONSchema } from '../../tools/validate.js';
 import type { StandardSchemaV1 } from '../../tools/standard-schema.js';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { isRecord } from '../../util/is-record.js';
+import { toolCallsOf } from '../expect-trajectory.js';
 import { type Score, type ScoreContext, type Scorer, textOf } from './scorer.js';
 
 /** How text scorers compare: trimmed (default true), case-sensitive (default true). */
@@ -26,14 +26,6 @@ function runOutputOf(scorer: string, output: unknown): RunOutput {
   if (!isRecord(output) || !Array.isArray(output.messages) || typeof output.status !== 'string')
     throw new InvalidOptionsError(`${scorer}: output`, "a conversation's RunOutput (a workflow's output has no messages or usage)", output);
   return output as unknown as RunOutput;
-}
-
-function toolCalls(messages: readonly Message[]): Array<{ name: string; args: unknown }> {
-  return messages.flatMap((message) =>
-    message.role === 'assistant' && Array.isArray(message.content)
-      ? message.content.flatMap((part) => (part.type === 'tool-call' ? [{ name: part.toolName, args: part.args }] : []))
-      : [],
-  );
 }
 
 const positive = (value: unknown, field: string): number => {
@@ -124,7 +116,7 @@ export const scorers = {
     return {
       name,
       score: ({ output }) => {
-        const calls = toolCalls(runOutputOf(name, output).messages).filter((call) => call.name === tool);
+        const calls = toolCallsOf(runOutputOf(name, output)).filter((call) => call.tool === tool);
         if (calls.length === 0) return { score: 0, reason: `${tool} was not called` };
         return !options.args || calls.some((call) => options.args?.(call.args))
           ? 1

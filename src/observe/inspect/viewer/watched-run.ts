@@ -1,4 +1,4 @@
-import { type AnyStateMachine, createActor, type InspectionEvent } from 'xstate';
+import { type AnyActorRef, type AnyStateMachine, createActor, type InspectionEvent } from 'xstate';
 import { ConversationStepNotFoundError } from '../../../host/errors/conversation-step-not-found-error.js';
 import { EventRejectedError } from '../../../host/errors/event-rejected-error.js';
 import type { ConversationStep, HistoryOptions } from '../../../host/conversation-history.js';
@@ -12,7 +12,8 @@ import {
 } from '../../../host/conversation-stream.js';
 import type { ConversationView } from '../../../host/conversation-view.js';
 import { type HostedMachine, type HostedSnapshot, hostedMachineOf } from '../../../host/hosted-machine.js';
-import { approvalHolder, workflowConversations } from '../../../host/workflow-state.js';
+import { actorAt, routeWorkflowEvent } from '../../../host/route-workflow-event.js';
+import { workflowConversations } from '../../../host/workflow-state.js';
 import type { ConversationEmittedEvent, ConversationStateValue, ConversationUserEvent } from '../../../machines/names/types.js';
 import type { Message } from '../../../model/messages.js';
 import { emptyUsage } from '../../../model/usage.js';
@@ -185,22 +186,17 @@ export class WatchedRun {
       if (rejection !== undefined) throw refuse(rejection);
       return;
     }
-    if (event.type === 'tool.approve' || event.type === 'tool.deny') {
-      const path = approvalHolder(snapshot, event.toolCallId);
-      const holder = path && childAt(snapshot, path);
-      if (!holder) throw refuse(`no conversation in it waits for tool call ${JSON.stringify(event.toolCallId)}`);
-      const rejection = sendTaken(holder, event);
+    // Where the host would send it; a `cancel` the chart does not take stops each conversation (the viewer cannot store a halted workflow).
+    const route = routeWorkflowEvent(actor as unknown as AnyActorRef, event);
+    if ('refused' in route) throw refuse(route.refused);
+    if ('send' in route) {
+      const rejection = sendTaken(route.send, event);
       if (rejection !== undefined) throw refuse(rejection);
       return;
     }
-    if (snapshot.can?.(event)) {
-      actor.send(event);
-      return;
-    }
-    if (event.type !== 'cancel') throw refuse(`the workflow cannot take ${event.type} in its state now`);
     const running = workflowConversations(snapshot);
     if (running.length === 0) throw refuse('no conversation is running in it to cancel');
-    for (const { path } of running) childAt(snapshot, path)?.send(event);
+    for (const { path } of running) actorAt(actor as unknown as AnyActorRef, path)?.send(event);
   }
 
   /** Follows the stream as a host does: after an id it handed out, from the kept start (`from: 'run'`), or from now. */
@@ -323,17 +319,4 @@ function sendTaken(target: { send(event: unknown): void; on?: unknown }, event: 
     listening?.unsubscribe();
   }
   return rejection;
-}
-
-/** The live actor at `path` below a workflow's snapshot. */
-function childAt(snapshot: HostedSnapshot, path: readonly string[]): { send(event: unknown): void } | undefined {
-  let current: unknown = snapshot;
-  let actor: unknown;
-  for (const id of path) {
-    const children = isRecord(current) ? current.children : undefined;
-    actor = isRecord(children) ? children[id] : undefined;
-    if (!isRecord(actor) || typeof actor.getSnapshot !== 'function') return undefined;
-    current = (actor.getSnapshot as () => unknown)();
-  }
-  return actor as { send(event: unknown): void };
 }
