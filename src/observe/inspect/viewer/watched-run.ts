@@ -93,7 +93,8 @@ export class WatchedRun {
       });
       if (inspection) this.stops.push(() => inspection.unsubscribe());
       const subscription = actor.subscribe({
-        next: record,
+        // The inspection already reports the root's own snapshots: recording them twice would compare every one twice.
+        ...(inspection ? {} : { next: record }),
         error: () => {
           record();
           this.ended = true;
