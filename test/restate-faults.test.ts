@@ -20,6 +20,7 @@ import { restateConversationClient } from '../src/scale/restate/client.js';
 import { supportScript } from './support/built-tree.js';
 import { expectValidForBothWires } from './support/history.js';
 import { startPlannedWireServer } from './support/planned-wire-server.js';
+import type { PlanStep } from './support/planned-model.js';
 import type { ClusterMessage, ClusterOrder } from './support/restate-cluster.js';
 import {
   agentIds,
@@ -116,8 +117,12 @@ const resultsOf = (messages: Message[]) =>
 
 describe('Restate fault test: workers and the server killed mid-run', () => {
   it('every conversation finishes; no non-idempotent call runs twice; no journaled request is made again; histories stay valid', async () => {
-    let holding = false;
-    const server = await startPlannedWireServer(plan, { firstByteMs: [5, 30], chunkDelayMs: [0, 4], holdResponses: () => holding });
+    let holding: (request: { step: PlanStep; worker: string | undefined }) => boolean = () => false;
+    const server = await startPlannedWireServer(plan, {
+      firstByteMs: [5, 30],
+      chunkDelayMs: [0, 4],
+      holdResponses: (request) => holding(request),
+    });
     const restate = await startRestateServer();
     cleanups.push(() => restate.stop());
     const executions = join(work, 'executions.log');
@@ -136,27 +141,53 @@ describe('Restate fault test: workers and the server killed mid-run', () => {
       // Generous: under a loaded CI machine the whole run has taken up to 2.5 times its quiet 85 s.
       const deadline = Date.now() + 210_000;
 
-      /** Kills the worker that next reports `phase` (a `charge` starting, or a request starting) `delayMs` later. */
-      const killAt = async (phase: 'tool' | 'request' | 'child-request') => {
+      /** Kills the worker that next starts a `charge` call, a moment later. */
+      const killMidTool = async () => {
         const pid = await cluster.next(
-          (message) =>
-            message.type === 'phase' && message.phase === phase && (phase !== 'tool' || message.tool === 'charge')
-              ? message.pid
-              : undefined,
+          (message) => (message.type === 'phase' && message.phase === 'tool' && message.tool === 'charge' ? message.pid : undefined),
+          10_000,
+        );
+        if (pid === undefined) return kills.push('tool:none');
+        await sleep(2);
+        await kill('tool', pid);
+      };
+      /**
+       * Kills the worker whose request (a conversation's, or an agent call child's) the server next
+       * receives: its response is held until the worker is gone, so the request is in flight when it dies.
+       */
+      const killMidRequest = async (phase: 'request' | 'child-request') => {
+        const pid = await new Promise<number | undefined>((resolve) => {
           // A child's request is the rarest moment (20 in the run: the last round of each turn of 10 conversations),
           // and when every worker has just been restarted the next one comes only once Restate has retried the
           // invocations: on a loaded machine that took more than 10 s (seen with the suite's files in parallel).
-          phase === 'child-request' ? 40_000 : 10_000,
-        );
+          const timer = setTimeout(
+            () => {
+              holding = () => false;
+              resolve(undefined);
+            },
+            phase === 'child-request' ? 40_000 : 10_000,
+          );
+          let caught: string | undefined;
+          holding = ({ step, worker }) => {
+            if (caught === undefined && worker !== undefined && step.conversation.startsWith('sub ') === (phase === 'child-request')) {
+              caught = worker;
+              clearTimeout(timer);
+              resolve(Number(worker));
+            }
+            return worker !== undefined && worker === caught;
+          };
+        });
         if (pid === undefined) return kills.push(`${phase}:none`);
-        // A request is held unanswered until the kill, so it is in flight when the worker dies.
-        if (phase !== 'tool') holding = true;
-        await sleep(phase === 'tool' ? 2 : 25);
+        await sleep(25);
+        await kill(phase, pid);
+        holding = () => false;
+      };
+      const kill = async (phase: string, pid: number) => {
         cluster.order({ type: 'kill', pid });
         await cluster.next((message) => (message.type === 'exited' && message.pid === pid ? true : undefined), 5_000);
-        holding = false;
         kills.push(`${phase}:${pid}`);
       };
+      const killAt = (phase: 'tool' | 'request' | 'child-request') => (phase === 'tool' ? killMidTool() : killMidRequest(phase));
       const chaos = (async () => {
         await sleep(500);
         // `child-request`: a worker dies while an agent call's child waits for its model; another worker resumes the child.

@@ -224,17 +224,23 @@ describe('the viewer page over a workflow host', () => {
 
   type Svg = { getBoundingClientRect(): { width: number }; viewBox: { baseVal: { width: number } } };
   type Styles = { getComputedStyle(node: unknown): { fontSize: string } };
+  type Document = { querySelector(selector: string): (Svg & { querySelectorAll(selector: string): Iterable<unknown> }) | null };
 
-  /** Every text of the chart as drawn on the screen: the smallest font size, in CSS pixels. */
-  const smallestChartText = (page: Page) =>
-    page.$eval('#chart svg', (svg) => {
-      const chart = svg as unknown as Svg;
-      const scale = chart.getBoundingClientRect().width / chart.viewBox.baseVal.width;
+  /**
+   * Every text of the chart as drawn on the screen: the smallest font size, in CSS pixels. Measured
+   * once the chart is laid out (a chart just inserted has no size until the page's next layout).
+   */
+  const smallestChartText = async (page: Page): Promise<number> => {
+    const measured = await page.waitForFunction(() => {
+      const svg = (globalThis as unknown as { document: Document }).document.querySelector('#chart svg');
+      if (!svg || svg.viewBox.baseVal.width === 0 || svg.getBoundingClientRect().width === 0) return false;
+      const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
       const styles = globalThis as unknown as Styles;
-      return Math.min(
-        ...[...svg.querySelectorAll('text')].map((text) => Number.parseFloat(styles.getComputedStyle(text).fontSize) * scale),
-      );
+      const sizes = [...svg.querySelectorAll('text')].map((text) => Number.parseFloat(styles.getComputedStyle(text).fontSize) * scale);
+      return sizes.length > 0 && sizes.every(Number.isFinite) ? Math.min(...sizes) : false;
     });
+    return (await measured.jsonValue()) as number;
+  };
 
   it('draws the workflow lit with its conversations inside, approves, travels back, forks, cancels', async () => {
     // The chart routes: the workflow's states, each conversation inside the state that runs it.

@@ -53,23 +53,29 @@ describe('workflows of conversations under random faults, cancels and kill/resto
 
 describe('hosted workflows (createConversationHost, host.start) under random faults, cancels and crashes', () => {
   it(`keep every guarantee at every level, a crash recovered from the last stored step (${hostedRuns} workflows, seed ${seed})`, {
-    timeout: 120_000,
+    timeout: 180_000,
   }, async () => {
-    const cases = fc.sample(workflowCaseArb, { seed, numRuns: hostedRuns });
     let kills = 0;
     let afterKill = 0;
     const endings = new Set<string>();
-    for (const [index, workflowCase] of cases.entries()) {
-      const report = await runWorkflowCase(workflowCase, { checkResources: true, hosted: true });
-      expect(report.violations, `hosted workflow #${index}: ${JSON.stringify(workflowCase)}`).toEqual([]);
-      endings.add(report.outcome ?? 'none');
-      kills += report.counts.kills;
-      afterKill += report.counts.reruns + report.counts.interrupted;
-    }
+    const runCases = async (caseSeed: number, count: number, label: string) => {
+      for (const [index, workflowCase] of fc.sample(workflowCaseArb, { seed: caseSeed, numRuns: count }).entries()) {
+        const report = await runWorkflowCase(workflowCase, { checkResources: true, hosted: true });
+        expect(report.violations, `hosted workflow ${label}#${index}: ${JSON.stringify(workflowCase)}`).toEqual([]);
+        endings.add(report.outcome ?? 'none');
+        kills += report.counts.kills;
+        afterKill += report.counts.reruns + report.counts.interrupted;
+      }
+    };
+    await runCases(seed, hostedRuns, '');
     if (hostedRuns >= 40) {
+      // Whether a crash lands while a call runs is a matter of timing (the crash is at a moment, the
+      // call takes milliseconds): a sample that missed it is followed by more cases, a few at a time,
+      // until one does — the guarantees are checked on every one of them all the same.
+      for (let more = 1; afterKill === 0 && more <= 8; more++) await runCases(seed + more, 5, `more ${more} `);
       expect([...endings].sort()).toEqual(['cancelled', 'done', 'failed']);
       expect(kills).toBeGreaterThan(5);
-      expect(afterKill).toBeGreaterThan(0);
+      expect(afterKill, 'no crash landed while a call ran, in 80 workflows').toBeGreaterThan(0);
     }
   });
 });

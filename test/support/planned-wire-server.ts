@@ -35,8 +35,11 @@ export async function startPlannedWireServer(
     chunkDelayMs?: [number, number];
     /** Called for each request, before it is answered. */
     onRequest?: () => void;
-    /** While it returns true, no response starts: requests stay in flight. */
-    holdResponses?: () => boolean;
+    /**
+     * While it returns true for a request, its response does not start: it stays in flight. `worker`
+     * is the request's `x-worker` header (the sending process's pid, in the cluster tests).
+     */
+    holdResponses?: (request: { step: PlanStep; worker: string | undefined }) => boolean;
     /** Requests it returns true for are answered 503 (overloaded), the first time their history is sent only. */
     failOnce?: (step: PlanStep) => boolean;
   } = {},
@@ -48,7 +51,7 @@ export async function startPlannedWireServer(
   const histories = new Set<string>();
   const log: PlannedRequest[] = [];
   let repeats = 0;
-  const answer = async (res: ServerResponse, body: string) => {
+  const answer = async (res: ServerResponse, body: string, worker: string | undefined) => {
     const request = JSON.parse(body) as { messages: OpenAIChatMessage[]; stream?: boolean };
     requests++;
     const history = JSON.stringify(request.messages);
@@ -85,7 +88,7 @@ export async function startPlannedWireServer(
     );
     chunks.push('data: [DONE]\n\n');
     await sleep(between(firstByteMs));
-    while (holdResponses?.() && !res.destroyed) await sleep(5);
+    while (holdResponses?.({ step, worker }) && !res.destroyed) await sleep(5);
     // The client may be gone (a killed worker): nothing to answer then.
     if (res.destroyed || res.socket?.destroyed !== false) return;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -103,7 +106,8 @@ export async function startPlannedWireServer(
       body += part.toString();
     });
     req.on('end', () => {
-      answer(res, body).catch((error: unknown) => {
+      const worker = req.headers['x-worker'];
+      answer(res, body, typeof worker === 'string' ? worker : undefined).catch((error: unknown) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: String(error), type: 'server_error' } }));
       });

@@ -6,6 +6,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
+import type { FetchFunction } from '../../src/providers/transport/fetch-function.js';
 import { agentTool, createConversationMachine, defineTool, openaiProvider } from '../../src/index.js';
 import type { RestateConversationClient } from '../../src/scale/restate/client.js';
 import { childPlan, consultCall } from './consult-child.js';
@@ -102,7 +103,13 @@ export function restateScenarioMachine(baseURL: string, sideFile: string, onExec
       return `refunded ${cents}`;
     },
   });
-  const provider = openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${baseURL}/v1` });
+  // Each request says which process sent it, so the fault test can kill the one whose request it holds.
+  const fetchAs: FetchFunction = (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('x-worker', String(process.pid));
+    return fetch(input, { ...init, headers });
+  };
+  const provider = openaiProvider({ model: 'planned', apiKey: 'test', baseURL: `${baseURL}/v1`, fetch: fetchAs });
   const retry = { maxRetries: 5, initialDelayMs: 10, maxDelayMs: 50 };
   const consultant = createConversationMachine({ provider, tools: [charge, lookup], retry });
   return createConversationMachine({

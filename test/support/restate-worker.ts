@@ -14,7 +14,7 @@ import { restateScenarioMachine } from './restate-scenario.js';
 
 export type RestateWorkerMessage =
   | { type: 'listening'; pid: number; port: number }
-  | { type: 'phase'; pid: number; phase: 'tool' | 'request' | 'child-request'; tool?: string; conversationId?: string };
+  | { type: 'phase'; pid: number; phase: 'tool'; tool: string };
 
 const [port, executions, journaled, url] = process.argv.slice(2);
 if (!port || !executions || !journaled || !url) throw new Error('usage: restate-worker.ts <port> <executions> <journaled> <wire url>');
@@ -23,12 +23,9 @@ const report = (message: RestateWorkerMessage) => process.send?.(message);
 const machine = restateScenarioMachine(url, executions, (tool) => report({ type: 'phase', pid: process.pid, phase: 'tool', tool }));
 const conversations = restateConversations({
   machine,
-  onEvent: ({ conversationId, event: emitted }) => {
+  onEvent: ({ event: emitted }) => {
     // An agent call's child's events come as agent.event: its requests are journaled steps too.
-    const child = emitted.type === 'agent.event';
     const event = emitted.type === 'agent.event' ? emitted.event : emitted;
-    if (event.type === 'request.started')
-      report({ type: 'phase', pid: process.pid, phase: child ? 'child-request' : 'request', conversationId });
     // The step's result is in the journal before the run sees it: this response is never requested again.
     if (event.type === 'request.finished' && event.responseId) appendFileSync(journaled, `${event.responseId} ${Date.now()}\n`);
   },

@@ -687,21 +687,30 @@ function chartProblem(status, text) {
   return [box];
 }
 
+/** Counts chart requests: one answered after a newer was made is dropped, so the holder's class always names the chart in it. */
+let chartRequests = 0;
+
 async function loadChart() {
   const holder = $('chart');
-  holder.className = view.kind;
-  if (view.chart !== view.kind) {
+  const kind = view.kind;
+  const request = ++chartRequests;
+  const current = () => request === chartRequests;
+  if (view.chart !== kind) {
     try {
-      const response = await fetch(config.base + '/chart/' + (view.chartId ? view.chartId + '/' : '') + view.kind + '.svg');
+      const response = await fetch(config.base + '/chart/' + (view.chartId ? view.chartId + '/' : '') + kind + '.svg');
+      const text = await response.text();
+      if (!current()) return;
+      holder.className = kind;
       if (!response.ok) {
-        holder.replaceChildren(...chartProblem(response.status, await response.text()));
+        holder.replaceChildren(...chartProblem(response.status, text));
         return;
       }
       // The chart's own <style> is in this page already (the page's policy would refuse it).
-      holder.innerHTML = (await response.text()).replace(/<style>[\\s\\S]*?<\\/style>/, '');
+      holder.innerHTML = text.replace(/<style>[\\s\\S]*?<\\/style>/, '');
       fitChart(holder);
-      view.chart = view.kind;
+      view.chart = kind;
     } catch (error) {
+      if (!current()) return;
       holder.replaceChildren(el('p', 'empty', 'The chart could not be drawn: ' + error.message));
       return;
     }
