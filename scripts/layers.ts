@@ -37,6 +37,13 @@ export const layers: Layer[] = [
   // HTTP over the host: the Fetch API and node:http only, no server library.
   { name: 'http', paths: ['src/http/'], mayImport: ['model', 'tools', 'machines', 'host', 'http'] },
   { name: 'scale', paths: ['src/scale/'], mayImport: ['model', 'tools', 'machines', 'host', 'stores', 'scale'] },
+  // The agent served to other agents (DESIGN §20): an MCP server, an A2A server and remote A2A agents
+  // as tools, over the host; HTTP through http's Fetch-to-node:http listener and its authorize.
+  {
+    name: 'protocols',
+    paths: ['src/protocols/'],
+    mayImport: ['model', 'tools', 'machines', 'host', 'http', 'protocols'],
+  },
   // What users test their agents with (DESIGN §19): a scripted provider, cassettes, the fault soak, evals.
   // `actors` through its fault hook only: the soak injects faults where requests and tools run.
   {
@@ -48,7 +55,21 @@ export const layers: Layer[] = [
   {
     name: 'cli',
     paths: ['src/cli/'],
-    mayImport: ['model', 'providers', 'tools', 'middleware', 'machines', 'host', 'stores', 'observe', 'scale', 'http', 'testing', 'cli'],
+    mayImport: [
+      'model',
+      'providers',
+      'tools',
+      'middleware',
+      'machines',
+      'host',
+      'stores',
+      'observe',
+      'scale',
+      'http',
+      'testing',
+      'protocols',
+      'cli',
+    ],
   },
   // Not `scale`: its integrations need optional peers, and the root must load with none installed.
   {
