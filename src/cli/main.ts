@@ -93,6 +93,9 @@ async function main(argv: string[]): Promise<number> {
       return (await (await import('./machine-commands.js')).sendEvent(command, environment)).code;
     case 'serve':
       return (await import('./serve-command.js')).serveCommand(command, { ...environment, onStop: stopOnSignals });
+    case 'mcp':
+      // The MCP SDK (an optional peer) loads only here: the other commands run without it.
+      return (await import('./mcp-command.js')).mcpCommand(command, { ...environment, onStop: stopOnSignals });
     case 'view':
       return (await import('./view-command.js')).viewCommand(command, { ...environment, onStop: stopOnSignals });
     case 'eval':

@@ -15,6 +15,7 @@ export const usage = `Usage:
   actorloop view [--db <file>] [options]       the viewer you can operate: follow, time travel, approve, fork
   actorloop inspect --db <file>                open the live viewer on a store (read-only)
   actorloop serve [--db <file>] [options]      the HTTP routes of actorloop/http on a local port
+  actorloop mcp [--db <file>] [options]        the conversation as an MCP server on stdio (one tool, ask)
   actorloop start <id> --machine <module>[#export] [--input <json>] [--session-data <json>] [--db <file>]
                                                start a run of your own machine (a workflow): its conversations'
                                                text, its events, approvals asked here, its output as JSON
@@ -153,6 +154,14 @@ export type ServeCommand = ProviderOptions & {
   machine?: MachineSpec;
 };
 
+/** `mcp`: the conversation (or `--machine`'s runs) as an MCP server on stdin/stdout. */
+export type McpCommand = ProviderOptions & {
+  command: 'mcp';
+  db: string | undefined;
+  /** `--machine`: the served tool runs this machine (your module's), not the CLI's conversation machine. */
+  machine?: MachineSpec;
+};
+
 /** `start`: a run of your own machine from `--input`, followed here. */
 export type StartCommand = {
   command: 'start';
@@ -227,6 +236,7 @@ export type CliCommand =
   | CancelCommand
   | ForkCommand
   | ServeCommand
+  | McpCommand
   | ViewCommand
   | StartCommand
   | SendCommand
@@ -381,6 +391,11 @@ export function parseArguments(argv: string[]): CliCommand {
         ...machineOption(values),
       };
     }
+    case 'mcp': {
+      onlyFlags(values, 'mcp', [...providerFlags, 'db', 'machine']);
+      if (positionals.length > 0) throw new CliUsageError(`mcp takes no arguments, got "${positionals.join(' ')}"`);
+      return { command: 'mcp', ...providerOptions(values), db: values.db, ...machineOption(values) };
+    }
     case 'view': {
       onlyFlags(values, 'view', [...providerFlags, 'db', 'port', 'hostname']);
       if (positionals.length > 0) throw new CliUsageError(`view takes no arguments, got "${positionals.join(' ')}"`);
@@ -421,7 +436,7 @@ export function parseArguments(argv: string[]): CliCommand {
     }
     default:
       throw new CliUsageError(
-        `unknown command "${command}" (expected run, list, show, history, fork, resume, cancel, inspect, view, serve, start, send, eval or help)`,
+        `unknown command "${command}" (expected run, list, show, history, fork, resume, cancel, inspect, view, serve, mcp, start, send, eval or help)`,
       );
   }
 }

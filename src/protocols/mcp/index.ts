@@ -5,3 +5,5 @@
  * @packageDocumentation
  */
 export * from '../../tools/mcp/index.js';
+export { serveMcp, type ServedMcp, type McpListenOptions, type McpStdioSession } from './serve-mcp.js';
+export type { ServeMcpOptions, McpServedTool, McpObjectSchema, McpAuthorize } from './serve-mcp-options.js';
