@@ -167,6 +167,32 @@ describe('examples run offline', { timeout: 90_000 }, () => {
   // Run as a process, its page followed in Chromium, by test/live-viewer.test.ts.
   covered.add('live-viewer');
 
+  example('mcp-server', (stdout) => {
+    expect(stdout).toMatch(/\[mcp\] serving ask_support on http:\/\/127\.0\.0\.1:\d+\/mcp\n/);
+    expect(stdout).toContain(
+      '[progress 2] calling tool lookup_order\n[progress 3] tool lookup_order answered\n[progress 4] round 2: asking the model\n',
+    );
+    expect(stdout).toContain('[answer] Done: order A-1: desk lamp, €20, shipped.\n');
+    expect(stdout).toContain('[elicitation] The agent wants to call the tool "refund" with {"orderId":"B-7"}');
+    expect(stdout).toContain('[elicitation] answered approve=true\n[progress 3] calling tool refund\n');
+    expect(stdout).toContain('[answer] Done: refunded order B-7: €80.\n');
+    // The second call of the session continued its conversation: five replies came before it.
+    expect(stdout).toContain('[answer] You are Ana — this conversation has 5 earlier replies.\n');
+    expect(stdout).toMatch(/\[error\] the run waits for approval of "refund" \(call call_0_0, arguments \{"orderId":"C-3"\}\)/);
+    expect(stdout).toContain('[host] the run ended: Done: denied by user: over the limit.\n');
+    expect(stdout).toContain('\n[mcp] closed\n');
+  });
+
+  example('a2a-server', (stdout) => {
+    expect(stdout).toMatch(/\[card\] Order desk 1\.0\.0: JSONRPC http:\/\/127\.0\.0\.1:\d+\/a2a\n/);
+    expect(stdout).toContain('[task] working\n[status] completed\n[answer] Order B-7 left the warehouse this morning.\n');
+    expect(stdout).toContain('[task] same task, completed: It should arrive on Thursday.\n');
+    expect(stdout).toContain('[task] input-required: Approval needed for issue_refund({"orderId":"B-7"}) [call_2_0]\n');
+    expect(stdout).toContain('[task] completed: Done: refunded order B-7.\n');
+    expect(stdout).toContain('[history] 6 messages, 3 answers\n');
+    expect(stdout).toMatch(/\[auth\] refused: forbidden: not allowed to use task [0-9a-f-]{36}\n/);
+  });
+
   example('mcp', (stdout) => {
     expect(stdout).toContain('[mcp] tools: notes_add_note, notes_delete_note, notes_chart_notes, notes_enable_export\n');
     // An image result: it goes to the model as an image part; its text names it by a label.

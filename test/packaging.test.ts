@@ -262,6 +262,7 @@ describe('the packed package in a fresh project', () => {
       '@anthropic-ai/sdk': { optional: true },
       'better-sqlite3': { optional: true },
       '@modelcontextprotocol/sdk': { optional: true },
+      '@a2a-js/sdk': { optional: true },
       '@restatedev/restate-sdk': { optional: true },
       '@restatedev/restate-sdk-clients': { optional: true },
       pg: { optional: true },
@@ -452,6 +453,7 @@ describe("today's stack in a consumer project", () => {
     offerOwnBetterSqlite3(stack['better-sqlite3']);
     const peers = [
       'xstate',
+      '@a2a-js/sdk',
       '@anthropic-ai/sdk',
       '@modelcontextprotocol/sdk',
       '@opentelemetry/api',
@@ -504,6 +506,7 @@ describe("today's stack in a consumer project", () => {
     expect(JSON.parse(run(process.execPath, ['out/every-entry-point.js'], directory))).toEqual({
       exports: {
         root: true,
+        a2a: true,
         aiSdk: true,
         anthropic: true,
         http: true,
@@ -519,7 +522,7 @@ describe("today's stack in a consumer project", () => {
         testing: true,
         testingVitest: true,
       },
-      used: 13,
+      used: 14,
     });
     const hosted = { status: 'done', text: 'It is 5.', stored: 'done', messages: 4 };
     expect(JSON.parse(run(process.execPath, ['out/sqlite-host.js'], directory))).toEqual({ ...hosted, driver: 'better-sqlite3' });

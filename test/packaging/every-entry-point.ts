@@ -2,6 +2,7 @@
 // peers installed: type-checked (strict, skipLibCheck: false) by TypeScript 5.9 and by TypeScript 7,
 // then run. The list must match package.json "exports" (test/subpaths.test.ts checks).
 import * as root from 'actorloop';
+import * as a2a from 'actorloop/a2a';
 import * as aiSdk from 'actorloop/ai-sdk';
 import * as anthropic from 'actorloop/anthropic';
 import * as http from 'actorloop/http';
@@ -23,6 +24,7 @@ const machine: root.ConversationMachine = root.createConversationMachine({ provi
 const store: root.ConversationStore = sqlite.sqliteStore({ path: 'every-entry-point.db' });
 const host = root.createConversationHost({ machine, store });
 const used: Array<(...args: never[]) => unknown> = [
+  a2a.createA2AHandler,
   aiSdk.aiSdkProvider,
   anthropic.toAnthropicMessages,
   http.createConversationHandler,
@@ -41,6 +43,7 @@ await host.close();
 
 const entryPoints = {
   root,
+  a2a,
   aiSdk,
   anthropic,
   http,
