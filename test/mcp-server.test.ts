@@ -302,7 +302,8 @@ describe('serveMcp over Streamable HTTP', () => {
   });
 
   it('closes a session left idle past sessionIdleMs (a client that left without DELETE), never one whose call runs', async () => {
-    const idle = serveMcp(host, { name: 'idle', version: '1.0.0', sessionIdleMs: 40, onError: (error) => reported.push(error) });
+    // Long enough that a loaded machine's pauses between one client's own requests never reach it.
+    const idle = serveMcp(host, { name: 'idle', version: '1.0.0', sessionIdleMs: 300, onError: (error) => reported.push(error) });
     try {
       const { url: endpoint } = await idle.listen();
       const open = async () => {
@@ -329,7 +330,7 @@ describe('serveMcp over Streamable HTTP', () => {
         .callTool({ name: 'ask', arguments: { message: 'hold on' } }, undefined, { signal: aborter.signal })
         .catch(() => 'cancelled');
       // No request from either for several idle periods (a poll would keep them active).
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await new Promise((resolve) => setTimeout(resolve, 900));
       expect(await listTools(left.sessionId)).toBe(404);
       expect(await listTools(busy.sessionId)).toBe(200);
       aborter.abort();
