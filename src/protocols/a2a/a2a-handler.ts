@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
-import type { ConversationHost } from '../../host/conversation-host.js';
+import type { AnyConversationHost } from '../../host/conversation-host.js';
 import type { ConversationAuthorize } from '../../http/conversation-handler.js';
 import { HttpProblemError } from '../../http/http-problem-error.js';
 import { readJsonBody } from '../../http/read-json-body.js';
@@ -98,7 +98,10 @@ const taskMethods: Record<string, 'message' | 'id'> = {
  * are `working`, `input-required` (approvals), `completed`, `canceled` and `failed`;
  * `SendStreamingMessage` and `SubscribeToTask` stream status updates and the answer as it comes;
  * `GetTask` and `CancelTask` work on any task the store holds, after a restart too. Every request
- * that names a task is authorized with it first. See docs/a2a.md.
+ * that names a task is authorized with it first. A host of a workflow serves each task as a run
+ * of it: a new task starts the workflow with the message's data part as input (a text alone is
+ * `{ message: text }`), `input-required` while a conversation in it waits for an approval, and the
+ * output as the artifact `output` once it is done. See docs/a2a.md.
  *
  * Resolves once the SDK is loaded; rejects with `MissingDependencyError` when it is not
  * installed, `InvalidOptionsError` for bad options.
@@ -113,11 +116,15 @@ const taskMethods: Record<string, 'message' | 'id'> = {
  * });
  * const server = await serveA2A(a2a, { port: 4000 });
  * console.log(`agent card: ${server.url}/.well-known/agent-card.json`);
+ *
+ * // A workflow behind A2A: each task one run of it.
+ * const runs = createConversationHost({ machine: reviewWorkflow(provider), store });
+ * const reviews = await createA2AHandler(runs, { card: reviewCard, authorize, basePath: '/review' });
  * ```
  */
-export async function createA2AHandler(host: ConversationHost, options: A2AHandlerOptions): Promise<A2AHandler> {
+export async function createA2AHandler(host: AnyConversationHost, options: A2AHandlerOptions): Promise<A2AHandler> {
   if (!isRecord(host) || typeof host.send !== 'function' || typeof host.follow !== 'function') {
-    throw new InvalidOptionsError('host', 'a ConversationHost from createConversationHost(...)', host);
+    throw new InvalidOptionsError('host', 'a ConversationHost from createConversationHost(...) (of a conversation or a workflow)', host);
   }
   if (!isRecord(options))
     throw new InvalidOptionsError('options', 'an object { card, authorize, basePath?, maxBodyBytes?, bodyTimeoutMs?, onError? }', options);

@@ -14,6 +14,8 @@ const state = {
   canceled: 5 as TaskState,
   inputRequired: 6 as TaskState,
 };
+/** The task states, as the protocol numbers them (shared with the workflow tasks). */
+export const taskStates = state;
 const roleUser = 1 as A2AMessage['role'];
 const roleAgent = 2 as A2AMessage['role'];
 
@@ -29,14 +31,14 @@ export const textPart = (text: string): Part => ({
   filename: '',
   mediaType: 'text/plain',
 });
-const dataPart = (value: unknown): Part => ({
+export const dataPart = (value: unknown): Part => ({
   content: { $case: 'data', value },
   metadata: undefined,
   filename: '',
   mediaType: 'application/json',
 });
 
-const agentMessage = (taskId: string, messageId: string, parts: Part[]): A2AMessage => ({
+export const agentMessage = (taskId: string, messageId: string, parts: Part[]): A2AMessage => ({
   messageId,
   contextId: taskId,
   taskId,

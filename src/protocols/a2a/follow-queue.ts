@@ -1,4 +1,4 @@
-import type { ConversationHost } from '../../host/conversation-host.js';
+import type { AnyConversationHost } from '../../host/conversation-host.js';
 import type { ConversationStreamEvent } from '../../host/conversation-stream.js';
 
 /** A conversation's stream from now on, pulled one event at a time. */
@@ -13,7 +13,7 @@ export type FollowQueue = {
  * does in between is missed; `signal` (the client leaving) ends it at once, even while a `next()`
  * waits — an async generator's `return()` would only run at its next `yield`.
  */
-export function followQueue(host: ConversationHost, id: string, signal: AbortSignal | undefined): FollowQueue {
+export function followQueue(host: AnyConversationHost, id: string, signal: AbortSignal | undefined): FollowQueue {
   const items: ConversationStreamEvent[] = [];
   let ended = false;
   let wake: (() => void) | undefined;

@@ -1,8 +1,8 @@
 /**
  * `actorloop/a2a`: the Agent2Agent protocol (A2A 1.0) with the official `@a2a-js/sdk`, an optional
  * peer dependency (`npm install @a2a-js/sdk`). `createA2AHandler(host, { card, authorize })` serves
- * a conversation host as an A2A agent — an agent card and JSON-RPC, tasks as conversations,
- * approvals as `input-required` — as a Fetch API handler; `serveA2A` serves it on `node:http`.
+ * a conversation host as an A2A agent — an agent card and JSON-RPC, tasks as conversations (or,
+ * for a host of a workflow, as runs of it), approvals as `input-required` — as a Fetch API handler; `serveA2A` serves it on `node:http`.
  * See docs/a2a.md.
  *
  * @example
