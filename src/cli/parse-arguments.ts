@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { isConversationId } from '../protocols/mcp/conversation-id.js';
 import { CliUsageError } from './cli-usage-error.js';
 import { type MachineSpec, machineLabelOf, machineSpecOf, type ModuleSpec, moduleSpecOf } from './machine-module.js';
 
@@ -15,7 +16,8 @@ export const usage = `Usage:
   actorloop view [--db <file>] [options]       the viewer you can operate: follow, time travel, approve, fork
   actorloop inspect --db <file>                open the live viewer on a store (read-only)
   actorloop serve [--db <file>] [options]      the HTTP routes of actorloop/http on a local port
-  actorloop mcp [--db <file>] [options]        the conversation as an MCP server on stdio (one tool, ask)
+  actorloop mcp [--db <file>] [--conversation <id>] [options]
+                                               the conversation as an MCP server on stdio (one tool, ask)
   actorloop start <id> --machine <module>[#export] [--input <json>] [--session-data <json>] [--db <file>]
                                                start a run of your own machine (a workflow): its conversations'
                                                text, its events, approvals asked here, its output as JSON
@@ -55,6 +57,11 @@ Options of view (and the provider options of run, for the runs an approval lets 
 Options of fork (and the provider options of run):
   --seq <n>               the step to fork from (a seq of actorloop history)
   --new-id <id>           the new conversation's id (default <id>-<n>-<random>); one in use is refused
+
+Options of mcp (and the provider options of run):
+  --conversation <id>     the one conversation every session continues (default a new mcp-<uuid> per
+                          start); with --db it outlives restarts, and a run of it a killed process left
+                          is resumed at start
 
 Options of resume and cancel:
   --force                 take over a run whose process cannot be checked from this machine
@@ -160,6 +167,8 @@ export type McpCommand = ProviderOptions & {
   db: string | undefined;
   /** `--machine`: the served tool runs this machine (your module's), not the CLI's conversation machine. */
   machine?: MachineSpec;
+  /** `--conversation`: the one conversation the session continues, instead of a new one per start. */
+  conversation?: string;
 };
 
 /** `start`: a run of your own machine from `--input`, followed here. */
@@ -392,9 +401,21 @@ export function parseArguments(argv: string[]): CliCommand {
       };
     }
     case 'mcp': {
-      onlyFlags(values, 'mcp', [...providerFlags, 'db', 'machine']);
+      onlyFlags(values, 'mcp', [...providerFlags, 'db', 'machine', 'conversation']);
       if (positionals.length > 0) throw new CliUsageError(`mcp takes no arguments, got "${positionals.join(' ')}"`);
-      return { command: 'mcp', ...providerOptions(values), db: values.db, ...machineOption(values) };
+      const conversation = values.conversation;
+      if (conversation !== undefined && !isConversationId(conversation)) {
+        throw new CliUsageError(
+          `--conversation needs a conversation id (not empty, no surrounding spaces or control characters), got ${JSON.stringify(conversation)}`,
+        );
+      }
+      return {
+        command: 'mcp',
+        ...providerOptions(values),
+        db: values.db,
+        ...(conversation === undefined ? {} : { conversation }),
+        ...machineOption(values),
+      };
     }
     case 'view': {
       onlyFlags(values, 'view', [...providerFlags, 'db', 'port', 'hostname']);
@@ -595,6 +616,7 @@ function parseFlags(args: string[]) {
       concurrency: { type: 'string' },
       'max-cost': { type: 'string' },
       'item-timeout': { type: 'string' },
+      conversation: { type: 'string' },
     },
   });
 }

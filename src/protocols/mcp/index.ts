@@ -6,4 +6,5 @@
  */
 export * from '../../tools/mcp/index.js';
 export { serveMcp, type ServedMcp, type McpListenOptions, type McpStdioSession } from './serve-mcp.js';
-export type { ServeMcpOptions, McpServedTool, McpObjectSchema, McpAuthorize } from './serve-mcp-options.js';
+export type { ServeMcpOptions, McpSessionInfo, McpServedTool, McpObjectSchema, McpAuthorize } from './serve-mcp-options.js';
+export type { McpResumability } from './event-store.js';

@@ -25,6 +25,8 @@ export type ServedCall = {
   signal: AbortSignal;
   /** Set when the request has a `progressToken`. */
   progress?: (message: string) => void;
+  /** How long to wait for a run of the conversation still going before this call's (0: refuse at once). */
+  waitForRunMs?: number;
   /** Set when the client declared the `elicitation` capability. */
   elicit?: (approval: PendingApproval) => Promise<ElicitAnswer>;
 };
@@ -48,7 +50,13 @@ export async function runServedCall(call: ServedCall): Promise<McpCallResult> {
   let approvalSeen = false;
   let wake: (() => void) | undefined;
   let cancelled = false;
+  /** Set once this call sends its message: events before are another run's, not this call's progress. */
+  let ours = false;
+  /** Wakes a call waiting for the run before it: that run left `running` (ended, or waits for an approval). */
+  let runLeft: (() => void) | undefined;
   const unsubscribe = host.subscribe(id, (event) => {
+    if (event.type === 'state' && event.status !== 'running') runLeft?.();
+    if (!ours) return;
     const message = call.progress && progressMessage(event, call.workflow);
     if (message) call.progress?.(message);
     if (event.type === 'state' && event.status === 'awaitingApproval') {
@@ -64,9 +72,32 @@ export async function runServedCall(call: ServedCall): Promise<McpCallResult> {
   };
   let started = false;
   try {
-    const view = call.workflow
-      ? await host.start(id, { input: call.input })
-      : await host.send(id, { type: 'user.message', content: call.message ?? '' });
+    const waiting = {
+      deadline: Date.now() + (call.waitForRunMs ?? 0),
+      told: false,
+      onRunLeft: (wakeUp: () => void) => {
+        runLeft = wakeUp;
+      },
+    };
+    let view: Awaited<ReturnType<typeof host.send>>;
+    for (;;) {
+      const waited = await waitForRunBefore(call, waiting);
+      if (waited !== undefined) return waited;
+      ours = true;
+      try {
+        view = call.workflow
+          ? await host.start(id, { input: call.input })
+          : await host.send(id, { type: 'user.message', content: call.message ?? '' });
+        break;
+      } catch (error) {
+        // Another call started a run between the wait and this send: wait for that one too, within the same bound.
+        if (Date.now() < waiting.deadline && (await host.get(id).catch(() => undefined))?.status === 'running') {
+          ours = false;
+          continue;
+        }
+        throw error;
+      }
+    }
     started = true;
     signal.addEventListener('abort', cancel, { once: true });
     if (signal.aborted) cancel();
@@ -111,11 +142,64 @@ export async function runServedCall(call: ServedCall): Promise<McpCallResult> {
     if (current?.status === 'awaitingApproval' && current.pendingApprovals.length > 0) {
       return unanswered(id, current.pendingApprovals, 'nothing was sent: ');
     }
-    const what = started ? 'the call failed while the run went on' : 'the run could not start';
+    const what = started
+      ? 'the call failed while the run went on'
+      : (call.waitForRunMs ?? 0) > 0 && (await host.get(id).catch(() => undefined))?.status === 'running'
+        ? `the run could not start: the conversation "${id}" was still running after waiting ${call.waitForRunMs} ms for its run to end`
+        : 'the run could not start';
     return textResult(`${what}: ${error instanceof Error ? error.message : String(error)}`, true);
   } finally {
     unsubscribe();
     signal.removeEventListener('abort', cancel);
+  }
+}
+
+/**
+ * While the conversation's run is still going (one `recover()` resumed, another session's, an
+ * earlier call's), waits for it to leave `running` — at most `waitForRunMs`, or until the client
+ * cancels — saying so by progress. Resolves `undefined` to go on and send, or the call's answer
+ * when it must not: cancelled while waiting, or `waitForRunMs` 0. Past the wait it goes on too, and
+ * the host's refusal (which names the host holding the run) is the answer.
+ */
+async function waitForRunBefore(
+  call: ServedCall,
+  waiting: { deadline: number; told: boolean; onRunLeft: (wake: () => void) => void },
+): Promise<McpCallResult | undefined> {
+  const { host, conversationId: id, signal } = call;
+  const waitMs = call.waitForRunMs ?? 0;
+  const { deadline, onRunLeft } = waiting;
+  for (;;) {
+    if ((await host.get(id))?.status !== 'running') return undefined;
+    const left = deadline - Date.now();
+    if (waitMs === 0) {
+      return textResult(
+        `nothing was sent: the conversation "${id}" has a run in progress, and this server does not wait for it (waitForRunMs 0)`,
+        true,
+      );
+    }
+    if (left <= 0) return undefined;
+    if (!waiting.told) {
+      waiting.told = true;
+      call.progress?.(`waiting for the run in progress in conversation "${id}" to end`);
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort: (() => void) | undefined;
+    await new Promise<void>((resolve) => {
+      onRunLeft(resolve);
+      timer = setTimeout(resolve, left);
+      onAbort = resolve;
+      signal.addEventListener('abort', onAbort, { once: true });
+      // Checked again once listening: the run may have ended between the read above and now.
+      void host.get(id).then((view) => view?.status !== 'running' && resolve(), resolve);
+    });
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    if (signal.aborted) {
+      return textResult(
+        `the call was cancelled while it waited for the run in progress in conversation "${id}" to end (${cancelReason}); nothing was sent`,
+        true,
+      );
+    }
   }
 }
 

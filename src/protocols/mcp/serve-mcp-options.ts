@@ -1,3 +1,5 @@
+import type { McpResumability } from './event-store.js';
+
 /**
  * A JSON Schema of an object, as MCP lists a tool's input (`type: 'object'` at its root).
  *
@@ -41,6 +43,17 @@ export type McpServedTool = {
 export type McpAuthorize = (request: Request) => boolean | Promise<boolean>;
 
 /**
+ * The MCP session a conversation id is chosen for (`conversationId` as a function): its transport
+ * and, over Streamable HTTP, its `Mcp-Session-Id`.
+ *
+ * @example
+ * ```ts
+ * const session: McpSessionInfo = { transport: 'http', sessionId: '5f0c2d1e-…' };
+ * ```
+ */
+export type McpSessionInfo = { transport: 'stdio' | 'http'; sessionId?: string };
+
+/**
  * Options of `serveMcp`.
  *
  * @example
@@ -61,6 +74,20 @@ export type ServeMcpOptions = {
    * never share a conversation, and the host's other conversations are told apart.
    */
   idPrefix?: string;
+  /**
+   * The conversation a session talks to, instead of a new one per session: a fixed id (every session
+   * continues that one conversation — what keeps an MCP client's conversation across restarts of a
+   * stdio server over a store), or a function of the session. Sessions that share a conversation
+   * take turns: see `waitForRunMs`.
+   */
+  conversationId?: string | ((session: McpSessionInfo) => string);
+  /**
+   * A call that arrives while its conversation's run is still going (a recovered run, a call of
+   * another session on the same conversation, two calls at once) waits for that run to end, at most
+   * this long, then sends its message; past it the call answers `isError` saying the conversation is
+   * still running. The client may cancel the wait. `0` refuses such a call at once. Default 60,000.
+   */
+  waitForRunMs?: number;
   /** Streamable HTTP: who may connect. Without it every request is let through: bind to 127.0.0.1 or put one. */
   authorize?: McpAuthorize;
   /**
@@ -81,6 +108,15 @@ export type ServeMcpOptions = {
    * (default 30 minutes): clients that leave without `DELETE` do not hold sessions for ever.
    */
   sessionIdleMs?: number;
+  /**
+   * Streamable HTTP: resumable streams. Each session keeps the events of its SSE streams (progress,
+   * elicitations, the call's result) in memory, within these bounds, and sends each with an SSE
+   * `id`; a client whose connection dropped reconnects with `Last-Event-ID` and is sent what it
+   * missed (the SDK client does so on its own). A dropped connection never cancels the call: its run
+   * goes on. `false` keeps nothing (a dropped stream's remaining messages are lost). Default on:
+   * 1,000 events per stream, 5 minutes.
+   */
+  resumability?: McpResumability | false;
   /** How long an approval asked by elicitation may wait for the client's answer (default 10 minutes). */
   approvalTimeoutMs?: number;
   /** Where failures no client is told of go (a session's transport error). Default `console.error`. */

@@ -1,7 +1,6 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
-import { randomUUID } from 'node:crypto';
 import type { AnyStateMachine } from 'xstate';
 import { type AnyConversationHost, createConversationHost } from '../../host/conversation-host.js';
 import { memoryStore } from '../../host/memory-store.js';
@@ -10,6 +9,7 @@ import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import { isConversationMachine } from '../../machines/hostable.js';
 import { isRecord } from '../../util/is-record.js';
 import { loadServerStdioModule } from './load-server-sdk.js';
+import { conversationIdOf, isConversationId } from './conversation-id.js';
 import type { ServeMcpOptions } from './serve-mcp-options.js';
 import { createSession, type McpSession, type ServedTarget } from './session-server.js';
 import { streamableHttpHandler } from './streamable-http-handler.js';
@@ -74,7 +74,11 @@ export type ServedMcp = {
  * runs, a request with a `progressToken` gets `notifications/progress` (rounds, tool calls); the
  * client's cancel cancels the run; a tool call that needs approval is asked by elicitation when the
  * client supports it, else the call fails naming it. A run that fails, halts or is cancelled answers
- * `isError`. Given a machine, it is hosted in a memory store.
+ * `isError`. Given a machine, it is hosted in a memory store. `conversationId` pins the conversation
+ * sessions talk to (kept across restarts over a store); a call that comes while its conversation's
+ * run still goes waits for it (`waitForRunMs`). Over Streamable HTTP, a client whose SSE stream
+ * dropped reconnects with `Last-Event-ID` and is sent what it missed (`resumability`); a dropped
+ * connection never cancels the run.
  *
  * The MCP SDK (`@modelcontextprotocol/sdk`, an optional peer) is loaded on first use.
  *
@@ -131,7 +135,7 @@ export function serveMcp(target: AnyConversationHost | AnyStateMachine, options:
     },
     async connectStdio({ stdin = process.stdin, stdout = process.stdout } = {}) {
       const { StdioServerTransport } = await loadServerStdioModule();
-      const session = await createSession(served, `${options.idPrefix ?? 'mcp-'}${randomUUID()}`);
+      const session = await createSession(served, conversationIdOf(options, { transport: 'stdio' }));
       const transport = new StdioServerTransport(stdin, stdout);
       let ended!: () => void;
       const closed = new Promise<void>((resolve) => {
@@ -180,6 +184,28 @@ function checkOptions(options: ServeMcpOptions): void {
   for (const key of ['maxSessions', 'sessionIdleMs', 'approvalTimeoutMs'] as const) {
     const value = options[key];
     if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new InvalidOptionsError(key, 'a positive integer', value);
+  }
+  if (options.waitForRunMs !== undefined && !(Number.isInteger(options.waitForRunMs) && options.waitForRunMs >= 0)) {
+    throw new InvalidOptionsError('waitForRunMs', 'a non-negative integer (0: refuse at once)', options.waitForRunMs);
+  }
+  const pinned = options.conversationId;
+  if (pinned !== undefined && typeof pinned !== 'function' && !isConversationId(pinned)) {
+    throw new InvalidOptionsError(
+      'conversationId',
+      'a non-empty string without surrounding spaces or control characters, or a function',
+      pinned,
+    );
+  }
+  if (options.resumability !== undefined && options.resumability !== false) {
+    if (!isRecord(options.resumability)) {
+      throw new InvalidOptionsError('resumability', 'false or an object { maxEventsPerStream?, retentionMs? }', options.resumability);
+    }
+    for (const key of ['maxEventsPerStream', 'retentionMs'] as const) {
+      const value = options.resumability[key];
+      if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
+        throw new InvalidOptionsError(`resumability.${key}`, 'a positive integer', value);
+      }
+    }
   }
   if (options.path !== undefined && !options.path.startsWith('/'))
     throw new InvalidOptionsError('path', 'a path starting with /', options.path);

@@ -96,6 +96,7 @@ export async function createSession(target: ServedTarget, conversationId: string
       conversationId,
       ...(workflow ? { input: args } : { message: message as string }),
       signal,
+      waitForRunMs: options.waitForRunMs ?? 60_000,
       ...(token === undefined
         ? {}
         : {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { type SessionEventStore, sessionEventStore } from './event-store.js';
 import { loadWebStandardModule } from './load-server-sdk.js';
+import { conversationIdOf } from './conversation-id.js';
 import { readRpcBody, rpcErrorResponse } from './read-rpc-body.js';
 import { createSession, type McpSession, type ServedTarget } from './session-server.js';
 
@@ -16,6 +18,8 @@ type HttpSession = {
   transport: WebStandardStreamableHTTPServerTransport;
   /** When a request of the session last came (epoch ms). */
   lastActive: number;
+  /** What its SSE streams sent, for clients that reconnect (none when `resumability` is false). */
+  events?: SessionEventStore;
 };
 
 /**
@@ -86,9 +90,17 @@ export function streamableHttpHandler(target: ServedTarget): StreamableHttpHandl
     try {
       const { WebStandardStreamableHTTPServerTransport } = await loadWebStandardModule();
       const sessionId = randomUUID();
-      const session = await createSession(target, `${options.idPrefix ?? 'mcp-'}${sessionId}`);
+      const session = await createSession(
+        target,
+        options.conversationId === undefined
+          ? `${options.idPrefix ?? 'mcp-'}${sessionId}`
+          : conversationIdOf(options, { transport: 'http', sessionId }),
+      );
+      // One store per session: the SDK names every session's GET stream alike, and a session's events die with it.
+      const events = options.resumability === false ? undefined : sessionEventStore(options.resumability);
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => sessionId,
+        ...(events ? { eventStore: events } : {}),
         onsessioninitialized: () => {
           if (!entry) return;
           sessions.set(sessionId, entry);
@@ -96,7 +108,7 @@ export function streamableHttpHandler(target: ServedTarget): StreamableHttpHandl
           sweeper ??= setInterval(sweepIdle, Math.min(idleMs, 60_000)).unref();
         },
       });
-      entry = { session, transport, lastActive: Date.now() };
+      entry = { session, transport, lastActive: Date.now(), ...(events ? { events } : {}) };
       transport.onclose = () => {
         sessions.delete(sessionId);
         void session.close();
@@ -110,6 +122,29 @@ export function streamableHttpHandler(target: ServedTarget): StreamableHttpHandl
     } finally {
       opening--;
     }
+  }
+
+  /**
+   * A client reconnecting with `Last-Event-ID`: an id this session cannot replay everything after
+   * (unknown, or past the bounds) answers 400 saying so, not a replay with a hole in it. When the
+   * stream's response is among what is replayed, the stream ends after it: the request is over, and
+   * the SDK would otherwise hold the replayed stream open until the session ends.
+   */
+  async function resume(found: HttpSession, events: SessionEventStore, request: Request, lastEventId: string): Promise<Response> {
+    if (!events.canResumeAfter(lastEventId)) {
+      return rpcErrorResponse(
+        400,
+        -32000,
+        `cannot resume: the events after Last-Event-ID ${JSON.stringify(lastEventId)} are not kept (an id of another session, or older than the resumability bounds)`,
+      );
+    }
+    const finalEventId = events.finalEventIdOf(lastEventId);
+    const response = await found.transport.handleRequest(request);
+    if (finalEventId === undefined || !response.ok || !response.body) return response;
+    return new Response(endingAfter(response.body, finalEventId, lastEventId === finalEventId), {
+      status: response.status,
+      headers: response.headers,
+    });
   }
 
   return {
@@ -132,6 +167,8 @@ export function streamableHttpHandler(target: ServedTarget): StreamableHttpHandl
         const found = sessions.get(sessionId);
         if (!found) return rpcErrorResponse(404, -32001, 'session not found: it ended or never was; initialize a new one');
         found.lastActive = Date.now();
+        const lastEventId = request.method === 'GET' ? request.headers.get('last-event-id') : null;
+        if (lastEventId !== null && found.events) return resume(found, found.events, request, lastEventId);
         return found.transport.handleRequest(request, request.method === 'POST' ? { parsedBody: body } : {});
       }
       if (request.method !== 'POST' || !isInitialize(body)) {
@@ -145,6 +182,40 @@ export function streamableHttpHandler(target: ServedTarget): StreamableHttpHandl
       await Promise.all([...sessions].map(([sessionId, entry]) => end(sessionId, entry)));
     },
   };
+}
+
+/**
+ * The replayed SSE body, ended once the event `finalEventId` has gone through (at once when the
+ * client had it already); the SDK's stream is cancelled then, which releases it.
+ */
+function endingAfter(body: ReadableStream<Uint8Array>, finalEventId: string, already: boolean): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const marker = `id: ${finalEventId}\n`;
+  let seen = '';
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (already) {
+        controller.close();
+        await reader.cancel().catch(() => undefined);
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      controller.enqueue(value);
+      seen += decoder.decode(value, { stream: true });
+      const at = seen.indexOf(marker);
+      // The whole event (it ends with a blank line) has gone out: nothing more belongs to this request.
+      if (at >= 0 && seen.indexOf('\n\n', at) >= 0) {
+        controller.close();
+        await reader.cancel().catch(() => undefined);
+        return;
+      }
+      // Keep only a tail long enough to hold a marker split across chunks.
+      if (at < 0 && seen.length > marker.length * 2) seen = seen.slice(-marker.length * 2);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
 function isInitialize(body: unknown): boolean {
