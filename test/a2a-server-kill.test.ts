@@ -12,13 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { completed, working } from './support/a2a-client.js';
 import type { KillWorkerMessage } from './support/a2a-kill-worker.js';
 import { supportScript } from './support/built-tree.js';
 import type { PlanStep } from './support/planned-model.js';
 import { startPlannedWireServer } from './support/planned-wire-server.js';
-
-const working = 2;
-const completed = 3;
 
 const answerOf = (step: PlanStep) => ({ text: `You said: ${step.lastUser}. That is all, thank you.` });
 

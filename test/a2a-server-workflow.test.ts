@@ -5,8 +5,6 @@
  * inner conversation's approval as `input-required` (answered and routed to it), the output as an
  * artifact, streamed progress, the workflow's own events, failure, cancel, and refusals.
  */
-import type { Message, Part, StreamResponse, Task } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { assign, setup } from 'xstate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -21,15 +19,26 @@ import {
   openaiProvider,
   type RunOutput,
 } from '../src/index.js';
+import {
+  type A2ATestClient,
+  a2aClient,
+  asTask,
+  canceled,
+  completed,
+  data,
+  drain,
+  failedState,
+  fetchWithToken,
+  inputRequired,
+  partData,
+  partText,
+  send,
+  text,
+  until,
+  working,
+} from './support/a2a-client.js';
 import type { PlanStep } from './support/planned-model.js';
 import { type PlannedAnswer, type PlannedWireServer, startPlannedWireServer } from './support/planned-wire-server.js';
-
-// The protocol's numbers (the SDK's TaskState enum).
-const working = 2;
-const completed = 3;
-const failedState = 4;
-const canceled = 5;
-const inputRequired = 6;
 
 /** Conversations (by their first message) whose model responses wait until the test releases them. */
 const held = new Set<string>();
@@ -130,86 +139,8 @@ const authorize = (request: Request) => {
   if (request.headers.get('authorization') !== token) throw new Error('no token');
   return true;
 };
-const withToken: typeof fetch = (input, init) => {
-  const headers = new Headers(init?.headers);
-  headers.set('authorization', token);
-  return fetch(input, { ...init, headers });
-};
-const clientOf = (server: A2AServer) =>
-  new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl: withToken })],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl: withToken }),
-  }).createFromUrl(`${server.url}/orders/`);
-
-const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
-const data = (value: unknown): Part => ({
-  content: { $case: 'data', value },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'application/json',
-});
-let serial = 0;
-const message = (parts: Part[], taskId = ''): Message => ({
-  messageId: `m-${++serial}`,
-  contextId: '',
-  taskId,
-  role: 1,
-  parts,
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
-const send = (parts: Part[], taskId = '', returnImmediately = false) => ({
-  tenant: '',
-  message: message(parts, taskId),
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately },
-  metadata: undefined,
-});
-const asTask = (result: Message | Task): Task => {
-  if (!('status' in result)) throw new Error('expected a task');
-  return result;
-};
-const partText = (parts: Part[] | undefined) =>
-  (parts ?? []).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
-const partData = (parts: Part[] | undefined) => (parts ?? []).find((part) => part.content?.$case === 'data')?.content?.value;
-const getTask = (client: Awaited<ReturnType<typeof clientOf>>, id: string) => client.getTask({ tenant: '', id, historyLength: undefined });
-
-/** A stream to its end: its events, the states it went through, and the artifacts it built. */
-async function drain(stream: AsyncGenerator<StreamResponse>, onEvent?: (event: StreamResponse) => void) {
-  const events: StreamResponse[] = [];
-  const progress: string[] = [];
-  const artifacts = new Map<string, Part[]>();
-  for await (const event of stream) {
-    events.push(event);
-    onEvent?.(event);
-    const payload = event.payload;
-    if (payload?.$case === 'artifactUpdate' && payload.value.artifact) {
-      const { artifactId, parts } = payload.value.artifact;
-      artifacts.set(artifactId, payload.value.append ? [...(artifacts.get(artifactId) ?? []), ...parts] : parts);
-    }
-    if (payload?.$case === 'statusUpdate' && payload.value.status?.state === working && payload.value.status.message) {
-      progress.push(partText(payload.value.status.message.parts));
-    }
-  }
-  const states = events
-    .map((event) =>
-      event.payload?.$case === 'task'
-        ? event.payload.value.status?.state
-        : event.payload?.$case === 'statusUpdate'
-          ? event.payload.value.status?.state
-          : undefined,
-    )
-    .filter((state) => state !== undefined);
-  return { events, states, progress, artifacts };
-}
-
-const until = async (check: () => boolean | Promise<boolean>, ms = 3000) => {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-};
+const clientOf = (server: A2AServer) => a2aClient(`${server.url}/orders/`, fetchWithToken(token));
+const getTask = (client: A2ATestClient, id: string) => client.getTask({ tenant: '', id, historyLength: undefined });
 
 describe('actorloop/a2a serving a hosted workflow', () => {
   let host: AnyConversationHost;

@@ -4,8 +4,6 @@
  * real `openaiProvider`. Card, send, continue, stream, approvals both ways, cancel, resubscribe, a
  * host killed mid-task and recovered by another, authorization, and hostile input.
  */
-import type { Message, Part, StreamResponse, Task } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type A2AServer, createA2AHandler, serveA2A } from '../src/protocols/a2a/index.js';
@@ -18,15 +16,25 @@ import {
   memoryStore,
   openaiProvider,
 } from '../src/index.js';
+import {
+  a2aClient,
+  artifactText,
+  asTask,
+  canceled,
+  completed,
+  data,
+  drain,
+  failedState,
+  fetchWithToken,
+  inputRequired,
+  partText,
+  send,
+  text,
+  until,
+  working,
+} from './support/a2a-client.js';
 import type { PlanStep } from './support/planned-model.js';
 import { type PlannedAnswer, type PlannedWireServer, startPlannedWireServer } from './support/planned-wire-server.js';
-
-// The protocol's numbers (the SDK's TaskState enum).
-const working = 2;
-const completed = 3;
-const canceled = 5;
-const failedState = 4;
-const inputRequired = 6;
 
 /** Conversations whose model responses wait (the test releases them). */
 const held = new Set<string>();
@@ -91,78 +99,8 @@ async function start(host: ConversationHost, heartbeatMs?: number) {
   return serveA2A(handler, { port: 0 });
 }
 
-const withToken: typeof fetch = (input, init) => {
-  const headers = new Headers(init?.headers);
-  headers.set('authorization', token);
-  return fetch(input, { ...init, headers });
-};
-const clientOf = (server: A2AServer, fetchImpl: typeof fetch = withToken) =>
-  new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl })],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-  }).createFromUrl(`${server.url}/a2a/`);
-
-const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
-const data = (value: unknown): Part => ({
-  content: { $case: 'data', value },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'application/json',
-});
-let serial = 0;
-const message = (parts: Part[], taskId = ''): Message => ({
-  messageId: `m-${++serial}`,
-  contextId: '',
-  taskId,
-  role: 1,
-  parts,
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
-const send = (parts: Part[], taskId = '', returnImmediately = false) => ({
-  tenant: '',
-  message: message(parts, taskId),
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately },
-  metadata: undefined,
-});
-const asTask = (result: Message | Task): Task => {
-  if (!('status' in result)) throw new Error('expected a task');
-  return result;
-};
-const partText = (parts: Part[] | undefined) =>
-  (parts ?? []).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
-const artifactText = (task: Task) => task.artifacts.map((artifact) => partText(artifact.parts)).join('|');
-
-/** Reads a stream to its end: the events, and the answer text its artifact updates add up to. */
-async function drain(stream: AsyncGenerator<StreamResponse>, onEvent?: (event: StreamResponse) => void) {
-  const events: StreamResponse[] = [];
-  let answer = '';
-  for await (const event of stream) {
-    events.push(event);
-    onEvent?.(event);
-    if (event.payload?.$case === 'artifactUpdate') {
-      const piece = partText(event.payload.value.artifact?.parts);
-      answer = event.payload.value.append ? answer + piece : piece;
-    }
-  }
-  const states = events.map((event) =>
-    event.payload?.$case === 'task'
-      ? event.payload.value.status?.state
-      : event.payload?.$case === 'statusUpdate'
-        ? event.payload.value.status?.state
-        : undefined,
-  );
-  return { events, answer, states: states.filter((state) => state !== undefined) };
-}
-
-const until = async (check: () => boolean | Promise<boolean>, ms = 3000) => {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-};
+const withToken = fetchWithToken(token);
+const clientOf = (server: A2AServer, fetchImpl: typeof fetch = withToken) => a2aClient(`${server.url}/a2a/`, fetchImpl);
 
 const rpc = (server: A2AServer, body: string, headers: Record<string, string> = {}, signal?: AbortSignal) =>
   fetch(`${server.url}/a2a`, {
