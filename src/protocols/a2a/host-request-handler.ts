@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Message as A2AMessage, StreamResponse, Task, TaskState } from '@a2a-js/sdk';
+import type { Message as A2AMessage, StreamResponse, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { InvalidOptionsError } from '../../errors/invalid-options-error.js';
 import type { AnyConversationHost } from '../../host/conversation-host.js';
@@ -11,7 +11,18 @@ import { isConversationMachine } from '../../machines/hostable.js';
 import { isRecord } from '../../util/is-record.js';
 import { approvalAnswerOf, textOfParts } from './approval-answer.js';
 import { type FollowQueue, followQueue } from './follow-queue.js';
-import { agentMessage, answerArtifact, dataPart, type RunEnding, settles, taskOf, taskStatusOf, textPart, turnOf } from './a2a-task.js';
+import {
+  agentMessage,
+  answerArtifact,
+  dataPart,
+  type RunEnding,
+  settles,
+  taskOf,
+  taskStates,
+  taskStatusOf,
+  textPart,
+  turnOf,
+} from './a2a-task.js';
 import { outputArtifact, workflowTaskOf, workflowTaskStatusOf } from './a2a-workflow-task.js';
 import type { A2AServerSdk } from './load-sdk.js';
 
@@ -228,7 +239,7 @@ export function hostRequestHandler(host: AnyConversationHost, sdk: A2AServerSdk,
       if (event.type !== 'state' || event.status === last) continue;
       last = event.status;
       if (event.status === 'running') {
-        yield statusUpdate(id, { state: 2 as TaskState, message: undefined, timestamp: new Date().toISOString() });
+        yield statusUpdate(id, { state: taskStates.working, message: undefined, timestamp: new Date().toISOString() });
         continue;
       }
       const view = await viewOf(id);
@@ -274,7 +285,7 @@ export function hostRequestHandler(host: AnyConversationHost, sdk: A2AServerSdk,
           // A retried request's partial text is not a reply.
           if (inner.type === 'request.finished' && reply.trim() !== '') {
             const message = workflowProgressMessage(id, event.path, reply);
-            yield statusUpdate(id, { state: 2 as TaskState, message, timestamp: new Date().toISOString() });
+            yield statusUpdate(id, { state: taskStates.working, message, timestamp: new Date().toISOString() });
           }
         }
         continue;
@@ -282,7 +293,7 @@ export function hostRequestHandler(host: AnyConversationHost, sdk: A2AServerSdk,
       if (event.type !== 'state' || event.status === last) continue;
       last = event.status;
       if (event.status === 'running') {
-        yield statusUpdate(id, { state: 2 as TaskState, message: undefined, timestamp: new Date().toISOString() });
+        yield statusUpdate(id, { state: taskStates.working, message: undefined, timestamp: new Date().toISOString() });
         continue;
       }
       const view = await viewOf(id);
