@@ -1,11 +1,11 @@
-import { setup } from 'xstate';
+import { type AnyActorRef, setup } from 'xstate';
 import type { StandardSchemaV1 } from '../../tools/standard-schema.js';
 import type { JSONSchema } from '../../tools/validate.js';
 import { conversationActions } from './actions.js';
 import { conversationActors } from './child-actors.js';
 import { conversationDelays } from './delays.js';
 import { conversationGuards } from './guards.js';
-import { resolveOptions, type ConversationOptions } from './options.js';
+import { resolveOptions, type ConversationOptions, type ResolvedOptions } from './options.js';
 import { initialContext, runOutput } from '../rounds/run-context.js';
 import { compactionInput, windowOf } from '../controls/compaction.js';
 import { guardrailInput, providerCallInput } from './actor-inputs.js';
@@ -51,12 +51,93 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
   options: ConversationOptions<TOutputSchema>,
 ): ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>> {
   const settings = resolveOptions(options);
-  // Only a machine that makes agent calls splits its usage by agent.
-  const rootAgent = settings.agentCalls.size > 0 ? settings.name : undefined;
-  const agents = settings.handoffs ? { start: settings.startAgent, known: new Set(settings.profiles.keys()) } : undefined;
-  // The names below are the chart's; their implementations are in guards.ts, actions.ts, delays.ts
+  // The names in the chart are implemented over these settings in guards.ts, actions.ts, delays.ts
   // and child-actors.ts, each over pure functions with tests of their own.
-  const machine = setup({
+  const machine = chartWith(settings, {
+    actors: conversationActors(settings),
+    delays: conversationDelays(settings),
+    guards: conversationGuards(settings),
+    actions: conversationActions(settings),
+  });
+  // Restoring a run (resume semantics, timers) is the one thing XState's public API cannot say: xstate-restore.ts.
+  // Marked so that a workflow check (`verifyWorkflow`) knows its outcomes: conversation-mark.ts.
+  // A workflow that invokes it hears its events as `agent.event`s: workflow-events.ts.
+  return markConversationMachine(
+    relayEventsToWorkflows(
+      restoreOnXState(machine, {
+        isIdempotent: settings.isIdempotent,
+        agentMachineOf: (toolName) => settings.agentCalls.get(toolName)?.machine,
+      }),
+    ),
+  ) as unknown as ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>>;
+}
+
+/** The implementations of the chart's named guards, actions, delays and actors, for one machine's settings. */
+type ChartImplementations = {
+  actors: ReturnType<typeof conversationActors>;
+  delays: ReturnType<typeof conversationDelays>;
+  guards: ReturnType<typeof conversationGuards>;
+  actions: ReturnType<typeof conversationActions>;
+};
+
+/** Where a machine made by `chartWith` keeps its settings, for the chart's own mappers (context, inputs, output). */
+const settingsKey = Symbol('actorloop.conversationSettings');
+
+type ChartMachine = ReturnType<typeof buildChart> & { [settingsKey]: ResolvedOptions };
+
+/**
+ * The settings of the machine an actor runs: the chart's mappers are handed `self`, never the
+ * machine. `self` is an XState `Actor`, whose public `logic` is what it was made of.
+ */
+const settingsOf = (self: AnyActorRef): ResolvedOptions => (self as unknown as { logic: ChartMachine }).logic[settingsKey];
+
+let sharedChart: ReturnType<typeof buildChart> | undefined;
+
+/** The methods XState's `StateMachine` constructor binds to its instance. */
+const boundMethods = ['transition', 'getInitialSnapshot', 'getPersistedSnapshot', 'restoreSnapshot', 'start'] as const;
+
+/**
+ * One machine over the chart every conversation machine shares: its state nodes are built once per
+ * process, not once per `createConversationMachine` (a machine per tenant or per request would
+ * otherwise pay the whole chart each time). XState looks a named guard, action, delay or actor up
+ * on the snapshot's machine, and a snapshot's machine is the one its actor was made of: so a
+ * machine is an object over the shared one with implementations and settings of its own.
+ * `provide` keeps that shape.
+ */
+function chartWith(settings: ResolvedOptions, implementations: ChartImplementations): ChartMachine {
+  sharedChart ??= buildChart();
+  const machine = Object.create(sharedChart) as ChartMachine;
+  // XState binds these to the machine it constructs: bound again, to this one, they make its snapshots.
+  const methods = Object.getPrototypeOf(sharedChart) as ChartMachine;
+  for (const name of boundMethods) Object.defineProperty(machine, name, { value: methods[name].bind(machine), writable: true, configurable: true });
+  Object.defineProperties(machine, {
+    implementations: { value: implementations, writable: true, configurable: true, enumerable: true },
+    [settingsKey]: { value: settings },
+    provide: {
+      value: (more: Partial<ChartImplementations>) =>
+        chartWith(settings, {
+          actors: { ...implementations.actors, ...more.actors },
+          delays: { ...implementations.delays, ...more.delays },
+          guards: { ...implementations.guards, ...more.guards },
+          actions: { ...implementations.actions, ...more.actions },
+        } as ChartImplementations),
+      writable: true,
+      configurable: true,
+    },
+  });
+  return machine;
+}
+
+/** Only a machine that makes agent calls splits its usage by agent. */
+const rootAgentOf = (settings: ResolvedOptions) => (settings.agentCalls.size > 0 ? settings.name : undefined);
+
+/** The handoff agents a run starts with, when the machine has handoffs. */
+const agentsOf = (settings: ResolvedOptions) =>
+  settings.handoffs ? { start: settings.startAgent, known: new Set(settings.profiles.keys()) } : undefined;
+
+/** The chart: the same for every conversation machine; its names are implemented per machine (`chartWith`). */
+function buildChart() {
+  return setup({
     types: {
       context: {} as ConversationContext,
       events: {} as ConversationEvent,
@@ -64,13 +145,17 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       output: {} as RunOutput,
       emitted: {} as ConversationEmittedEvent,
     },
-    actors: conversationActors(settings),
-    delays: conversationDelays(settings),
-    guards: conversationGuards(settings),
-    actions: conversationActions(settings),
+    // Types only: each machine brings its own (`chartWith`), so the shared chart holds no one's settings.
+    actors: {} as ChartImplementations['actors'],
+    delays: {} as ChartImplementations['delays'],
+    guards: {} as ChartImplementations['guards'],
+    actions: {} as ChartImplementations['actions'],
   }).createMachine({
     id: 'conversation',
-    context: ({ input }) => initialContext(input, settings.prices !== undefined, agents, settings.maxMediaBytes),
+    context: ({ input, self }) => {
+      const settings = settingsOf(self);
+      return initialContext(input, settings.prices !== undefined, agentsOf(settings), settings.maxMediaBytes);
+    },
     initial: 'idle',
     // `cancel` is declared on each non-final state rather than here, so final states take no event.
     // An error event of an actor the current state does not hold can only come from a caller; XState
@@ -139,7 +224,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
             invoke: {
               id: 'compaction',
               src: 'compaction',
-              input: ({ context }) => compactionInput(context, windowOf(settings)),
+              input: ({ context, self }) => compactionInput(context, windowOf(settingsOf(self))),
               onDone: [
                 // Back through `preparing`: the summary's tokens may have spent the budget, and a message may wait.
                 { guard: 'compactionUsable', target: '#conversation.preparing', actions: ['applyCompaction', 'firstAttempt'] },
@@ -356,19 +441,8 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
       halted: { type: 'final', entry: 'markHalted' },
       error: { type: 'final', entry: 'markError' },
     },
-    output: ({ context }) => runOutput(context, rootAgent),
+    output: ({ context, self }) => runOutput(context, rootAgentOf(settingsOf(self))),
   });
-  // Restoring a run (resume semantics, timers) is the one thing XState's public API cannot say: xstate-restore.ts.
-  // Marked so that a workflow check (`verifyWorkflow`) knows its outcomes: conversation-mark.ts.
-  // A workflow that invokes it hears its events as `agent.event`s: workflow-events.ts.
-  return markConversationMachine(
-    relayEventsToWorkflows(
-      restoreOnXState(machine, {
-        isIdempotent: settings.isIdempotent,
-        agentMachineOf: (toolName) => settings.agentCalls.get(toolName)?.machine,
-      }),
-    ),
-  ) as unknown as ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>>;
 }
 
 /** The calls whose time is up get the timeout result (their children stopped), and queued calls take their places. */
