@@ -85,16 +85,28 @@ const settingsKey = Symbol('actorloop.conversationSettings');
 
 type ChartMachine = ReturnType<typeof buildChart> & { [settingsKey]: ResolvedOptions };
 
+/** The settings of the machine whose method is running (`chartWith` sets them around each call). */
+let current: ResolvedOptions | undefined;
+
 /**
- * The settings of the machine an actor runs: the chart's mappers are handed `self`, never the
- * machine. `self` is an XState `Actor`, whose public `logic` is what it was made of.
+ * The settings of the machine an actor runs, for the chart's mappers (context, inputs, output),
+ * which are handed `self`, never the machine: `self` is an XState `Actor`, whose public `logic` is
+ * what it was made of. A pure traversal (xstate/graph, `getNextSnapshot`) hands them a stand-in
+ * actor; the machine whose method runs then says.
  */
-const settingsOf = (self: AnyActorRef): ResolvedOptions => (self as unknown as { logic: ChartMachine }).logic[settingsKey];
+const settingsOf = (self: AnyActorRef): ResolvedOptions => {
+  const settings = (self as unknown as { logic?: Partial<ChartMachine> }).logic?.[settingsKey] ?? current;
+  if (settings === undefined) throw new Error('a conversation chart mapper ran outside its machine');
+  return settings;
+};
 
 let sharedChart: ReturnType<typeof buildChart> | undefined;
 
-/** The methods XState's `StateMachine` constructor binds to its instance. */
-const boundMethods = ['transition', 'getInitialSnapshot', 'getPersistedSnapshot', 'restoreSnapshot', 'start'] as const;
+/**
+ * The methods of XState's `StateMachine` that make snapshots or run the chart's mappers: its
+ * constructor binds all but `microstep` to the instance.
+ */
+const scopedMethods = ['transition', 'microstep', 'getInitialSnapshot', 'getPersistedSnapshot', 'restoreSnapshot', 'start'] as const;
 
 /**
  * One machine over the chart every conversation machine shares: its state nodes are built once per
@@ -107,9 +119,22 @@ const boundMethods = ['transition', 'getInitialSnapshot', 'getPersistedSnapshot'
 function chartWith(settings: ResolvedOptions, implementations: ChartImplementations): ChartMachine {
   sharedChart ??= buildChart();
   const machine = Object.create(sharedChart) as ChartMachine;
-  // XState binds these to the machine it constructs: bound again, to this one, they make its snapshots.
-  const methods = Object.getPrototypeOf(sharedChart) as ChartMachine;
-  for (const name of boundMethods) Object.defineProperty(machine, name, { value: methods[name].bind(machine), writable: true, configurable: true });
+  // XState binds these to the machine it constructs: bound again, to this one, they make its snapshots
+  // (and, while they run, its settings are the chart's mappers' — `settingsOf`).
+  const methods = Object.getPrototypeOf(sharedChart) as Record<(typeof scopedMethods)[number], (...args: unknown[]) => unknown>;
+  for (const name of scopedMethods) {
+    const method = methods[name];
+    const value = (...args: unknown[]) => {
+      const outer = current;
+      current = settings;
+      try {
+        return method.apply(machine, args);
+      } finally {
+        current = outer;
+      }
+    };
+    Object.defineProperty(machine, name, { value, writable: true, configurable: true });
+  }
   Object.defineProperties(machine, {
     implementations: { value: implementations, writable: true, configurable: true, enumerable: true },
     [settingsKey]: { value: settings },
