@@ -33,7 +33,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { createConversationMachine, openaiProvider, type ConversationEmittedEvent, type RunOutput, type Tool } from '../src/index.js';
-import { A2AAgentError, a2aAgentTool, type A2AAgentProgress } from '../src/protocols/a2a/agent-tool/index.js';
+import { A2AAgentError, a2aAgentTool, a2aAgentToolFromCard, type A2AAgentProgress } from '../src/protocols/a2a/agent-tool/index.js';
 import { startPlannedWireServer, type PlannedWireServer } from './support/planned-wire-server.js';
 import { closedPortUrl } from './support/wire-server.js';
 
@@ -355,7 +355,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
       task.status(TaskState.TASK_STATE_COMPLETED);
     });
     const before = a2a.authorizations.length;
-    const tool = await a2aAgentTool(a2a.url, { headers: async () => ({ authorization: 'Bearer t0ken' }) });
+    const tool = await a2aAgentToolFromCard(a2a.url, { headers: async () => ({ authorization: 'Bearer t0ken' }) });
     expect(tool.name).toBe('test_researcher');
     expect(tool.description).toContain('Answers research questions.');
     expect(tool.description).toContain('Lookup: Finds facts');
@@ -386,7 +386,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
       task.artifact('survived the drop');
       task.status(TaskState.TASK_STATE_COMPLETED);
     });
-    const tool = await a2aAgentTool(a2a.url, { name: 'research', description: 'Research' });
+    const tool = a2aAgentTool(a2a.url, { name: 'research', description: 'Research' });
     const { output, results, progress } = await runParent(tool, dropMarker);
     expect(results[0]).toMatchObject({ isError: false, result: 'survived the drop' });
     expect(output.text).toBe('parent saw: survived the drop');
@@ -406,7 +406,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
       task.status(TaskState.TASK_STATE_FAILED, 'the database is down');
     });
     // Given the card's own URL rather than the agent's base URL.
-    const tool = await a2aAgentTool(`${a2a.url}/${AGENT_CARD_PATH}`, { name: 'research' });
+    const tool = await a2aAgentToolFromCard(`${a2a.url}/${AGENT_CARD_PATH}`, { name: 'research' });
     expect(tool.description).toContain('Answers research questions.');
     const { output, results } = await runParent(tool, 'fail please');
     expect(output.status).toBe('done');
@@ -422,7 +422,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
       task.start();
       task.status(TaskState.TASK_STATE_REJECTED, 'not my kind of question');
     });
-    const tool = await a2aAgentTool(a2a.url, { name: 'research', onFailure: 'halt' });
+    const tool = a2aAgentTool(a2a.url, { name: 'research', onFailure: 'halt' });
     const { output } = await runParent(tool, 'reject please');
     expect(output.status).toBe('halted');
     expect(output.reason).toBe('tool_halt');
@@ -440,7 +440,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
       });
     };
     a2a.scripts.set('convert 10', asking);
-    const plain = await a2aAgentTool(a2a.url, { name: 'convert', description: 'Converts money' });
+    const plain = a2aAgentTool(a2a.url, { name: 'convert', description: 'Converts money' });
     const refused = await runParent(plain, 'convert 10');
     expect(refused.output.status).toBe('done');
     expect(refused.results[0]).toMatchObject({ isError: true });
@@ -450,7 +450,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
     expect((refused.results[0] as { result: string }).result).toContain('input-required');
 
     const questions: string[] = [];
-    const answering = await a2aAgentTool(a2a.url, {
+    const answering = a2aAgentTool(a2a.url, {
       name: 'convert',
       description: 'Converts money',
       onInputRequired: ({ question, answered }) => {
@@ -461,7 +461,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
     const { output, results } = await runParent(answering, 'convert 10');
     expect(questions).toEqual(['Which currency?']);
     // A handler that throws fails the call naming the handler, not the remote agent's answer.
-    const throwing = await a2aAgentTool(a2a.url, {
+    const throwing = a2aAgentTool(a2a.url, {
       name: 'convert',
       description: 'Converts money',
       onInputRequired: () => {
@@ -479,7 +479,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
 
   it("the parent's cancel reaches the remote task: cancelTask is sent and the task ends canceled", async () => {
     a2a.scripts.set('think forever', untilCanceled);
-    const tool = await a2aAgentTool(a2a.url, { name: 'research', description: 'Research' });
+    const tool = a2aAgentTool(a2a.url, { name: 'research', description: 'Research' });
     let taskId = '';
     const { output } = await runParent(tool, 'think forever', {
       onEvent: (event, actor) => {
@@ -507,7 +507,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
       await sleep(100);
       await untilCanceled(task);
     });
-    const tool = await a2aAgentTool(a2a.url, { name: 'research', description: 'Research' });
+    const tool = a2aAgentTool(a2a.url, { name: 'research', description: 'Research' });
     const { output, progress } = await runParent(tool, 'cancel me early', {
       onEvent: (event, actor) => {
         if (event.type === 'tool.started') cancelParent = () => actor.send({ type: 'cancel' });
@@ -522,7 +522,7 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
 
   it('the call timing out cancels the remote task; the parent gets the timeout as an error result', async () => {
     a2a.scripts.set('slow one', untilCanceled);
-    const tool = await a2aAgentTool(a2a.url, { name: 'research', description: 'Research', timeoutMs: 300 });
+    const tool = a2aAgentTool(a2a.url, { name: 'research', description: 'Research', timeoutMs: 300 });
     const started = Date.now();
     const { output, results, progress } = await runParent(tool, 'slow one');
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -536,22 +536,23 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
 
   it('an unreachable agent, an HTML card or an HTML endpoint: a clear error, never a crash', async () => {
     const closed = await closedPortUrl();
-    // Without a name the card is needed at once: creating the tool rejects.
-    const noCard = await a2aAgentTool(closed).catch((error: unknown) => error);
+    // From the card: the card is needed at once, and making the tool rejects.
+    const noCard = await a2aAgentToolFromCard(closed).catch((error: unknown) => error);
     expect(A2AAgentError.isInstance(noCard) && noCard.kind).toBe('card');
     expect(String(noCard)).toContain(`could not read the agent card of the remote A2A agent at ${closed}/`);
-    const htmlCard = await a2aAgentTool(`${a2a.url}/broken/`).catch((error: unknown) => error);
+    const htmlCard = await a2aAgentToolFromCard(`${a2a.url}/broken/`).catch((error: unknown) => error);
     expect(A2AAgentError.isInstance(htmlCard) && htmlCard.kind).toBe('card');
 
-    // With name and description the card is read on the first call: the call fails, the parent goes on.
-    const lazy = await a2aAgentTool(closed, { name: 'research', description: 'Research' });
+    // Otherwise the card is read on the first call: the call fails, the parent goes on.
+    const lazy = a2aAgentTool(closed);
+    expect(lazy.name).toBe(new URL(closed).hostname.replace(/[^a-zA-Z0-9_-]+/g, '_'));
     const down = await runParent(lazy, 'anyone there?');
     expect(down.output.status).toBe('done');
     expect(down.results[0]).toMatchObject({ isError: true });
     expect((down.results[0] as { result: string }).result).toContain('could not read the agent card');
 
     // A card whose endpoint answers HTML: the call is an error result, not a crash.
-    const htmlEndpoint = await a2aAgentTool(`${a2a.url}/html-rpc`, { name: 'research', description: 'Research' });
+    const htmlEndpoint = a2aAgentTool(`${a2a.url}/html-rpc`, { name: 'research', description: 'Research' });
     const garbled = await runParent(htmlEndpoint, 'hello?');
     expect(garbled.output.status).toBe('done');
     expect(garbled.results[0]).toMatchObject({ isError: true });
@@ -559,9 +560,14 @@ describe('a2aAgentTool: a remote A2A agent as a tool', () => {
   });
 
   it('bad options are refused at creation', async () => {
-    await expect(a2aAgentTool('ftp://example.com')).rejects.toThrow('Invalid option a2aAgentTool(url): expected an http(s) URL');
-    await expect(a2aAgentTool(a2a.url, { name: 'no spaces allowed' })).rejects.toThrow('Invalid option a2aAgentTool.name');
-    await expect(a2aAgentTool(a2a.url, { onFailure: 'explode' as 'halt' })).rejects.toThrow('Invalid option a2aAgentTool.onFailure');
+    expect(() => a2aAgentTool('ftp://example.com')).toThrow('Invalid option a2aAgentTool(url): expected an http(s) URL');
+    expect(() => a2aAgentTool(a2a.url, { name: 'no spaces allowed' })).toThrow('Invalid option a2aAgentTool.name');
+    expect(() => a2aAgentTool(a2a.url, { onFailure: 'explode' as 'halt' })).toThrow('Invalid option a2aAgentTool.onFailure');
+    await expect(a2aAgentToolFromCard('ftp://example.com')).rejects.toThrow('Invalid option a2aAgentTool(url): expected an http(s) URL');
+    // Made synchronously, as a tool list expects: named from the URL, described as a remote agent.
+    const plain = a2aAgentTool('https://agents.example.com/research/');
+    expect(plain.name).toBe('research');
+    expect(plain.description).toContain('https://agents.example.com/research/');
   });
 });
 

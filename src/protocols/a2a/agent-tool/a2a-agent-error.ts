@@ -33,7 +33,7 @@ export type A2AAgentErrorKind =
  * @example
  * ```ts
  * try {
- *   await a2aAgentTool('https://agents.example.com/research');
+ *   await a2aAgentToolFromCard('https://agents.example.com/research');
  * } catch (error) {
  *   if (A2AAgentError.isInstance(error) && error.kind === 'card') console.warn('no agent card:', error.message);
  * }

@@ -23,7 +23,7 @@ export type A2AAgentToolArgs = { message: string };
  *
  * @example
  * ```ts
- * const research: A2AAgentTool = await a2aAgentTool('https://agents.example.com/research');
+ * const research: A2AAgentTool = a2aAgentTool('https://agents.example.com/research');
  * ```
  */
 export type A2AAgentTool = Tool<A2AAgentToolArgs, AsyncGenerator<A2AAgentProgress, string, undefined>>;
@@ -59,6 +59,15 @@ function descriptionOf(connection: A2AConnection): string {
   return text.length > 2_000 ? `${text.slice(0, 1_999)}…` : text;
 }
 
+/** A name for the agent at `url` when neither options nor a card give one: its last path segment, else its host. */
+function toolNameOfUrl(url: URL): string {
+  const segment = url.pathname
+    .split('/')
+    .filter((part) => part !== '' && part !== '.well-known' && !part.endsWith('.json'))
+    .at(-1);
+  return toolNameOf(segment ?? url.hostname);
+}
+
 /**
  * A remote agent that speaks A2A (Agent2Agent) as a tool of an actorloop conversation. Each call
  * sends the model's `message` to the agent with streaming: the remote task's status changes and
@@ -66,9 +75,10 @@ function descriptionOf(connection: A2AConnection): string {
  * task's artifacts (else its final message) are the call's result.
  *
  * - **Card.** `url` is the agent's base URL (card at `/.well-known/agent-card.json`) or its card's
- *   URL. The card is fetched when the tool is made, for the default `name` and `description`; with
- *   both given, on the first call instead (so a remote that is down at start-up fails calls, not
- *   start-up). An unreadable card rejects with an {@link A2AAgentError} of kind `card`.
+ *   URL. The card is read on the first call (an agent down when your service starts fails calls —
+ *   error results the model reads — not start-up; a failed read is tried again on the next call).
+ *   The tool's `name` defaults to the URL's last path segment and its `description` to a line
+ *   naming the agent: give both, or use {@link a2aAgentToolFromCard} to take them from the card.
  * - **Failure.** A task that ends `failed`, `rejected`, `canceled` by the agent, `auth-required`, or
  *   `input-required` without an `onInputRequired` answer, a network error or an answer that is not
  *   A2A: an error result naming the agent and what it said — or, with `onFailure: 'halt'`, the
@@ -85,16 +95,56 @@ function descriptionOf(connection: A2AConnection): string {
  * import { createConversationMachine, openaiProvider } from 'actorloop';
  * import { a2aAgentTool } from 'actorloop/a2a';
  *
- * const research = await a2aAgentTool('https://agents.example.com/research', {
+ * const research = a2aAgentTool('https://agents.example.com/research', {
+ *   description: 'Finds and summarises sources on a topic.',
  *   timeoutMs: 120_000,
  *   headers: { authorization: `Bearer ${process.env.RESEARCH_TOKEN}` },
  * });
  * const machine = createConversationMachine({ provider: openaiProvider({ model: 'gpt-4o-mini' }), tools: [research] });
  * ```
  */
-export async function a2aAgentTool(url: string | URL, options?: A2AAgentToolOptions): Promise<A2AAgentTool> {
+export function a2aAgentTool(url: string | URL, options?: A2AAgentToolOptions): A2AAgentTool {
   const { url: agentUrl, options: resolved } = resolveOptions(url, options);
-  let connection: Promise<A2AConnection> | undefined;
+  const description =
+    resolved.description ?? `The remote agent (A2A) at ${agentUrl.href}. It sees nothing of this conversation: send it the whole request.`;
+  return remoteAgentTool(agentUrl, resolved, resolved.name ?? toolNameOfUrl(agentUrl), description);
+}
+
+/**
+ * {@link a2aAgentTool}, named and described from the agent's card, read now: `name` defaults to the
+ * card's name in snake case, `description` to its description and skills (what the parent's model
+ * reads to decide when to call it). Rejects with an {@link A2AAgentError} of kind `card` when the
+ * card cannot be read.
+ *
+ * @example
+ * ```ts
+ * import { a2aAgentToolFromCard } from 'actorloop/a2a';
+ *
+ * const research = await a2aAgentToolFromCard('https://agents.example.com/research', { timeoutMs: 120_000 });
+ * console.log(research.name); // e.g. research_agent, from the card
+ * ```
+ */
+export async function a2aAgentToolFromCard(url: string | URL, options?: A2AAgentToolOptions): Promise<A2AAgentTool> {
+  const { url: agentUrl, options: resolved } = resolveOptions(url, options);
+  const connection = await connectAgent(agentUrl, resolved);
+  return remoteAgentTool(
+    agentUrl,
+    resolved,
+    resolved.name ?? toolNameOf(connection.card.name),
+    resolved.description ?? descriptionOf(connection),
+    connection,
+  );
+}
+
+/** The tool over one remote agent: the connection (the card read, the client made) is made once, on first need. */
+function remoteAgentTool(
+  agentUrl: URL,
+  resolved: ReturnType<typeof resolveOptions>['options'],
+  name: string,
+  description: string,
+  ready?: A2AConnection,
+): A2AAgentTool {
+  let connection: Promise<A2AConnection> | undefined = ready && Promise.resolve(ready);
   const connected = () => {
     // A failed connection is forgotten, so the next call tries again (the agent may be back).
     connection ??= connectAgent(agentUrl, resolved).catch((error: unknown) => {
@@ -103,22 +153,15 @@ export async function a2aAgentTool(url: string | URL, options?: A2AAgentToolOpti
     });
     return connection;
   };
-  let name = resolved.name;
-  let description = resolved.description;
-  if (name === undefined || description === undefined) {
-    const ready = await connected();
-    name ??= toolNameOf(ready.card.name);
-    description ??= descriptionOf(ready);
-  }
   async function* execute(args: A2AAgentToolArgs, context: ToolExecuteContext): AsyncGenerator<A2AAgentProgress, string, undefined> {
-    let ready: A2AConnection;
+    let current: A2AConnection;
     try {
-      ready = await connected();
+      current = await connected();
     } catch (error) {
       if (resolved.onFailure === 'halt' && A2AAgentError.isInstance(error)) throw new HaltError(error.message, { cause: error });
       throw error;
     }
-    return yield* remoteCall(ready, args.message, context, resolved);
+    return yield* remoteCall(current, args.message, context, resolved);
   }
   return createTool(
     {
