@@ -1,4 +1,5 @@
-import { type AnyActorRef, setup } from 'xstate';
+import { setup } from 'xstate';
+import { type SharedChart, sharedChart } from './shared-chart.js';
 import type { StandardSchemaV1 } from '../../tools/standard-schema.js';
 import type { JSONSchema } from '../../tools/validate.js';
 import { conversationActions } from './actions.js';
@@ -53,7 +54,7 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
   const settings = resolveOptions(options);
   // The names in the chart are implemented over these settings in guards.ts, actions.ts, delays.ts
   // and child-actors.ts, each over pure functions with tests of their own.
-  const machine = chartWith(settings, {
+  const machine = chart.machineWith(settings, {
     actors: conversationActors(settings),
     delays: conversationDelays(settings),
     guards: conversationGuards(settings),
@@ -80,78 +81,9 @@ type ChartImplementations = {
   actions: ReturnType<typeof conversationActions>;
 };
 
-/** Where a machine made by `chartWith` keeps its settings, for the chart's own mappers (context, inputs, output). */
-const settingsKey = Symbol('actorloop.conversationSettings');
-
-type ChartMachine = ReturnType<typeof buildChart> & { [settingsKey]: ResolvedOptions };
-
-/** The settings of the machine whose method is running (`chartWith` sets them around each call). */
-let current: ResolvedOptions | undefined;
-
-/**
- * The settings of the machine an actor runs, for the chart's mappers (context, inputs, output),
- * which are handed `self`, never the machine: `self` is an XState `Actor`, whose public `logic` is
- * what it was made of. A pure traversal (xstate/graph, `getNextSnapshot`) hands them a stand-in
- * actor; the machine whose method runs then says.
- */
-const settingsOf = (self: AnyActorRef): ResolvedOptions => {
-  const settings = (self as unknown as { logic?: Partial<ChartMachine> }).logic?.[settingsKey] ?? current;
-  if (settings === undefined) throw new Error('a conversation chart mapper ran outside its machine');
-  return settings;
-};
-
-let sharedChart: ReturnType<typeof buildChart> | undefined;
-
-/**
- * The methods of XState's `StateMachine` that make snapshots or run the chart's mappers: its
- * constructor binds all but `microstep` to the instance.
- */
-const scopedMethods = ['transition', 'microstep', 'getInitialSnapshot', 'getPersistedSnapshot', 'restoreSnapshot', 'start'] as const;
-
-/**
- * One machine over the chart every conversation machine shares: its state nodes are built once per
- * process, not once per `createConversationMachine` (a machine per tenant or per request would
- * otherwise pay the whole chart each time). XState looks a named guard, action, delay or actor up
- * on the snapshot's machine, and a snapshot's machine is the one its actor was made of: so a
- * machine is an object over the shared one with implementations and settings of its own.
- * `provide` keeps that shape.
- */
-function chartWith(settings: ResolvedOptions, implementations: ChartImplementations): ChartMachine {
-  sharedChart ??= buildChart();
-  const machine = Object.create(sharedChart) as ChartMachine;
-  // XState binds these to the machine it constructs: bound again, to this one, they make its snapshots
-  // (and, while they run, its settings are the chart's mappers' — `settingsOf`).
-  const methods = Object.getPrototypeOf(sharedChart) as Record<(typeof scopedMethods)[number], (...args: unknown[]) => unknown>;
-  for (const name of scopedMethods) {
-    const method = methods[name];
-    const value = (...args: unknown[]) => {
-      const outer = current;
-      current = settings;
-      try {
-        return method.apply(machine, args);
-      } finally {
-        current = outer;
-      }
-    };
-    Object.defineProperty(machine, name, { value, writable: true, configurable: true });
-  }
-  Object.defineProperties(machine, {
-    implementations: { value: implementations, writable: true, configurable: true, enumerable: true },
-    [settingsKey]: { value: settings },
-    provide: {
-      value: (more: Partial<ChartImplementations>) =>
-        chartWith(settings, {
-          actors: { ...implementations.actors, ...more.actors },
-          delays: { ...implementations.delays, ...more.delays },
-          guards: { ...implementations.guards, ...more.guards },
-          actions: { ...implementations.actions, ...more.actions },
-        } as ChartImplementations),
-      writable: true,
-      configurable: true,
-    },
-  });
-  return machine;
-}
+/** The conversation chart, shared by every conversation machine (shared-chart.ts). */
+const chart: SharedChart<ResolvedOptions, ChartImplementations> = sharedChart(() => buildChart());
+const settingsOf = chart.settingsOf;
 
 /** Only a machine that makes agent calls splits its usage by agent. */
 const rootAgentOf = (settings: ResolvedOptions) => (settings.agentCalls.size > 0 ? settings.name : undefined);
@@ -160,7 +92,7 @@ const rootAgentOf = (settings: ResolvedOptions) => (settings.agentCalls.size > 0
 const agentsOf = (settings: ResolvedOptions) =>
   settings.handoffs ? { start: settings.startAgent, known: new Set(settings.profiles.keys()) } : undefined;
 
-/** The chart: the same for every conversation machine; its names are implemented per machine (`chartWith`). */
+/** The chart: the same for every conversation machine; its names are implemented per machine (`machineWith`). */
 function buildChart() {
   return setup({
     types: {
@@ -170,7 +102,7 @@ function buildChart() {
       output: {} as RunOutput,
       emitted: {} as ConversationEmittedEvent,
     },
-    // Types only: each machine brings its own (`chartWith`), so the shared chart holds no one's settings.
+    // Types only: each machine brings its own (`machineWith`), so the shared chart holds no one's settings.
     actors: {} as ChartImplementations['actors'],
     delays: {} as ChartImplementations['delays'],
     guards: {} as ChartImplementations['guards'],
