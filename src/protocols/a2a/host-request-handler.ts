@@ -208,6 +208,9 @@ export function hostRequestHandler(host: AnyConversationHost, sdk: A2AServerSdk,
   const statusUpdate = (id: string, status: ReturnType<typeof taskStatusOf>): StreamResponse => ({
     payload: { $case: 'statusUpdate', value: { taskId: id, contextId: id, status, metadata: undefined } },
   });
+  /** `working`, now, with what the agent says if anything. */
+  const working = (id: string, message?: A2AMessage): StreamResponse =>
+    statusUpdate(id, { state: taskStates.working, message, timestamp: new Date().toISOString() });
 
   /**
    * The rest of a run as A2A stream events: `working` again after an approval, the answer's text as
@@ -239,7 +242,7 @@ export function hostRequestHandler(host: AnyConversationHost, sdk: A2AServerSdk,
       if (event.type !== 'state' || event.status === last) continue;
       last = event.status;
       if (event.status === 'running') {
-        yield statusUpdate(id, { state: taskStates.working, message: undefined, timestamp: new Date().toISOString() });
+        yield working(id);
         continue;
       }
       const view = await viewOf(id);
@@ -285,7 +288,7 @@ export function hostRequestHandler(host: AnyConversationHost, sdk: A2AServerSdk,
           // A retried request's partial text is not a reply.
           if (inner.type === 'request.finished' && reply.trim() !== '') {
             const message = workflowProgressMessage(id, event.path, reply);
-            yield statusUpdate(id, { state: taskStates.working, message, timestamp: new Date().toISOString() });
+            yield working(id, message);
           }
         }
         continue;
@@ -293,7 +296,7 @@ export function hostRequestHandler(host: AnyConversationHost, sdk: A2AServerSdk,
       if (event.type !== 'state' || event.status === last) continue;
       last = event.status;
       if (event.status === 'running') {
-        yield statusUpdate(id, { state: taskStates.working, message: undefined, timestamp: new Date().toISOString() });
+        yield working(id);
         continue;
       }
       const view = await viewOf(id);
