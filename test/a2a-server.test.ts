@@ -4,6 +4,7 @@
  * real `openaiProvider`. Card, send, continue, stream, approvals both ways, cancel, resubscribe, a
  * host killed mid-task and recovered by another, authorization, and hostile input.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type A2AServer, createA2AHandler, serveA2A } from '../src/protocols/a2a/index.js';
@@ -336,6 +337,33 @@ describe('actorloop/a2a server', () => {
     expect(await forbidden.json()).toMatchObject({ id: 8, error: { code: -32000, message: expect.stringContaining('forbidden') } });
     expect(await host.list()).not.toContainEqual(expect.objectContaining({ id: 'forbidden-1' }));
     expect(model.requests()).toBe(before);
+  });
+
+  it('a body that stops coming is cut at bodyTimeoutMs with 408 and a JSON-RPC error; the server goes on serving', async () => {
+    const slow = await serveA2A(await createA2AHandler(host, { card, authorize, basePath: '/a2a', bodyTimeoutMs: 150 }), { port: 0 });
+    try {
+      const { port } = new URL(slow.url);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          // Promises 200 bytes, sends 20, then nothing.
+          socket.write(
+            `POST /a2a HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nauthorization: ${token}\r\n` +
+              'content-length: 200\r\nconnection: close\r\n\r\n{"jsonrpc":"2.0","id"',
+          );
+        });
+        let received = '';
+        socket.on('data', (chunk) => {
+          received += chunk.toString();
+        });
+        socket.on('end', () => resolve(received));
+        socket.on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toMatch(/"jsonrpc":"2\.0"/);
+      expect((await rpc(slow, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'none' } }))).status).toBe(200);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('hostile input gets JSON-RPC errors, and the server goes on serving', async () => {

@@ -226,6 +226,24 @@ describe('serveMcp over Streamable HTTP', () => {
     expect(refunds).toBe(before);
   });
 
+  it('denies an approval the client does not answer within approvalTimeoutMs, naming why; the tool does not run', async () => {
+    const patient = serveMcp(host, { name: 'patient', version: '1.0.0', approvalTimeoutMs: 150, onError: (error) => reported.push(error) });
+    try {
+      const { url: endpoint } = await patient.listen();
+      const client = new Client({ name: 'silent', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      // Asked, it never answers.
+      client.setRequestHandler(ElicitRequestSchema, () => new Promise<never>(() => undefined));
+      await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)));
+      clients.push(client);
+      const before = refunds;
+      const result = await client.callTool({ name: 'ask', arguments: { message: 'refund order 7' } });
+      expect(refunds).toBe(before);
+      expect(textOf(result)).toMatch(/^refund outcome: .*did not answer the approval/);
+    } finally {
+      await patient.close();
+    }
+  });
+
   it('fails a call that waits for an approval when the client cannot elicit, naming the approval', async () => {
     const client = await connect();
     const result = await client.callTool({ name: 'ask', arguments: { message: 'refund order 7' } });
