@@ -636,7 +636,7 @@ const settings = resolveOptions({
   maxToolIterations: 2,
   output: { schema: { type: 'object' }, maxRepairs: 1 },
 });
-const guards = conversationGuards(settings);
+const guards = conversationGuards(() => settings);
 
 const roundCallArb = fc.record({
   toolCallId: fc.constantFrom('a', 'b'),
@@ -680,16 +680,15 @@ describe('combined guards (src/machines/chart/combined-guards.ts)', () => {
   const guardrail = { name: 'topic', check: () => ({ tripped: false }), timeoutMs: 1_000 };
   const stub = (name: string): Provider => ({ name, async *stream() {} });
   const settled = (toolCallId: string) => ({ type: 'tool-result' as const, toolCallId, toolName: 'add', result: 'r' });
-  const withControls = conversationGuards(
-    resolveOptions({
-      provider: [stub('first'), stub('second')],
-      tools: [addTool],
-      maxToolIterations: 2,
-      output: { schema: { type: 'object' }, maxRepairs: 1 },
-      guardrails: { input: [guardrail], output: [guardrail] },
-      steering: 'queue',
-    }),
-  );
+  const controlSettings = resolveOptions({
+    provider: [stub('first'), stub('second')],
+    tools: [addTool],
+    maxToolIterations: 2,
+    output: { schema: { type: 'object' }, maxRepairs: 1 },
+    guardrails: { input: [guardrail], output: [guardrail] },
+    steering: 'queue',
+  });
+  const withControls = conversationGuards(() => controlSettings);
   const events = [
     doneProviderCall,
     { type: 'xstate.error.actor.providerCall', error: new ProviderError('down', { code: 'network', retryable: true }) },

@@ -1,12 +1,12 @@
 /**
- * Every conversation machine shares one chart (src/machines/chart/conversation.ts, `chartWith`):
- * its state nodes are built once per process; each machine is an object over it with its own
- * implementations and settings. Machines made with different options, running at once, each run
+ * Every conversation machine shares one chart (src/machines/chart/shared-chart.ts): its state
+ * nodes, guards and actions are made once per process; each machine is an object over it with its
+ * own settings, actors and delays. Machines made with different options, running at once, each run
  * with their own; `provide` keeps a machine's settings; a snapshot persisted by one machine restores
  * into another made with the same options.
  */
 import { describe, expect, it } from 'vitest';
-import { createActor, toPromise } from 'xstate';
+import { createActor, getInitialSnapshot, getNextSnapshot, toPromise } from 'xstate';
 import { createConversationMachine, defineTool, handlerProvider, type Message } from '../src/index.js';
 import { scriptedModel } from './support/scripted-model.js';
 
@@ -24,13 +24,41 @@ const toolResults = (messages: Message[]) =>
   messages.flatMap((message) => (message.role === 'tool' ? message.content.map((part) => String(part.result)) : []));
 
 describe('conversation machines share one chart', () => {
-  it('two machines: one set of state nodes, each its own implementations', () => {
+  it('two machines: one set of state nodes, one table of guards and actions, each its own actors and delays', () => {
     const a = createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler), tools: [echo('alpha')] });
     const b = createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler), tools: [echo('beta')] });
     expect(a.root).toBe(b.root);
     expect(a.config).toBe(b.config);
     expect(a.implementations).not.toBe(b.implementations);
-    expect(a.implementations.guards).not.toBe(b.implementations.guards);
+    expect(a.implementations.guards).toBe(b.implementations.guards);
+    expect(a.implementations.actions).toBe(b.implementations.actions);
+    expect(a.implementations.actors).not.toBe(b.implementations.actors);
+    expect(a.implementations.delays).not.toBe(b.implementations.delays);
+  });
+
+  it("the shared guards read the settings of the machine stepping: in a transition, a pure step and a snapshot's can", () => {
+    // A 2 KB image: over the small machine's media limit, within the other's.
+    const image = { type: 'image' as const, data: 'A'.repeat(2_800), mediaType: 'image/png' };
+    const message = { type: 'user.message' as const, content: [{ type: 'text' as const, text: 'look' }, image] };
+    const small = createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler), maxMediaBytes: 1_000 });
+    const large = createConversationMachine({ provider: handlerProvider(scriptedModel([]).handler) });
+    for (const [machine, accepted] of [
+      [small, false],
+      [large, true],
+      [small, false],
+    ] as const) {
+      const idle = getInitialSnapshot(machine, {});
+      expect(getNextSnapshot(machine, idle, message).value === 'idle').toBe(!accepted);
+      const actor = createActor(machine, { input: {} }).start();
+      const rejected: string[] = [];
+      actor.on('event.rejected', (event) => rejected.push(event.message));
+      actor.send(message);
+      expect(rejected.length === 0).toBe(accepted);
+      actor.stop();
+    }
+    // Outside any machine's step there are no settings to read: the guard says so rather than guess.
+    const guard = (small.implementations.guards as Record<string, (args: unknown) => boolean>).hasInputGuardrails;
+    expect(() => guard?.({ context: {}, event: { type: 'noop' } })).toThrow(/outside its machine/);
   });
 
   it('machines with different options, run at once, each run with their own provider, tools, system prompt and prices', async () => {

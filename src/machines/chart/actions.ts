@@ -1,4 +1,4 @@
-import { assign, emit, enqueueActions, stopChild } from 'xstate';
+import { type AnyActorRef, assign, emit, enqueueActions, stopChild } from 'xstate';
 import type { createToolExecutionLogic } from '../../actors/tool-execution.js';
 import type { HaltError } from '../../tools/halt-error.js';
 import type { Provider } from '../../model/provider.js';
@@ -150,31 +150,54 @@ function stopCalls(
   apply(sink, bothEffects(agents, timedOut.effects));
 }
 
-/**
- * The conversation machine's actions, by the name the chart uses: each applies a pure function of
- * the context (and the event) from `response-commit.ts`, `round-results.ts`, `request-failure.ts`,
- * `answer-repair.ts` or `run-context.ts`.
- */
-export function conversationActions(settings: ResolvedOptions) {
-  const { output, prices, toolTimeoutOf, capToolResult, agentCalls, profileOf } = settings;
-  const windowSettings = settings.context && { context: settings.context, profileOf };
-  /** The text a tool's `HaltError` ends the run with (the guard `executionHalts` checked it is one). */
-  const haltText = (thrown: unknown) => capToolResult((thrown as HaltError).content);
-  // Without handoffs every request has one provider: its settings are made once, not per event.
+/** What the actions read of a machine's settings, made once per machine on its first use. */
+function actionSettingsOf(settings: ResolvedOptions) {
+  const { profileOf, capToolResult } = settings;
   // The provider the request is made with: the active agent's, at the fallback list's current index.
   const providerOf = (context: ConversationContext) => {
     const profile = profileOf(context.agents.active);
     return profile.providers[context.control.provider] ?? profile.provider;
   };
-  const failureSettingsWith = (provider: Provider) => ({ retry: settings.retry, prices, model: provider.model });
+  const failureSettingsWith = (provider: Provider) => ({ retry: settings.retry, prices: settings.prices, model: provider.model });
   const responseSettingsWith = (tools: ReadonlyMap<string, Tool>, provider: Provider) => ({ ...settings, tools, provider });
   // With one agent and one provider, every request's settings are the same: made once, not per event.
   const only = settings.handoffs || profileOf(undefined).providers.length > 1 ? undefined : profileOf(undefined);
   const fixedFailureSettings = only && failureSettingsWith(only.provider);
   const fixedResponseSettings = only && responseSettingsWith(only.tools, only.provider);
-  const failureSettingsOf = (context: ConversationContext) => failureSettingsWith(providerOf(context));
-  const responseSettingsOf = (context: ConversationContext) =>
-    responseSettingsWith(profileOf(context.agents.active).tools, providerOf(context));
+  return {
+    settings,
+    windowSettings: settings.context && { context: settings.context, profileOf },
+    providerOf,
+    /** The text a tool's `HaltError` ends the run with (the guard `executionHalts` checked it is one). */
+    haltText: (thrown: unknown) => capToolResult((thrown as HaltError).content),
+    failureSettingsOf: (context: ConversationContext) => fixedFailureSettings ?? failureSettingsWith(providerOf(context)),
+    responseSettingsOf: (context: ConversationContext) =>
+      fixedResponseSettings ?? responseSettingsWith(profileOf(context.agents.active).tools, providerOf(context)),
+  };
+}
+
+type ActionSettings = ReturnType<typeof actionSettingsOf>;
+
+/**
+ * The conversation machine's actions, by the name the chart uses: each applies a pure function of
+ * the context (and the event) from `response-commit.ts`, `round-results.ts`, `request-failure.ts`,
+ * `answer-repair.ts` or `run-context.ts`.
+ *
+ * One table serves every machine of the process, each action reading the settings of the machine
+ * its actor runs (`settingsOf(self)`: the shared chart's): a machine made per tenant or per request
+ * then costs its settings, not a copy of every action.
+ */
+export function conversationActions(settingsOf: (self: AnyActorRef) => ResolvedOptions) {
+  const made = new WeakMap<ResolvedOptions, ActionSettings>();
+  const at = (self: AnyActorRef): ActionSettings => {
+    const settings = settingsOf(self);
+    let found = made.get(settings);
+    if (!found) {
+      found = actionSettingsOf(settings);
+      made.set(settings, found);
+    }
+    return found;
+  };
   const haltOnReachedBudget = enqueue(({ context, enqueue }) => {
     const reached = budgetReached(context, Date.now());
     if (reached) apply(enqueue, budgetHalted(context, reached));
@@ -187,7 +210,7 @@ export function conversationActions(settings: ResolvedOptions) {
         ? { messages: appended(context.messages, { role: 'user', content: storedUserContent(event.content) }) }
         : {},
     ),
-    rejectInvalidMessage: rejectWith((event) => invalidMessageText(event, settings.maxMediaBytes)),
+    rejectInvalidMessage: emitEvent(({ event, self }) => rejection(event, invalidMessageText(event, settingsOf(self).maxMediaBytes))),
     rejectOutOfState: emitEvent(({ event, self }) => rejection(event, outOfStateText(event.type, self.getSnapshot().value))),
     rejectInvalidProviderEvent: rejectWith(invalidProviderEventText),
     rejectInvalidAgentBatch: rejectWith((event) => invalidAgentBatchText(event as { childId?: unknown; events?: unknown })),
@@ -199,20 +222,21 @@ export function conversationActions(settings: ResolvedOptions) {
       context.control.provider === 0 ? firstAttempt : { ...firstAttempt, control: { ...context.control, provider: 0 } },
     ),
     nextAttempt: assignContext(({ context }) => ({ attempt: context.attempt + 1, ...freshAttempt })),
-    emitRequestStarted: emitEvent(({ context }) => requestStartedEvent(context, providerOf(context))),
+    emitRequestStarted: emitEvent(({ context, self }) => requestStartedEvent(context, at(self).providerOf(context))),
     // Runs for every batch of deltas, so nothing is built that is not needed: the stream is marked
     // as moved once per timeout window, and only a machine with an `output` schema parses the answer.
-    forwardDeltas: enqueue(({ context, event, enqueue }) => {
+    forwardDeltas: enqueue(({ context, event, self, enqueue }) => {
       if (event.type !== 'provider.delta') return;
       if (!context.stream.partial || !context.stream.progressed)
         enqueue.assign({ stream: { ...context.stream, partial: true, progressed: true } });
       for (const delta of event.deltas) enqueue.emit(delta);
-      if (output) apply(enqueue, partialObjectStreamed(context.stream, event.deltas));
+      if (settingsOf(self).output) apply(enqueue, partialObjectStreamed(context.stream, event.deltas));
     }),
     resetProgress: assignContext(({ context }) => ({ stream: { ...context.stream, progressed: false } })),
-    receiveResponse: enqueue(({ context, event, enqueue }) => {
+    receiveResponse: enqueue(({ context, event, self, enqueue }) => {
       if (event.type !== 'provider.finish') return;
-      apply(enqueue, responseReceived(context, event, fixedResponseSettings ?? responseSettingsOf(context)));
+      const { responseSettingsOf, windowSettings } = at(self);
+      apply(enqueue, responseReceived(context, event, responseSettingsOf(context)));
       // The prompt's real size, the base of the next estimate (machines with a context window).
       if (windowSettings && event.usage.inputTokens > 0)
         enqueue.assign({
@@ -220,8 +244,8 @@ export function conversationActions(settings: ResolvedOptions) {
         });
     }),
     recordFinalText: assignContext(({ context }) => finalTextRecorded(context)),
-    commitResponse: assignContext(({ context }) => committed(context, prices)),
-    startRound: enqueue(({ context, enqueue }) => apply(enqueue, roundStarted(context, prices))),
+    commitResponse: assignContext(({ context, self }) => committed(context, settingsOf(self).prices)),
+    startRound: enqueue(({ context, self, enqueue }) => apply(enqueue, roundStarted(context, settingsOf(self).prices))),
     requestApprovals: enqueue(({ context, enqueue }) => apply(enqueue, approvalsRequested(context.round))),
     approveCall: assignContext(({ context, event }) =>
       event.type === 'tool.approve' ? { round: callApproved(context.round, event.toolCallId) } : {},
@@ -229,16 +253,17 @@ export function conversationActions(settings: ResolvedOptions) {
     denyCall: enqueue(({ context, event, enqueue }) => {
       if (event.type === 'tool.deny') apply(enqueue, callDenied(context.round, event.toolCallId, event.reason));
     }),
-    startQueuedCalls: enqueue(({ context, enqueue }) =>
-      startCalls(enqueue, queuedCallsStarted(context, settings.maxConcurrentTools, toolTimeoutOf, Date.now(), agentCalls)),
-    ),
+    startQueuedCalls: enqueue(({ context, self, enqueue }) => {
+      const { maxConcurrentTools, toolTimeoutOf, agentCalls } = settingsOf(self);
+      startCalls(enqueue, queuedCallsStarted(context, maxConcurrentTools, toolTimeoutOf, Date.now(), agentCalls));
+    }),
     // A child's events go out as `agent.event`s, with the path down to the child that emitted them.
     // Their `request.finished`s (from any depth) count toward the tree's spend as they come.
-    forwardAgentEvent: enqueue(({ context, event, enqueue }) => {
+    forwardAgentEvent: enqueue(({ context, event, self, enqueue }) => {
       if (event.type !== 'agent.emitted') return;
       apply(enqueue, agentEventForwarded(context, event));
       const toolCallId = agentCallIdOf(event.childId);
-      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.events, prices);
+      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.events, settingsOf(self).prices);
       if (spend) enqueue.assign(spend);
     }),
     // An approval for a call down the tree goes to the running child it belongs under.
@@ -262,22 +287,24 @@ export function conversationActions(settings: ResolvedOptions) {
       for (const id of runningCallIds(context)) enqueue.stopChild(id);
     }),
     recordOutcome: enqueue(({ context, event, enqueue }) => apply(enqueue, resultRecorded(context, event))),
-    recordToolError: enqueue(({ context, event, enqueue }) =>
+    recordToolError: enqueue(({ context, event, self, enqueue }) => {
+      const { capToolResult } = settingsOf(self);
       apply(
         enqueue,
         thrownRecorded(context, event, (call, thrown) => errorResult(call, capToolResult(resultTexts.failed(thrown)))),
-      ),
-    ),
+      );
+    }),
     // The halting call's result is the text the tool halted with, not an error.
-    recordHalt: enqueue(({ context, event, enqueue }) =>
+    recordHalt: enqueue(({ context, event, self, enqueue }) => {
+      const { haltText } = at(self);
       apply(
         enqueue,
         thrownRecorded(context, event, (call, thrown) => toolResult(call, haltText(thrown))),
-      ),
-    ),
+      );
+    }),
     // Every running call whose time is up: stopped (its signal aborts) and answered with the timeout text.
     timeOutCalls: enqueue(({ context, self, enqueue }) =>
-      stopCalls(enqueue, callsTimedOut(context, toolTimeoutOf, Date.now()), (agents) =>
+      stopCalls(enqueue, callsTimedOut(context, settingsOf(self).toolTimeoutOf, Date.now()), (agents) =>
         agentsStopped(context, agents, 'timeout', childrenIn(self), runOutput),
       ),
     ),
@@ -289,26 +316,25 @@ export function conversationActions(settings: ResolvedOptions) {
       apply(enqueue, callsRefused(context, 'max_iterations', resultTexts.iterationLimit)),
     ),
     haltOnDoomLoop: enqueue(({ context, enqueue }) => apply(enqueue, callsRefused(context, 'doom_loop', resultTexts.doomLoop))),
-    markToolHalt: assignContext(({ context, event }) => haltRecorded(context.outcome, 'tool_halt', haltText(thrownBy(event)))),
+    markToolHalt: assignContext(({ context, event, self }) =>
+      haltRecorded(context.outcome, 'tool_halt', at(self).haltText(thrownBy(event))),
+    ),
     closeHaltedRound: enqueue(({ context, enqueue }) =>
       apply(enqueue, roundClosed(context.round ?? [], resultTexts.halted, context.messages)),
     ),
     cancelRun: enqueue(({ context, event, enqueue }) =>
       apply(enqueue, runCancelled(context, event.type === 'cancel' ? event.reason : undefined)),
     ),
-    recordFailure: assignContext(({ context, event }) =>
-      failureRecorded(
-        context,
-        failureOf(event, settings.requestTimeoutMs, context.messages),
-        fixedFailureSettings ?? failureSettingsOf(context),
-      ),
-    ),
-    scheduleRetry: assignContext(({ context }) => retryScheduled(context, settings.retry)),
+    recordFailure: assignContext(({ context, event, self }) => {
+      const { settings, failureSettingsOf } = at(self);
+      return failureRecorded(context, failureOf(event, settings.requestTimeoutMs, context.messages), failureSettingsOf(context));
+    }),
+    scheduleRetry: assignContext(({ context, self }) => retryScheduled(context, settingsOf(self).retry)),
     emitRetry: emitEvent(({ context }) => retryEvent(context)),
     // The guard `isProgressOfRunningCall` let it through: the event is there.
     reportProgress: emitEvent(({ context, event }) => progressEvent(context, event) as ToolProgressEvent),
     recordObject: assignContext(({ context }) => objectRecorded(context)),
-    startRepair: enqueue(({ context, enqueue }) => apply(enqueue, repairStarted(context, output))),
+    startRepair: enqueue(({ context, self, enqueue }) => apply(enqueue, repairStarted(context, settingsOf(self).output))),
     failOnAnswer: assignContext(({ context }) => errorRecorded(context, answerError(context))),
     clearRestored: assignContext({ restored: undefined }),
     // The calls a restart interrupted got their result while the run was restored; their events go out now.
@@ -319,23 +345,26 @@ export function conversationActions(settings: ResolvedOptions) {
     markError: assignContext(({ context }) => ({ ...outcomeMarked(context.outcome, 'error'), ...queuedKept(context) })),
     // Long conversations (DESIGN §12): the run's clock and limits start with its message.
     // Compaction (machines with `context`): the cause is the chart's (a parameter).
-    startCompaction: assignWithCause(({ context }, params) =>
-      windowSettings ? compactionStarted(context, windowSettings, params.cause) : {},
-    ),
-    applyCompaction: enqueue(({ context, event, enqueue }) => {
+    startCompaction: assignWithCause(({ context, self }, params) => {
+      const { windowSettings } = at(self);
+      return windowSettings ? compactionStarted(context, windowSettings, params.cause) : {};
+    }),
+    applyCompaction: enqueue(({ context, event, self, enqueue }) => {
       const output = (event as { output?: CompactionOutput }).output;
-      if (output && windowSettings) apply(enqueue, compactionApplied(context, output, { ...windowSettings, prices }));
+      const { windowSettings, settings } = at(self);
+      if (output && windowSettings) apply(enqueue, compactionApplied(context, output, { ...windowSettings, prices: settings.prices }));
     }),
     failOnCompaction: assignContext(({ context, event }) =>
       errorRecorded(context, unusableCompactionError((event as { output?: unknown }).output)),
     ),
-    failOnCompactionError: assignContext(({ context, event }) =>
-      errorRecorded(context, compactionFailureError(failureOf(event, settings.requestTimeoutMs))),
+    failOnCompactionError: assignContext(({ context, event, self }) =>
+      errorRecorded(context, compactionFailureError(failureOf(event, settingsOf(self).requestTimeoutMs))),
     ),
     nextCompactionAttempt: assignContext(({ context }) => ({ attempt: context.attempt + 1 })),
     // Only a run with a time limit reads the clock: a snapshot holds no time it does not need (a
     // Restate replay must write the same bytes).
-    startRun: enqueue(({ context, enqueue }) => {
+    startRun: enqueue(({ context, self, enqueue }) => {
+      const settings = settingsOf(self);
       const now = settings.budget?.maxDurationMs !== undefined || context.control.limits.deadline !== undefined ? Date.now() : 0;
       const limits = runLimits(settings.budget, context.control.limits, now);
       if (limits !== context.control.limits || limits.deadline !== undefined)
@@ -353,11 +382,11 @@ export function conversationActions(settings: ResolvedOptions) {
       if (output) apply(enqueue, guardrailTripped(context, { name: output.name, phase: output.phase, reason: output.reason }));
     }),
     // The phase is the chart's (a parameter): a check that threw, or did not answer in time.
-    failOnGuardrail: assignWithPhase(({ context, event }, params) =>
-      errorRecorded(context, guardrailError(context, params.phase, settings.guardrails, thrownBy(event))),
+    failOnGuardrail: assignWithPhase(({ context, event, self }, params) =>
+      errorRecorded(context, guardrailError(context, params.phase, settingsOf(self).guardrails, thrownBy(event))),
     ),
-    failOnGuardrailTimeout: assignWithPhase(({ context }, params) =>
-      errorRecorded(context, guardrailError(context, params.phase, settings.guardrails)),
+    failOnGuardrailTimeout: assignWithPhase(({ context, self }, params) =>
+      errorRecorded(context, guardrailError(context, params.phase, settingsOf(self).guardrails)),
     ),
     queueMessage: enqueue(({ context, event, enqueue }) => {
       if (event.type === 'user.message' || event.type === 'user.interrupt')
@@ -366,12 +395,14 @@ export function conversationActions(settings: ResolvedOptions) {
     takeQueuedMessages: assignContext(({ context }) => queuedTaken(context)),
     takeQueuedMessage: assignContext(({ context }) => queuedMessageTaken(context)),
     // The state interrupted is the chart's (a parameter).
-    interruptRun: enqueueWithState(({ context, event, enqueue }, params) => {
-      if (event.type === 'user.interrupt') apply(enqueue, runInterrupted(context, storedUserContent(event.content), params.state, prices));
+    interruptRun: enqueueWithState(({ context, event, self, enqueue }, params) => {
+      if (event.type === 'user.interrupt')
+        apply(enqueue, runInterrupted(context, storedUserContent(event.content), params.state, settingsOf(self).prices));
     }),
-    fallBack: enqueue(({ context, event, enqueue }) =>
-      apply(enqueue, fellBack(context, profileOf(context.agents.active).providers, failureOf(event, settings.requestTimeoutMs))),
-    ),
+    fallBack: enqueue(({ context, event, self, enqueue }) => {
+      const { profileOf, requestTimeoutMs } = settingsOf(self);
+      apply(enqueue, fellBack(context, profileOf(context.agents.active).providers, failureOf(event, requestTimeoutMs)));
+    }),
     // Before a request, or as an agent call's request comes up: the same halt, under the chart's two names.
     haltOnBudget: haltOnReachedBudget,
     haltOnTreeBudget: haltOnReachedBudget,

@@ -52,13 +52,14 @@ export function createConversationMachine<TOutputSchema extends StandardSchemaV1
   options: ConversationOptions<TOutputSchema>,
 ): ConversationMachine<[TOutputSchema] extends [never] ? unknown : InferObject<TOutputSchema>> {
   const settings = resolveOptions(options);
-  // The names in the chart are implemented over these settings in guards.ts, actions.ts, delays.ts
-  // and child-actors.ts, each over pure functions with tests of their own.
+  // The names in the chart are implemented in guards.ts, actions.ts, delays.ts and child-actors.ts,
+  // each over pure functions with tests of their own: guards and actions once for every machine
+  // (they read the settings of the machine stepping), delays and actors over these settings.
   const machine = chart.machineWith(settings, {
     actors: conversationActors(settings),
     delays: conversationDelays(settings),
-    guards: conversationGuards(settings),
-    actions: conversationActions(settings),
+    guards,
+    actions,
   });
   // Restoring a run (resume semantics, timers) is the one thing XState's public API cannot say: xstate-restore.ts.
   // Marked so that a workflow check (`verifyWorkflow`) knows its outcomes: conversation-mark.ts.
@@ -84,6 +85,9 @@ type ChartImplementations = {
 /** The conversation chart, shared by every conversation machine (shared-chart.ts). */
 const chart: SharedChart<ResolvedOptions, ChartImplementations> = sharedChart(() => buildChart());
 const settingsOf = chart.settingsOf;
+/** One table of guards and one of actions for every machine, each reading its machine's settings. */
+const guards = conversationGuards(chart.currentSettings);
+const actions = conversationActions(settingsOf);
 
 /** Only a machine that makes agent calls splits its usage by agent. */
 const rootAgentOf = (settings: ResolvedOptions) => (settings.agentCalls.size > 0 ? settings.name : undefined);

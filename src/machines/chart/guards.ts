@@ -25,9 +25,12 @@ type Guard = (args: GuardArgs) => boolean;
  * The conversation machine's guards, by the name the chart uses. The names are the chart's words
  * (`src/observe/chart/overview-words.ts`), so a guard keeps its name when its body changes. The
  * combined ones (combined-guards.ts) hold when every guard they list holds, tried in order.
+ *
+ * One table serves every machine of the process: XState hands a guard only the context and the
+ * event, so `settingsNow` says whose machine is stepping (the shared chart's `currentSettings`).
  */
-export function conversationGuards(settings: ResolvedOptions) {
-  const plain = plainGuards(settings);
+export function conversationGuards(settingsNow: () => ResolvedOptions) {
+  const plain = plainGuards(settingsNow);
   const allOf =
     (parts: readonly (keyof typeof plain)[]): Guard =>
     (args) =>
@@ -39,18 +42,38 @@ export function conversationGuards(settings: ResolvedOptions) {
   return { ...plain, ...combined };
 }
 
-/** The guards that combine no other. */
-function plainGuards(settings: ResolvedOptions) {
+/** What the guards read of a machine's settings, made once per machine on its first use. */
+type GuardSettings = {
+  settings: ResolvedOptions;
+  stepIs(context: ConversationContext, step: ReturnType<typeof responseStep>): boolean;
+  contextSettings: Parameters<typeof overWindow>[1] | undefined;
+};
+
+const guardSettings = new WeakMap<ResolvedOptions, GuardSettings>();
+
+function guardSettingsOf(settings: ResolvedOptions): GuardSettings {
+  let made = guardSettings.get(settings);
+  if (made) return made;
   const limits = { maxToolIterations: settings.maxToolIterations, maxRepairs: settings.output?.maxRepairs ?? 0 };
-  const { prices, guardrails } = settings;
+  const { prices } = settings;
   // Whether the run is over its budget once the pending response is counted (only machines with a budget look).
   const overBudget = settings.budget
     ? (context: ConversationContext) => budgetReached({ ...context, ...committed(context, prices) }, Date.now()) !== undefined
     : undefined;
-  const stepIs = (context: ConversationContext, step: ReturnType<typeof responseStep>) =>
-    responseStep(context, limits, overBudget) === step;
-  const providersOf = (context: ConversationContext) => settings.profileOf(context.agents.active).providers.length;
-  const contextSettings = settings.context && { context: settings.context, profileOf: settings.profileOf };
+  made = {
+    settings,
+    stepIs: (context, step) => responseStep(context, limits, overBudget) === step,
+    contextSettings: settings.context && { context: settings.context, profileOf: settings.profileOf },
+  };
+  guardSettings.set(settings, made);
+  return made;
+}
+
+/** The guards that combine no other. */
+function plainGuards(settingsNow: () => ResolvedOptions) {
+  const now = () => guardSettingsOf(settingsNow());
+  const stepIs = (context: ConversationContext, step: ReturnType<typeof responseStep>) => now().stepIs(context, step);
+  const providersOf = (context: ConversationContext) => settingsNow().profileOf(context.agents.active).providers.length;
   return {
     hasInputProblem: ({ context }: GuardArgs) => context.inputProblem !== undefined,
     isProviderDeltas: ({ event }: GuardArgs) =>
@@ -60,8 +83,9 @@ function plainGuards(settings: ResolvedOptions) {
     isProviderFinish: ({ event }: GuardArgs) => event.type === 'provider.finish' && finishProblem(event) === undefined,
     isAgentBatch: ({ event }: GuardArgs) => event.type === 'agent.emitted' && isAgentBatch(event),
     isValidUserMessage: ({ event }: GuardArgs) =>
-      (event.type === 'user.message' || event.type === 'user.interrupt') && isValidUserContent(event.content, settings.maxMediaBytes),
+      (event.type === 'user.message' || event.type === 'user.interrupt') && isValidUserContent(event.content, settingsNow().maxMediaBytes),
     canRetryFailure: ({ context, event }: GuardArgs) => {
+      const settings = settingsNow();
       const failure = failureOf(event, settings.requestTimeoutMs);
       return canRetry(context.attempt, settings.retry, failure, failure.retryAfterMs ?? null);
     },
@@ -92,20 +116,21 @@ function plainGuards(settings: ResolvedOptions) {
       (event.type === 'tool.approve' || event.type === 'tool.deny') && approvalRelay(context, event.toolCallId) !== undefined,
     agentFailureHalts: ({ context, event }: GuardArgs) => {
       const live = event.type.startsWith('xstate.done.actor.agent:') ? liveResult(context, event) : null;
-      return live?.agentOutput !== undefined && live.isError && settings.agentCalls.get(live.call.toolName)?.onChildFailure === 'halt';
+      return live?.agentOutput !== undefined && live.isError && settingsNow().agentCalls.get(live.call.toolName)?.onChildFailure === 'halt';
     },
     // Long conversations (DESIGN §12).
-    canFallBack: ({ context, event }: GuardArgs) => canFallBack(context, failureOf(event, settings.requestTimeoutMs), providersOf(context)),
-    hasInputGuardrails: () => guardrails.input.length > 0,
-    hasOutputGuardrails: () => guardrails.output.length > 0,
+    canFallBack: ({ context, event }: GuardArgs) =>
+      canFallBack(context, failureOf(event, settingsNow().requestTimeoutMs), providersOf(context)),
+    hasInputGuardrails: () => settingsNow().guardrails.input.length > 0,
+    hasOutputGuardrails: () => settingsNow().guardrails.output.length > 0,
     guardrailTripped: ({ event }: GuardArgs) =>
       event.type.startsWith('xstate.done.actor.') && (event as { output?: GuardrailCheckOutput }).output?.tripped === true,
-    moreInputChecks: ({ context }: GuardArgs) => context.control.check + 1 < guardrails.input.length,
-    moreOutputChecks: ({ context }: GuardArgs) => context.control.check + 1 < guardrails.output.length,
+    moreInputChecks: ({ context }: GuardArgs) => context.control.check + 1 < settingsNow().guardrails.input.length,
+    moreOutputChecks: ({ context }: GuardArgs) => context.control.check + 1 < settingsNow().guardrails.output.length,
     hasQueuedMessages: ({ context }: GuardArgs) => context.control.queued.length > 0,
     // In `idle`, the one message queued is the input's prompt (`initialContext`).
     hasPrompt: ({ context }: GuardArgs) => context.control.queued.length > 0,
-    steeringQueues: () => settings.steering === 'queue',
+    steeringQueues: () => settingsNow().steering === 'queue',
     budgetReached: ({ context }: GuardArgs) => budgetReached(context, Date.now()) !== undefined,
     treeBudgetReached: ({ context, event }: GuardArgs) => {
       if (
@@ -114,12 +139,17 @@ function plainGuards(settings: ResolvedOptions) {
       )
         return false;
       const toolCallId = agentCallIdOf(event.childId);
-      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.events, prices);
+      const spend = toolCallId === undefined ? undefined : childSpendRecorded(context, toolCallId, event.events, settingsNow().prices);
       return spend !== undefined && budgetReached({ ...context, ...spend }, Date.now()) !== undefined;
     },
-    contextOverWindow: ({ context }: GuardArgs) => contextSettings !== undefined && overWindow(context, contextSettings),
-    contextLengthExceeded: ({ context, event }: GuardArgs) =>
-      contextSettings !== undefined && compactsAfter(failureOf(event, settings.requestTimeoutMs), context, contextSettings),
+    contextOverWindow: ({ context }: GuardArgs) => {
+      const { contextSettings } = now();
+      return contextSettings !== undefined && overWindow(context, contextSettings);
+    },
+    contextLengthExceeded: ({ context, event }: GuardArgs) => {
+      const { settings, contextSettings } = now();
+      return contextSettings !== undefined && compactsAfter(failureOf(event, settings.requestTimeoutMs), context, contextSettings);
+    },
     compactionUsable: ({ event }: GuardArgs) => compactionProblem((event as { output?: unknown }).output) === undefined,
     executionHalts: ({ context, event }: GuardArgs) =>
       event.type.startsWith('xstate.error.actor.') && liveCall(context, event.type) !== null && HaltError.isInstance(thrownBy(event)),

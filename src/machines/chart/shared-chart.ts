@@ -4,10 +4,19 @@ import type { AnyActorRef, AnyStateMachine } from 'xstate';
 type Implementations = { actors: object; delays: object; guards: object; actions: object };
 
 /**
- * The methods of XState's `StateMachine` that make snapshots or run a chart's mappers: its
- * constructor binds all but `microstep` to the instance.
+ * The methods of XState's `StateMachine` that make snapshots, run a chart's mappers or evaluate its
+ * guards (`getTransitionData`: a snapshot's `can` calls it alone): its constructor binds some to
+ * the instance.
  */
-const scopedMethods = ['transition', 'microstep', 'getInitialSnapshot', 'getPersistedSnapshot', 'restoreSnapshot', 'start'] as const;
+const scopedMethods = [
+  'transition',
+  'microstep',
+  'getInitialSnapshot',
+  'getPersistedSnapshot',
+  'restoreSnapshot',
+  'start',
+  'getTransitionData',
+] as const;
 
 /**
  * What {@link sharedChart} gives: machines over the one chart, and their settings for its mappers.
@@ -20,6 +29,7 @@ const scopedMethods = ['transition', 'microstep', 'getInitialSnapshot', 'getPers
 export type SharedChart<TSettings, TImplementations> = {
   machineWith(settings: TSettings, implementations: TImplementations): AnyStateMachine;
   settingsOf(self: AnyActorRef): TSettings;
+  currentSettings(): TSettings;
 };
 
 /**
@@ -30,7 +40,9 @@ export type SharedChart<TSettings, TImplementations> = {
  * with implementations and settings of its own, and `provide` keeps that shape. The chart's own
  * mappers (context, invoke inputs, output) are handed `self`, never the machine: `settingsOf(self)`
  * gives them the settings of the machine `self` runs — or, in a pure traversal (xstate/graph,
- * `getNextSnapshot`) whose `self` is a stand-in, of the machine whose method is running.
+ * `getNextSnapshot`) whose `self` is a stand-in, of the machine whose method is running. Guards are
+ * handed neither: `currentSettings()` gives them the settings of the machine whose method is
+ * running, which is where XState evaluates every guard.
  *
  * @example
  * ```ts
@@ -91,5 +103,11 @@ export function sharedChart<TSettings, TImplementations extends Implementations>
     return settings;
   }
 
-  return { machineWith, settingsOf };
+  /** Guards run only inside the methods above (a transition, a step, a snapshot's `can`). */
+  function currentSettings(): TSettings {
+    if (current === undefined) throw new Error('a shared chart guard ran outside its machine');
+    return current;
+  }
+
+  return { machineWith, settingsOf, currentSettings };
 }
