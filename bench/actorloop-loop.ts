@@ -1,7 +1,8 @@
 /**
  * The actorloop side: `createConversationMachine` + `openaiProvider` over the side's shared
  * `openai` client + the same one trivial tool, default options except `maxToolIterations`
- * (raised to the rounds asked for). One actor per conversation, as a host would run it.
+ * (raised to the rounds asked for). One actor per conversation, as a host would run it; one machine
+ * for all, or (`machinePerConversation`) one made per conversation.
  */
 import type OpenAI from 'openai';
 import { createActor, toPromise } from 'xstate';
@@ -25,8 +26,9 @@ export function createActorloopMachine(provider: Provider, options: LoopOptions)
 }
 
 export function createActorloopLoop(provider: Provider, options: LoopOptions) {
-  const machine = createActorloopMachine(provider, options);
+  const shared = options.machinePerConversation ? undefined : createActorloopMachine(provider, options);
   return async function run(userText: string): Promise<LoopResult & { retries: number }> {
+    const machine = shared ?? createActorloopMachine(provider, options);
     const actor = createActor(machine, { input: { messages: [] } });
     let retries = 0;
     actor.on('request.retry', () => {

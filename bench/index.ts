@@ -599,10 +599,10 @@ function render(
     lines.push('|---|---:|---:|---:|---:|---:|---:|');
     for (const r of results.s3) {
       lines.push(
-        `| ${r.side} | ${fmt(r.heapBytesPerConversation / 1024, 1)} | ${fmt(r.externalBytesPerConversation / 1024, 2)} | ${fmt(r.rssBytesPerConversation / 1024, 1)} | ${mb(r.baseline.heapUsed)} | ${mb(r.loaded.heapUsed)} | ${r.errors} |`,
+        `| ${r.side}${r.machinePerConversation ? ' (a machine per conversation)' : ''} | ${fmt(r.heapBytesPerConversation / 1024, 1)} | ${fmt(r.externalBytesPerConversation / 1024, 2)} | ${fmt(r.rssBytesPerConversation / 1024, 1)} | ${mb(r.baseline.heapUsed)} | ${mb(r.loaded.heapUsed)} | ${r.errors} |`,
       );
     }
-    const bySide = (side: string) => results.s3?.find((r) => r.side === side)?.heapBytesPerConversation;
+    const bySide = (side: string) => results.s3?.find((r) => r.side === side && !r.machinePerConversation)?.heapBytesPerConversation;
     const [actorloopHeap, rawHeap, minimalHeap] = [bySide('actorloop'), bySide('raw'), bySide('minimal')];
     if (actorloopHeap && rawHeap)
       lines.push(
@@ -612,6 +612,13 @@ function render(
             ? `; minimal statechart/raw ${fmt(minimalHeap / rawHeap, 2)}× (XState's own share); actorloop/minimal ${fmt(actorloopHeap / minimalHeap, 2)}×`
             : ''),
       );
+    for (const r of results.s3) {
+      if (!r.creation) continue;
+      lines.push(
+        '',
+        `\`createConversationMachine\` alone (${r.creation.machines} machines made and kept): **${fmt(r.creation.retainedBytes / 1024, 1)} KiB** retained and **${fmt(r.creation.cpuUs / 1000, 3)} ms** CPU per machine`,
+      );
+    }
     for (const r of results.s3) {
       if (!r.heapDiffTop) continue;
       lines.push('', `heap growth by constructor, ${r.side} (snapshot diff, self size; per conversation = ÷ ${r.n}):`, '');

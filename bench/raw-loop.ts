@@ -29,6 +29,8 @@ export type LoopOptions = {
   gate?: Gate;
   /** Raw loop only: a fresh AbortController per request (cancellable, as actorloop is). */
   signalPerRequest?: boolean;
+  /** actorloop only: a `createConversationMachine` per conversation (a machine per tenant or request), not one for all. */
+  machinePerConversation?: boolean;
 };
 export type LoopResult = { ok: boolean; rounds: number; text: string; messages: number; totalTokens: number; error?: string };
 

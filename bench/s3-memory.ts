@@ -14,12 +14,15 @@ import { createBenchClient } from './client.js';
 import { diffHeapSummaries, summarizeHeapSnapshot, type HeapDiffRow } from './heap-summary.js';
 import { createGate, type Gate } from './tool.js';
 import type { WireServerHandle } from './wire.js';
+import { benchOpenAIProvider, createActorloopMachine } from './actorloop-loop.js';
 import { sideLoop } from './side-loop.js';
 import { runInWorker, type Job, type LoopSide, loopSides } from './worker-process.js';
 
 type Memory = { heapUsed: number; external: number; arrayBuffers: number; rss: number };
 export type S3RunResult = {
   side: LoopSide;
+  /** actorloop with a machine made per conversation rather than one for all. */
+  machinePerConversation?: boolean;
   n: number;
   /** Conversations in the warm-up wave before the baseline. */
   wave: number;
@@ -33,6 +36,8 @@ export type S3RunResult = {
   errors: number;
   errorSamples: string[];
   heapDiffTop?: HeapDiffRow[];
+  /** With a machine per conversation: what `createConversationMachine` alone costs, per machine kept. */
+  creation?: { machines: number; retainedBytes: number; cpuUs: number };
 };
 
 async function collect(): Promise<Memory> {
@@ -46,6 +51,18 @@ async function collect(): Promise<Memory> {
   return { heapUsed, external, arrayBuffers, rss };
 }
 
+/** `count` machines made and kept: heap retained after GC and CPU, per machine. */
+async function creationCost(make: () => unknown, count: number): Promise<NonNullable<S3RunResult['creation']>> {
+  make();
+  const before = await collect();
+  const cpu = process.cpuUsage();
+  const kept = Array.from({ length: count }, make);
+  const spent = process.cpuUsage(cpu);
+  const after = await collect();
+  kept.length = 0;
+  return { machines: count, retainedBytes: (after.heapUsed - before.heapUsed) / count, cpuUs: (spent.user + spent.system) / count };
+}
+
 async function waitBlocked(gate: Gate, n: number): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (gate.blocked < n && Date.now() < deadline) await sleep(10);
@@ -55,8 +72,16 @@ async function waitBlocked(gate: Gate, n: number): Promise<void> {
 export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3RunResult> {
   const client = await createBenchClient(job.baseURL, { connections: job.connections });
   const gate = createGate(job.blockAt);
-  const options = { model: 'bench-model', stream: true, maxRounds: job.blockAt + 1, gate };
+  const options = {
+    model: 'bench-model',
+    stream: true,
+    maxRounds: job.blockAt + 1,
+    gate,
+    machinePerConversation: job.machinePerConversation === true,
+  };
   const run = sideLoop(job.side, client.client, options);
+  const provider = benchOpenAIProvider(client.client, options);
+  const creation = job.machinePerConversation ? await creationCost(() => createActorloopMachine(provider, options), 2_000) : undefined;
   gate.armed = false;
   for (let i = 0; i < 20; i++) {
     const result = await run('warm-up');
@@ -98,6 +123,7 @@ export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3Run
   }
   return {
     side: job.side,
+    ...(job.machinePerConversation ? { machinePerConversation: true } : {}),
     n: job.n,
     wave: job.wave,
     blockAt: job.blockAt,
@@ -110,6 +136,7 @@ export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3Run
     errors: failed.length,
     errorSamples: [...new Set(failed.map((result) => result.error ?? `ended after ${result.rounds} rounds`))].slice(0, 5),
     ...(heapDiffTop ? { heapDiffTop } : {}),
+    ...(creation ? { creation } : {}),
   };
 }
 
@@ -120,7 +147,9 @@ export async function s3(
   // The server answers `blockAt` tool rounds then a final text; latency 0.
   await server.configure({ latencyMs: 0, rounds: options.blockAt });
   const out: S3RunResult[] = [];
-  for (const side of loopSides) {
+  // actorloop twice: one machine for every conversation, then a machine made per conversation.
+  const runs = [...loopSides.map((side) => ({ side, perConversation: false })), { side: 'actorloop' as const, perConversation: true }];
+  for (const { side, perConversation } of runs) {
     await server.reset();
     const result = await runInWorker<S3RunResult>(
       {
@@ -131,13 +160,14 @@ export async function s3(
         wave: options.wave,
         blockAt: options.blockAt,
         connections: 64,
+        ...(perConversation ? { machinePerConversation: true } : {}),
         ...(options.profile ? { snapshotDir: options.snapshotDir } : {}),
       },
       ['--expose-gc', '--max-old-space-size=8192'],
     );
     out.push(result);
     options.log(
-      `  S3 ${side} N=${options.n} (wave ${options.wave}): ${(result.heapBytesPerConversation / 1024).toFixed(1)} KiB heap per live conversation, errors ${result.errors}`,
+      `  S3 ${side}${perConversation ? ' (a machine per conversation)' : ''} N=${options.n} (wave ${options.wave}): ${(result.heapBytesPerConversation / 1024).toFixed(1)} KiB heap per live conversation, errors ${result.errors}`,
     );
   }
   return out;

@@ -11,7 +11,17 @@ export type Job =
   | { kind: 's1'; baseURL: string; rounds: number; reps: number; warmup: number; modes: Array<'stream' | 'json'> }
   | { kind: 's1-ai-sdk'; baseURL: string; rounds: number; reps: number; warmup: number }
   | { kind: 's2'; baseURL: string; side: LoopSide; n: number; rounds: number; connections: number; transport: Transport }
-  | { kind: 's3'; baseURL: string; side: LoopSide; n: number; wave: number; blockAt: number; connections: number; snapshotDir?: string }
+  | {
+      kind: 's3';
+      baseURL: string;
+      side: LoopSide;
+      n: number;
+      wave: number;
+      blockAt: number;
+      connections: number;
+      snapshotDir?: string;
+      machinePerConversation?: boolean;
+    }
   | { kind: 's4'; sizes: number[]; reps: number }
   | {
       kind: 's4-throughput';
