@@ -3,13 +3,16 @@
  * in a project of the user's own: `actorloop` (this build, with `actorloop/testing`), `xstate` and
  * `tsx` in its node_modules, a TypeScript eval module whose provider answers from a table (no
  * network), JSONL datasets. The progress bar, the table, `results.json`, `--json`, the exit codes
- * (threshold, a bad line, Ctrl-C), the module's mistakes named, and `report.html` in headless Chromium.
+ * (1 below the threshold; 2 when nothing ran — a bad line, a bad flag, the module's mistakes, each
+ * named; 130 on Ctrl-C), and `report.html` in headless Chromium.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliFailure } from '../src/cli/cli-failure.js';
+import { CliUsageError } from '../src/cli/cli-usage-error.js';
 import { evalProgress, evalProgressLine } from '../src/cli/eval-progress.js';
 import { escapeHtml } from '../src/cli/eval-report-html.js';
 import { evalTable } from '../src/cli/eval-table.js';
@@ -114,6 +117,7 @@ function userProject(): string {
       ].join('\n'),
     ),
     'nothing.mjs': 'export const VERSION = 1;\n',
+    'throws.mjs': "throw new Error('no API key in this environment');\n",
     'no-scorers.mjs': jsModule("export { machine };\nexport const dataset = [{ input: 'hi' }];"),
     'nameless.mjs': jsModule("export default { machine, dataset: [{ input: 'hi' }], scorers: [scorers.exact(), { score: () => 1 }] };"),
     'not-a-machine.mjs': jsModule(
@@ -255,7 +259,7 @@ describe.concurrent('actorloop eval', () => {
   });
 });
 
-describe.concurrent('actorloop eval: what is wrong with the module is one line naming it (exit 1, as every usage error)', () => {
+describe.concurrent('actorloop eval: what is wrong with the module is one line naming it (exit 2: nothing ran; 1 is below the threshold)', () => {
   const expected = 'expected { machine, dataset, scorers }: named exports, a default export object with those keys';
   for (const [module, message] of [
     ['nothing.mjs', `eval nothing.mjs: it exports VERSION, no machine, dataset or scorers; ${expected}`],
@@ -275,9 +279,43 @@ describe.concurrent('actorloop eval: what is wrong with the module is one line n
       expect(lines[0]).toContain(`actorloop: ${message.replace('PROJECT', project)}`);
       expect(lines.slice(1)).toEqual([evalUsage, 'actorloop --help lists every command and option', '']);
       expect(stdout).toBe('');
-      expect(code).toBe(1);
+      expect(code).toBe(2);
     });
   }
+
+  it('a flag eval does not take, and one no command takes: exit 2, the error on its line, then the usage line', async () => {
+    for (const [flag, message] of [
+      ['--provider', 'eval does not take --provider'],
+      ['--bogus', "Unknown option '--bogus'"],
+    ] as const) {
+      const { code, stdout, stderr } = await actorloop(['eval', 'evals/capitals.ts', flag, 'x', '--out', 'out/flag'], {}, undefined, at());
+      expect(stderr.split('\n')).toEqual([`actorloop: ${message}`, evalUsage, 'actorloop --help lists every command and option', '']);
+      expect(stdout).toBe('');
+      expect(existsSync(join(project, 'out/flag'))).toBe(false);
+      expect(code).toBe(2);
+    }
+  });
+
+  it('a module that throws as it loads, and an --out that cannot be created: exit 2, one line, nothing run', async () => {
+    const thrown = await actorloop(['eval', 'throws.mjs'], {}, undefined, at());
+    expect(thrown.stderr).toBe('actorloop: eval throws.mjs could not be loaded: no API key in this environment\n');
+    expect(thrown.code).toBe(2);
+    // A file where the folder would go.
+    const out = await actorloop(['eval', 'default-object.mjs', '--out', 'bad.jsonl/results'], {}, undefined, at());
+    expect(out.stderr).toBe(
+      'actorloop: eval default-object.mjs: cannot create the results folder bad.jsonl/results (ENOTDIR); nothing ran\n',
+    );
+    expect(out.stdout).toBe('');
+    expect(out.code).toBe(2);
+  });
+
+  it('a usage error exits 2 for eval only: every other command keeps 1', async () => {
+    expect(cliFailure(new CliUsageError('eval does not take --provider'), 'eval').code).toBe(2);
+    for (const command of ['run', 'list', 'start', 'fly', undefined]) expect(cliFailure(new CliUsageError('wrong'), command).code).toBe(1);
+    const list = await actorloop(['list', '--bogus'], {}, undefined, at());
+    expect(list.stderr.split('\n')[0]).toBe("actorloop: Unknown option '--bogus'");
+    expect(list.code).toBe(1);
+  });
 
   it('the flags: each checked, naming the flag and what it takes', () => {
     expect(usageLineOf('eval')).toBe(evalUsage.replace('usage: ', ''));

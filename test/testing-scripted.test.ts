@@ -2,7 +2,9 @@
  * `actorloop/testing`'s scripted provider, trajectories and matchers (DESIGN §19, docs/testing.md
  * "Scripted models and trajectories"): the provider drives the real conversation machine with real
  * tools, retries and cancels included; `expectTrajectory` passes and fails as documented, with its
- * diff; the matchers work with and without `.not`; the page's examples run here as tests.
+ * diff; the matchers work with and without `.not`; `mediaOf` and `toHaveSentMedia` see the images
+ * and files a real run sent (a user's, a tool's `toolContent`), where each came from; the page's
+ * examples run here as tests.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,10 +21,12 @@ import {
   type ProviderEvent,
   type ProviderRequest,
   type RunOutput,
+  toolContent,
 } from '../src/index.js';
 import {
   expectTrajectory,
   matchers,
+  mediaOf,
   type ScriptedTurn,
   scriptedProvider,
   toolCallsOf,
@@ -573,6 +577,285 @@ describe('matchers', () => {
   it('a value that is not a run output throws, with or without .not', () => {
     expect(() => expect({ text: 'hi' }).toHaveText('hi')).toThrow(/expect\(output\)\.toHaveText: expected a RunOutput/);
     expect(() => expect(undefined).not.toEndWith('done')).toThrow(/expect\(output\)\.toEndWith: expected a RunOutput/);
+  });
+});
+
+describe('media: mediaOf and toHaveSentMedia', () => {
+  // A 1×1 PNG (68 bytes) and a small PDF (15 bytes).
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+  const pdf = Buffer.from('%PDF-1.4\n%%EOF\n').toString('base64');
+  const chart = defineTool({
+    name: 'chart',
+    description: "Draws a month's spending",
+    parameters: z.object({ month: z.string() }),
+    // Bytes, no media type: the run stores them as base64 and reads PNG from them.
+    execute: ({ month }) =>
+      toolContent([
+        { type: 'text', text: `Spending in ${month}:` },
+        { type: 'image', data: Buffer.from(png, 'base64') },
+      ]),
+  });
+
+  /** A real run: a prompt with a PNG (base64) and a PDF; the model calls `chart`, then answers from what each request brought. */
+  async function mediaRun() {
+    const seen: string[][] = [];
+    const provider = scriptedProvider([
+      (request) => {
+        seen.push(mediaOf(request, { latest: true }).map((medium) => `${medium.type} ${medium.mediaType}`));
+        return { toolCalls: [{ name: 'chart', args: { month: 'May' } }] };
+      },
+      (request) => {
+        const [drawn] = mediaOf(request, { latest: true });
+        seen.push(mediaOf(request, { latest: true }).map((medium) => `${medium.type} ${medium.mediaType}`));
+        return { text: `The ${drawn?.toolName} tool drew a ${drawn?.mediaType} of ${drawn?.byteLength} bytes.` };
+      },
+    ]);
+    const machine = createConversationMachine({ provider, tools: [chart] });
+    const prompt = [
+      { type: 'text' as const, text: 'What did I spend in May?' },
+      { type: 'image' as const, data: png, mediaType: 'image/png' },
+      { type: 'file' as const, data: pdf, mediaType: 'application/pdf', filename: 'statement.pdf' },
+    ];
+    const output = await toPromise(createActor(machine, { input: { prompt } }).start());
+    return { provider, output, seen };
+  }
+
+  const photo = {
+    type: 'image',
+    mediaType: 'image/png',
+    role: 'user',
+    messageIndex: 0,
+    kind: 'base64',
+    byteLength: 68,
+    path: 'messages[0].content[1]',
+    part: { type: 'image', data: png, mediaType: 'image/png' },
+  };
+  const statement = {
+    type: 'file',
+    mediaType: 'application/pdf',
+    filename: 'statement.pdf',
+    role: 'user',
+    messageIndex: 0,
+    kind: 'base64',
+    byteLength: 15,
+    path: 'messages[0].content[2]',
+    part: { type: 'file', data: pdf, mediaType: 'application/pdf', filename: 'statement.pdf' },
+  };
+  const drawn = {
+    type: 'image',
+    mediaType: 'image/png',
+    role: 'tool',
+    messageIndex: 2,
+    toolCallId: 'call_1_1',
+    toolName: 'chart',
+    kind: 'base64',
+    byteLength: 68,
+    path: 'messages[2].content[0].content[1]',
+    part: { type: 'image', data: png, mediaType: 'image/png' },
+  };
+
+  it('a real run: the user’s image and PDF and the tool’s image, each where it came from; a function turn answers from them', async () => {
+    const { provider, output, seen } = await mediaRun();
+    expect(output.status).toBe('done');
+    expect(output.text).toBe('The chart tool drew a image/png of 68 bytes.');
+    // What each request brought: the prompt's two, then the tool round's one.
+    expect(seen).toEqual([['image image/png', 'file application/pdf'], ['image image/png']]);
+    // The second request carries the whole history: all three, with no `request`.
+    expect(mediaOf(provider.requests[1] as ProviderRequest)).toEqual([photo, statement, drawn]);
+    expect(mediaOf(provider.requests[0] as ProviderRequest)).toEqual([photo, statement]);
+    // The provider: each medium once, at the first request that carried it.
+    expect(mediaOf(provider)).toEqual([
+      { ...photo, request: 0 },
+      { ...statement, request: 0 },
+      { ...drawn, request: 1 },
+    ]);
+    expect(mediaOf(provider, { latest: true })).toEqual([{ ...drawn, request: 1 }]);
+    expect(mediaOf(provider, { role: 'user' }).map((medium) => medium.path)).toEqual(['messages[0].content[1]', 'messages[0].content[2]']);
+    expect(mediaOf(provider.requests[1] as ProviderRequest, { role: 'tool' })).toEqual([drawn]);
+  });
+
+  it('every form of data: base64, a data: URL, bytes, a URL — its kind, media type (given, the URL’s, read from the bytes) and size', () => {
+    const bytes = Buffer.from(png, 'base64');
+    const sent = request([
+      {
+        role: 'user',
+        content: [
+          { type: 'image', data: png },
+          { type: 'image', data: `data:image/png;base64,${png}` },
+          { type: 'image', data: new Uint8Array(bytes) },
+          { type: 'image', data: 'https://example.com/cat.jpg' },
+          { type: 'file', data: `data:audio/wav;base64,${Buffer.from('RIFF....WAVE').toString('base64')}`, mediaType: 'audio/wav' },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'fetch', args: {} }] },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'c1',
+            toolName: 'fetch',
+            result: '[file application/pdf]',
+            content: [{ type: 'file', data: 'https://example.com/q3.pdf', mediaType: 'application/pdf' }],
+          },
+        ],
+      },
+    ]);
+    const seen = mediaOf(sent).map(({ part, ...medium }) => medium);
+    expect(seen).toEqual([
+      {
+        type: 'image',
+        mediaType: 'image/png',
+        role: 'user',
+        messageIndex: 0,
+        kind: 'base64',
+        byteLength: 68,
+        path: 'messages[0].content[0]',
+      },
+      {
+        type: 'image',
+        mediaType: 'image/png',
+        role: 'user',
+        messageIndex: 0,
+        kind: 'data-url',
+        byteLength: 68,
+        path: 'messages[0].content[1]',
+      },
+      {
+        type: 'image',
+        mediaType: 'image/png',
+        role: 'user',
+        messageIndex: 0,
+        kind: 'bytes',
+        byteLength: 68,
+        path: 'messages[0].content[2]',
+      },
+      { type: 'image', role: 'user', messageIndex: 0, kind: 'url', url: 'https://example.com/cat.jpg', path: 'messages[0].content[3]' },
+      {
+        type: 'file',
+        mediaType: 'audio/wav',
+        role: 'user',
+        messageIndex: 0,
+        kind: 'data-url',
+        byteLength: 12,
+        path: 'messages[0].content[4]',
+      },
+      {
+        type: 'file',
+        mediaType: 'application/pdf',
+        role: 'tool',
+        messageIndex: 2,
+        toolCallId: 'c1',
+        toolName: 'fetch',
+        kind: 'url',
+        url: 'https://example.com/q3.pdf',
+        path: 'messages[2].content[0].content[0]',
+      },
+    ]);
+    // The part itself, as the request holds it.
+    expect(mediaOf(sent)[2]?.part.data).toBeInstanceOf(Uint8Array);
+    // Only what came after the model's last answer: the tool's result.
+    expect(mediaOf(sent, { latest: true }).map((medium) => medium.toolName)).toEqual(['fetch']);
+    expect(mediaOf(request([{ role: 'user', content: 'no media' }]))).toEqual([]);
+    expect(() => mediaOf(sent, { role: 'assistant' } as never)).toThrow(
+      'Invalid option mediaOf options.role: expected "user" or "tool", got "assistant"',
+    );
+  });
+
+  it('toHaveSentMedia passes on what reached the model, with and without .not, on the provider and on one request', async () => {
+    const { provider } = await mediaRun();
+    const [first, second] = provider.requests as [ProviderRequest, ProviderRequest];
+    expect(provider).toHaveSentMedia();
+    expect(provider).toHaveSentMedia({ role: 'user', type: 'file', filename: 'statement.pdf', byteLength: 15 });
+    expect(provider).toHaveSentMedia({ role: 'tool', toolName: 'chart', toolCallId: 'call_1_1', mediaType: /^image\//, request: 1 });
+    expect(provider).toHaveSentMedia([
+      { role: 'user', type: 'image', mediaType: 'image/png' },
+      { role: 'user', type: 'file', mediaType: 'application/pdf' },
+      { role: 'tool', toolName: 'chart', byteLength: (n: number) => n < 1_000 },
+    ]);
+    expect(provider).not.toHaveSentMedia({ mediaType: 'image/jpeg' });
+    expect(provider).not.toHaveSentMedia([{ type: 'image' }]);
+    expect(first).toHaveSentMedia({ part: { filename: 'statement.pdf' } });
+    expect(first).not.toHaveSentMedia({ role: 'tool' });
+    expect(second).toHaveSentMedia({ path: 'messages[2].content[0].content[1]', kind: 'base64' });
+    expect(second).toHaveSentMedia(expect.objectContaining({ toolName: 'chart' }));
+    expect(request()).not.toHaveSentMedia();
+    expect(request()).toHaveSentMedia([]);
+    expect({ provider }).toEqual({ provider: expect.toHaveSentMedia({ toolName: 'chart' }) });
+  });
+
+  it('toHaveSentMedia fails naming what was sent, where, and how it differs', async () => {
+    const { provider } = await mediaRun();
+    const [first] = provider.requests as [ProviderRequest];
+    const failure = (assert: () => void) => {
+      try {
+        assert();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('expected the assertion to fail');
+    };
+    const lines = {
+      photo: 'requests[0].messages[0].content[1]: image image/png, base64, 68 B (user message)',
+      statement: 'requests[0].messages[0].content[2]: file "statement.pdf" application/pdf, base64, 15 B (user message)',
+      drawn: 'requests[1].messages[2].content[0].content[1]: image image/png, base64, 68 B (result of chart, call_1_1)',
+    };
+    expect(failure(() => expect(provider).toHaveSentMedia({ role: 'tool', mediaType: 'image/jpeg' }))).toBe(
+      [
+        'expected the provider\'s 2 requests to carry a medium matching {"role":"tool","mediaType":"image/jpeg"}; they carry 3 media:',
+        `  ✗ ${lines.photo}`,
+        '      media[0].role: expected "tool", got "user"',
+        `  ✗ ${lines.statement}`,
+        '      media[1].role: expected "tool", got "user"',
+        `  ✗ ${lines.drawn}`,
+        '      media[2].mediaType: expected "image/jpeg", got "image/png"',
+      ].join('\n'),
+    );
+    expect(failure(() => expect(provider).toHaveSentMedia([{ type: 'image' }, { type: 'file' }, { type: 'file' }]))).toBe(
+      [
+        'expected the provider\'s 2 requests to carry 3 media as listed, in order; media[2].type: expected "file", got "image"',
+        'they carry 3 media:',
+        `  ${lines.photo}`,
+        `  ${lines.statement}`,
+        `  ${lines.drawn}`,
+      ].join('\n'),
+    );
+    expect(failure(() => expect(first).toHaveSentMedia([{ type: 'image' }]))).toBe(
+      [
+        'expected the request to carry 1 medium as listed, in order; media: expected 1 item, got 2',
+        'it carries 2 media:',
+        '  messages[0].content[1]: image image/png, base64, 68 B (user message)',
+        '  messages[0].content[2]: file "statement.pdf" application/pdf, base64, 15 B (user message)',
+      ].join('\n'),
+    );
+    expect(failure(() => expect(provider).not.toHaveSentMedia({ type: 'file' }))).toBe(
+      `expected the provider's 2 requests not to carry a medium matching {"type":"file"}, but media[1] is one:\n  ${lines.statement}`,
+    );
+    expect(failure(() => expect(request()).toHaveSentMedia())).toBe('expected the request to carry an image or a file; it carries none');
+    expect(failure(() => expect(request()).toHaveSentMedia({ type: 'image' }))).toBe(
+      'expected the request to carry a medium matching {"type":"image"}; it carries none',
+    );
+  });
+
+  it('docs/testing.md "Media: what the model was shown" shows the message toHaveSentMedia writes', async () => {
+    const { provider } = await mediaRun();
+    const shown = sectionBlocks('docs/testing.md', 'Scripted models and trajectories').find(
+      (block) => block.language === 'text' && block.code.startsWith("expected the provider's"),
+    );
+    expect(() => expect(provider).toHaveSentMedia({ role: 'tool', mediaType: 'image/jpeg' })).toThrow(
+      shown?.code.trimEnd() ?? 'no such block',
+    );
+  });
+
+  it('toHaveSentMedia refuses what is no request or provider — a run output included — and an expectation that is none', async () => {
+    const { output, provider } = await mediaRun();
+    expect(() => expect(output).toHaveSentMedia()).toThrow(
+      /^Invalid option expect\(received\)\.toHaveSentMedia: expected a ProviderRequest .* or a provider that records its requests \(a ScriptedProvider\), got an object$/,
+    );
+    expect(() => expect(undefined).not.toHaveSentMedia()).toThrow(/expect\(received\)\.toHaveSentMedia: expected a ProviderRequest/);
+    expect(() => expect(provider).toHaveSentMedia('image/png' as never)).toThrow(
+      /^Invalid option toHaveSentMedia\(expected\): expected nothing, an expectation \{ type\?, mediaType\?, .* or an array of them, got "image\/png"$/,
+    );
   });
 });
 

@@ -23,6 +23,27 @@ function byClass<E extends Error>(
 /** The exit code of a command refused for the state of its conversation, which changed nothing. */
 export const refusedExitCode = 3;
 
+/**
+ * `eval`'s exit code when nothing ran because what it was given is wrong: the command line, the
+ * module (missing, not loading, without `{ machine, dataset, scorers }`), its dataset, `--out`. Not 1,
+ * which says the mean was below `--threshold`: a CI tells a broken eval from a failing agent.
+ */
+export const evalNotRunExitCode = 2;
+
+/**
+ * The exit code of a usage error of `command`: 1, as for every command, but {@link evalNotRunExitCode}
+ * for `eval`, whose 1 means below the threshold.
+ *
+ * @example
+ * ```ts
+ * usageExitCodeOf('run'); // 1
+ * usageExitCodeOf('eval'); // 2
+ * ```
+ */
+export function usageExitCodeOf(command: string | undefined): number {
+  return command === 'eval' ? evalNotRunExitCode : 1;
+}
+
 /** Where a usage error points for the rest: the whole usage is too long to bury the error under. */
 export const helpPointer = 'actorloop --help lists every command and option';
 
@@ -36,12 +57,14 @@ function usageErrorText(message: string, command: string | undefined): string {
 }
 
 /**
- * The exit code and text of each error class, first match wins. Exit 2 is not used: it means a run
- * that halted (`exitCodeOf`), and a failing command never ran one to its end.
+ * The exit code and text of each error class, first match wins. Exit 2 is not used but by `eval`'s
+ * usage errors: it means a run that halted (`exitCodeOf`), and a failing command never ran one to
+ * its end; `eval`'s 2 means nothing ran (its 1 is a mean below the threshold).
  */
 const failures: readonly FailureMapping[] = [
   // The command line itself is wrong: its command's usage line says what it takes, `--help` the rest.
-  (error, command) => (CliUsageError.isInstance(error) ? { code: 1, text: usageErrorText(error.message, command) } : undefined),
+  (error, command) =>
+    CliUsageError.isInstance(error) ? { code: usageExitCodeOf(command), text: usageErrorText(error.message, command) } : undefined,
   // The conversation is not in a state the command acts on (the host refused the event, or the CLI did): nothing changed.
   byClass(CommandRefusedError, (error) => ({ code: refusedExitCode, text: error.message })),
   byClass(EventRejectedError, (error) => ({ code: refusedExitCode, text: error.message })),

@@ -2,6 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { DatasetError } from '../testing/dataset-error.js';
 import { evaluate } from '../testing/eval/evaluate.js';
+import { evalNotRunExitCode } from './cli-failure.js';
+import { CliUsageError } from './cli-usage-error.js';
 import { loadEvalModule } from './eval-module.js';
 import { evalProgress } from './eval-progress.js';
 import { type EvalResults, evalReportHtml } from './eval-report-html.js';
@@ -9,8 +11,11 @@ import { evalTable } from './eval-table.js';
 import type { EvalCommand } from './parse-arguments.js';
 import type { CliEnvironment } from './run-command.js';
 
-/** `eval`'s exit code for a dataset it cannot use (a bad JSONL line, a bad item, no items): named, nothing run. */
-export const datasetExitCode = 2;
+/**
+ * `eval`'s exit code when nothing ran because what it was given is wrong — a flag, the module, its
+ * dataset (a bad JSONL line, a bad item, no items), `--out` — each named on stderr.
+ */
+export const notRunExitCode = evalNotRunExitCode;
 /** `eval`'s exit code when the mean is below `--threshold`. */
 export const belowThresholdExitCode = 1;
 
@@ -30,10 +35,12 @@ function shownMean(mean: number, threshold: number): string {
  * `actorloop eval <module>[#export]`: loads the module's `{ machine, dataset, scorers }`
  * (`loadEvalModule`), runs `evaluate` over the items with a progress bar on stderr, then prints the
  * table (or, with `--json`, the results) on stdout and writes `results.json` and `report.html` under
- * `--out`. Resolves with the exit code: 0 when the mean reaches `--threshold`, 1 below it, 2 for a
- * dataset it cannot use (its bad line named; nothing ran), 130 on Ctrl-C — the items finished by then
- * are written all the same. What is wrong with the module or the flags is a `CliUsageError` (exit 1,
- * as for every command).
+ * `--out`. Resolves with the exit code: 0 when the mean reaches `--threshold`, 1 below it, 2 when
+ * nothing ran because what it was given is wrong — a dataset it cannot use (its bad line named), a
+ * module that does not load, an `--out` it cannot create — and 130 on Ctrl-C, the items finished by
+ * then written all the same. What is wrong with the flags or the module's exports is thrown as a
+ * `CliUsageError`, which the command turns into exit 2 for `eval` too (`usageExitCodeOf`): a CI
+ * tells a broken eval (2) from an agent below the threshold (1).
  *
  * @example
  * ```ts
@@ -51,20 +58,34 @@ export async function evalCommand(
   try {
     loaded = await loadEvalModule(command.module, cwd, command.dataset);
   } catch (error) {
-    if (!DatasetError.isInstance(error)) throw error;
-    // A file's error names `file line N`; an array's (`dataset[3]: …`) is the module's to fix.
-    stderr.write(`actorloop: ${error.line === undefined ? `eval ${command.label}: "dataset": ` : ''}${error.message}\n`);
-    return datasetExitCode;
+    // The module's mistakes and the flags': the command prints them with eval's usage line, exit 2.
+    if (CliUsageError.isInstance(error)) throw error;
+    if (DatasetError.isInstance(error)) {
+      // A file's error names `file line N`; an array's (`dataset[3]: …`) is the module's to fix.
+      stderr.write(`actorloop: ${error.line === undefined ? `eval ${command.label}: "dataset": ` : ''}${error.message}\n`);
+    } else {
+      // The module threw as it loaded, or its default function did: the error names the module.
+      stderr.write(`actorloop: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+    return notRunExitCode;
   }
   const { machine, items, scorers, datasetFile } = loaded;
   if (items.length === 0) {
     stderr.write(`actorloop: ${datasetFile ?? `eval ${command.label}: "dataset"`}: no items (one { "id", "input", "expected" } a line)\n`);
-    return datasetExitCode;
+    return notRunExitCode;
   }
   const started = now();
   const out = resolve(cwd, command.out ?? defaultOutDir(started));
   // Made before the eval: a folder that cannot be written is found before any item is paid for.
-  mkdirSync(out, { recursive: true });
+  try {
+    mkdirSync(out, { recursive: true });
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+    stderr.write(
+      `actorloop: eval ${command.label}: cannot create the results folder ${relative(cwd, out) || out} (${reason}); nothing ran\n`,
+    );
+    return notRunExitCode;
+  }
   const concurrency = command.concurrency ?? 4;
   stderr.write(
     `evaluating ${items.length} item${items.length === 1 ? '' : 's'} of ${datasetFile ?? "the module's dataset"} ` +

@@ -96,8 +96,9 @@ cancel, history, fork, inspect and view never create a database.
 Keys come from OPENAI_API_KEY and ANTHROPIC_API_KEY. Exit codes: 0 done, 2 halted, 1 error, 3 refused
 (the conversation is not in a state the command acts on; nothing changed), 130 cancelled (Ctrl-C).
 start and send (resume and fork with --machine) exit 4 when they leave a run stored waiting (an approval,
-an event) with no terminal to ask at. eval exits 1 when the mean is below --threshold, 2 for a dataset it
-cannot use (the bad line named), 130 on Ctrl-C after writing what finished.`;
+an event) with no terminal to ask at. eval exits 1 when the mean is below --threshold, 2 when nothing ran
+because what it was given is wrong (a flag, the module, a dataset line: named), 130 on Ctrl-C after writing
+what finished.`;
 
 /**
  * A command's line of the usage without its description (`actorloop history --db <file> <id>`),

@@ -290,7 +290,7 @@ function show(value: unknown): string {
 }
 
 /** An expected value, written as JSON is, with its predicates, patterns and asymmetric matchers named. */
-function describe(expected: unknown): string {
+export function describe(expected: unknown): string {
   const text = (value: unknown): string => {
     if (typeof value === 'function') return '‹predicate›';
     if (value instanceof RegExp) return String(value);

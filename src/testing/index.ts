@@ -28,7 +28,16 @@ export type {
   TrajectoryStep,
 } from './trajectory-types.js';
 export { TrajectoryMismatchError } from './trajectory-mismatch-error.js';
-export { matchers, type MatcherResult, type RunMatcherFunctions, type RunMatchers } from './matchers.js';
+export {
+  matchers,
+  type MatcherResult,
+  type MediaMatcherFunctions,
+  type MediaMatchers,
+  type RunMatcherFunctions,
+  type RunMatchers,
+  type SentMediaExpectation,
+} from './matchers.js';
+export { mediaOf, type MediaOfOptions, type SentMedia, type SentMediaKind, type SentMediaSource } from './media-of.js';
 export { evaluate, type EvalItemResult, type EvalReport, type EvaluateOptions } from './eval/evaluate.js';
 export { checkDataset, type EvalItem, loadDataset, parseDataset } from './eval/eval-dataset.js';
 export { type Score, type ScoreContext, type Scorer, textOf } from './eval/scorer.js';

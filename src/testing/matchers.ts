@@ -1,7 +1,8 @@
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
 import type { RunOutput } from '../machines/names/types.js';
 import { isRecord } from '../util/is-record.js';
-import { compareTrajectory, differenceOf, toolCallsOf } from './expect-trajectory.js';
+import { compareTrajectory, describe, differenceOf, toolCallsOf } from './expect-trajectory.js';
+import { mediaOf, mediumLine, requestsOf, type SentMedia, type SentMediaSource } from './media-of.js';
 import type { TrajectoryMatcher, TrajectoryOptions, TrajectoryStep } from './trajectory-types.js';
 
 /**
@@ -59,6 +60,50 @@ export type RunMatcherFunctions = {
 };
 
 /**
+ * What `toHaveSentMedia` expects of one medium: some of {@link SentMedia}'s keys, each matched as a
+ * trajectory step's `args` are — a value, a `RegExp`, a predicate, an asymmetric matcher, an object
+ * as a subset (`part: { filename: 'q3.pdf' }`). Keys left out are not checked.
+ *
+ * @example
+ * ```ts
+ * const chart: SentMediaExpectation = { role: 'tool', toolName: 'chart', mediaType: /^image\//, byteLength: (n: number) => n < 100_000 };
+ * ```
+ */
+export type SentMediaExpectation = { readonly [Key in keyof SentMedia]?: unknown };
+
+/**
+ * The assertions on what reached the model that `actorloop/testing/vitest` adds to `expect`, on a
+ * `ScriptedProvider` (all its requests) or one `ProviderRequest`; `R` is what the assertion returns.
+ *
+ * @example
+ * ```ts
+ * expect(provider).toHaveSentMedia({ role: 'user', mediaType: 'application/pdf' });
+ * expect(provider.requests[1]).toHaveSentMedia([{ role: 'user', type: 'image' }, { role: 'tool', toolName: 'chart' }]);
+ * expect(provider.requests[0]).not.toHaveSentMedia();
+ * ```
+ */
+export interface MediaMatchers<R = unknown> {
+  /**
+   * With nothing: some image or file was sent. With an expectation: some medium matches it. With an
+   * array: exactly these media, in the order {@link mediaOf} lists them (`[]`: none).
+   */
+  toHaveSentMedia(expected?: SentMediaExpectation | readonly SentMediaExpectation[]): R;
+}
+
+/**
+ * The matcher functions behind {@link MediaMatchers}, for `expect.extend`.
+ *
+ * @example
+ * ```ts
+ * const check: MediaMatcherFunctions['toHaveSentMedia'] = matchers.toHaveSentMedia;
+ * check(provider, { type: 'image' }).pass;
+ * ```
+ */
+export type MediaMatcherFunctions = {
+  [Name in keyof MediaMatchers]: (received: unknown, ...expected: Parameters<MediaMatchers[Name]>) => MatcherResult;
+};
+
+/**
  * Matchers on a `RunOutput` for `expect.extend` (vitest, or Jest): `import 'actorloop/testing/vitest'`
  * registers them with vitest and types them. Each supports `.not`. A value that is not a run
  * output throws, so that `.not` never passes on a mistake.
@@ -71,7 +116,7 @@ export type RunMatcherFunctions = {
  * expect.extend(matchers);
  * ```
  */
-export const matchers: RunMatcherFunctions = {
+export const matchers: RunMatcherFunctions & MediaMatcherFunctions = {
   toCallTool(received, name, args) {
     const calls = toolCallsOf(runOutput(received, 'toCallTool'));
     const named = calls.filter((call) => call.tool === name);
@@ -149,7 +194,69 @@ export const matchers: RunMatcherFunctions = {
       message: () => `expected the run to cost ${total <= amount ? 'more than' : 'at most'} ${amount}; it cost ${total}${unpriced}`,
     };
   },
+
+  toHaveSentMedia(received, expected) {
+    const requests = requestsOf(received, 'expect(received).toHaveSentMedia');
+    const checked = mediaExpectation(expected);
+    const media = mediaOf(received as SentMediaSource);
+    const subject = requests === undefined ? 'the request' : `the provider's ${count(requests.length, 'request')}`;
+    const they = requests === undefined ? 'it carries' : 'they carry';
+    const listed = (lines: readonly string[]) =>
+      media.length === 0 ? `${they} none` : `${they} ${mediaCount(media.length)}:\n${lines.join('\n')}`;
+    const plain = () => listed(media.map((medium) => `  ${mediumLine(medium)}`));
+    if (checked === undefined) {
+      const pass = media.length > 0;
+      return {
+        pass,
+        message: () => `expected ${subject} to carry ${pass ? 'no image or file' : 'an image or a file'}; ${plain()}`,
+      };
+    }
+    if (!Array.isArray(checked)) {
+      const differences = media.map((medium, index) => differenceOf(checked, medium, `media[${index}]`));
+      const found = differences.indexOf(undefined);
+      const wanted = `a medium matching ${describe(checked)}`;
+      return {
+        pass: found >= 0,
+        message: () => {
+          if (found >= 0)
+            return `expected ${subject} not to carry ${wanted}, but media[${found}] is one:\n  ${mediumLine(media[found] as SentMedia)}`;
+          const lines = media.map((medium, index) => `  ✗ ${mediumLine(medium)}\n      ${differences[index]}`);
+          return `expected ${subject} to carry ${wanted}; ${listed(lines)}`;
+        },
+      };
+    }
+    const difference = differenceOf(checked, media, 'media');
+    const wanted = checked.length === 0 ? 'no image or file' : `${mediaCount(checked.length)} as listed, in order`;
+    return {
+      pass: difference === undefined,
+      message: () => {
+        if (difference !== undefined) return `expected ${subject} to carry ${wanted}; ${difference}\n${plain()}`;
+        if (media.length === 0) return `expected ${subject} to carry an image or a file; ${plain()}`;
+        return `expected ${subject} not to carry exactly these media; ${plain()}`;
+      },
+    };
+  },
 };
+
+/** What `toHaveSentMedia` was given: nothing, one expectation, or a list of them; anything else throws. */
+function mediaExpectation(expected: unknown): SentMediaExpectation | readonly SentMediaExpectation[] | undefined {
+  const isExpectation = (value: unknown) => isRecord(value) && !Array.isArray(value);
+  if (expected === undefined || isExpectation(expected)) return expected as SentMediaExpectation | undefined;
+  if (Array.isArray(expected) && expected.every(isExpectation)) return expected as SentMediaExpectation[];
+  throw new InvalidOptionsError(
+    'toHaveSentMedia(expected)',
+    'nothing, an expectation { type?, mediaType?, role?, toolName?, kind?, byteLength?, … }, or an array of them',
+    expected,
+  );
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+function mediaCount(n: number): string {
+  return `${n} ${n === 1 ? 'medium' : 'media'}`;
+}
 
 /** The received value as a run output; anything else throws, so that `.not` cannot pass on it. */
 function runOutput(received: unknown, matcher: string): RunOutput {
