@@ -791,9 +791,13 @@ function render(
     );
     for (const row of h.sides)
       lines.push(`| ${row.side} | ${fmt(row.wallMs, 0)} | ${fmt(row.cpuMs, 0)} | ${fmt(row.cpuUsPerConversation, 0)} |`);
+    const hostUs = h.sides.find((row) => row.side === 'host')?.cpuUsPerConversation ?? Number.NaN;
+    const floor = h.floorCpuUsPerConversation;
     lines.push(
       '',
       `through the handler ÷ on the host: wall **${fmt(h.wallRatio, 2)}×**, server CPU **${fmt(h.cpuRatio, 2)}×**; errors ${h.errors}`,
+      '',
+      `floors (the same bytes, writes and answers, no host): host + node:http ${fmt((hostUs + floor.nodeHttp) / hostUs, 2)}× the host, host + a Fetch API handler on toNodeListener ${fmt((hostUs + floor.fetchApi) / hostUs, 2)}×; the handler's own share ${fmt(h.cpuRatio - (hostUs + floor.fetchApi) / hostUs, 2)}× the host`,
     );
     for (const sample of h.errorSamples) lines.push(`- ${sample}`);
     lines.push('');
