@@ -22,6 +22,12 @@ export type NodeListenerOptions = {
 };
 
 /**
+ * The reason a request's signal aborts with when its client leaves: one, made once — an `abort()`
+ * without a reason makes a DOMException and its stack for every stream a client closes.
+ */
+const clientLeft = new DOMException('the client closed the connection', 'AbortError');
+
+/**
  * A `node:http` request listener over a Fetch API handler: the request body streams into the
  * `Request` as the handler reads it (the socket is paused while it does not), the response body
  * streams out as the socket drains, and a client that leaves aborts `request.signal` and cancels
@@ -56,9 +62,9 @@ async function serve(
   options: Required<NodeListenerOptions>,
 ): Promise<void> {
   const aborter = new AbortController();
-  // The client left before the answer was written to its end.
+  // The client left before the answer was written to its end (as every SSE client does).
   outgoing.once('close', () => {
-    if (!outgoing.writableFinished) aborter.abort();
+    if (!outgoing.writableFinished) aborter.abort(clientLeft);
   });
 
   // The Fetch API has no Request with these methods (node:http hands CONNECT to its own event).
