@@ -1,34 +1,18 @@
-import { type AnyActorRef, type AnyStateMachine, type Actor, createActor, type InspectionEvent } from 'xstate';
-import { type FaultInjector, type FaultedCall, setFaultInjector } from '../actors/fault-injector.js';
+import type { AnyStateMachine } from 'xstate';
 import { InvalidOptionsError } from '../errors/invalid-options-error.js';
-import type { Provider, ProviderEvent, ProviderRequest } from '../model/provider.js';
+import type { ConversationStore } from '../host/conversation-store.js';
+import { memoryStore } from '../host/memory-store.js';
 import { isConversationMachine } from '../machines/names/conversation-mark.js';
 import { conversationInput } from '../machines/workflow/conversation-input.js';
-import {
-  type FaultKinds,
-  type FaultMoment,
-  type FaultPlan,
-  planOf,
-  planSize,
-  prng,
-  runSeedOf,
-  smallerPlans,
-  type ProviderFault,
-} from './fault-plan.js';
-import { answeredCallIds, looksLikeRunOutput, outputProblems, type Problem } from './soak-checks.js';
+import { isRecord } from '../util/is-record.js';
+import { findJsonProblem } from '../util/json-problem.js';
+import { type FaultKinds, type FaultPlan, planOf, planSize, prng, runSeedOf, smallerPlans } from './fault-plan.js';
+import type { Problem } from './soak-checks.js';
+import { listeningForEscapes, runOnce } from './soak-run.js';
+import type { HostSettings, Settings, SoakOutcome } from './soak-types.js';
 import type { SoakCheck, SoakViolation } from './soak-violation.js';
 
-/**
- * How a run of the soak ended: its output's status (`done`, `halted`, `error`; a workflow whose
- * output has none counts `done`), `waiting` (a workflow resting in a state one of `externalEvents`
- * leaves), `stuck` (not ended in time) or `failed` (the actor itself errored).
- *
- * @example
- * ```ts
- * const outcome: SoakOutcome = 'halted';
- * ```
- */
-export type SoakOutcome = 'done' | 'halted' | 'error' | 'waiting' | 'stuck' | 'failed';
+export type { SoakOutcome } from './soak-types.js';
 
 /**
  * One finished run, as `onRun` hears it.
@@ -39,6 +23,35 @@ export type SoakOutcome = 'done' | 'halted' | 'error' | 'waiting' | 'stuck' | 'f
  * ```
  */
 export type SoakRun = { run: number; seed: number; plan: FaultPlan; outcome: SoakOutcome; problems: Problem[]; ms: number };
+
+/**
+ * The `host` option of {@link faultSoak}: each run goes through `createConversationHost` over a
+ * store of its own, as a service runs it — started with `host.start(id, { input })` — and the
+ * plan's restore is a kill: from that moment the host's process writes nothing and starts nothing,
+ * it is dropped without a final save and without giving its lease up, and a new host over the
+ * same store `recover()`s the run from its last stored step.
+ *
+ * @example
+ * ```ts
+ * import { sqliteStore } from 'actorloop/sqlite';
+ *
+ * const host: FaultSoakHostOptions = { store: () => sqliteStore({ path: ':memory:' }), leaseTtlMs: 200 };
+ * const report = await faultSoak(machine, { runs: 50, seed: 7, host });
+ * console.log(report.injected.kill);
+ * ```
+ */
+export type FaultSoakHostOptions = {
+  /**
+   * Makes the store of one run: called once per run, and the store is closed after it (its
+   * conversation deleted first), so return a new one each time. Default: `memoryStore()`.
+   */
+  store?: () => ConversationStore | Promise<ConversationStore>;
+  /**
+   * The hosts' `leaseTtlMs`: on a store that hands leases out, how long the new host waits after a
+   * kill for the dead host's lease to lapse. Keep it well below `runTimeoutMs`. Default 500 ms.
+   */
+  leaseTtlMs?: number;
+};
 
 /**
  * Options of {@link faultSoak}.
@@ -59,7 +72,8 @@ export type FaultSoakOptions = {
   plan?: FaultPlan;
   /**
    * What each run starts with: a value, or a function of a seeded random source. Default for a
-   * conversation `conversationInput('Hello')`; a workflow starts with none unless given.
+   * conversation `conversationInput('Hello')`; a workflow starts with none unless given. Hosted, it
+   * is stored: plain JSON.
    */
   input?: unknown;
   /** Runs at a time (default 1). Escapes are attributed to the run that ends next. */
@@ -70,6 +84,12 @@ export type FaultSoakOptions = {
   externalEvents?: string[];
   /** Violations to shrink (each re-runs the machine at most 30 times; default 3). */
   shrink?: number;
+  /**
+   * Runs each run in a conversation host over a store, its restores being kills of the host (see
+   * {@link FaultSoakHostOptions}); `true` is `{}`: a new `memoryStore()` per run. Default: each run
+   * is an actor, restored from its persisted snapshot.
+   */
+  host?: FaultSoakHostOptions | true;
   /** Called after each run. */
   onRun?: (run: SoakRun) => void;
 };
@@ -87,26 +107,22 @@ export type FaultSoakReport = {
   runs: number;
   seed: number;
   outcomes: Record<SoakOutcome, number>;
-  /** Faults injected, by kind (`cancel` and `restore` included). */
+  /** Faults injected, by kind (`cancel`, `restore` and, hosted, `kill` included). */
   injected: Record<string, number>;
   violations: SoakViolation[];
   ms: number;
 };
 
-type RunResult = { outcome: SoakOutcome; problems: Problem[]; injected: Map<string, number> };
-
-const escapes: unknown[] = [];
-const recordEscape = (reason: unknown) => escapes.push(reason);
-
 /**
  * Runs a user's machine (a conversation or a workflow of conversations) `runs` times under seeded
  * random faults — provider statuses (429, 500, 503, 400), resets, stalls, malformed streams, streams
  * cut part way; tools that throw, hang until their signal aborts, or run late; a cancel and a
- * restore from the persisted snapshot at a moment of the run — and checks DESIGN §3 on every run:
- * it ends, nothing escapes, every conversation's output is a valid end with a history valid to send
- * again, a cancelled conversation ends `halted` / `cancelled`, no call already answered in a
- * restored snapshot runs again and no non-idempotent call runs twice. Violations are data, each
- * with the run's seed and a shrunk reproduction.
+ * restore from the persisted snapshot at a moment of the run (with `host`, a kill of the host and a
+ * `recover()` by a new one) — and checks DESIGN §3 on every run: it ends, nothing escapes, every
+ * conversation's output is a valid end with a history valid to send again, a cancelled
+ * conversation ends `halted` / `cancelled`, no call already answered in a restored snapshot runs
+ * again, no non-idempotent call runs twice, and nothing the run started still runs once it ended.
+ * Violations are data, each with the run's seed and a shrunk reproduction.
  *
  * The soak listens for `unhandledRejection` / `uncaughtException` on the process while it runs
  * (removed after): do not run it beside unrelated code that relies on those events. Give the
@@ -130,57 +146,83 @@ export async function faultSoak(machine: AnyStateMachine, options: FaultSoakOpti
     violations: [],
     ms: 0,
   };
-  process.on('unhandledRejection', recordEscape);
-  process.on('uncaughtException', recordEscape);
   const shrunk = new Set<SoakCheck>();
-  try {
+  // A hosted reproduction needs the same store: the line names the user's factory as `store`.
+  const hostCode = settings.host ? `, host: ${settings.host.custom ? '{ store }' : '{}'}` : '';
+  await listeningForEscapes(async () => {
     let next = 0;
+    // The first failure of the soak itself (a bad option found as a run starts) stops every worker.
+    let failure: { error: unknown } | undefined;
     const worker = async () => {
-      for (;;) {
+      while (!failure) {
         const index = next++;
         if (index >= settings.runs) return;
         const seed = runSeedOf(settings.seed, index);
         const plan = options.plan ?? planOf(seed, options.faults);
         const runStarted = Date.now();
-        const result = await runOnce(machine, seed, plan, settings);
-        report.outcomes[result.outcome]++;
-        for (const [kind, count] of result.injected) report.injected[kind] = (report.injected[kind] ?? 0) + count;
-        options.onRun?.({ run: index, seed, plan, outcome: result.outcome, problems: result.problems, ms: Date.now() - runStarted });
-        for (const problem of result.problems) {
-          // One shrink per kind of check: the same broken guarantee found again is usually the same bug.
-          const minimal =
-            shrunk.size < settings.shrink && !shrunk.has(problem.check) ? await shrink(machine, seed, plan, problem.check, settings) : plan;
-          shrunk.add(problem.check);
-          report.violations.push({
-            seed,
-            run: index,
-            check: problem.check,
-            message: problem.message,
-            plan,
-            reproduction: { seed, plan: minimal, code: `faultSoak(machine, { runs: 1, seed: ${seed}, plan: ${JSON.stringify(minimal)} })` },
-          });
+        try {
+          const result = await runOnce(machine, seed, plan, settings);
+          report.outcomes[result.outcome]++;
+          for (const [kind, count] of result.injected) report.injected[kind] = (report.injected[kind] ?? 0) + count;
+          options.onRun?.({ run: index, seed, plan, outcome: result.outcome, problems: result.problems, ms: Date.now() - runStarted });
+          for (const problem of result.problems) {
+            // One shrink per kind of check: the same broken guarantee found again is usually the same bug.
+            const minimal =
+              shrunk.size < settings.shrink && !shrunk.has(problem.check)
+                ? await shrink(machine, seed, plan, problem.check, settings)
+                : plan;
+            shrunk.add(problem.check);
+            report.violations.push({
+              seed,
+              run: index,
+              check: problem.check,
+              message: problem.message,
+              plan,
+              reproduction: {
+                seed,
+                plan: minimal,
+                code: `faultSoak(machine, { runs: 1, seed: ${seed}, plan: ${JSON.stringify(minimal)}${hostCode} })`,
+              },
+            });
+          }
+        } catch (error) {
+          failure ??= { error };
         }
       }
     };
     await Promise.all(Array.from({ length: settings.concurrency }, worker));
-  } finally {
-    process.off('unhandledRejection', recordEscape);
-    process.off('uncaughtException', recordEscape);
-  }
+    if (failure) throw failure.error;
+  });
   report.ms = Date.now() - started;
   return report;
 }
 
-type Settings = {
-  runs: number;
-  seed: number;
-  concurrency: number;
-  runTimeoutMs: number;
-  shrink: number;
-  externalEvents: string[];
-  conversation: boolean;
-  inputOf: (seed: number) => unknown;
-};
+const storeExpected = 'a function that returns a new ConversationStore for each run, e.g. () => sqliteStore({ path: ":memory:" })';
+
+/** The `host` option checked, its store factory made to check what it returns. */
+function resolveHost(value: unknown): HostSettings | undefined {
+  if (value === undefined || value === false) return undefined;
+  const expected = 'true, or an object { store?, leaseTtlMs? }';
+  if (value !== true && !isRecord(value)) throw new InvalidOptionsError('host', expected, value);
+  const given = value === true ? {} : value;
+  const { store, leaseTtlMs } = given;
+  if (store !== undefined && typeof store !== 'function') throw new InvalidOptionsError('host.store', storeExpected, store);
+  if (leaseTtlMs !== undefined && (typeof leaseTtlMs !== 'number' || !Number.isInteger(leaseTtlMs) || leaseTtlMs < 100))
+    throw new InvalidOptionsError('host.leaseTtlMs', 'an integer of milliseconds ≥ 100', leaseTtlMs);
+  const factory = store as (() => unknown) | undefined;
+  return {
+    custom: factory !== undefined,
+    leaseTtlMs: leaseTtlMs ?? 500,
+    store: async () => {
+      if (!factory) return memoryStore({ keepSteps: 1 });
+      const made = await factory();
+      const methods = ['load', 'save', 'readLog', 'list', 'delete', 'close'] as const;
+      if (!isRecord(made) || methods.some((name) => typeof made[name] !== 'function'))
+        throw new InvalidOptionsError('host.store', `${storeExpected}; it returned`, made);
+      return made as unknown as ConversationStore;
+    },
+  };
+}
 
 function resolve(machine: AnyStateMachine, options: FaultSoakOptions): Settings {
   if (typeof machine !== 'object' || machine === null || typeof (machine as { transition?: unknown }).transition !== 'function')
@@ -196,7 +238,13 @@ function resolve(machine: AnyStateMachine, options: FaultSoakOptions): Settings 
     return value;
   };
   const conversation = isConversationMachine(machine);
+  const host = resolveHost(options.host);
   const { input } = options;
+  if (host && typeof input !== 'function') {
+    // Found here rather than as the first run starts: host.start stores the input.
+    const problem = findJsonProblem(input, 'input');
+    if (problem) throw new InvalidOptionsError('input', `plain JSON when hosted (host.start stores it): ${problem}`, input);
+  }
   const inputOf =
     typeof input === 'function'
       ? (seed: number) => (input as (random: () => number) => unknown)(prng(seed ^ 0x5eed))
@@ -210,6 +258,7 @@ function resolve(machine: AnyStateMachine, options: FaultSoakOptions): Settings 
     externalEvents: options.externalEvents ?? [],
     conversation,
     inputOf,
+    host,
   };
 }
 
@@ -231,304 +280,4 @@ async function shrink(machine: AnyStateMachine, seed: number, plan: FaultPlan, c
     }
   }
   return smallest;
-}
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
-
-const untilAborted = (signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-
-const injectedError = (message: string, fields: Record<string, unknown>) =>
-  Object.assign(new Error(`${message} (injected by faultSoak)`), fields);
-
-/** The faults of one run, counted over the whole actor tree and across restores. */
-class RunFaults implements FaultInjector {
-  requests = 0;
-  executions = 0;
-  /** Stalled requests and hung tools still waiting for their signal. */
-  waiting = 0;
-  generation = 0;
-  readonly injected = new Map<string, number>();
-  /** Executions by call: the generations (actor incarnations) each ran in. */
-  readonly ran = new Map<string, { generations: number[]; idempotent: boolean; toolName: string }>();
-  /** Calls answered in the snapshot of the last restore. */
-  answeredAtRestore = new Set<string>();
-  readonly problems: Problem[] = [];
-
-  constructor(
-    private readonly plan: FaultPlan,
-    private readonly onStep: (on: FaultMoment['on'], index: number) => void,
-    private readonly touch: () => void,
-  ) {}
-
-  private count(kind: string) {
-    this.injected.set(kind, (this.injected.get(kind) ?? 0) + 1);
-    this.touch();
-  }
-
-  provider(provider: Provider, _request: { caller?: string }): Provider {
-    // Not a copy: the prototype keeps the provider's other members (name, model, getters) as they are.
-    const wrapped = Object.create(provider) as Provider & { stream: Provider['stream'] };
-    wrapped.stream = (request: ProviderRequest) => {
-      const index = this.requests++;
-      this.onStep('request', index);
-      const fault = this.plan.requests.find((entry) => entry.at === index)?.fault;
-      if (!fault) return provider.stream(request);
-      this.count(fault.kind === 'status' ? `status ${fault.status}` : fault.kind);
-      return this.faulted(provider, request, fault);
-    };
-    return wrapped;
-  }
-
-  private async *faulted(provider: Provider, request: ProviderRequest, fault: ProviderFault): AsyncGenerator<ProviderEvent> {
-    switch (fault.kind) {
-      case 'status':
-        throw injectedError(`HTTP ${fault.status}`, { status: fault.status });
-      case 'reset':
-        throw injectedError('socket hang up', { code: 'ECONNRESET' });
-      case 'stall':
-        this.waiting++;
-        await untilAborted(request.signal);
-        this.waiting--;
-        this.touch();
-        throw request.signal.reason;
-      case 'malformed':
-        // An event the machine must refuse: a text delta without a string delta.
-        yield { type: 'text.delta', delta: 42 } as unknown as ProviderEvent;
-        return;
-      case 'partial': {
-        let sent = 0;
-        for await (const event of provider.stream(request)) {
-          if (event.type === 'finish' || sent >= fault.deltas) break;
-          yield event;
-          sent++;
-        }
-        throw injectedError('socket hang up mid-stream', { code: 'ECONNRESET' });
-      }
-    }
-  }
-
-  tool(call: FaultedCall, execute: () => Promise<unknown>, signal: () => AbortSignal): Promise<unknown> {
-    const index = this.executions++;
-    this.onStep('tool', index);
-    const fault = this.plan.tools.find((entry) => entry.at === index)?.fault;
-    if (fault) this.count(`tool ${fault.kind}`);
-    const run = () => {
-      this.executed(call);
-      return execute();
-    };
-    if (!fault) return run();
-    switch (fault.kind) {
-      case 'throw':
-        return Promise.reject(injectedError(`${call.toolName} failed`, {}));
-      case 'hang': {
-        this.waiting++;
-        const aborted = signal();
-        return untilAborted(aborted).then(() => {
-          this.waiting--;
-          this.touch();
-          throw aborted.reason;
-        });
-      }
-      case 'delay': {
-        const aborted = signal();
-        return sleep(fault.ms, aborted).then(() => {
-          if (aborted.aborted) throw aborted.reason;
-          return run();
-        });
-      }
-    }
-  }
-
-  private executed(call: FaultedCall) {
-    const key = `${call.caller ?? ''}/${call.toolCallId}`;
-    const entry = this.ran.get(key) ?? { generations: [], idempotent: call.idempotent, toolName: call.toolName };
-    if (this.generation > 0 && this.answeredAtRestore.has(call.toolCallId))
-      this.problems.push({
-        check: 'execution',
-        message: `${call.toolName} call ${call.toolCallId} ran again after a restore, though the restored snapshot already held its result`,
-      });
-    if (!call.idempotent && entry.generations.length > 0)
-      this.problems.push({
-        check: 'execution',
-        message: `${call.toolName} call ${call.toolCallId} (not idempotent) ran twice${entry.generations.includes(this.generation) ? ' in one actor' : ', before and after a restore'}`,
-      });
-    entry.generations.push(this.generation);
-    this.ran.set(key, entry);
-  }
-}
-
-/** The path of ids from the root to an actor, e.g. `review/agent:call_1`. */
-function pathOf(ref: AnyActorRef): string {
-  const ids: string[] = [];
-  for (let current: AnyActorRef | undefined = ref; current?._parent; current = current._parent) ids.unshift(current.id);
-  return ids.join('/') || ref.id;
-}
-
-/** One run of the machine through its plan, and what it broke. */
-async function runOnce(machine: AnyStateMachine, seed: number, plan: FaultPlan, settings: Settings): Promise<RunResult> {
-  let actor: Actor<AnyStateMachine>;
-  let settled = false;
-  let ending: { output?: unknown; error?: unknown; stuck?: true } = {};
-  let resolveEnd = () => {};
-  const ended = new Promise<void>((resolve) => {
-    resolveEnd = resolve;
-  });
-  const settle = (value: typeof ending) => {
-    if (settled) return;
-    settled = true;
-    ending = value;
-    resolveEnd();
-  };
-  const timers = new Set<ReturnType<typeof setTimeout>>();
-  let watchdog: ReturnType<typeof setTimeout> | undefined;
-  const touch = () => {
-    if (settled) return;
-    if (watchdog !== undefined) clearTimeout(watchdog);
-    watchdog = setTimeout(() => settle({ stuck: true }), settings.runTimeoutMs);
-  };
-  let cancelledWhileActive = false;
-  const nested: Array<{ where: string; output: unknown }> = [];
-
-  const later = (fn: () => void, ms: number) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      fn();
-    }, ms);
-    timers.add(timer);
-  };
-  const onStep = (on: FaultMoment['on'], index: number) => {
-    const at = (moment: FaultMoment | undefined) => moment !== undefined && moment.on === on && moment.index === index;
-    // From a timer: never inside the actor's own step.
-    if (at(plan.cancel)) later(cancel, plan.cancel?.delayMs ?? 0);
-    if (at(plan.restore)) later(restore, plan.restore?.delayMs ?? 0);
-  };
-  const faults = new RunFaults(plan, onStep, touch);
-
-  const inspect = (inspection: InspectionEvent) => {
-    if (inspection.type !== '@xstate.event' || !inspection.sourceRef || inspection.sourceRef === actor) return;
-    const { event } = inspection;
-    if (!event.type.startsWith('xstate.done.actor.')) return;
-    const source = inspection.sourceRef as AnyActorRef & { logic?: unknown };
-    if (isConversationMachine(source.logic))
-      nested.push({ where: `conversation ${pathOf(source)}`, output: (event as { output?: unknown }).output });
-  };
-
-  const attach = (current: Actor<AnyStateMachine>, generation: number) => {
-    setFaultInjector(current.system, faults);
-    current.subscribe({
-      next: (snapshot) => {
-        if (generation === faults.generation && snapshot.status === 'done') settle({ output: snapshot.output });
-      },
-      error: (error) => {
-        if (generation === faults.generation) settle({ error });
-      },
-    });
-  };
-
-  function cancel() {
-    if (settled || actor.getSnapshot().status !== 'active') return;
-    faults.injected.set('cancel', (faults.injected.get('cancel') ?? 0) + 1);
-    touch();
-    // A workflow is cancelled only when it takes `cancel` where it is.
-    if (!settings.conversation && !actor.getSnapshot().can({ type: 'cancel' })) return;
-    cancelledWhileActive = true;
-    actor.send({ type: 'cancel' });
-  }
-
-  function restore() {
-    if (settled || actor.getSnapshot().status !== 'active') return;
-    let persisted: unknown;
-    try {
-      // Stored as a user stores it: as JSON text.
-      persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
-    } catch (error) {
-      faults.problems.push({ check: 'failed', message: `the persisted snapshot is not JSON: ${String(error)}` });
-      return;
-    }
-    faults.injected.set('restore', (faults.injected.get('restore') ?? 0) + 1);
-    touch();
-    faults.answeredAtRestore = answeredCallIds(persisted);
-    faults.generation++;
-    actor.stop();
-    try {
-      actor = createActor(machine, { snapshot: persisted as never, inspect });
-      attach(actor, faults.generation);
-      actor.start();
-    } catch (error) {
-      faults.problems.push({ check: 'failed', message: `restoring from the persisted snapshot threw: ${String(error)}` });
-      settle({ error });
-    }
-  }
-
-  try {
-    actor = createActor(machine, { input: settings.inputOf(seed), inspect });
-    attach(actor, 0);
-    touch();
-    actor.start();
-  } catch (error) {
-    return {
-      outcome: 'failed',
-      problems: [{ check: 'failed', message: `the machine threw as it started: ${String(error)}` }],
-      injected: faults.injected,
-    };
-  }
-  await ended;
-  if (watchdog !== undefined) clearTimeout(watchdog);
-  for (const timer of timers) clearTimeout(timer);
-  // A last turn for late rejections (a tool that settles after its timeout) to surface.
-  await new Promise((resolve) => setImmediate(resolve));
-
-  const problems: Problem[] = [...faults.problems];
-  let outcome: SoakOutcome;
-  const snapshot = actor.getSnapshot();
-  if (ending.stuck) {
-    const waiting = settings.externalEvents.some((type) => {
-      try {
-        return snapshot.can({ type });
-      } catch {
-        return false;
-      }
-    });
-    outcome = waiting ? 'waiting' : 'stuck';
-    if (!waiting)
-      problems.push({
-        check: 'stuck',
-        message: `did not end within ${settings.runTimeoutMs} ms of its last fault: stuck in ${JSON.stringify(snapshot.value)}${faults.waiting > 0 ? ` (${faults.waiting} stalled request(s) or hung tool(s) still wait for their signal: is a machine timeout longer than runTimeoutMs?)` : ''}`,
-      });
-    actor.stop();
-  } else if ('error' in ending) {
-    outcome = 'failed';
-    problems.push({
-      check: 'failed',
-      message: `the machine failed: ${ending.error instanceof Error ? ending.error.message : String(ending.error)}`,
-    });
-  } else {
-    const output = ending.output;
-    const status = looksLikeRunOutput(output) ? output.status : 'done';
-    outcome = status === 'halted' || status === 'error' ? status : 'done';
-    if (settings.conversation) problems.push(...outputProblems(output, 'the conversation', cancelledWhileActive));
-  }
-  for (const { where, output } of nested) problems.push(...outputProblems(output, where, false));
-  const escaped = escapes.splice(0);
-  for (const reason of escaped)
-    problems.push({
-      check: 'escape',
-      message: `escaped the run: ${reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason)}`,
-    });
-  return { outcome, problems, injected: faults.injected };
 }

@@ -61,6 +61,13 @@ export {
 export { CassetteMismatchError, type CassetteDifference } from './cassette-mismatch-error.js';
 export { CassetteMissingError } from './cassette-missing-error.js';
 export { CassetteFormatError } from './cassette-format-error.js';
-export { faultSoak, type FaultSoakOptions, type FaultSoakReport, type SoakOutcome, type SoakRun } from './fault-soak.js';
+export {
+  faultSoak,
+  type FaultSoakHostOptions,
+  type FaultSoakOptions,
+  type FaultSoakReport,
+  type SoakOutcome,
+  type SoakRun,
+} from './fault-soak.js';
 export type { FaultKinds, FaultMoment, FaultPlan, ProviderFault, ToolFault } from './fault-plan.js';
 export type { SoakCheck, SoakReproduction, SoakViolation } from './soak-violation.js';

@@ -4,14 +4,15 @@ import type { FaultPlan } from './fault-plan.js';
  * Which guarantee a soak run broke: it did not end (`stuck`), something escaped (`escape`), the
  * machine itself failed (`failed`), its output is not a valid end (`output`), a cancelled run did
  * not end `halted` / `cancelled` (`cancel`), its history is not valid to send again (`history`), a
- * tool ran when it must not have (`execution`).
+ * tool ran when it must not have (`execution`), something of the run still ran after it ended — an
+ * actor, a request or a tool waiting for its signal, a tool's `execute` (`leak`).
  *
  * @example
  * ```ts
  * const check: SoakCheck = 'stuck';
  * ```
  */
-export type SoakCheck = 'stuck' | 'escape' | 'failed' | 'output' | 'cancel' | 'history' | 'execution';
+export type SoakCheck = 'stuck' | 'escape' | 'failed' | 'output' | 'cancel' | 'history' | 'execution' | 'leak';
 
 /**
  * How to replay a violation: the run's seed, the smallest plan that still breaks the same check,
