@@ -20,7 +20,9 @@ import {
   createConversationHost,
   EventRejectedError,
   InvalidOptionsError,
+  createConversationMachine,
   memoryStore,
+  type Provider,
 } from '../src/index.js';
 import { sqliteStore } from '../src/stores/sqlite/index.js';
 import { orderWorkflow } from './support/hosted-workflow.js';
@@ -195,6 +197,44 @@ describe('a hosted workflow', () => {
     const view = await host.send('o-7', { type: 'order.explode' });
     expect(view.status).toBe('error');
     await expect(host.result('o-7')).rejects.toThrow('the confirm action exploded');
+    await host.close();
+  });
+
+  it("a failed workflow's conversations stop with it: the request of one still running is aborted", async () => {
+    let asked = 0;
+    let aborted = 0;
+    const waiting: Provider = {
+      name: 'waiting',
+      async *stream(request) {
+        asked++;
+        await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }));
+        aborted++;
+        throw request.signal.reason;
+      },
+    };
+    const conversation = createConversationMachine({ provider: waiting });
+    const machine = setup({
+      actors: { conversation },
+      actions: {
+        explode: () => {
+          throw new Error('the workflow exploded');
+        },
+      },
+    }).createMachine({
+      id: 'failing',
+      type: 'parallel',
+      states: {
+        asking: { invoke: { id: 'ask', src: 'conversation', input: () => conversationInput('Hello') } },
+        watching: { on: { boom: { actions: 'explode' } } },
+      },
+    });
+    const host = createConversationHost({ machine, store: memoryStore() });
+    await host.start('f-1', { input: {} });
+    await expect.poll(() => asked).toBe(1);
+    const view = await host.send('f-1', { type: 'boom' });
+    expect(view.status).toBe('error');
+    await expect.poll(() => aborted).toBe(1);
+    await expect(host.result('f-1')).rejects.toThrow('the workflow exploded');
     await host.close();
   });
 

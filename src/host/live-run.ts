@@ -1,6 +1,6 @@
 import { mediaCodecOf } from './media-aware-store.js';
 import { isRecord } from '../util/is-record.js';
-import { createActor, type InspectionEvent, type Subscription } from 'xstate';
+import { type AnyActorRef, createActor, type InspectionEvent, type Subscription } from 'xstate';
 import {
   type ContextCompactedEvent,
   type ConversationActor,
@@ -187,7 +187,12 @@ export class LiveRun {
         hosted.workflow
           ? // A workflow's own failure (an action that threw) is its outcome, `error`, stored as any other state
             // (XState reports it to observers only: no inspection event carries it).
-            { error: () => this.onSnapshot(this.actor.getSnapshot()) }
+            {
+              error: () => {
+                this.onSnapshot(this.actor.getSnapshot());
+                this.stopChildren();
+              },
+            }
           : {
               next: (snapshot) => this.onSnapshot(snapshot),
               // The machine routes every failure to a final state; an actor error would be a bug, not a run outcome.
@@ -263,6 +268,19 @@ export class LiveRun {
 
   /** Set while `halt` stops the actor: its last inspection events are not the run's. */
   private stopping = false;
+
+  /**
+   * XState stops a root's children when it reaches a final state, not when it fails: a failed
+   * workflow's conversations would go on unseen, their requests and tools running. Stopped here,
+   * once the failed state is recorded, as a halt stops them.
+   */
+  private stopChildren(): void {
+    this.stopping = true;
+    // `stop()` refuses a child ("a non-root actor cannot be stopped directly"); `_stop` is what XState's
+    // own `stopChild` calls: the child takes `xstate.stop`, stopping its own children (requests, tools).
+    for (const child of Object.values(this.actor.getSnapshot().children as Record<string, AnyActorRef | undefined>))
+      (child as { _stop?: () => void } | undefined)?._stop?.();
+  }
 
   /** Stores the run's state as it is now, changed or not (a run `host.start` began is stored at once). */
   store(): void {
