@@ -1,13 +1,15 @@
 /**
  * What only the Postgres store does (the ConversationStore contract itself runs in
  * test/stores.test.ts): its tables created once on first use by processes starting together, tables
- * it must not touch refused, leases with fencing tokens checked inside the write, and a connection
- * that breaks in the middle of a save — retried, never written half or twice.
+ * it must not touch refused, leases with fencing tokens checked inside the write, a connection
+ * that breaks in the middle of a save — retried, never written half or twice — and saves made at
+ * once going to the database in one statement (group commit), each still refused alone, a
+ * conversation's in the order made, a broken batch retried whole.
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConversationConflictError, ConversationLeaseLostError, InvalidOptionsError, type LogAppend } from '../src/index.js';
-import { type PostgresPool, PostgresStoreError, postgresStore } from '../src/stores/postgres/index.js';
+import { type PostgresPool, type PostgresStore, PostgresStoreError, postgresStore } from '../src/stores/postgres/index.js';
 import { postgresUrl, queryOnce, testPool, testSchema } from './support/postgres.js';
 import { storedConversation } from './support/stored-conversation.js';
 
@@ -361,5 +363,262 @@ describe('postgresStore: a connection that breaks during a save', () => {
     expect(await store.readLog('a')).toEqual([]);
     await store.close();
     await pool.end();
+  });
+});
+
+/** A pool that records the statements sent through `query` (the batch statement, for one, starts `WITH s AS`). */
+function recordingPool(pool = testPool()) {
+  const statements: string[] = [];
+  const recording: PostgresPool = {
+    connect: () => pool.connect(),
+    end: () => pool.end(),
+    query: (statement, values) => {
+      statements.push(textOf(statement));
+      return pool.query(statement, values);
+    },
+  };
+  const batches = () => statements.filter((statement) => statement.startsWith('WITH s AS')).length;
+  const singles = () => statements.filter((statement) => statement.startsWith('WITH lease AS')).length;
+  return { pool: recording, statements, batches, singles };
+}
+
+const reasons = async (store: { readLog: PostgresStore['readLog'] }, id: string) =>
+  (await store.readLog(id)).map(({ event }) => (event as { reason: string }).reason);
+
+describe('postgresStore: saves at once go to the database together', () => {
+  it('saves of many conversations in one turn are one statement; a conflict, a lost lease, missing media fail alone', async () => {
+    const recorded = recordingPool();
+    const store = postgresStore({ pool: recorded.pool, schema: schema.name, tablePrefix: newPrefix() });
+    const prefix = store.tables.split('.')[1];
+    const ids = Array.from({ length: 12 }, (_, index) => `c${String(index).padStart(2, '0')}`);
+    await Promise.all([...ids, 'stale', 'fenced', 'imageless'].map((id) => store.save(conversation(id, 1), [cancel(`${id} 1`)])));
+    // 'fenced' is held by host-1, whose lease lapses and host-2 takes over.
+    const old = await store.acquireLease('fenced', 'host-1', 60_000);
+    await queryOnce(`UPDATE "${schema.name}"."${prefix}leases" SET expires_at = now() - interval '1 second'`);
+    const taken = await store.acquireLease('fenced', 'host-2', 60_000);
+    const before = recorded.statements.length;
+
+    const missing = `sha256:${'cd'.repeat(32)}`;
+    const outcomes = await Promise.allSettled([
+      ...ids.map((id) =>
+        store.save(conversation(id, 2), [cancel(`${id} 2`)], { items: [{ id: `${id}.2`, event: { type: 'text.delta', delta: 'x' } }] }),
+      ),
+      // Stale: revision 1 is stored, so the write of revision 1 conflicts.
+      store.save(conversation('stale', 1), [cancel('stale again')]),
+      store.save(conversation('fenced', 2), [cancel('fenced 2')], undefined, { lease: old! }),
+      store.save(conversation('imageless', 2), [cancel('imageless 2')], undefined, {
+        media: [{ ref: missing, mediaType: 'image/png', bytes: 3 }],
+      }),
+    ]);
+    const sent = recorded.statements.slice(before);
+    // One statement for the fifteen saves (and the single retry of the one whose media was missing).
+    expect(sent.filter((statement) => statement.startsWith('WITH s AS'))).toHaveLength(1);
+    expect(sent.filter((statement) => statement.startsWith('WITH lease AS'))).toHaveLength(1);
+
+    expect(outcomes.slice(0, ids.length).every(({ status }) => status === 'fulfilled')).toBe(true);
+    const [stale, fenced, imageless] = outcomes.slice(ids.length).map((outcome) => (outcome as PromiseRejectedResult).reason as Error);
+    expect(ConversationConflictError.isInstance(stale), String(stale)).toBe(true);
+    expect(stale).toMatchObject({ conversationId: 'stale', expectedRevision: 0, storedRevision: 1 });
+    expect(ConversationLeaseLostError.isInstance(fenced), String(fenced)).toBe(true);
+    expect(fenced).toMatchObject({ conversationId: 'fenced', token: old!.token });
+    expect(fenced!.message).toContain(`host "host-2" holds it with token ${taken!.token}`);
+    expect(PostgresStoreError.isInstance(imageless), String(imageless)).toBe(true);
+    expect(imageless).toMatchObject({ code: 'missing_media', operation: 'save', conversationId: 'imageless' });
+
+    for (const id of ids) {
+      expect(await store.load(id)).toEqual(conversation(id, 2));
+      expect(await reasons(store, id)).toEqual([`${id} 1`, `${id} 2`]);
+      expect((await store.readStream(id)).map(({ items }) => items.map((item) => item.id))).toEqual([[`${id}.2`]]);
+      expect((await store.readSteps(id)).map(({ seq }) => seq)).toEqual([1, 2]);
+    }
+    for (const id of ['stale', 'fenced', 'imageless']) {
+      expect(await store.load(id)).toEqual(conversation(id, 1));
+      expect(await reasons(store, id)).toEqual([`${id} 1`]);
+      expect((await store.readSteps(id)).map(({ seq }) => seq)).toEqual([1]);
+    }
+    await store.close();
+    await recorded.pool.end();
+  });
+
+  it('keeps steps, media and their references as saves on their own do', async () => {
+    const recorded = recordingPool();
+    const store = postgresStore({ pool: recorded.pool, schema: schema.name, tablePrefix: newPrefix(), keepSteps: 2 });
+    const prefix = store.tables.split('.')[1];
+    const image = { ref: `sha256:${'ef'.repeat(32)}`, mediaType: 'image/png', bytes: 3, data: 'AQID' };
+    for (let revision = 1; revision <= 3; revision++) {
+      await Promise.all(
+        ['a', 'b', 'c'].map((id) =>
+          store.save(conversation(id, revision), [], undefined, {
+            // 'a' gives the bytes; 'b' gives them too in the same batch; 'c' refers to them once they are stored.
+            media: id === 'c' && revision === 1 ? [] : [id === 'c' ? { ...image, data: undefined } : image],
+          }),
+        ),
+      );
+    }
+    expect(recorded.batches()).toBe(3);
+    for (const id of ['a', 'b', 'c']) expect((await store.readSteps(id)).map(({ seq }) => seq)).toEqual([2, 3]);
+    expect(await store.readMedia(image.ref)).toEqual(image);
+    expect(await queryOnce(`SELECT conversation_id FROM "${schema.name}"."${prefix}media_refs" ORDER BY conversation_id`)).toEqual(
+      ['a', 'b', 'c'].map((id) => ({ conversation_id: id })),
+    );
+    expect(await queryOnce(`SELECT count(*)::integer AS n FROM "${schema.name}"."${prefix}media"`)).toEqual([{ n: 1 }]);
+    await store.close();
+    await recorded.pool.end();
+  });
+
+  it('a save referring to media another save of its batch gives is written once that save is', async () => {
+    const recorded = recordingPool();
+    const store = postgresStore({ pool: recorded.pool, schema: schema.name, tablePrefix: newPrefix() });
+    const image = { ref: `sha256:${'12'.repeat(32)}`, mediaType: 'image/png', bytes: 3, data: 'AQID' };
+    await Promise.all([
+      store.save(conversation('giver', 1), [], undefined, { media: [image] }),
+      store.save(conversation('taker', 1), [], undefined, { media: [{ ...image, data: undefined }] }),
+    ]);
+    // The batch wrote the giver; the taker, refused there for want of the bytes, was written after it, on its own.
+    expect([recorded.batches(), recorded.singles()]).toEqual([1, 1]);
+    expect(await store.load('taker')).toEqual(conversation('taker', 1));
+    await store.close();
+    await recorded.pool.end();
+  });
+
+  it('saves of one conversation made in one turn land in the order they were made, each after the one before', async () => {
+    const recorded = recordingPool();
+    const store = postgresStore({ pool: recorded.pool, schema: schema.name, tablePrefix: newPrefix() });
+    await store.save(conversation('a', 1), [cancel('1')]);
+    const written = await Promise.allSettled([
+      store.save(conversation('a', 2), [cancel('2')]),
+      store.save(conversation('b', 1), [cancel('b1')]),
+      store.save(conversation('a', 3), [cancel('3')]),
+      store.save(conversation('b', 2), [cancel('b2')]),
+      store.save(conversation('a', 4), [cancel('4')]),
+    ]);
+    expect(written.map(({ status }) => status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect(await reasons(store, 'a')).toEqual(['1', '2', '3', '4']);
+    expect(await reasons(store, 'b')).toEqual(['b1', 'b2']);
+    // Never two saves of a conversation in one batch: [a2, b1], [a3, b2], then a4 on its own.
+    expect([recorded.batches(), recorded.singles()]).toEqual([2, 2]);
+
+    // Made in the wrong order, the later revision goes first and conflicts; the earlier one lands.
+    const [early, late] = await Promise.allSettled([store.save(conversation('a', 6)), store.save(conversation('a', 5))]);
+    expect(ConversationConflictError.isInstance((early as PromiseRejectedResult).reason)).toBe(true);
+    expect(late.status).toBe('fulfilled');
+    expect(await store.load('a')).toMatchObject({ revision: 5 });
+    await store.close();
+    await recorded.pool.end();
+  });
+
+  it('a batch the database refuses is written save by save: only the save at fault fails', async () => {
+    const recorded = recordingPool();
+    const store = postgresStore({ pool: recorded.pool, schema: schema.name, tablePrefix: newPrefix() });
+    const outcomes = await Promise.allSettled([
+      store.save(conversation('a', 1), [cancel('a')]),
+      // A schema version the integer column cannot hold: the database refuses the statement.
+      store.save(conversation('huge', 1, { schemaVersion: 2 ** 31 }), [cancel('huge')]),
+      store.save(conversation('b', 1), [cancel('b')]),
+    ]);
+    expect(outcomes.map(({ status }) => status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const error = (outcomes[1] as PromiseRejectedResult).reason as Error;
+    expect(PostgresStoreError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'query', operation: 'save', conversationId: 'huge' });
+    expect(error.message).toContain('out of range');
+    expect([recorded.batches(), recorded.singles()]).toEqual([1, 3]);
+    expect((await store.list()).map(({ id }) => id)).toEqual(['a', 'b']);
+    expect(await reasons(store, 'a')).toEqual(['a']);
+    await store.close();
+    await recorded.pool.end();
+  });
+
+  it('a batch whose answer was lost after it committed is tried again and recognised as written, not written twice', async () => {
+    const pool = testPool();
+    let dropAnswers = 1;
+    const losing: PostgresPool = {
+      connect: () => pool.connect(),
+      end: () => pool.end(),
+      query: async (statement, values) => {
+        const result = await pool.query(statement, values);
+        if (textOf(statement).startsWith('WITH s AS') && dropAnswers-- > 0) throw new Error('Connection terminated unexpectedly');
+        return result;
+      },
+    };
+    const store = postgresStore({ pool: losing, schema: schema.name, tablePrefix: newPrefix() });
+    const ids = ['a', 'b', 'c', 'd'];
+    await Promise.all(ids.map((id) => store.save(conversation(id, 1), [cancel(`${id} 1`)])));
+    expect(dropAnswers).toBe(-1);
+    dropAnswers = 1;
+    await Promise.all(ids.map((id) => store.save(conversation(id, 2), [cancel(`${id} 2`)])));
+    expect(dropAnswers).toBe(-1);
+    for (const id of ids) {
+      expect(await store.load(id)).toEqual(conversation(id, 2));
+      expect(await reasons(store, id)).toEqual([`${id} 1`, `${id} 2`]);
+    }
+    await store.close();
+    await pool.end();
+  });
+
+  it('a batch whose connection is cut in the database is tried again on a new one: every save lands once', async () => {
+    const store = storeOn();
+    const prefix = store.tables.split('.')[1];
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    await Promise.all(ids.map((id) => store.save(conversation(id, 1), [cancel(`${id} 1`)])));
+    // Hold one of the rows so the batch waits in the database, then cut its connection there.
+    const blocker = new pg.Client({ connectionString: postgresUrl });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query(`SELECT 1 FROM "${schema.name}"."${prefix}conversations" WHERE id = 'c' FOR UPDATE`);
+    const writes = Promise.all(ids.map((id) => store.save(conversation(id, 2), [cancel(`${id} 2`)])));
+    const pid = await waitingBackend('WITH s AS');
+    expect(await queryOnce('SELECT pg_terminate_backend($1) AS done', [pid])).toEqual([{ done: true }]);
+    await blocker.query('ROLLBACK');
+    await blocker.end();
+    await writes;
+    for (const id of ids) {
+      expect(await store.load(id)).toEqual(conversation(id, 2));
+      expect(await reasons(store, id)).toEqual([`${id} 1`, `${id} 2`]);
+    }
+    await store.close();
+  });
+
+  it('when the database stays away, every save of the batch fails with a connection error naming its conversation', async () => {
+    const pool = testPool();
+    const down: PostgresPool = {
+      connect: () => pool.connect(),
+      end: () => pool.end(),
+      query: (statement, values) =>
+        textOf(statement).startsWith('WITH s AS')
+          ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
+          : pool.query(statement, values),
+    };
+    const store = postgresStore({ pool: down, schema: schema.name, tablePrefix: newPrefix() });
+    const errors = await Promise.all(['a', 'b'].map((id) => store.save(conversation(id, 1)).catch((caught: unknown) => caught)));
+    expect(errors).toMatchObject([
+      { code: 'connection', operation: 'save', conversationId: 'a' },
+      { code: 'connection', operation: 'save', conversationId: 'b' },
+    ]);
+    expect(await store.list()).toEqual([]);
+    await store.close();
+    await pool.end();
+  });
+
+  it('lease calls at once go together too, each answered as on its own', async () => {
+    const recorded = recordingPool();
+    const store = postgresStore({ pool: recorded.pool, schema: schema.name, tablePrefix: newPrefix() });
+    const held = await store.acquireLease('taken', 'host-2', 60_000);
+    const before = recorded.statements.length;
+    const leases = await Promise.all(['a', 'b', 'c', 'taken'].map((id) => store.acquireLease(id, 'host-1', 60_000)));
+    expect(recorded.statements.slice(before).filter((statement) => statement.startsWith('INSERT INTO'))).toHaveLength(1);
+    expect(leases.map((lease) => lease?.conversationId)).toEqual(['a', 'b', 'c', undefined]);
+    expect(new Set(leases.map((lease) => lease?.token)).size).toBe(4);
+    const renewed = await Promise.all([...leases.slice(0, 3), held].map((lease) => store.renewLease(lease!, 120_000)));
+    expect(renewed.map((lease) => lease?.token)).toEqual([...leases.slice(0, 3), held].map((lease) => lease!.token));
+    // One renewal with a token no longer held: undefined for it alone.
+    await store.releaseLease(leases[0]!);
+    const again = await Promise.all(leases.slice(0, 3).map((lease) => store.renewLease(lease!, 60_000)));
+    expect(again.map((lease) => lease?.conversationId)).toEqual([undefined, 'b', 'c']);
+    await Promise.all([leases[1], leases[2], held].map((lease) => store.releaseLease(lease!)));
+    expect(await queryOnce(`SELECT count(*)::integer AS n FROM "${schema.name}"."${store.tables.split('.')[1]}leases"`)).toEqual([
+      { n: 0 },
+    ]);
+    await store.close();
+    await recorded.pool.end();
   });
 });

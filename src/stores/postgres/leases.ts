@@ -75,3 +75,66 @@ export async function describeHolder(pool: PostgresPool, names: TableNames, conv
   if (!row) return 'no host holds its lease now (it was given up)';
   return `host ${JSON.stringify(row.owner)} holds it with token ${row.token}, ${row.live ? 'until' : 'lapsed at'} ${row.until}`;
 }
+
+/** The lease of each row a batch statement answered with, by conversation. */
+const answeredEach = (rows: Array<Record<string, unknown>>) =>
+  new Map(rows.map((row) => [row.conversation_id as string, row as LeaseRow & { conversation_id: string }]));
+
+/**
+ * {@link acquireLease} for several conversations at once (one request per conversation), in one
+ * statement: each request gets its lease or `undefined`, as on its own.
+ */
+export async function acquireLeases(
+  pool: Pick<PostgresPool, 'query'>,
+  names: TableNames,
+  requests: ReadonlyArray<{ conversationId: string; owner: string; ttlMs: number }>,
+): Promise<Array<ConversationLease | undefined>> {
+  const { rows } = await pool.query(
+    `INSERT INTO ${names.leases} AS held (conversation_id, owner, token, expires_at)
+     SELECT asked.conversation_id, asked.owner, nextval('${names.leaseTokens}'), now() + asked.ttl * interval '1 millisecond'
+     FROM unnest($1::text[], $2::text[], $3::float8[]) AS asked(conversation_id, owner, ttl)
+     ORDER BY asked.conversation_id
+     ON CONFLICT (conversation_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
+       WHERE held.expires_at <= now() OR held.owner = excluded.owner
+     RETURNING conversation_id, token, extract(epoch FROM expires_at)::float8 * 1000 AS expires_at`,
+    [requests.map(({ conversationId }) => conversationId), requests.map(({ owner }) => owner), requests.map(({ ttlMs }) => ttlMs)],
+  );
+  const got = answeredEach(rows);
+  return requests.map(({ conversationId, owner }) => {
+    const row = got.get(conversationId);
+    return row ? leaseOf(conversationId, owner, row) : undefined;
+  });
+}
+
+/** {@link renewLease} for several leases of different conversations at once, in one statement. */
+export async function renewLeases(
+  pool: Pick<PostgresPool, 'query'>,
+  names: TableNames,
+  requests: ReadonlyArray<{ lease: ConversationLease; ttlMs: number }>,
+): Promise<Array<ConversationLease | undefined>> {
+  const { rows } = await pool.query(
+    `UPDATE ${names.leases} AS held SET expires_at = now() + asked.ttl * interval '1 millisecond'
+     FROM unnest($1::text[], $2::bigint[], $3::float8[]) AS asked(conversation_id, token, ttl)
+     WHERE held.conversation_id = asked.conversation_id AND held.token = asked.token
+     RETURNING held.conversation_id, held.token, extract(epoch FROM held.expires_at)::float8 * 1000 AS expires_at`,
+    [requests.map(({ lease }) => lease.conversationId), requests.map(({ lease }) => lease.token), requests.map(({ ttlMs }) => ttlMs)],
+  );
+  const got = answeredEach(rows);
+  return requests.map(({ lease }) => {
+    const row = got.get(lease.conversationId);
+    return row ? leaseOf(lease.conversationId, lease.owner, row) : undefined;
+  });
+}
+
+/** {@link releaseLease} for several leases of different conversations at once, in one statement. */
+export async function releaseLeases(
+  pool: Pick<PostgresPool, 'query'>,
+  names: TableNames,
+  leases: readonly ConversationLease[],
+): Promise<void> {
+  await pool.query(
+    `DELETE FROM ${names.leases} AS held USING unnest($1::text[], $2::bigint[]) AS given(conversation_id, token)
+     WHERE held.conversation_id = given.conversation_id AND held.token = given.token`,
+    [leases.map(({ conversationId }) => conversationId), leases.map(({ token }) => token)],
+  );
+}
