@@ -16,13 +16,15 @@ export function benchOpenAIProvider(client: OpenAI, options: LoopOptions): Provi
   return openaiProvider({ model: options.model, client: client as unknown as OpenAIClientLike, stream: options.stream });
 }
 
-export function createActorloopMachine(provider: Provider, options: LoopOptions) {
+/** The side's one tool. */
+export function benchTools(options: LoopOptions) {
   const execute = addExecutor(options.gate);
-  return createConversationMachine({
-    provider,
-    tools: [defineTool({ name: addName, description: addDescription, parameters: addSchema, execute: (args) => execute(args) })],
-    maxToolIterations: options.maxRounds,
-  });
+  return [defineTool({ name: addName, description: addDescription, parameters: addSchema, execute: (args) => execute(args) })];
+}
+
+/** The side's machine; `tools` made once and given to many machines measures `createConversationMachine` alone. */
+export function createActorloopMachine(provider: Provider, options: LoopOptions, tools = benchTools(options)) {
+  return createConversationMachine({ provider, tools, maxToolIterations: options.maxRounds });
 }
 
 export function createActorloopLoop(provider: Provider, options: LoopOptions) {

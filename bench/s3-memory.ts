@@ -14,7 +14,7 @@ import { createBenchClient } from './client.js';
 import { diffHeapSummaries, summarizeHeapSnapshot, type HeapDiffRow } from './heap-summary.js';
 import { createGate, type Gate } from './tool.js';
 import type { WireServerHandle } from './wire.js';
-import { benchOpenAIProvider, createActorloopMachine } from './actorloop-loop.js';
+import { benchOpenAIProvider, benchTools, createActorloopMachine } from './actorloop-loop.js';
 import { sideLoop } from './side-loop.js';
 import { runInWorker, type Job, type LoopSide, loopSides } from './worker-process.js';
 
@@ -81,7 +81,10 @@ export async function runS3Job(job: Extract<Job, { kind: 's3' }>): Promise<S3Run
   };
   const run = sideLoop(job.side, client.client, options);
   const provider = benchOpenAIProvider(client.client, options);
-  const creation = job.machinePerConversation ? await creationCost(() => createActorloopMachine(provider, options), 2_000) : undefined;
+  const tools = benchTools(options);
+  const creation = job.machinePerConversation
+    ? await creationCost(() => createActorloopMachine(provider, options, tools), 2_000)
+    : undefined;
   gate.armed = false;
   for (let i = 0; i < 20; i++) {
     const result = await run('warm-up');
