@@ -10,9 +10,11 @@
  *   --transports fetch,node-http  S2's transports (default both)
  *   --s2-reps R        S2 runs per side, transport and N; the best (most rounds/s) stands (default 1; --gate 3)
  *   --s2-minimal       S2 also runs the minimal statechart loop (a third side: what XState's own actors reach)
- *   --only S1,S3       scenarios to run (S1,S1-AISDK,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,WORKFLOW,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES,MEDIA; PROFILE for the CPU profile alone)
+ *   --only S1,S3       scenarios to run (S1,S1-AISDK,S2,S3,S4,ROUNDS,ENGINE,AGENTS,CONTROLS,WORKFLOW,OBSERVE,HOST_OBSERVE,HTTP,RESTATE,POSTGRES,MEDIA,SERVICE; PROFILE for the CPU profile alone)
  *   --s3-n N           S3 live conversations (default 2000; quick 300)
  *   --s3-wave N        S3's warm-up wave (default the smaller of N and 500; N: hash tables already sized for N)
+ *   --service-n N      SERVICE's chats at once (default 1000; quick 200)
+ *   --service-reps R   SERVICE's measured runs per side, the best standing (default 2; quick 1)
  *   --profile          S3 heap snapshots diffed by constructor, and the S1 CPU profile
  *   --cpu-prof [side]  the S1 CPU profile only for that side (actorloop | raw | minimal | ai-sdk: S1-AISDK's adapter side), also without --profile
  *   --gate             after the run, compare the S1 and S2 ratios with bench/baseline/node-<major>.json and
@@ -49,6 +51,7 @@ import { type HttpResult, httpFanOut } from './http.js';
 import { observe, type ObserveResult } from './observe.js';
 import { type MediaResult, mediaScenario } from './media.js';
 import { type PostgresBenchResult, postgresBench } from './postgres.js';
+import { type ServiceResult, serviceBench, serviceMarkdown } from './service.js';
 import { type HostObserveResult, observeHost } from './observe-host.js';
 import { fmt, mb } from './stats.js';
 import { startWireServerProcess } from './wire.js';
@@ -69,6 +72,9 @@ type Flags = {
   only: Set<string>;
   s3N: number;
   s3Wave: number;
+  /** SERVICE: chats at once, and measured runs per side. */
+  serviceN: number;
+  serviceReps: number;
   profile: boolean;
   cpuProfSide: ProfileSide | null;
   /** S2's transports: the SDK's default fetch, `createNodeFetch`, or both. */
@@ -114,6 +120,7 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
         'RESTATE',
         'POSTGRES',
         'MEDIA',
+        'SERVICE',
       ]
     ).map((name) => name.toUpperCase()),
   );
@@ -140,6 +147,8 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
     only,
     s3N,
     s3Wave: Number(value('--s3-wave') ?? Math.min(s3N, 500)),
+    serviceN: Number(value('--service-n') ?? (quick ? 200 : 1000)),
+    serviceReps: Number(value('--service-reps') ?? (quick ? 1 : 2)),
     profile,
     cpuProfSide: cpuProfSide ?? (profile ? 'actorloop' : null),
     gate,
@@ -156,6 +165,8 @@ function parseFlags(argv: string[], gateS2?: { ns: number[]; transports: Transpo
     ['--warmup', flags.warmup],
     ['--s3-n', flags.s3N],
     ['--s3-wave', flags.s3Wave],
+    ['--service-n', flags.serviceN],
+    ['--service-reps', flags.serviceReps],
     ...flags.ns.map((n) => ['--n', n] as const),
   ] as const) {
     if (!Number.isInteger(number) || number < 1) throw new Error(`${name}: expected a positive integer, got ${number}`);
@@ -250,6 +261,7 @@ async function main(): Promise<void> {
     http?: HttpResult;
     restate?: RestateResult;
     postgres?: PostgresBenchResult;
+    service?: ServiceResult;
     profile?: ProfileResult;
     serverPeakRssBytes?: number;
   } = {};
@@ -373,6 +385,12 @@ async function main(): Promise<void> {
         log,
       });
     }
+    if (flags.only.has('SERVICE')) {
+      log(
+        `SERVICE: ${flags.serviceN} chats at once × 5 tool rounds over SSE against actorloop (SQLite, Postgres) and the AI SDK (plain, resumable-stream), best of ${flags.serviceReps}…`,
+      );
+      results.service = await serviceBench({ n: flags.serviceN, reps: flags.serviceReps, log });
+    }
     if (flags.only.has('PROFILE') && flags.cpuProfSide) {
       const conversations = flags.quick ? 40 : 200;
       log(`CPU profile of S1's ${flags.cpuProfSide} side: ${conversations} conversations × ${flags.s1Rounds} rounds, streaming…`);
@@ -468,6 +486,7 @@ function render(
     http?: HttpResult;
     restate?: RestateResult;
     postgres?: PostgresBenchResult;
+    service?: ServiceResult;
     profile?: ProfileResult;
   },
   flags: Flags,
@@ -857,6 +876,7 @@ function render(
       );
     }
   }
+  if (results.service) lines.push(...serviceMarkdown(results.service));
   if (results.profile) {
     const p = results.profile;
     lines.push(
