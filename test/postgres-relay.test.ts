@@ -56,6 +56,28 @@ describe('postgresRelay', () => {
     expect(errors).toEqual([]);
   });
 
+  it('a busy publisher: 15,000 turns of one item each, faster than statements go, all relayed in order (the waiting payloads go out together)', async () => {
+    const channel = newChannel();
+    const errors: unknown[] = [];
+    const a = postgresRelay({ connectionString: postgresUrl, channel, onError: (error) => errors.push(error) });
+    const b = postgresRelay({ connectionString: postgresUrl, channel, onError: (error) => errors.push(error) });
+    const atB = recorder(b);
+    await Promise.all([a.whenListening(), b.whenListening()]);
+    const sent: Array<[string, string]> = [];
+    // Each turn's items are one flush: one statement each, were statements not coalesced, and turns
+    // come faster than statements go — past the 10,000 payloads a relay holds, the rest were dropped.
+    for (let turn = 1; turn <= 15_000; turn++) {
+      const conversation = `c${turn % 7}`;
+      a.publish(conversation, [delta(`${turn}.1.a`, 'x')]);
+      sent.push([conversation, `${turn}.1.a`]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await atB.until(sent.length);
+    expect(atB.received).toEqual(sent);
+    await Promise.all([a.close(), b.close()]);
+    expect(errors).toEqual([]);
+  });
+
   it('reports an item too big for one notification and relays the rest', async () => {
     const channel = newChannel();
     const errors: unknown[] = [];

@@ -56,6 +56,8 @@ export type PostgresRelay = ConversationRelay & {
 const payloadLimitBytes = 7_999;
 /** Payloads waiting to be sent before new ones are dropped (a database that stopped answering must not grow memory). */
 const maxQueuedPayloads = 10_000;
+/** Payloads one statement sends at most (each up to the notification limit, ~8 KB). */
+const maxPayloadsPerStatement = 1_000;
 const reconnectDelaysMs = [100, 250, 500, 1_000, 2_000, 5_000];
 
 const relayOptionsSchema = option.object(
@@ -215,9 +217,13 @@ export function postgresRelay(options: PostgresRelayOptions): PostgresRelay {
     loop ??= keepListening();
   };
 
-  // Publishing: a turn's items in one statement, statements one after the other, so they arrive in order.
+  // Publishing: statements one after the other, so they arrive in order; each takes every payload
+  // waiting when it starts (up to `maxPayloadsPerStatement`), so a busy service sends fewer, larger
+  // statements rather than a queue of one per turn that grows until payloads are dropped.
   let outgoing: Array<{ conversationId: string; items: readonly ConversationStreamItem[] }> = [];
   let sending: Promise<void> = Promise.resolve();
+  let pumping = false;
+  let waiting: string[] = [];
   let queued = 0;
 
   const payloadsOf = (batch: typeof outgoing): string[] => {
@@ -273,8 +279,20 @@ export function postgresRelay(options: PostgresRelayOptions): PostgresRelay {
       return;
     }
     queued += payloads.length;
-    sending = sending.then(() => send(payloads));
+    for (const payload of payloads) waiting.push(payload);
+    if (pumping) return;
+    pumping = true;
+    sending = sending.then(pump);
   };
+
+  async function pump() {
+    while (waiting.length > 0) {
+      const payloads = waiting.length > maxPayloadsPerStatement ? waiting.splice(0, maxPayloadsPerStatement) : waiting;
+      if (payloads === waiting) waiting = [];
+      await send(payloads);
+    }
+    pumping = false;
+  }
 
   return {
     publish(conversationId, items) {
