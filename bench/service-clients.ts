@@ -111,6 +111,11 @@ type Follow = {
   ended: boolean;
 };
 
+/** What a chat has seen before its first event. */
+function newFollow(expectedToolResults: number): Follow {
+  return { expectedToolResults, text: '', toolResults: 0, events: 0, firstDeltaAt: null, failure: null, ended: false };
+}
+
 /** One actorloop stream block: returns true when the run ended. */
 function actorloopBlock(state: Follow, event: string | undefined, data: string): boolean {
   state.events++;
@@ -166,15 +171,7 @@ function chat(agent: Agent, command: Extract<ServiceClientCommand, { type: 'run'
   const { side, url, token, timeoutMs } = command;
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const state: Follow = {
-      expectedToolResults: command.toolRounds,
-      text: '',
-      toolResults: 0,
-      events: 0,
-      firstDeltaAt: null,
-      failure: null,
-      ended: false,
-    };
+    const state = newFollow(command.toolRounds);
     const open: Array<import('node:http').ClientRequest> = [];
     let settled = false;
     const finish = (bytes: number, error: string | null) => {
@@ -279,15 +276,7 @@ async function run(command: Extract<ServiceClientCommand, { type: 'run' }>): Pro
 function probe(command: Extract<ServiceClientCommand, { type: 'probe' }>): Promise<ServiceProbeOutcome> {
   const path = command.side === 'ai-sdk-resumable' ? `/api/chat/${command.chatId}/stream` : `/conversations/${command.chatId}/events`;
   return new Promise((resolve) => {
-    const state: Follow = {
-      expectedToolResults: command.toolRounds,
-      text: '',
-      toolResults: 0,
-      events: 0,
-      firstDeltaAt: null,
-      failure: null,
-      ended: false,
-    };
+    const state = newFollow(command.toolRounds);
     const done = (detail: string | null) => {
       clearTimeout(timer);
       req.destroy();
